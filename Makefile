@@ -1,0 +1,84 @@
+# orrery: direct N-body simulation with kernels compiled at run time.
+#   make            build build/orrery (kernel sources embedded)
+#   make run        run the main job (the default scenario; GPU when there is one)
+#   make test       build and run every test (GPU tests skip without a GPU)
+#   make gpu-test   run the built GPU tests only, without rebuilding
+#   make deps       install what is missing (Debian packages; as root)
+
+CUDA_PATH ?= /usr/local/cuda
+CC        ?= cc
+BUILD     ?= build
+
+# Expanded when used (after tools/deps.sh has run), not when the Makefile is read.
+LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
+LUA_LIBDIR = $(shell pkg-config --variable=libdir lua5.4 2>/dev/null)
+LUA_STATIC = $(if $(LUA_LIBDIR),$(LUA_LIBDIR)/liblua5.4.a,-llua5.4)
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+            -Wno-unused-parameter -pthread
+CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS)
+LDLIBS   += $(LUA_STATIC) -lxxhash -ldl -lm -pthread
+
+VERSION  := 0.1.0
+
+CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rtc.c \
+            core/hostcc.c core/kspec.c core/ic.c core/engine.c core/backend_cpu.c \
+            core/backend_cuda.c core/bench.c
+CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
+KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
+
+TESTS    := test_kcache test_rtc test_kspec test_cpu test_gpu
+TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
+
+.PHONY: all run test gpu-test deps clean bundle
+all: $(BUILD)/orrery
+
+$(BUILD)/.deps: tools/deps.sh
+	@bash tools/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/obj/%.o: core/%.c core/*.h | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DORR_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/embed: tools/embed.c | $(BUILD)/.deps
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -Wall -Wextra -o $@ $<
+
+$(BUILD)/gen/ksrc_embed.c: $(BUILD)/embed $(KSRC)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed kernels_src $(patsubst kernels_src/%,%,$(KSRC)) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/ksrc_embed.o: $(BUILD)/gen/ksrc_embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/liborrery.a: $(CORE_OBJ)
+	$(AR) rcs $@ $^
+
+$(BUILD)/orrery: $(BUILD)/obj/cli.o $(BUILD)/liborrery.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/liborrery.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote tests $(CFLAGS) -o $@ $< $(BUILD)/liborrery.a -lcmocka $(LDLIBS)
+
+run: $(BUILD)/orrery
+	$(BUILD)/orrery bench
+
+test: $(BUILD)/orrery $(TEST_BIN)
+	@bash tests/run.sh $(BUILD)
+
+# No build prerequisites: runs what was built (here or carried to the GPU machine).
+gpu-test:
+	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu
+
+deps:
+	@bash tools/deps.sh
+
+bundle: $(BUILD)/orrery $(TEST_BIN)
+	bash ../shared/device/bundle.sh $(BUILD)/orrery $(TEST_BIN)
+
+clean:
+	rm -rf $(BUILD)

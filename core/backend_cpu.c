@@ -1,0 +1,238 @@
+/* backend_cpu: the CPU backend.  The force-law source is compiled at run time
+ * by the host C compiler (hostcc) into a shared object, cached, loaded, and
+ * run with OpenMP.  Bodies are kept as structure-of-arrays in the spec's
+ * precision.  In double precision it is also the reference that GPU results
+ * are checked against. */
+#include "engine.h"
+#include "hostcc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef void (*accel_fn)(long, const void *, const void *, const void *, const void *, long,
+                         const long *, void *, void *, void *);
+typedef double (*potential_fn)(long, const void *, const void *, const void *, const void *);
+typedef void (*update_fn)(long, void *, void *, void *, const void *, const void *, const void *,
+                          double);
+
+enum { X, Y, Z, M, VX, VY, VZ, AX, AY, AZ, NARR };
+
+typedef struct {
+    orr_hostcc_lib lib;
+    accel_fn accel;
+    potential_fn potential;
+    update_fn kick, drift;
+    size_t elem;          /* sizeof(real) */
+    void *a[NARR];        /* SoA arrays of n reals */
+} cpu_impl;
+
+static double get(const cpu_impl *c, int arr, long i)
+{
+    return c->elem == sizeof(double) ? ((const double *)c->a[arr])[i]
+                                     : (double)((const float *)c->a[arr])[i];
+}
+
+static void put(cpu_impl *c, int arr, long i, double v)
+{
+    if (c->elem == sizeof(double))
+        ((double *)c->a[arr])[i] = v;
+    else
+        ((float *)c->a[arr])[i] = (float)v;
+}
+
+typedef struct {
+    const char *src;
+} cpu_build_ctx;
+
+static orr_status cpu_build(void *ctx, void **data, size_t *len, double *seconds, orr_error *err)
+{
+    cpu_build_ctx *b = ctx;
+    return orr_hostcc_compile(b->src, "orrery_gen.c", data, len, seconds, err);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void cpu_destroy(orr_engine *e)
+{
+    cpu_impl *c = e->impl;
+    if (!c)
+        return;
+    orr_hostcc_unload(&c->lib);
+    for (int k = 0; k < NARR; k++)
+        free(c->a[k]);
+    free(c);
+    e->impl = NULL;
+}
+
+static orr_status cpu_create(orr_engine *e, orr_error *err)
+{
+    const char *compiler, *cpu;
+    orr_status st = orr_hostcc_identity(&compiler, &cpu, err);
+    if (st)
+        return st;
+    cpu_impl *c = calloc(1, sizeof *c);
+    if (!c)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    c->lib.fd = -1;
+    e->impl = c;
+    c->elem = e->spec.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    for (int k = 0; k < NARR; k++) {
+        c->a[k] = calloc((size_t)e->n, c->elem);
+        if (!c->a[k]) {
+            size_t bytes = (size_t)e->n * c->elem * NARR;
+            cpu_destroy(e);
+            return orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies (%zu bytes)", e->n,
+                            bytes);
+        }
+    }
+    char *src = NULL;
+    st = orr_kspec_source(&e->spec, ORR_TARGET_CPU, &src, err);
+    if (st) {
+        cpu_destroy(e);
+        return st;
+    }
+    snprintf(e->build.target, sizeof e->build.target, "cpu");
+    const char *parts[] = {"orrery-cpu-1", src, compiler, orr_hostcc_flags(), cpu};
+    cpu_build_ctx ctx = {src};
+    void *so = NULL;
+    size_t len = 0;
+    st = orr_engine_cached_build(parts, 5, "so", cpu_build, &ctx, &so, &len, &e->build, err);
+    free(src);
+    if (st) {
+        cpu_destroy(e);
+        return st;
+    }
+    double t0 = now_s();
+    st = orr_hostcc_load(so, len, &c->lib, err);
+    free(so);
+    e->build.load_s = now_s() - t0;
+    if (!st) {
+        c->accel = (accel_fn)orr_hostcc_sym(&c->lib, "orr_cpu_accel");
+        c->potential = (potential_fn)orr_hostcc_sym(&c->lib, "orr_cpu_potential");
+        c->kick = (update_fn)orr_hostcc_sym(&c->lib, "orr_cpu_kick");
+        c->drift = (update_fn)orr_hostcc_sym(&c->lib, "orr_cpu_drift");
+        if (!c->accel || !c->potential || !c->kick || !c->drift)
+            st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry points");
+    }
+    if (st)
+        cpu_destroy(e);
+    return st;
+}
+
+static orr_status cpu_set_state(orr_engine *e, const double *pos, const double *vel, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    for (long i = 0; i < e->n; i++) {
+        for (int k = 0; k < 4; k++)
+            put(c, X + k, i, pos[4 * i + k]);
+        for (int k = 0; k < 3; k++)
+            put(c, VX + k, i, vel ? vel[3 * i + k] : 0.0);
+    }
+    return ORR_OK;
+}
+
+static orr_status cpu_get_state(orr_engine *e, double *pos, double *vel, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    for (long i = 0; i < e->n; i++) {
+        if (pos)
+            for (int k = 0; k < 4; k++)
+                pos[4 * i + k] = get(c, X + k, i);
+        if (vel)
+            for (int k = 0; k < 3; k++)
+                vel[3 * i + k] = get(c, VX + k, i);
+    }
+    return ORR_OK;
+}
+
+static orr_status cpu_accel(orr_engine *e, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], e->n, NULL, c->a[AX], c->a[AY], c->a[AZ]);
+    return ORR_OK;
+}
+
+static orr_status cpu_get_accel(orr_engine *e, double *acc, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    for (long i = 0; i < e->n; i++)
+        for (int k = 0; k < 3; k++)
+            acc[3 * i + k] = get(c, AX + k, i);
+    return ORR_OK;
+}
+
+static orr_status cpu_kick(orr_engine *e, double dt, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    c->kick(e->n, c->a[VX], c->a[VY], c->a[VZ], c->a[AX], c->a[AY], c->a[AZ], dt);
+    return ORR_OK;
+}
+
+static orr_status cpu_drift(orr_engine *e, double dt, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    c->drift(e->n, c->a[X], c->a[Y], c->a[Z], c->a[VX], c->a[VY], c->a[VZ], dt);
+    return ORR_OK;
+}
+
+static orr_status cpu_potential(orr_engine *e, double *u, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    *u = c->potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M]);
+    return ORR_OK;
+}
+
+static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
+                                   orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    void *out = malloc((size_t)(3 * ni) * c->elem);
+    if (!out)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    char *o = out;
+    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], ni, idx, o, o + ni * c->elem,
+             o + 2 * ni * c->elem);
+    for (long k = 0; k < ni; k++)
+        for (int d = 0; d < 3; d++)
+            acc[3 * k + d] = c->elem == sizeof(double) ? ((double *)out)[d * ni + k]
+                                                       : (double)((float *)out)[d * ni + k];
+    free(out);
+    return ORR_OK;
+}
+
+static orr_status cpu_time_steps(orr_engine *e, int steps, int force_only, double *ms,
+                                 orr_error *err)
+{
+    double t0 = now_s();
+    for (int s = 0; s < steps; s++) {
+        cpu_accel(e, err);
+        if (!force_only) {
+            cpu_kick(e, 1e-6, err);
+            cpu_drift(e, 1e-6, err);
+        }
+    }
+    *ms = (now_s() - t0) * 1e3 / steps;
+    return ORR_OK;
+}
+
+const orr_backend_ops orr_backend_cpu = {
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .set_state = cpu_set_state,
+    .get_state = cpu_get_state,
+    .accel = cpu_accel,
+    .get_accel = cpu_get_accel,
+    .kick = cpu_kick,
+    .drift = cpu_drift,
+    .potential = cpu_potential,
+    .accel_sample = cpu_accel_sample,
+    .time_steps = cpu_time_steps,
+};

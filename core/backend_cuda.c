@@ -1,0 +1,397 @@
+/* backend_cuda: the GPU backend.  The kernel spec becomes CUDA C++ source,
+ * NVRTC compiles it to CUBIN for the device's own architecture (through the
+ * kernel cache), the driver API loads and launches it.  Bodies live on the
+ * device as real4 arrays (x, y, z, m), (vx, vy, vz, -), (ax, ay, az, -) and
+ * stay there between steps; nothing is copied unless asked for. */
+#include "engine.h"
+#include "cuda.h"
+#include "rtc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const nvrtc_opts[] = {"-std=c++17", "--fmad=true"};
+enum { NOPTS = sizeof nvrtc_opts / sizeof nvrtc_opts[0] };
+
+typedef struct {
+    int ctx_held;
+    orr_gpu_info info;
+    void *module;
+    void *fn[ORR_K_COUNT];
+    orr_devptr pos, vel, acc, partial;
+    unsigned npartial;
+    size_t elem;          /* sizeof(real) */
+    void *ev0, *ev1;
+} cuda_impl;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+typedef struct {
+    const char *src, *arch;
+    const char *exprs[ORR_K_COUNT];
+} cuda_build_ctx;
+
+/* Cache payload: "orrery-cubin <count>\n", one lowered name per line, then
+ * the CUBIN bytes. */
+static orr_status cuda_build(void *ctx, void **data, size_t *len, double *seconds, orr_error *err)
+{
+    cuda_build_ctx *b = ctx;
+    orr_rtc_result r = {0};
+    orr_status st = orr_rtc_compile(b->src, "orrery_gen.cu", b->arch, nvrtc_opts, NOPTS, b->exprs,
+                                    ORR_K_COUNT, ORR_EMIT_CUBIN, &r, err);
+    if (st)
+        return st;
+    *seconds = r.seconds;
+    size_t head = 64;
+    for (int k = 0; k < r.nlowered; k++)
+        head += strlen(r.lowered[k]) + 1;
+    char *p = malloc(head + r.size);
+    if (!p) {
+        orr_rtc_result_free(&r);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    size_t off = (size_t)sprintf(p, "orrery-cubin %d\n", r.nlowered);
+    for (int k = 0; k < r.nlowered; k++)
+        off += (size_t)sprintf(p + off, "%s\n", r.lowered[k]);
+    memcpy(p + off, r.image, r.size);
+    *data = p;
+    *len = off + r.size;
+    orr_rtc_result_free(&r);
+    return ORR_OK;
+}
+
+/* Splits a payload into lowered names (NUL-terminated in place) and CUBIN. */
+static orr_status parse_payload(char *p, size_t len, char *names[ORR_K_COUNT], const void **cubin,
+                                orr_error *err)
+{
+    int count = 0;
+    char *end = p + len, *nl;
+    if (sscanf(p, "orrery-cubin %d", &count) != 1 || count != ORR_K_COUNT ||
+        !(nl = memchr(p, '\n', len)))
+        return orr_fail(err, ORR_ERR_CACHE, "cached GPU kernel has an unknown layout");
+    p = nl + 1;
+    for (int k = 0; k < count; k++) {
+        if (p >= end || !(nl = memchr(p, '\n', (size_t)(end - p))))
+            return orr_fail(err, ORR_ERR_CACHE, "cached GPU kernel is missing kernel names");
+        *nl = '\0';
+        names[k] = p;
+        p = nl + 1;
+    }
+    *cubin = p;
+    return ORR_OK;
+}
+
+static void cuda_destroy(orr_engine *e)
+{
+    cuda_impl *c = e->impl;
+    if (!c)
+        return;
+    orr_cuda_free(c->pos);
+    orr_cuda_free(c->vel);
+    orr_cuda_free(c->acc);
+    orr_cuda_free(c->partial);
+    if (c->ev0)
+        orr_cuda_event_destroy(c->ev0);
+    if (c->ev1)
+        orr_cuda_event_destroy(c->ev1);
+    if (c->module)
+        orr_cuda_module_unload(c->module);
+    if (c->ctx_held)
+        orr_cuda_ctx_release(e->device);
+    free(c);
+    e->impl = NULL;
+}
+
+static unsigned blocks_for(long items, int per_block)
+{
+    return (unsigned)((items + per_block - 1) / per_block);
+}
+
+static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
+{
+    size_t vec = 4 * c->elem * (size_t)e->n;
+    c->npartial = blocks_for(e->n, e->spec.block);
+    orr_status st = orr_cuda_alloc(&c->pos, vec, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->vel, vec, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->acc, vec, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->partial, sizeof(double) * c->npartial, err);
+    if (!st)
+        st = orr_cuda_memset32(c->vel, 0, vec / 4, err);
+    if (st == ORR_ERR_DEVMEM)
+        orr_error_context(err, "%ld bodies in %s need %zu bytes of device memory", e->n,
+                          orr_precision_name(e->spec.precision), 3 * vec);
+    return st;
+}
+
+static orr_status cuda_create(orr_engine *e, orr_error *err)
+{
+    cuda_impl *c = calloc(1, sizeof *c);
+    if (!c)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    e->impl = c;
+    c->elem = e->spec.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    orr_status st = orr_cuda_device_info(e->device, &c->info, err);
+    if (!st)
+        st = orr_cuda_ctx_acquire(e->device, err);
+    if (st) {
+        cuda_destroy(e);
+        return st;
+    }
+    c->ctx_held = 1;
+    if (e->spec.block > c->info.max_threads_per_block) {
+        cuda_destroy(e);
+        return orr_fail(err, ORR_ERR_ARG, "invalid block size %d for %s: the limit is %d threads",
+                        e->spec.block, c->info.name, c->info.max_threads_per_block);
+    }
+    size_t shared = (size_t)e->spec.block * 4 * c->elem;
+    if (shared > (size_t)c->info.max_shared_per_block) {
+        cuda_destroy(e);
+        return orr_fail(err, ORR_ERR_ARG,
+                        "invalid block size %d: a tile needs %zu bytes of shared memory, the "
+                        "limit on %s is %d", e->spec.block, shared, c->info.name,
+                        c->info.max_shared_per_block);
+    }
+
+    int major = 0, minor = 0;
+    char *src = NULL, nvrtc_id[64], arch[32];
+    st = orr_rtc_version(&major, &minor, err);
+    if (!st)
+        st = orr_kspec_source(&e->spec, ORR_TARGET_GPU, &src, err);
+    if (st) {
+        cuda_destroy(e);
+        return st;
+    }
+    snprintf(nvrtc_id, sizeof nvrtc_id, "nvrtc %d.%d", major, minor);
+    snprintf(arch, sizeof arch, "sm_%d%d", c->info.cc_major, c->info.cc_minor);
+    snprintf(e->build.target, sizeof e->build.target, "%s", arch);
+    cuda_build_ctx ctx = {.src = src, .arch = arch};
+    orr_kspec_name_exprs(&e->spec, ctx.exprs);
+    const char *parts[5 + NOPTS + ORR_K_COUNT] = {"orrery-cuda-1", src, arch, nvrtc_id, "cubin"};
+    int np = 5;
+    for (int k = 0; k < NOPTS; k++)
+        parts[np++] = nvrtc_opts[k];
+    for (int k = 0; k < ORR_K_COUNT; k++)
+        parts[np++] = ctx.exprs[k];
+    void *data = NULL;
+    size_t len = 0;
+    st = orr_engine_cached_build(parts, np, "cubin", cuda_build, &ctx, &data, &len, &e->build, err);
+    free(src);
+    char *names[ORR_K_COUNT];
+    const void *cubin = NULL;
+    double t0 = now_s();
+    if (!st)
+        st = parse_payload(data, len, names, &cubin, err);
+    if (!st)
+        st = orr_cuda_module_load(cubin, &c->module, err);
+    for (int k = 0; !st && k < ORR_K_COUNT; k++)
+        st = orr_cuda_function(c->module, names[k], &c->fn[k], err);
+    e->build.load_s = now_s() - t0;
+    free(data);
+    if (!st) {
+        int regs = 0, max_threads = 0;
+        st = orr_cuda_function_limits(c->fn[ORR_K_ACCEL], &regs, &max_threads, err);
+        if (!st && e->spec.block > max_threads)
+            st = orr_fail(err, ORR_ERR_ARG,
+                          "invalid block size %d: the compiled kernel uses %d registers per "
+                          "thread and can run at most %d threads per block",
+                          e->spec.block, regs, max_threads);
+    }
+    if (!st)
+        st = alloc_buffers(e, c, err);
+    if (!st)
+        st = orr_cuda_event_create(&c->ev0, err);
+    if (!st)
+        st = orr_cuda_event_create(&c->ev1, err);
+    if (st)
+        cuda_destroy(e);
+    return st;
+}
+
+/* Converts n bodies between host doubles (stride hs) and the device layout. */
+static void *pack(const cuda_impl *c, const double *src, int hs, int comps, long n)
+{
+    void *buf = calloc((size_t)n * 4, c->elem);
+    if (!buf)
+        return NULL;
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < comps; k++) {
+            double v = src ? src[hs * i + k] : 0.0;
+            if (c->elem == sizeof(double))
+                ((double *)buf)[4 * i + k] = v;
+            else
+                ((float *)buf)[4 * i + k] = (float)v;
+        }
+    return buf;
+}
+
+static void unpack(const cuda_impl *c, const void *buf, double *dst, int hs, int comps, long n)
+{
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < comps; k++)
+            dst[hs * i + k] = c->elem == sizeof(double) ? ((const double *)buf)[4 * i + k]
+                                                        : (double)((const float *)buf)[4 * i + k];
+}
+
+static orr_status upload(cuda_impl *c, orr_devptr dst, const double *src, int hs, int comps, long n,
+                         orr_error *err)
+{
+    void *buf = pack(c, src, hs, comps, n);
+    if (!buf)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_status st = orr_cuda_htod(dst, buf, (size_t)n * 4 * c->elem, err);
+    free(buf);
+    return st;
+}
+
+static orr_status download(cuda_impl *c, orr_devptr src, double *dst, int hs, int comps, long n,
+                           orr_error *err)
+{
+    void *buf = malloc((size_t)n * 4 * c->elem);
+    if (!buf)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_status st = orr_cuda_dtoh(buf, src, (size_t)n * 4 * c->elem, err);
+    if (!st)
+        unpack(c, buf, dst, hs, comps, n);
+    free(buf);
+    return st;
+}
+
+static orr_status cuda_set_state(orr_engine *e, const double *pos, const double *vel, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = upload(c, c->pos, pos, 4, 4, e->n, err);
+    return st ? st : upload(c, c->vel, vel, 3, 3, e->n, err);
+}
+
+static orr_status cuda_get_state(orr_engine *e, double *pos, double *vel, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = pos ? download(c, c->pos, pos, 4, 4, e->n, err) : ORR_OK;
+    return st || !vel ? st : download(c, c->vel, vel, 3, 3, e->n, err);
+}
+
+static orr_status cuda_accel(orr_engine *e, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    int n = (int)e->n;
+    void *args[] = {&c->pos, &c->acc, &n};
+    if (e->variant == ORR_VARIANT_NAIVE)
+        return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(n, e->spec.block),
+                               (unsigned)e->spec.block, 0, args, err);
+    return orr_cuda_launch(c->fn[ORR_K_ACCEL], blocks_for(n, e->spec.block / e->spec.split),
+                           (unsigned)e->spec.block, 0, args, err);
+}
+
+static orr_status cuda_get_accel(orr_engine *e, double *acc, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    return download(c, c->acc, acc, 3, 3, e->n, err);
+}
+
+/* kick and drift: x += y dt over the n real4 elements. */
+static orr_status cuda_update(orr_engine *e, int kernel, orr_devptr x, orr_devptr y, double dt,
+                              orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    int n = (int)e->n;
+    float dtf = (float)dt;
+    void *args[] = {&x, &y, c->elem == sizeof(double) ? (void *)&dt : (void *)&dtf, &n};
+    return orr_cuda_launch(c->fn[kernel], blocks_for(n, e->spec.block), (unsigned)e->spec.block, 0,
+                           args, err);
+}
+
+static orr_status cuda_kick(orr_engine *e, double dt, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    return cuda_update(e, ORR_K_KICK, c->vel, c->acc, dt, err);
+}
+
+static orr_status cuda_drift(orr_engine *e, double dt, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    return cuda_update(e, ORR_K_DRIFT, c->pos, c->vel, dt, err);
+}
+
+static orr_status cuda_potential(orr_engine *e, double *u, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    int n = (int)e->n;
+    void *args[] = {&c->pos, &c->partial, &n};
+    orr_status st = orr_cuda_launch(c->fn[ORR_K_POTENTIAL], c->npartial, (unsigned)e->spec.block, 0,
+                                    args, err);
+    double *part = st ? NULL : malloc(sizeof(double) * c->npartial);
+    if (!st && !part)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st)
+        st = orr_cuda_dtoh(part, c->partial, sizeof(double) * c->npartial, err);
+    if (!st) {
+        double sum = 0;
+        for (unsigned b = 0; b < c->npartial; b++)
+            sum += part[b];
+        *u = sum;
+    }
+    free(part);
+    return st;
+}
+
+static orr_status cuda_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
+                                    orr_error *err)
+{
+    double *all = malloc(sizeof(double) * 3 * (size_t)e->n);
+    if (!all)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_status st = cuda_accel(e, err);
+    if (!st)
+        st = cuda_get_accel(e, all, err);
+    for (long k = 0; !st && k < ni; k++)
+        memcpy(acc + 3 * k, all + 3 * idx[k], 3 * sizeof(double));
+    free(all);
+    return st;
+}
+
+static orr_status cuda_time_steps(orr_engine *e, int steps, int force_only, double *ms,
+                                  orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = orr_cuda_event_record(c->ev0, err);
+    for (int s = 0; !st && s < steps; s++) {
+        st = cuda_accel(e, err);
+        if (!st && !force_only)
+            st = cuda_kick(e, 1e-6, err);
+        if (!st && !force_only)
+            st = cuda_drift(e, 1e-6, err);
+    }
+    float total = 0;
+    if (!st)
+        st = orr_cuda_event_record(c->ev1, err);
+    if (!st)
+        st = orr_cuda_event_elapsed(c->ev0, c->ev1, &total, err);
+    if (!st)
+        *ms = total / steps;
+    return st;
+}
+
+const orr_backend_ops orr_backend_cuda = {
+    .name = "cuda",
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .set_state = cuda_set_state,
+    .get_state = cuda_get_state,
+    .accel = cuda_accel,
+    .get_accel = cuda_get_accel,
+    .kick = cuda_kick,
+    .drift = cuda_drift,
+    .potential = cuda_potential,
+    .accel_sample = cuda_accel_sample,
+    .time_steps = cuda_time_steps,
+};

@@ -1,0 +1,539 @@
+/* cli: the orrery command line (main): info, compile, bench, cache.  The only
+ * module besides the Lua layer that talks to the user.  Usage errors exit 2
+ * with a one-line hint; run-time errors exit 1. */
+#include "bench.h"
+#include "cuda.h"
+#include "engine.h"
+#include "hostcc.h"
+#include "kcache.h"
+#include "kspec.h"
+#include "rtc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ORR_VERSION
+#define ORR_VERSION "dev"
+#endif
+
+static const char *usage_text =
+    "usage: orrery COMMAND [OPTIONS]\n"
+    "\n"
+    "Direct (all-pairs) N-body simulation with kernels compiled at run time.\n"
+    "\n"
+    "commands:\n"
+    "  info                      GPUs, NVRTC, host compiler, kernel cache\n"
+    "  bench [OPTIONS]           time steps and check accuracy against the CPU in double\n"
+    "      --backend auto|cuda|cpu   (auto)      --precision float|double (float)\n"
+    "      --n LIST              body counts, e.g. 16384,65536 (GPU: 16384,65536,262144;\n"
+    "                            CPU: 1024,4096,16384)\n"
+    "      --steps K             timed steps per row (default: about 0.25 s worth)\n"
+    "      --variant tiled|naive|both   kernel variant (tiled)\n"
+    "      --block B --unroll U --split S --softening EPS --G G --force NAME\n"
+    "      --csv                 machine-readable rows\n"
+    "  compile [OPTIONS]         generate and compile a kernel, print or write it\n"
+    "      --target gpu|cpu (gpu)   --arch sm_XY (the GPU's own, else sm_90)\n"
+    "      --emit source|ptx|cubin (GPU) or source|so (CPU)   -o FILE\n"
+    "      --precision P --block B --unroll U --split S --softening EPS --G G --force NAME\n"
+    "  cache list|clear          list or remove compiled kernels\n"
+    "  --help, --version\n"
+    "\n"
+    "environment: ORRERY_CACHE_DIR (kernel cache), ORRERY_KERNELS_DIR (read kernel\n"
+    "sources from disk), CC (host compiler for the CPU backend), CUDA_PATH.\n";
+
+/* A usage error: one line and a hint, exit 2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "orrery: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'orrery --help')\n");
+    return 2;
+}
+
+/* A run-time error: message, compiler log if any, exit 1. */
+static int report(const orr_error *err)
+{
+    fprintf(stderr, "orrery: %s\n", err->msg);
+    if (err->log && *err->log)
+        fprintf(stderr, "%s%s", err->log, err->log[strlen(err->log) - 1] == '\n' ? "" : "\n");
+    return 1;
+}
+
+/* ---- option parsing ---------------------------------------------------- */
+
+typedef struct {
+    int argc, pos;
+    char **argv;
+    const char *cmd;
+} args_t;
+
+/* Matches "--name VALUE" or "--name=VALUE" at the current position. */
+static int opt_value(args_t *a, const char *name, const char **value, int *bad)
+{
+    const char *arg = a->argv[a->pos];
+    size_t len = strlen(name);
+    if (strncmp(arg, name, len) != 0)
+        return 0;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return 1;
+    }
+    if (arg[len] != '\0')
+        return 0;
+    if (a->pos + 1 >= a->argc) {
+        *bad = usage_error("%s: option %s needs a value", a->cmd, name);
+        return 1;
+    }
+    *value = a->argv[++a->pos];
+    return 1;
+}
+
+static int parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return usage_error("%s: %s expects an integer from %ld to %ld, got '%s'", cmd, opt, lo, hi,
+                           s);
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *cmd, const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return usage_error("%s: %s expects a number, got '%s'", cmd, opt, s);
+    *out = v;
+    return 0;
+}
+
+/* Kernel-spec options shared by bench and compile; returns 1 when the current
+ * argument was one of them (and *bad != 0 on a usage error). */
+static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
+{
+    const char *v;
+    long iv;
+    orr_error e = {0};
+    if (opt_value(a, "--precision", &v, bad)) {
+        if (!*bad && orr_precision_parse(v, &s->precision, &e))
+            *bad = usage_error("%s: %s", a->cmd, e.msg);
+    } else if (opt_value(a, "--block", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--block", v, 1, 1 << 20, &iv))) {
+            s->block = (int)iv;
+            *set_block = 1;
+        }
+    } else if (opt_value(a, "--unroll", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--unroll", v, 1, 1024, &iv)))
+            s->unroll = (int)iv;
+    } else if (opt_value(a, "--split", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--split", v, 1, 1024, &iv)))
+            s->split = (int)iv;
+    } else if (opt_value(a, "--softening", &v, bad)) {
+        if (!*bad)
+            *bad = parse_double(a->cmd, "--softening", v, &s->softening);
+    } else if (opt_value(a, "--G", &v, bad)) {
+        if (!*bad)
+            *bad = parse_double(a->cmd, "--G", v, &s->G);
+    } else if (opt_value(a, "--force", &v, bad)) {
+        if (!*bad)
+            snprintf(s->force, sizeof s->force, "%s", v);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- info ---------------------------------------------------------------- */
+
+static int cmd_info(args_t *a)
+{
+    if (a->argc > 2)
+        return usage_error("info: unexpected argument '%s'", a->argv[2]);
+    orr_error e = {0};
+    printf("orrery %s\n", ORR_VERSION);
+    printf("GPUs:\n");
+    int count = 0;
+    if (orr_cuda_open(&e) || orr_cuda_device_count(&count, &e)) {
+        printf("  none: %s\n", e.msg);
+        orr_error_clear(&e);
+    } else {
+        int dv = orr_cuda_driver_version();
+        for (int d = 0; d < count; d++) {
+            orr_gpu_info g;
+            if (orr_cuda_device_info(d, &g, &e)) {
+                printf("  %d: %s\n", d, e.msg);
+                orr_error_clear(&e);
+                continue;
+            }
+            printf("  %d: %s, compute capability %d.%d (sm_%d%d), %d SMs, %.1f GiB, %.2f GHz, "
+                   "driver %d.%d\n", d, g.name, g.cc_major, g.cc_minor, g.cc_major, g.cc_minor,
+                   g.sm_count, g.total_mem / 1073741824.0, g.clock_khz * 1e-6, dv / 1000,
+                   (dv % 1000) / 10);
+        }
+        if (count == 0)
+            printf("  none: driver loaded but no CUDA device found\n");
+    }
+    int major, minor;
+    if (orr_rtc_version(&major, &minor, &e)) {
+        printf("NVRTC: missing: %s\n", e.msg);
+        orr_error_clear(&e);
+    } else {
+        printf("NVRTC: %d.%d\n", major, minor);
+    }
+    const char *cc, *cpu;
+    if (orr_hostcc_identity(&cc, &cpu, &e)) {
+        printf("host C compiler: unusable: %s\n", e.msg);
+        orr_error_clear(&e);
+    } else {
+        printf("host C compiler: %s\n  flags: %s\n  CPU: %s, %ld threads\n", cc, orr_hostcc_flags(),
+               cpu, sysconf(_SC_NPROCESSORS_ONLN));
+    }
+    char dir[4096];
+    size_t entries = 0, bytes = 0;
+    if (orr_kcache_dir(dir, sizeof dir, &e) || orr_kcache_usage(&entries, &bytes, &e)) {
+        printf("kernel cache: unusable: %s\n", e.msg);
+        orr_error_clear(&e);
+    } else {
+        printf("kernel cache: %s, %zu entr%s, %.1f MiB\n", dir, entries, entries == 1 ? "y" : "ies",
+               bytes / 1048576.0);
+    }
+    return 0;
+}
+
+/* ---- cache --------------------------------------------------------------- */
+
+static void list_entry(const orr_kcache_entry *en, void *ctx)
+{
+    time_t t = (time_t)en->mtime;
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+    printf("%-44s %10zu  %s%s\n", en->name, en->bytes, when, en->valid ? "" : "  (corrupt)");
+    ++*(int *)ctx;
+}
+
+static int cmd_cache(args_t *a)
+{
+    if (a->argc != 3 || (strcmp(a->argv[2], "list") && strcmp(a->argv[2], "clear")))
+        return usage_error("cache: expected 'cache list' or 'cache clear'");
+    orr_error e = {0};
+    char dir[4096];
+    if (orr_kcache_dir(dir, sizeof dir, &e))
+        return report(&e);
+    if (strcmp(a->argv[2], "list") == 0) {
+        int count = 0;
+        if (orr_kcache_list(list_entry, &count, &e))
+            return report(&e);
+        printf("%d entr%s in %s\n", count, count == 1 ? "y" : "ies", dir);
+        return 0;
+    }
+    size_t removed = 0;
+    if (orr_kcache_clear(&removed, &e))
+        return report(&e);
+    printf("removed %zu entr%s from %s\n", removed, removed == 1 ? "y" : "ies", dir);
+    return 0;
+}
+
+/* ---- compile ------------------------------------------------------------- */
+
+/* Writes data to path atomically (temp file + rename), or to stdout. */
+static int write_output(const char *path, const void *data, size_t len)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        fwrite(data, 1, len, stdout);
+        return 0;
+    }
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+        fprintf(stderr, "orrery: cannot write %s: %s\n", path, strerror(errno));
+        if (f)
+            unlink(tmp);
+        return 1;
+    }
+    if (rename(tmp, path)) {
+        fprintf(stderr, "orrery: cannot write %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_compile(args_t *a)
+{
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    const char *arch = NULL, *emit = "source", *out = NULL, *target = "gpu", *v;
+    int bad = 0, set_block = 0;
+    for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
+        if (spec_option(a, &spec, &set_block, &bad))
+            continue;
+        if (opt_value(a, "--arch", &v, &bad))
+            arch = v;
+        else if (opt_value(a, "--emit", &v, &bad))
+            emit = v;
+        else if (opt_value(a, "--target", &v, &bad))
+            target = v;
+        else if (opt_value(a, "-o", &v, &bad))
+            out = v;
+        else
+            bad = usage_error("compile: unknown option '%s'", a->argv[a->pos]);
+    }
+    if (bad)
+        return bad;
+    orr_target t;
+    if (strcmp(target, "gpu") == 0)
+        t = ORR_TARGET_GPU;
+    else if (strcmp(target, "cpu") == 0)
+        t = ORR_TARGET_CPU;
+    else
+        return usage_error("compile: --target expects gpu or cpu, got '%s'", target);
+    if (t == ORR_TARGET_CPU && !set_block)
+        spec.block = 1024;
+    int is_src = strcmp(emit, "source") == 0;
+    if (t == ORR_TARGET_GPU && !is_src && strcmp(emit, "ptx") && strcmp(emit, "cubin"))
+        return usage_error("compile: --emit expects source, ptx or cubin, got '%s'", emit);
+    if (t == ORR_TARGET_CPU && !is_src && strcmp(emit, "so"))
+        return usage_error("compile: --emit expects source or so for --target cpu, got '%s'", emit);
+    if (arch && (strncmp(arch, "sm_", 3) && strncmp(arch, "compute_", 8)))
+        return usage_error("compile: --arch expects sm_XY or compute_XY, got '%s'", arch);
+    if (strcmp(emit, "cubin") == 0 && !out && isatty(1))
+        return usage_error("compile: --emit cubin writes binary; give -o FILE");
+
+    orr_error e = {0};
+    if (orr_kspec_validate(&spec, t, &e))
+        return usage_error("compile: %s", e.msg);
+    char *src = NULL;
+    if (orr_kspec_source(&spec, t, &src, &e))
+        return report(&e);
+    int rc = 0;
+    if (is_src) {
+        rc = write_output(out, src, strlen(src));
+    } else if (t == ORR_TARGET_CPU) {
+        void *so = NULL;
+        size_t len = 0;
+        double secs = 0;
+        if (orr_hostcc_compile(src, "orrery_gen.c", &so, &len, &secs, &e)) {
+            rc = report(&e);
+        } else {
+            rc = write_output(out, so, len);
+            fprintf(stderr, "orrery: compiled CPU kernel (%zu bytes) in %.2f s\n", len, secs);
+        }
+        free(so);
+    } else {
+        char own[32];
+        if (!arch) {
+            orr_gpu_info g;
+            if (orr_cuda_usable(0, &e) == ORR_OK && orr_cuda_device_info(0, &g, &e) == ORR_OK) {
+                snprintf(own, sizeof own, "sm_%d%d", g.cc_major, g.cc_minor);
+                arch = own;
+            } else {
+                arch = "sm_90";
+            }
+            orr_error_clear(&e);
+        }
+        const char *exprs[ORR_K_COUNT];
+        orr_kspec_name_exprs(&spec, exprs);
+        const char *opts[] = {"-std=c++17", "--fmad=true"};
+        orr_rtc_result r = {0};
+        int ptx = strcmp(emit, "ptx") == 0;
+        if (orr_rtc_compile(src, "orrery_gen.cu", arch, opts, 2, exprs, ORR_K_COUNT,
+                            ptx ? ORR_EMIT_PTX : ORR_EMIT_CUBIN, &r, &e)) {
+            rc = report(&e);
+        } else {
+            rc = write_output(out, r.image, ptx ? r.size - 1 : r.size);
+            fprintf(stderr, "orrery: compiled %s for %s in %.2f s; kernels:", emit, arch, r.seconds);
+            for (int k = 0; k < r.nlowered; k++)
+                fprintf(stderr, " %s", r.lowered[k]);
+            fprintf(stderr, "\n");
+        }
+        orr_rtc_result_free(&r);
+    }
+    free(src);
+    orr_error_clear(&e);
+    return rc;
+}
+
+/* ---- bench --------------------------------------------------------------- */
+
+static int parse_list(const char *s, long *out, int max, int *count)
+{
+    *count = 0;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (*count >= max)
+            return usage_error("bench: --n takes at most %d values", max);
+        if (parse_int("bench", "--n", w, 1, 1L << 30, &out[(*count)++]))
+            return 2;
+    }
+    if (*count == 0)
+        return usage_error("bench: --n needs at least one body count");
+    return 0;
+}
+
+static void print_build(FILE *info, const orr_bench_row *r)
+{
+    const orr_build_info *b = &r->build;
+    if (b->cached)
+        fprintf(info, "  kernels for %s: from cache (key %.12s), loaded in %.1f ms\n", b->target,
+                b->key, b->load_s * 1e3);
+    else
+        fprintf(info, "  kernels for %s: compiled in %.2f s (key %.12s), loaded in %.1f ms\n",
+                b->target, b->compile_s, b->key, b->load_s * 1e3);
+    if (b->note[0])
+        fprintf(info, "  note: %s\n", b->note);
+}
+
+static int cmd_bench(args_t *a)
+{
+    orr_kspec spec;
+    orr_backend_kind kind = ORR_BACKEND_AUTO;
+    long ns[32];
+    int nn = 0, csv = 0, set_block = 0, bad = 0;
+    long steps = 0;
+    const char *v, *variant_arg = "tiled";
+    orr_error e = {0};
+    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
+        if (spec_option(a, &spec, &set_block, &bad))
+            continue;
+        if (opt_value(a, "--backend", &v, &bad)) {
+            if (!bad && orr_backend_parse(v, &kind, &e))
+                bad = usage_error("bench: %s", e.msg);
+        } else if (opt_value(a, "--n", &v, &bad)) {
+            if (!bad)
+                bad = parse_list(v, ns, 32, &nn);
+        } else if (opt_value(a, "--steps", &v, &bad)) {
+            if (!bad)
+                bad = parse_int("bench", "--steps", v, 1, 1000000, &steps);
+        } else if (opt_value(a, "--variant", &v, &bad)) {
+            variant_arg = v;
+        } else if (strcmp(a->argv[a->pos], "--csv") == 0) {
+            csv = 1;
+        } else {
+            bad = usage_error("bench: unknown option '%s'", a->argv[a->pos]);
+        }
+    }
+    if (bad)
+        return bad;
+    orr_variant variants[2];
+    int nv = 0;
+    if (strcmp(variant_arg, "both") == 0) {
+        variants[nv++] = ORR_VARIANT_TILED;
+        variants[nv++] = ORR_VARIANT_NAIVE;
+    } else if (orr_variant_parse(variant_arg, &variants[nv++], &e)) {
+        return usage_error("bench: %s (or both)", e.msg);
+    }
+
+    /* Resolve auto now, so defaults (block, N list) fit the backend. */
+    if (kind == ORR_BACKEND_AUTO) {
+        if (orr_cuda_usable(0, &e) == ORR_OK) {
+            kind = ORR_BACKEND_CUDA;
+        } else {
+            fprintf(stderr, "orrery: no usable GPU (%s); using the CPU backend\n", e.msg);
+            kind = ORR_BACKEND_CPU;
+        }
+        orr_error_clear(&e);
+    }
+    orr_target t = kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
+    if (t == ORR_TARGET_CPU && !set_block)
+        spec.block = 1024;
+    if (orr_kspec_validate(&spec, t, &e))
+        return usage_error("bench: %s", e.msg);
+    if (nn == 0) {
+        static const long gpu_ns[] = {16384, 65536, 262144}, cpu_ns[] = {1024, 4096, 16384};
+        for (int k = 0; k < 3; k++)
+            ns[nn++] = t == ORR_TARGET_GPU ? gpu_ns[k] : cpu_ns[k];
+    }
+
+    FILE *info = csv ? stderr : stdout;   /* CSV output stays machine-readable */
+    if (kind == ORR_BACKEND_CUDA) {
+        orr_gpu_info g;
+        if (orr_cuda_usable(0, &e) || orr_cuda_device_info(0, &g, &e))
+            return report(&e);
+        fprintf(info, "orrery bench: cuda on %s (sm_%d%d, %d SMs), %s\n", g.name, g.cc_major,
+                g.cc_minor, g.sm_count, orr_precision_name(spec.precision));
+    } else {
+        const char *cc, *cpu;
+        if (orr_hostcc_identity(&cc, &cpu, &e))
+            return report(&e);
+        fprintf(info, "orrery bench: cpu on %s, %ld threads, %s\n", cpu,
+                sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec.precision));
+    }
+    fprintf(info, "  law %s, softening %g, G %g; Plummer sphere; error vs CPU double on up to "
+            "512 bodies\n", spec.force, spec.softening, spec.G);
+    if (csv)
+        printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
+               "gflops,max_rel_err\n");
+    else
+        printf("%9s %-7s %5s %6s %5s %10s %10s %14s %10s %11s\n", "N", "variant", "block",
+               "unroll", "split", "ms/step", "steps/s", "interactions/s", "GFLOP/s", "max rel err");
+    fflush(stdout);
+    int rc = 0;
+    for (int vi = 0; vi < nv; vi++) {
+        for (int k = 0; k < nn; k++) {
+            orr_bench_row row;
+            if (orr_bench_run(kind, &spec, variants[vi], ns[k], (int)steps, &row, NULL, 0, &e)) {
+                orr_error_context(&e, "bench N=%ld %s", ns[k], orr_variant_name(variants[vi]));
+                rc = report(&e);
+                orr_error_clear(&e);
+                continue;
+            }
+            if (k == 0)
+                print_build(info, &row);
+            if (csv)
+                printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g\n", row.n, row.backend,
+                       orr_precision_name(row.spec.precision), orr_variant_name(row.variant),
+                       row.spec.block, row.spec.unroll, row.spec.split, row.ms_per_step,
+                       row.interactions_per_s, row.gflops, row.max_rel_err);
+            else
+                printf("%9ld %-7s %5d %6d %5d %10.4f %10.1f %14.3e %10.1f %11.2e\n", row.n,
+                       orr_variant_name(row.variant), row.spec.block, row.spec.unroll,
+                       row.spec.split, row.ms_per_step, 1e3 / row.ms_per_step,
+                       row.interactions_per_s, row.gflops, row.max_rel_err);
+            fflush(stdout);
+        }
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    args_t a = {argc, 1, argv, argc > 1 ? argv[1] : ""};
+    if (argc < 2)
+        return usage_error("missing command");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("orrery %s\n", ORR_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info(&a);
+    if (strcmp(cmd, "bench") == 0)
+        return cmd_bench(&a);
+    if (strcmp(cmd, "compile") == 0)
+        return cmd_compile(&a);
+    if (strcmp(cmd, "cache") == 0)
+        return cmd_cache(&a);
+    return usage_error("unknown command '%s'", cmd);
+}

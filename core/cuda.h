@@ -1,0 +1,65 @@
+/* cuda: the CUDA driver API, opened with dlopen("libcuda.so.1") at run time,
+ * never linked, so orrery starts on machines without a driver and says what
+ * is missing.  Devices, primary contexts, memory, modules, launches, events.
+ * Every failing call records "cuXxx: CUDA_ERROR_NAME (description)". */
+#ifndef ORR_CUDA_H
+#define ORR_CUDA_H
+
+#include <stddef.h>
+#include "err.h"
+
+typedef unsigned long long orr_devptr;   /* CUdeviceptr */
+
+typedef struct {
+    int ordinal;
+    char name[256];
+    int cc_major, cc_minor;        /* compute capability */
+    int sm_count;                  /* multiprocessors */
+    int max_threads_per_block;
+    int max_shared_per_block;      /* bytes, default limit */
+    int max_shared_per_block_optin;/* bytes, after raising the attribute */
+    int max_regs_per_block;
+    int clock_khz;                 /* peak SM clock */
+    size_t total_mem;              /* bytes */
+} orr_gpu_info;
+
+/* Opens libcuda.so.1 and calls cuInit once; later calls return the first
+ * result.  ORR_ERR_NODRIVER when the library is absent, ORR_ERR_NODEVICE
+ * when cuInit reports no device. */
+orr_status orr_cuda_open(orr_error *err);
+/* Driver version as reported by cuDriverGetVersion (e.g. 13000), or 0. */
+int orr_cuda_driver_version(void);
+orr_status orr_cuda_device_count(int *count, orr_error *err);
+orr_status orr_cuda_device_info(int ordinal, orr_gpu_info *info, orr_error *err);
+
+/* Retains the device's primary context and makes it current on this thread. */
+orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err);
+void orr_cuda_ctx_release(int ordinal);
+
+/* Device memory.  alloc failing for lack of memory returns ORR_ERR_DEVMEM
+ * with the bytes asked for in the message. */
+orr_status orr_cuda_alloc(orr_devptr *p, size_t bytes, orr_error *err);
+void orr_cuda_free(orr_devptr p);
+orr_status orr_cuda_htod(orr_devptr dst, const void *src, size_t bytes, orr_error *err);
+orr_status orr_cuda_dtoh(void *dst, orr_devptr src, size_t bytes, orr_error *err);
+orr_status orr_cuda_memset32(orr_devptr dst, unsigned value, size_t count, orr_error *err);
+orr_status orr_cuda_sync(orr_error *err);
+
+/* Modules and kernels (opaque CUmodule / CUfunction). */
+orr_status orr_cuda_module_load(const void *image, void **module, orr_error *err);
+void orr_cuda_module_unload(void *module);
+orr_status orr_cuda_function(void *module, const char *name, void **fn, orr_error *err);
+/* Registers used and the largest block the function can be launched with. */
+orr_status orr_cuda_function_limits(void *fn, int *regs, int *max_threads, orr_error *err);
+/* Launches on the default stream; 1D grid and block; args as for cuLaunchKernel. */
+orr_status orr_cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
+                           void **args, orr_error *err);
+
+/* Events for timing on the default stream. */
+orr_status orr_cuda_event_create(void **ev, orr_error *err);
+void orr_cuda_event_destroy(void *ev);
+orr_status orr_cuda_event_record(void *ev, orr_error *err);
+/* Waits for end, then gives the milliseconds between start and end. */
+orr_status orr_cuda_event_elapsed(void *start, void *end, float *ms, orr_error *err);
+
+#endif

@@ -1,0 +1,69 @@
+/* err: filling and clearing the error object (see err.h). */
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+orr_status orr_fail(orr_error *err, orr_status code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+void orr_error_set_log(orr_error *err, const char *log)
+{
+    if (!err)
+        return;
+    free(err->log);
+    err->log = log ? strdup(log) : NULL;
+}
+
+void orr_error_context(orr_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    char prefix[512], old[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    snprintf(err->msg, sizeof err->msg, "%.500s: %.521s", prefix, old);
+}
+
+void orr_error_clear(orr_error *err)
+{
+    if (!err)
+        return;
+    free(err->log);
+    err->log = NULL;
+    err->msg[0] = '\0';
+    err->code = ORR_OK;
+}
+
+const char *orr_status_name(orr_status s)
+{
+    switch (s) {
+    case ORR_OK: return "ok";
+    case ORR_ERR_ARG: return "invalid argument";
+    case ORR_ERR_NOMEM: return "out of memory";
+    case ORR_ERR_IO: return "I/O error";
+    case ORR_ERR_NODRIVER: return "no CUDA driver";
+    case ORR_ERR_NODEVICE: return "no GPU";
+    case ORR_ERR_CUDA: return "CUDA error";
+    case ORR_ERR_DEVMEM: return "device out of memory";
+    case ORR_ERR_NONVRTC: return "NVRTC missing";
+    case ORR_ERR_COMPILE: return "compile error";
+    case ORR_ERR_CACHE: return "kernel cache error";
+    case ORR_ERR_LOAD: return "load error";
+    }
+    return "unknown error";
+}

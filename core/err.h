@@ -1,0 +1,43 @@
+/* err: status codes and the error object every library call fills on failure.
+ * The library never prints or exits; it records what went wrong (message and,
+ * for compilers, the full log) and returns a status for the caller to report. */
+#ifndef ORR_ERR_H
+#define ORR_ERR_H
+
+#include <stddef.h>
+
+typedef enum {
+    ORR_OK = 0,
+    ORR_ERR_ARG,         /* invalid argument or configuration */
+    ORR_ERR_NOMEM,       /* host allocation failed */
+    ORR_ERR_IO,          /* file system error */
+    ORR_ERR_NODRIVER,    /* libcuda.so.1 could not be opened */
+    ORR_ERR_NODEVICE,    /* driver present but no usable GPU */
+    ORR_ERR_CUDA,        /* a driver API call failed */
+    ORR_ERR_DEVMEM,      /* device out of memory */
+    ORR_ERR_NONVRTC,     /* NVRTC could not be opened */
+    ORR_ERR_COMPILE,     /* kernel source did not compile (NVRTC or host cc) */
+    ORR_ERR_CACHE,       /* kernel cache refused or failed */
+    ORR_ERR_LOAD         /* compiled code could not be loaded */
+} orr_status;
+
+typedef struct {
+    orr_status code;   /* ORR_OK when nothing failed */
+    char msg[1024];    /* one-paragraph description, no trailing newline */
+    char *log;         /* compiler log or other long detail (heap, may be NULL) */
+} orr_error;
+
+/* Records a failure in err (may be NULL) and returns code. printf-style. */
+orr_status orr_fail(orr_error *err, orr_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Attaches a copy of log (may be NULL) to err, replacing any earlier one. */
+void orr_error_set_log(orr_error *err, const char *log);
+/* Prefixes err->msg with "prefix: " (printf-style) to add context. */
+void orr_error_context(orr_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Frees the log and resets err to ORR_OK. */
+void orr_error_clear(orr_error *err);
+/* A short name for a status, e.g. "compile error". */
+const char *orr_status_name(orr_status s);
+
+#endif

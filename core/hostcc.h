@@ -1,0 +1,35 @@
+/* hostcc: the CPU backend's compiler.  The generated C source goes through
+ * the host C compiler ($CC, else cc) with -O3 -march=native -fopenmp into a
+ * shared object, which is loaded from memory (memfd + dlopen), so cached
+ * objects never need a file of their own. */
+#ifndef ORR_HOSTCC_H
+#define ORR_HOSTCC_H
+
+#include <stddef.h>
+#include "err.h"
+
+/* The compile flags used for every kernel object. */
+const char *orr_hostcc_flags(void);
+
+/* Identity for cache keys and `orrery info`: the compiler's first --version
+ * line, and the CPU model with a hash of its feature flags (code built with
+ * -march=native on one CPU may not run on another).  Computed once. */
+orr_status orr_hostcc_identity(const char **compiler, const char **cpu, orr_error *err);
+
+/* Compiles src (named `name` in diagnostics) into a shared object; *so (heap)
+ * and *len receive its bytes.  On a compile error returns ORR_ERR_COMPILE with
+ * the first error line in msg and the full compiler output in err->log. */
+orr_status orr_hostcc_compile(const char *src, const char *name, void **so, size_t *len,
+                              double *seconds, orr_error *err);
+
+typedef struct {
+    void *dl;   /* dlopen handle */
+    int fd;     /* memfd holding the object, open while loaded */
+} orr_hostcc_lib;
+
+/* Loads shared-object bytes; unload closes both handle and memfd. */
+orr_status orr_hostcc_load(const void *so, size_t len, orr_hostcc_lib *lib, orr_error *err);
+void *orr_hostcc_sym(orr_hostcc_lib *lib, const char *name);
+void orr_hostcc_unload(orr_hostcc_lib *lib);
+
+#endif

@@ -1,0 +1,151 @@
+/* kspec: kernel specifications -> generated source (see kspec.h). */
+#include "kspec.h"
+#include "ksrc.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void orr_kspec_default(orr_kspec *s, orr_target target)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->force, sizeof s->force, "gravity");
+    s->precision = ORR_FLOAT;
+    s->block = target == ORR_TARGET_GPU ? 256 : 1024;
+    s->unroll = 4;
+    s->split = 1;
+    s->softening = 0.01;
+    s->G = 1.0;
+}
+
+orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *err)
+{
+    if (!s->force[0] || strspn(s->force, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(s->force))
+        return orr_fail(err, ORR_ERR_ARG,
+                        "invalid force law name '%s' (lowercase letters, digits, '_')", s->force);
+    if (target == ORR_TARGET_GPU) {
+        if (s->block < 32 || s->block > 1024 || s->block % 32)
+            return orr_fail(err, ORR_ERR_ARG,
+                            "invalid block size %d: must be a multiple of 32 from 32 to 1024",
+                            s->block);
+        if (s->split < 1 || s->split > 32 || (s->split & (s->split - 1)))
+            return orr_fail(err, ORR_ERR_ARG,
+                            "invalid split %d: threads per body must be 1, 2, 4, 8, 16 or 32",
+                            s->split);
+        if (s->unroll < 1 || s->unroll > 64)
+            return orr_fail(err, ORR_ERR_ARG, "invalid unroll %d: must be from 1 to 64", s->unroll);
+    } else if (s->block < 16 || s->block > (1 << 20)) {
+        return orr_fail(err, ORR_ERR_ARG, "invalid CPU tile size %d: must be from 16 to 1048576",
+                        s->block);
+    }
+    if (!isfinite(s->softening) || s->softening < 0)
+        return orr_fail(err, ORR_ERR_ARG, "invalid softening %g: must be finite and >= 0",
+                        s->softening);
+    if (!isfinite(s->G))
+        return orr_fail(err, ORR_ERR_ARG, "invalid G %g: must be finite", s->G);
+    return ORR_OK;
+}
+
+/* Appends kernels_src/<name> under a #line directive naming it. */
+static orr_status append_file(orr_buf *b, const char *name, orr_error *err)
+{
+    char *text = NULL;
+    orr_status st = orr_ksrc_get(name, &text, NULL, 0, err);
+    if (st)
+        return st;
+    int bad = orr_buf_printf(b, "#line 1 \"%s\"\n", name) || orr_buf_put(b, text, strlen(text)) ||
+              orr_buf_put(b, "\n", 1);
+    free(text);
+    return bad ? orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source") : ORR_OK;
+}
+
+orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err)
+{
+    orr_status st = orr_kspec_validate(s, target, err);
+    if (st)
+        return st;
+    char eps[64], eps2[64], g[64], law[96];
+    orr_hexfloat(eps, sizeof eps, s->softening);
+    orr_hexfloat(eps2, sizeof eps2, s->softening * s->softening);
+    orr_hexfloat(g, sizeof g, s->G);
+    orr_buf b = {0};
+    int bad = orr_buf_printf(
+        &b,
+        "/* orrery generated kernel source: %s law, %s target */\n"
+        "#define ORR_BLOCK %d\n#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n"
+        "#define ORR_SOFTENING %s /* %.17g */\n#define ORR_EPS2 %s\n"
+        "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n",
+        s->force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->block, s->unroll, s->split, eps,
+        s->softening, eps2, s->softening > 0 ? 1 : 0, g, s->G);
+    if (target == ORR_TARGET_CPU)
+        bad = bad || orr_buf_printf(&b, "#define ORR_DOUBLE %d\n", s->precision == ORR_DOUBLE);
+    if (bad) {
+        orr_buf_free(&b);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
+    }
+    snprintf(law, sizeof law, "forces/%s.h", s->force);
+    const char *files[] = {"prelude.h", law, target == ORR_TARGET_GPU ? "direct.cu" : "direct_cpu.c"};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        st = append_file(&b, files[k], err);
+        if (st) {
+            if (k == 1 && st == ORR_ERR_ARG)
+                orr_fail(err, ORR_ERR_ARG, "unknown force law '%s'", s->force);
+            orr_buf_free(&b);
+            return st;
+        }
+    }
+    *src = b.data;
+    return ORR_OK;
+}
+
+void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT])
+{
+    static const char *f[ORR_K_COUNT] = {"orr_accel<float>", "orr_accel_naive<float>",
+                                         "orr_kick<float>", "orr_drift<float>",
+                                         "orr_potential<float>"};
+    static const char *d[ORR_K_COUNT] = {"orr_accel<double>", "orr_accel_naive<double>",
+                                         "orr_kick<double>", "orr_drift<double>",
+                                         "orr_potential<double>"};
+    for (int k = 0; k < ORR_K_COUNT; k++)
+        exprs[k] = s->precision == ORR_DOUBLE ? d[k] : f[k];
+}
+
+const char *orr_precision_name(orr_precision p)
+{
+    return p == ORR_DOUBLE ? "double" : "float";
+}
+
+orr_status orr_precision_parse(const char *name, orr_precision *p, orr_error *err)
+{
+    if (strcmp(name, "float") == 0)
+        *p = ORR_FLOAT;
+    else if (strcmp(name, "double") == 0)
+        *p = ORR_DOUBLE;
+    else
+        return orr_fail(err, ORR_ERR_ARG, "invalid precision '%s' (expected float or double)", name);
+    return ORR_OK;
+}
+
+const char *orr_variant_name(orr_variant v)
+{
+    return v == ORR_VARIANT_NAIVE ? "naive" : "tiled";
+}
+
+orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err)
+{
+    if (strcmp(name, "tiled") == 0)
+        *v = ORR_VARIANT_TILED;
+    else if (strcmp(name, "naive") == 0)
+        *v = ORR_VARIANT_NAIVE;
+    else
+        return orr_fail(err, ORR_ERR_ARG, "invalid variant '%s' (expected tiled or naive)", name);
+    return ORR_OK;
+}
+
+void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s %s block=%d unroll=%d split=%d eps=%g G=%g", s->force,
+             orr_precision_name(s->precision), s->block, s->unroll, s->split, s->softening, s->G);
+}

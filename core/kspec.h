@@ -1,0 +1,55 @@
+/* kspec: a kernel specification (force law, precision, block size, unroll,
+ * threads per body, softening, G) and the generated source it becomes.
+ * Block, unroll, split, softening and G are baked in as compile-time
+ * constants (floating values as exact hex-float literals); on the GPU the
+ * precision is a template parameter chosen by name expression, on the CPU a
+ * typedef.  The source is the generated header followed by kernels_src files,
+ * each under a #line directive so compiler messages name the original file
+ * and line. */
+#ifndef ORR_KSPEC_H
+#define ORR_KSPEC_H
+
+#include <stddef.h>
+#include "err.h"
+
+typedef enum { ORR_FLOAT = 0, ORR_DOUBLE = 1 } orr_precision;
+typedef enum { ORR_TARGET_GPU = 0, ORR_TARGET_CPU = 1 } orr_target;
+typedef enum { ORR_VARIANT_TILED = 0, ORR_VARIANT_NAIVE = 1 } orr_variant;
+
+typedef struct {
+    char force[64];           /* law name: kernels_src/forces/<force>.h; "gravity" */
+    orr_precision precision;  /* ORR_FLOAT */
+    int block;                /* GPU: threads per block = bodies per tile (256);
+                                 CPU: j-tile length (1024) */
+    int unroll;               /* GPU inner-loop unroll factor (4) */
+    int split;                /* GPU threads per body, power of two 1..32 (1) */
+    double softening;         /* Plummer softening length epsilon (0.01) */
+    double G;                 /* coupling constant (1) */
+} orr_kspec;
+
+/* Fills the defaults for a target (see the field comments). */
+void orr_kspec_default(orr_kspec *s, orr_target target);
+
+/* Checks the device-independent limits: block a multiple of 32 (GPU) from 32
+ * to 1024, split dividing block, unroll 1..64, softening >= 0 and finite,
+ * G finite, force a plain name.  Messages say which value and the limit. */
+orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *err);
+
+/* The complete generated source (heap, caller frees). */
+orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err);
+
+/* Name expressions of the GPU kernels for the spec's precision, in this
+ * order: accel, accel_naive, kick, drift, potential. */
+enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COUNT };
+void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT]);
+
+/* "float" / "double"; parse returns ORR_ERR_ARG for anything else. */
+const char *orr_precision_name(orr_precision p);
+orr_status orr_precision_parse(const char *name, orr_precision *p, orr_error *err);
+const char *orr_variant_name(orr_variant v);
+orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err);
+
+/* A one-line description, "gravity float block=256 unroll=4 split=1 eps=0.01". */
+void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size);
+
+#endif

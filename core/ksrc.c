@@ -1,0 +1,35 @@
+/* ksrc: embedded kernel sources and the ORRERY_KERNELS_DIR override. */
+#include "ksrc.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+orr_status orr_ksrc_get(const char *name, char **text, char *origin, size_t origin_size,
+                        orr_error *err)
+{
+    const char *dir = getenv("ORRERY_KERNELS_DIR");
+    if (dir && *dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (origin)
+            snprintf(origin, origin_size, "%s", path);
+        orr_status st = orr_read_file(path, text, NULL, err);
+        if (st)
+            orr_error_context(err, "ORRERY_KERNELS_DIR is set");
+        return st;
+    }
+    for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++) {
+        if (strcmp(f->name, name) == 0) {
+            *text = malloc(f->len + 1);
+            if (!*text)
+                return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+            memcpy(*text, f->text, f->len + 1);
+            if (origin)
+                snprintf(origin, origin_size, "embedded:%s", name);
+            return ORR_OK;
+        }
+    }
+    return orr_fail(err, ORR_ERR_ARG, "no kernel source named '%s'", name);
+}

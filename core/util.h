@@ -1,0 +1,28 @@
+/* util: small shared helpers: growable byte buffers, whole-file reads,
+ * and a formatted-append string builder. */
+#ifndef ORR_UTIL_H
+#define ORR_UTIL_H
+
+#include <stddef.h>
+#include "err.h"
+
+typedef struct {
+    char *data;   /* heap, NUL-terminated when used as text */
+    size_t len;   /* bytes in use, not counting the NUL */
+    size_t cap;   /* bytes allocated */
+} orr_buf;
+
+/* Appends len bytes; returns 0 on success, -1 when out of memory. */
+int orr_buf_put(orr_buf *b, const void *p, size_t len);
+/* Appends printf-style text; returns 0 or -1. */
+int orr_buf_printf(orr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Frees the buffer and zeroes it. */
+void orr_buf_free(orr_buf *b);
+
+/* Reads a whole file into *out (heap, NUL-terminated, *len bytes). */
+orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *err);
+
+/* Formats a double as an exact C hex-float literal ("0x1.99999999999ap-4"). */
+void orr_hexfloat(char *buf, size_t size, double v);
+
+#endif

@@ -1,0 +1,194 @@
+/* direct: the GPU all-pairs kernel family, compiled at run time by NVRTC.
+ * Every kernel is a template over the precision `real` (float or double),
+ * instantiated by name expression (orr_accel<float>, ...).  Positions and
+ * masses are packed as real4 (x, y, z, m); velocities and accelerations as
+ * real4 with w unused.
+ *
+ *   orr_accel      shared-memory tiles of ORR_BLOCK bodies, `#pragma unroll`
+ *                  ORR_UNROLL on the inner loop; ORR_SPLIT adjacent threads
+ *                  share one body, each taking every ORR_SPLIT-th body of a
+ *                  tile, and combine their partial sums with warp shuffles
+ *                  (fills the GPU when N is small).  Tile sums are added with
+ *                  compensation, which keeps float error at the level of one
+ *                  tile rather than growing with N.
+ *   orr_accel_naive  one thread per body reading j-bodies from global memory:
+ *                  the baseline that `orrery bench --variant naive` runs.
+ *   orr_kick, orr_drift   v += a dt, x += v dt.
+ *   orr_potential  pair potential summed per body (in double), reduced per
+ *                  block; the host adds the per-block partial sums.
+ *
+ * The force law (forces/*.h) comes before this file and provides
+ * orr_pair_accel / orr_pair_potential and ORR_ACCEL_SCALE / _POTENTIAL_SCALE. */
+
+#ifndef ORR_ACCEL_SCALE
+#define ORR_ACCEL_SCALE 1
+#endif
+#ifndef ORR_POTENTIAL_SCALE
+#define ORR_POTENTIAL_SCALE 1
+#endif
+
+static constexpr int orr_unroll = ORR_UNROLL;
+static_assert(ORR_BLOCK % ORR_SPLIT == 0, "ORR_BLOCK must be a multiple of ORR_SPLIT");
+static_assert(ORR_SPLIT >= 1 && ORR_SPLIT <= 32 && (ORR_SPLIT & (ORR_SPLIT - 1)) == 0,
+              "ORR_SPLIT must be a power of two from 1 to 32");
+
+template <typename real> struct orr_vec4;
+template <> struct orr_vec4<float> { typedef float4 type; };
+template <> struct orr_vec4<double> { typedef double4 type; };
+
+/* One interaction of body i (pi) with body j (pj), accumulated into s. */
+template <typename real>
+static __device__ __forceinline__ void orr_interact(const typename orr_vec4<real>::type &pi,
+                                                    const typename orr_vec4<real>::type &pj,
+                                                    real &sx, real &sy, real &sz)
+{
+    real dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+    real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, (real)ORR_EPS2)));
+    real d2 = fma(dz, dz, fma(dy, dy, dx * dx));
+    real f = orr_pair_accel<real>(d2, r2, pi.w, pj.w);
+    sx = fma(dx, f, sx);
+    sy = fma(dy, f, sy);
+    sz = fma(dz, f, sz);
+}
+
+/* s += t with Kahan compensation c. */
+template <typename real>
+static __device__ __forceinline__ void orr_kahan_add(real &s, real &c, real t)
+{
+    real y = t - c;
+    real u = s + y;
+    c = (u - s) - y;
+    s = u;
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_accel(const typename orr_vec4<real>::type *__restrict__ pos,
+          typename orr_vec4<real>::type *__restrict__ acc, int n)
+{
+    typedef typename orr_vec4<real>::type vec4;
+    __shared__ vec4 tile[ORR_BLOCK];
+    const int t = threadIdx.x;
+    const int part = t % ORR_SPLIT;
+    const int i = blockIdx.x * (ORR_BLOCK / ORR_SPLIT) + t / ORR_SPLIT;
+    const vec4 zero = {0, 0, 0, 0};
+    const vec4 pi = i < n ? pos[i] : zero;
+    real ax = 0, ay = 0, az = 0, cx = 0, cy = 0, cz = 0;
+
+    for (int base = 0; base < n; base += ORR_BLOCK) {
+        const int j = base + t;
+        tile[t] = j < n ? pos[j] : zero;
+        __syncthreads();
+        real sx = 0, sy = 0, sz = 0;
+        if (base + ORR_BLOCK <= n) {
+#pragma unroll orr_unroll
+            for (int k = 0; k < ORR_BLOCK / ORR_SPLIT; k++)
+                orr_interact<real>(pi, tile[k * ORR_SPLIT + part], sx, sy, sz);
+        } else {
+            for (int k = part; k < n - base; k += ORR_SPLIT)
+                orr_interact<real>(pi, tile[k], sx, sy, sz);
+        }
+        orr_kahan_add(ax, cx, sx);
+        orr_kahan_add(ay, cy, sy);
+        orr_kahan_add(az, cz, sz);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int off = ORR_SPLIT / 2; off > 0; off /= 2) {
+        ax += __shfl_xor_sync(0xffffffffu, ax, off);
+        ay += __shfl_xor_sync(0xffffffffu, ay, off);
+        az += __shfl_xor_sync(0xffffffffu, az, off);
+    }
+    if (part == 0 && i < n) {
+        const real g = (real)ORR_ACCEL_SCALE;
+        vec4 a = {g * ax, g * ay, g * az, 0};
+        acc[i] = a;
+    }
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_accel_naive(const typename orr_vec4<real>::type *__restrict__ pos,
+                typename orr_vec4<real>::type *__restrict__ acc, int n)
+{
+    typedef typename orr_vec4<real>::type vec4;
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i >= n)
+        return;
+    const vec4 pi = pos[i];
+    real ax = 0, ay = 0, az = 0;
+    for (int j = 0; j < n; j++)
+        orr_interact<real>(pi, pos[j], ax, ay, az);
+    const real g = (real)ORR_ACCEL_SCALE;
+    vec4 a = {g * ax, g * ay, g * az, 0};
+    acc[i] = a;
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_kick(typename orr_vec4<real>::type *__restrict__ vel,
+         const typename orr_vec4<real>::type *__restrict__ acc, real dt, int n)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i < n) {
+        vel[i].x = fma(acc[i].x, dt, vel[i].x);
+        vel[i].y = fma(acc[i].y, dt, vel[i].y);
+        vel[i].z = fma(acc[i].z, dt, vel[i].z);
+    }
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_drift(typename orr_vec4<real>::type *__restrict__ pos,
+          const typename orr_vec4<real>::type *__restrict__ vel, real dt, int n)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i < n) {
+        pos[i].x = fma(vel[i].x, dt, pos[i].x);
+        pos[i].y = fma(vel[i].y, dt, pos[i].y);
+        pos[i].z = fma(vel[i].z, dt, pos[i].z);
+    }
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, double *__restrict__ partial,
+              int n)
+{
+    typedef typename orr_vec4<real>::type vec4;
+    __shared__ vec4 tile[ORR_BLOCK];
+    __shared__ double warp_sum[ORR_BLOCK / 32];
+    const int t = threadIdx.x;
+    const int i = blockIdx.x * ORR_BLOCK + t;
+    const vec4 zero = {0, 0, 0, 0};
+    const vec4 pi = i < n ? pos[i] : zero;
+    double phi = 0;
+    for (int base = 0; base < n; base += ORR_BLOCK) {
+        const int j = base + t;
+        tile[t] = j < n ? pos[j] : zero;
+        __syncthreads();
+        const int m = min(ORR_BLOCK, n - base);
+        for (int k = 0; k < m; k++) {
+            const vec4 pj = tile[k];
+            real dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+            real d2 = fma(dz, dz, fma(dy, dy, dx * dx));
+            real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, (real)ORR_EPS2)));
+            if (base + k != i)
+                phi += (double)orr_pair_potential<real>(d2, r2, pi.w, pj.w);
+        }
+        __syncthreads();
+    }
+    phi = i < n ? 0.5 * phi : 0.0;   /* each pair is seen from both ends */
+    for (int off = 16; off > 0; off /= 2)
+        phi += __shfl_down_sync(0xffffffffu, phi, off);
+    if (t % 32 == 0)
+        warp_sum[t / 32] = phi;
+    __syncthreads();
+    if (t < 32) {
+        phi = t < ORR_BLOCK / 32 ? warp_sum[t] : 0.0;
+        for (int off = 16; off > 0; off /= 2)
+            phi += __shfl_down_sync(0xffffffffu, phi, off);
+        if (t == 0)
+            partial[blockIdx.x] = phi * (double)ORR_POTENTIAL_SCALE;
+    }
+}

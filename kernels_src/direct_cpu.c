@@ -1,0 +1,119 @@
+/* direct_cpu: the CPU all-pairs loops around the same force law as the GPU
+ * kernels, compiled at run time by the host C compiler into a shared object
+ * (one precision per object).  Structure of arrays; OpenMP threads over the
+ * target bodies i, and the j-loop in tiles of ORR_BLOCK bodies that `omp simd`
+ * vectorises.  Tile sums are added with compensation, as on the GPU.
+ *
+ * Entry points (all exported, looked up with dlsym):
+ *   orr_cpu_accel      accelerations of ni targets (idx[k], or k when idx is
+ *                      NULL) from all n bodies
+ *   orr_cpu_potential  total pair potential energy, self-pairs excluded
+ *   orr_cpu_kick       v += a dt;   orr_cpu_drift   x += v dt */
+
+#ifndef ORR_ACCEL_SCALE
+#define ORR_ACCEL_SCALE 1
+#endif
+#ifndef ORR_POTENTIAL_SCALE
+#define ORR_POTENTIAL_SCALE 1
+#endif
+
+#define ORR_EXPORT __attribute__((visibility("default")))
+
+ORR_EXPORT void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
+                              const real *restrict z, const real *restrict m, long ni,
+                              const long *restrict idx, real *restrict ax, real *restrict ay,
+                              real *restrict az);
+ORR_EXPORT double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
+                                    const real *restrict z, const real *restrict m);
+ORR_EXPORT void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
+                             const real *restrict ax, const real *restrict ay,
+                             const real *restrict az, double dt);
+ORR_EXPORT void orr_cpu_drift(long n, real *restrict x, real *restrict y, real *restrict z,
+                              const real *restrict vx, const real *restrict vy,
+                              const real *restrict vz, double dt);
+
+static inline void kahan_add(real *s, real *c, real t)
+{
+    real yv = t - *c;
+    real u = *s + yv;
+    *c = (u - *s) - yv;
+    *s = u;
+}
+
+void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
+                   const real *restrict z, const real *restrict m, long ni,
+                   const long *restrict idx, real *restrict ax, real *restrict ay,
+                   real *restrict az)
+{
+#pragma omp parallel for schedule(static)
+    for (long k = 0; k < ni; k++) {
+        const long i = idx ? idx[k] : k;
+        const real xi = x[i], yi = y[i], zi = z[i], mi = m[i];
+        real sx = 0, sy = 0, sz = 0, cx = 0, cy = 0, cz = 0;
+        for (long jb = 0; jb < n; jb += ORR_BLOCK) {
+            const long je = jb + ORR_BLOCK < n ? jb + ORR_BLOCK : n;
+            real tx = 0, ty = 0, tz = 0;
+#pragma omp simd reduction(+ : tx, ty, tz)
+            for (long j = jb; j < je; j++) {
+                const real dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;
+                const real d2 = dx * dx + dy * dy + dz * dz;
+                const real r2 = d2 + (real)ORR_EPS2;
+                const real f = orr_pair_accel(d2, r2, mi, m[j]);
+                tx += dx * f;
+                ty += dy * f;
+                tz += dz * f;
+            }
+            kahan_add(&sx, &cx, tx);
+            kahan_add(&sy, &cy, ty);
+            kahan_add(&sz, &cz, tz);
+        }
+        ax[k] = (real)ORR_ACCEL_SCALE * sx;
+        ay[k] = (real)ORR_ACCEL_SCALE * sy;
+        az[k] = (real)ORR_ACCEL_SCALE * sz;
+    }
+}
+
+double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
+                         const real *restrict z, const real *restrict m)
+{
+    double total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+    for (long i = 0; i < n; i++) {
+        double phi = 0;
+        for (long j = 0; j < n; j++) {
+            if (j == i)
+                continue;
+            const real dx = x[j] - x[i], dy = y[j] - y[i], dz = z[j] - z[i];
+            const real d2 = dx * dx + dy * dy + dz * dz;
+            phi += (double)orr_pair_potential(d2, d2 + (real)ORR_EPS2, m[i], m[j]);
+        }
+        total += phi;
+    }
+    return 0.5 * total * (double)ORR_POTENTIAL_SCALE;
+}
+
+void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
+                  const real *restrict ax, const real *restrict ay, const real *restrict az,
+                  double dt)
+{
+    const real h = (real)dt;
+#pragma omp parallel for simd schedule(static)
+    for (long i = 0; i < n; i++) {
+        vx[i] += ax[i] * h;
+        vy[i] += ay[i] * h;
+        vz[i] += az[i] * h;
+    }
+}
+
+void orr_cpu_drift(long n, real *restrict x, real *restrict y, real *restrict z,
+                   const real *restrict vx, const real *restrict vy, const real *restrict vz,
+                   double dt)
+{
+    const real h = (real)dt;
+#pragma omp parallel for simd schedule(static)
+    for (long i = 0; i < n; i++) {
+        x[i] += vx[i] * h;
+        y[i] += vy[i] * h;
+        z[i] += vz[i] * h;
+    }
+}

@@ -1,0 +1,71 @@
+/* prelude: definitions shared by the GPU kernels (compiled by NVRTC as CUDA
+ * C++) and the CPU kernels (compiled by the host C compiler as C11), so one
+ * force-law source serves both.
+ *
+ * The generated header placed before this file defines the baked constants:
+ *   ORR_BLOCK, ORR_UNROLL, ORR_SPLIT   tile size, unroll factor, threads per body
+ *   ORR_SOFTENING, ORR_EPS2, ORR_G     softening length, its square, coupling G
+ *   ORR_SOFTENED                       1 when ORR_EPS2 > 0
+ *   ORR_DOUBLE                         CPU only: 1 for double, 0 for float
+ * On the GPU `real` is a template parameter of every kernel; on the CPU it is
+ * a typedef, since each shared object is compiled for one precision.
+ *
+ * Force laws are written with:
+ *   ORR_LAW        before each law function (template on the GPU, inline on CPU)
+ *   real           the floating type
+ *   orr_sqrt, orr_rsqrt, orr_rsqrt_nz (0 at 0), orr_exp, orr_log, orr_pow,
+ *   orr_fabs, orr_floor, orr_erf, orr_tanh, orr_fmin, orr_fmax   math in `real` */
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define ORR_GPU 1
+#define ORR_LAW template <typename real> static __device__ __forceinline__
+#define ORR_HELPER static __device__ __forceinline__
+#define ORR_MATH1(name, ff, df)                                   \
+    ORR_HELPER float name(float x) { return ff(x); }              \
+    ORR_HELPER double name(double x) { return df(x); }
+#define ORR_MATH2(name, ff, df)                                   \
+    ORR_HELPER float name(float x, float y) { return ff(x, y); }  \
+    ORR_HELPER double name(double x, double y) { return df(x, y); }
+ORR_MATH1(orr_sqrt, sqrtf, sqrt)
+ORR_MATH1(orr_rsqrt, rsqrtf, rsqrt)
+ORR_MATH1(orr_exp, expf, exp)
+ORR_MATH1(orr_log, logf, log)
+ORR_MATH1(orr_fabs, fabsf, fabs)
+ORR_MATH1(orr_floor, floorf, floor)
+ORR_MATH1(orr_erf, erff, erf)
+ORR_MATH1(orr_tanh, tanhf, tanh)
+ORR_MATH2(orr_pow, powf, pow)
+ORR_MATH2(orr_fmin, fminf, fmin)
+ORR_MATH2(orr_fmax, fmaxf, fmax)
+#else
+#define ORR_GPU 0
+#include <math.h>
+#define ORR_LAW static inline
+#define ORR_HELPER static inline
+#if ORR_DOUBLE
+typedef double real;
+#define ORR_SFX(fn) fn
+#else
+typedef float real;
+#define ORR_SFX(fn) fn##f
+#endif
+#define orr_sqrt(x) ORR_SFX(sqrt)(x)
+#define orr_rsqrt(x) ((real)1 / ORR_SFX(sqrt)(x))
+#define orr_exp(x) ORR_SFX(exp)(x)
+#define orr_log(x) ORR_SFX(log)(x)
+#define orr_fabs(x) ORR_SFX(fabs)(x)
+#define orr_floor(x) ORR_SFX(floor)(x)
+#define orr_erf(x) ORR_SFX(erf)(x)
+#define orr_tanh(x) ORR_SFX(tanh)(x)
+#define orr_pow(x, y) ORR_SFX(pow)(x, y)
+#define orr_fmin(x, y) ORR_SFX(fmin)(x, y)
+#define orr_fmax(x, y) ORR_SFX(fmax)(x, y)
+#endif
+
+/* rsqrt that gives 0 instead of infinity at r2 == 0; with softening the
+ * argument is never 0, so it is the plain rsqrt and costs nothing extra. */
+#if ORR_SOFTENED
+#define orr_rsqrt_nz(r2) orr_rsqrt(r2)
+#else
+#define orr_rsqrt_nz(r2) ((r2) > 0 ? orr_rsqrt(r2) : 0)
+#endif

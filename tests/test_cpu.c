@@ -1,0 +1,274 @@
+/* test_cpu: the CPU backend against a plain double loop written here, on
+ * fresh random bodies, for several N (including ones not divisible by the
+ * tile), both precisions; the potential, kick and drift; the kernel cache
+ * on a second start; and the auto backend falling back to the CPU. */
+#include "testutil.h"
+
+#include <math.h>
+#include <sys/stat.h>
+
+#include "engine.h"
+#include "kcache.h"
+
+/* Random bodies in a cube with masses in [0.5, 1.5) / n.  Values are
+ * representable in float, so the float kernels see exactly the inputs the
+ * double reference sees and the comparison measures arithmetic alone. */
+static void random_bodies(long n, uint64_t seed, double *pos, double *vel)
+{
+    for (long i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            pos[4 * i + k] = (float)(2 * tu_rand(&seed) - 1);
+        pos[4 * i + 3] = (float)((0.5 + tu_rand(&seed)) / n);
+        if (vel)
+            for (int k = 0; k < 3; k++)
+                vel[3 * i + k] = tu_rand(&seed) - 0.5;
+    }
+}
+
+/* The reference: softened gravity, a plain double loop. */
+static void plain_accel(long n, const double *pos, double eps, double G, double *acc)
+{
+    for (long i = 0; i < n; i++) {
+        double a[3] = {0, 0, 0};
+        for (long j = 0; j < n; j++) {
+            double d[3], r2 = eps * eps;
+            for (int k = 0; k < 3; k++) {
+                d[k] = pos[4 * j + k] - pos[4 * i + k];
+                r2 += d[k] * d[k];
+            }
+            if (r2 == 0)
+                continue;
+            double s = G * pos[4 * j + 3] / (r2 * sqrt(r2));
+            for (int k = 0; k < 3; k++)
+                a[k] += s * d[k];
+        }
+        memcpy(acc + 3 * i, a, sizeof a);
+    }
+}
+
+static double plain_potential(long n, const double *pos, double eps, double G)
+{
+    double u = 0;
+    for (long i = 0; i < n; i++)
+        for (long j = i + 1; j < n; j++) {
+            double r2 = eps * eps;
+            for (int k = 0; k < 3; k++)
+                r2 += (pos[4 * j + k] - pos[4 * i + k]) * (pos[4 * j + k] - pos[4 * i + k]);
+            if (r2 > 0)
+                u -= G * pos[4 * i + 3] * pos[4 * j + 3] / sqrt(r2);
+        }
+    return u;
+}
+
+static double max_rel(const double *a, const double *r, long n)
+{
+    double worst = 0;
+    for (long i = 0; i < n; i++) {
+        double d = 0, m = 0;
+        for (int k = 0; k < 3; k++) {
+            d += (a[3 * i + k] - r[3 * i + k]) * (a[3 * i + k] - r[3 * i + k]);
+            m += r[3 * i + k] * r[3 * i + k];
+        }
+        double e = m > 0 ? sqrt(d / m) : sqrt(d);   /* a lone body: exactly zero */
+        if (!(e <= worst))
+            worst = e;
+    }
+    return worst;
+}
+
+static void check_accel(orr_precision prec, long n, int tile, double eps, double tol)
+{
+    orr_error err = {0};
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_CPU);
+    spec.precision = prec;
+    spec.block = tile;
+    spec.softening = eps;
+    spec.G = 1.5;
+    double *pos = malloc(sizeof(double) * 4 * n), *acc = malloc(sizeof(double) * 3 * n),
+           *ref = malloc(sizeof(double) * 3 * n);
+    random_bodies(n, 1000 + (uint64_t)n + (uint64_t)tile, pos, NULL);
+    plain_accel(n, pos, eps, spec.G, ref);
+    orr_engine *e = NULL;
+    TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
+    TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+    TU_OK(orr_engine_accel(e, acc, &err), &err);
+    double rel = max_rel(acc, ref, n);
+    print_message("cpu %s n=%ld tile=%d eps=%g: max rel err %.3e (tolerance %.0e)\n",
+                  orr_precision_name(prec), n, tile, eps, rel, tol);
+    assert_true(rel <= tol);
+    /* the sampled path gives the same numbers as the full one */
+    long idx[3] = {n - 1, 0, n / 2};
+    double samp[9];
+    TU_OK(orr_engine_accel_sample(e, 3, idx, samp, &err), &err);
+    for (int k = 0; k < 3; k++)
+        for (int d = 0; d < 3; d++)
+            assert_true(samp[3 * k + d] == acc[3 * idx[k] + d]);
+    orr_engine_destroy(e);
+    free(pos);
+    free(acc);
+    free(ref);
+}
+
+static void test_accel_float(void **state)
+{
+    long ns[] = {1, 7, 1000, 1500, 3001};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+        check_accel(ORR_FLOAT, ns[k], 1024, 0.01, 1e-5);
+    check_accel(ORR_FLOAT, 2500, 64, 0.05, 1e-5);
+}
+
+static void test_accel_double(void **state)
+{
+    long ns[] = {2, 999, 1500, 3001};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+        check_accel(ORR_DOUBLE, ns[k], 1024, 0.01, 1e-12);
+    check_accel(ORR_DOUBLE, 2500, 96, 0.05, 1e-12);
+}
+
+static void test_unsoftened(void **state)
+{
+    /* eps = 0: the self-pair must give 0, not NaN */
+    check_accel(ORR_DOUBLE, 300, 1024, 0.0, 1e-12);
+    check_accel(ORR_FLOAT, 300, 128, 0.0, 1e-5);
+}
+
+static void test_potential_kick_drift(void **state)
+{
+    orr_error err = {0};
+    const long n = 777;
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n),
+           *acc = malloc(sizeof(double) * 3 * n), *pos2 = malloc(sizeof(double) * 4 * n),
+           *vel2 = malloc(sizeof(double) * 3 * n);
+    random_bodies(n, 77, pos, vel);
+    for (int prec = 0; prec < 2; prec++) {
+        orr_kspec spec;
+        orr_kspec_default(&spec, ORR_TARGET_CPU);
+        spec.precision = prec;
+        spec.softening = 0.02;
+        orr_engine *e = NULL;
+        TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &err),
+              &err);
+        TU_OK(orr_engine_set_state(e, pos, vel, &err), &err);
+        double u = 0, uref = plain_potential(n, pos, 0.02, 1.0);
+        TU_OK(orr_engine_potential(e, &u, &err), &err);
+        double tol = prec == ORR_DOUBLE ? 1e-12 : 1e-6;
+        print_message("cpu %s potential %.15g vs %.15g\n", orr_precision_name(prec), u, uref);
+        assert_true(fabs(u - uref) <= tol * fabs(uref));
+        /* kick then drift: x' = x + (v + a dt) dt */
+        const double dt = 0.125;
+        TU_OK(orr_engine_accel(e, acc, &err), &err);
+        TU_OK(orr_engine_kick(e, dt, &err), &err);
+        TU_OK(orr_engine_drift(e, dt, &err), &err);
+        TU_OK(orr_engine_get_state(e, pos2, vel2, &err), &err);
+        double tol2 = prec == ORR_DOUBLE ? 1e-14 : 1e-6;
+        for (long i = 0; i < n; i++) {
+            for (int k = 0; k < 3; k++) {
+                double v = vel[3 * i + k] + acc[3 * i + k] * dt;
+                assert_true(fabs(vel2[3 * i + k] - v) <= tol2 * (1 + fabs(v)));
+                double x = pos[4 * i + k] + v * dt;
+                assert_true(fabs(pos2[4 * i + k] - x) <= tol2 * (1 + fabs(x)));
+            }
+            assert_true(pos2[4 * i + 3] == (prec == ORR_DOUBLE ? pos[4 * i + 3] : (float)pos[4 * i + 3]));
+        }
+        orr_engine_destroy(e);
+    }
+    free(pos);
+    free(vel);
+    free(acc);
+    free(pos2);
+    free(vel2);
+}
+
+static void test_second_start_cached(void **state)
+{
+    orr_error err = {0};
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_CPU);
+    spec.softening = 0.0123;   /* a configuration no other test compiles */
+    orr_engine *a = NULL, *b = NULL;
+    TU_OK(orr_engine_create(&a, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
+    assert_int_equal(a->build.cached, 0);
+    assert_true(a->build.compile_s > 0);
+    TU_OK(orr_engine_create(&b, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
+    assert_int_equal(b->build.cached, 1);
+    assert_true(b->build.compile_s == 0);
+    assert_string_equal(a->build.key, b->build.key);
+    orr_engine_destroy(b);
+
+    /* corrupt the entry: the next start rebuilds it and says so */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.so", tu_private_cache(), a->build.key);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 200, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    TU_OK(orr_engine_create(&b, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
+    assert_int_equal(b->build.cached, 0);
+    assert_non_null(strstr(b->build.note, "corrupt"));
+    orr_engine_destroy(b);
+    TU_OK(orr_engine_create(&b, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
+    assert_int_equal(b->build.cached, 1);
+    orr_engine_destroy(b);
+    orr_engine_destroy(a);
+}
+
+static void test_auto_falls_back(void **state)
+{
+    orr_error err = {0};
+    if (orr_cuda_usable(0, &err) == ORR_OK)
+        skip();   /* a GPU is here: auto picks it, nothing to check */
+    orr_error_clear(&err);
+    char notice[512];
+    orr_engine *e = NULL;
+    TU_OK(orr_engine_create(&e, ORR_BACKEND_AUTO, NULL, ORR_VARIANT_TILED, 16, 0, notice,
+                            sizeof notice, &err), &err);
+    assert_string_equal(e->ops->name, "cpu");
+    assert_non_null(strstr(notice, "no usable GPU"));
+    assert_non_null(strstr(notice, "using the CPU backend"));
+    orr_engine_destroy(e);
+    /* asking for CUDA explicitly is an error, not a fallback */
+    assert_int_not_equal(orr_engine_create(&e, ORR_BACKEND_CUDA, NULL, ORR_VARIANT_TILED, 16, 0,
+                                           NULL, 0, &err), ORR_OK);
+    assert_null(e);
+    orr_error_clear(&err);
+}
+
+static void test_bad_spec(void **state)
+{
+    orr_error err = {0};
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_CPU);
+    spec.softening = -1;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL,
+                                       0, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "invalid softening -1"));
+    orr_kspec_default(&spec, ORR_TARGET_CPU);
+    snprintf(spec.force, sizeof spec.force, "nosuchlaw");
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL,
+                                       0, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "unknown force law 'nosuchlaw'");
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, NULL, ORR_VARIANT_TILED, 0, 0, NULL,
+                                       0, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "invalid body count 0"));
+    orr_error_clear(&err);
+}
+
+int main(void)
+{
+    tu_private_cache();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accel_float),
+        cmocka_unit_test(test_accel_double),
+        cmocka_unit_test(test_unsoftened),
+        cmocka_unit_test(test_potential_kick_drift),
+        cmocka_unit_test(test_second_start_cached),
+        cmocka_unit_test(test_auto_falls_back),
+        cmocka_unit_test(test_bad_spec),
+    };
+    return cmocka_run_group_tests_name("cpu", tests, NULL, NULL);
+}

@@ -1,0 +1,620 @@
+/* test_kcache: the kernel cache: keys, hits and misses, corrupt and unsafe
+ * entries, concurrent writers, directory creation and housekeeping. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kcache.h"
+#include "util.h"
+
+#define HDR_SIZE 56
+
+static void make_key(orr_kkey *k, const char *a, const char *b)
+{
+    orr_error err = {0};
+    orr_kkey_builder kb;
+    TU_OK(orr_kkey_begin(&kb, &err), &err);
+    orr_kkey_add_str(&kb, a);
+    orr_kkey_add_str(&kb, b);
+    orr_kkey_finish(&kb, k);
+}
+
+static unsigned char *rand_bytes(size_t n, uint64_t seed)
+{
+    unsigned char *p = malloc(n);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(tu_rand(&seed) * 256.0);
+    return p;
+}
+
+static void entry_file(char *out, size_t size, const orr_kkey *k, const char *kind)
+{
+    snprintf(out, size, "%s/%s.%s", getenv("ORRERY_CACHE_DIR"), k->hex, kind);
+}
+
+/* Counts files in the cache dir whose name contains ".tmp.". */
+static int count_temps(void)
+{
+    DIR *d = opendir(getenv("ORRERY_CACHE_DIR"));
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strstr(de->d_name, ".tmp."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static int rm_item(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+static void rm_tree(const char *path)
+{
+    nftw(path, rm_item, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Every test starts with the private cache selected and empty. */
+static int setup(void **state)
+{
+    (void)state;
+    const char *dir = tu_private_cache();
+    setenv("ORRERY_CACHE_DIR", dir, 1);
+    orr_error err = {0};
+    size_t removed;
+    if (orr_kcache_clear(&removed, &err) != ORR_OK) {
+        fprintf(stderr, "clear failed: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    rm_tree(tu_private_cache());
+    return 0;
+}
+
+/* 1. keys */
+static void test_key(void **state)
+{
+    orr_kkey k1, k2, k3, k4;
+    make_key(&k1, "ab", "c");
+    make_key(&k2, "ab", "c");
+    make_key(&k3, "a", "bc");
+    make_key(&k4, "ab", NULL);
+    assert_string_equal(k1.hex, k2.hex);
+    assert_string_not_equal(k1.hex, k3.hex);
+    assert_string_not_equal(k1.hex, k4.hex);
+    assert_int_equal(strlen(k1.hex), 32);
+    for (int i = 0; i < 32; i++)
+        assert_true((k1.hex[i] >= '0' && k1.hex[i] <= '9') ||
+                    (k1.hex[i] >= 'a' && k1.hex[i] <= 'f'));
+
+    /* NULL counts as "" */
+    orr_kkey k5, k6;
+    make_key(&k5, "x", NULL);
+    make_key(&k6, "x", "");
+    assert_string_equal(k5.hex, k6.hex);
+}
+
+/* 2. miss, put, hit */
+static void test_put_get(void **state)
+{
+    orr_error err = {0};
+    orr_kkey k;
+    make_key(&k, "put_get", "v1");
+    size_t n = 100 * 1024 + 17;
+    unsigned char *payload = rand_bytes(n, 42);
+
+    void *data = (void *)1;
+    size_t len = 99;
+    int hit = 1;
+    char *note = (char *)1;
+    TU_OK(orr_kcache_get(&k, "cubin", &data, &len, &hit, &note, &err), &err);
+    assert_int_equal(hit, 0);
+    assert_null(note);
+    assert_null(data);
+
+    TU_OK(orr_kcache_put(&k, "cubin", payload, n, &err), &err);
+    TU_OK(orr_kcache_get(&k, "cubin", &data, &len, &hit, &note, &err), &err);
+    assert_int_equal(hit, 1);
+    assert_null(note);
+    assert_int_equal(len, n);
+    assert_memory_equal(data, payload, n);
+    free(data);
+
+    /* a different kind is a different entry */
+    TU_OK(orr_kcache_get(&k, "so", &data, &len, &hit, NULL, &err), &err);
+    assert_int_equal(hit, 0);
+
+    /* entry file is 0600 with the documented layout */
+    char path[512];
+    entry_file(path, sizeof path, &k, "cubin");
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_int_equal((size_t)sb.st_size, HDR_SIZE + n);
+    char *raw = NULL;
+    size_t rawlen = 0;
+    TU_OK(orr_read_file(path, &raw, &rawlen, &err), &err);
+    assert_memory_equal(raw, "ORRKC001", 8);
+    assert_memory_equal(raw + 8, k.hex, 32);
+    free(raw);
+
+    /* an empty payload round-trips */
+    orr_kkey ke;
+    make_key(&ke, "empty", "");
+    TU_OK(orr_kcache_put(&ke, "so", "", 0, &err), &err);
+    TU_OK(orr_kcache_get(&ke, "so", &data, &len, &hit, NULL, &err), &err);
+    assert_int_equal(hit, 1);
+    assert_int_equal(len, 0);
+    free(data);
+
+    free(payload);
+}
+
+static void expect_corrupt_miss(const orr_kkey *k, const char *kind, const char *path)
+{
+    orr_error err = {0};
+    void *data = NULL;
+    size_t len = 0;
+    int hit = 1;
+    char *note = NULL;
+    TU_OK(orr_kcache_get(k, kind, &data, &len, &hit, &note, &err), &err);
+    assert_int_equal(hit, 0);
+    assert_null(data);
+    assert_non_null(note);
+    print_message("note: %s\n", note);
+    assert_non_null(strstr(note, "corrupt"));
+    assert_non_null(strstr(note, path));
+    free(note);
+}
+
+/* 3. corrupt and truncated entries are misses */
+static void test_corrupt(void **state)
+{
+    orr_error err = {0};
+    orr_kkey k;
+    make_key(&k, "corrupt", "v1");
+    size_t n = 50000;
+    unsigned char *payload = rand_bytes(n, 7);
+    char path[512];
+    entry_file(path, sizeof path, &k, "cubin");
+
+    /* flip one payload byte */
+    TU_OK(orr_kcache_put(&k, "cubin", payload, n, &err), &err);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char c;
+    assert_int_equal(pread(fd, &c, 1, HDR_SIZE + 1234), 1);
+    c ^= 0x10;
+    assert_int_equal(pwrite(fd, &c, 1, HDR_SIZE + 1234), 1);
+    close(fd);
+    expect_corrupt_miss(&k, "cubin", path);
+
+    /* put again: a hit */
+    TU_OK(orr_kcache_put(&k, "cubin", payload, n, &err), &err);
+    void *data = NULL;
+    size_t len = 0;
+    int hit = 0;
+    char *note = NULL;
+    TU_OK(orr_kcache_get(&k, "cubin", &data, &len, &hit, &note, &err), &err);
+    assert_int_equal(hit, 1);
+    assert_null(note);
+    assert_int_equal(len, n);
+    assert_memory_equal(data, payload, n);
+    free(data);
+
+    /* truncated to half */
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(truncate(path, sb.st_size / 2), 0);
+    expect_corrupt_miss(&k, "cubin", path);
+
+    /* truncated inside the header, and empty */
+    assert_int_equal(truncate(path, 20), 0);
+    expect_corrupt_miss(&k, "cubin", path);
+    assert_int_equal(truncate(path, 0), 0);
+    expect_corrupt_miss(&k, "cubin", path);
+
+    /* longer than the header says */
+    TU_OK(orr_kcache_put(&k, "cubin", payload, n, &err), &err);
+    fd = open(path, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "xx", 2), 2);
+    close(fd);
+    expect_corrupt_miss(&k, "cubin", path);
+
+    /* wrong magic */
+    TU_OK(orr_kcache_put(&k, "cubin", payload, n, &err), &err);
+    fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, "XRRKC001", 8, 0), 8);
+    close(fd);
+    expect_corrupt_miss(&k, "cubin", path);
+
+    /* an entry copied under another key's name */
+    orr_kkey k2;
+    make_key(&k2, "corrupt", "v2");
+    TU_OK(orr_kcache_put(&k, "cubin", payload, n, &err), &err);
+    char path2[512];
+    entry_file(path2, sizeof path2, &k2, "cubin");
+    assert_int_equal(link(path, path2), 0);
+    expect_corrupt_miss(&k2, "cubin", path2);
+    free(payload);
+}
+
+/* 4. unsafe entries are refused */
+static void test_unsafe_entry(void **state)
+{
+    orr_error err = {0};
+    orr_kkey k;
+    make_key(&k, "unsafe", "v1");
+    unsigned char *payload = rand_bytes(4096, 9);
+    char path[512];
+    entry_file(path, sizeof path, &k, "so");
+    TU_OK(orr_kcache_put(&k, "so", payload, 4096, &err), &err);
+
+    void *data = NULL;
+    size_t len = 0;
+    int hit = 1;
+    char *note = NULL;
+    assert_int_equal(chmod(path, 0666), 0);
+    assert_int_equal(orr_kcache_get(&k, "so", &data, &len, &hit, &note, &err), ORR_ERR_CACHE);
+    print_message("refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "writable by group or others"));
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(hit, 0);
+    assert_null(data);
+    assert_null(note);
+    orr_error_clear(&err);
+
+    /* a symlink named like an entry is refused too */
+    assert_int_equal(unlink(path), 0);
+    char target[600];
+    snprintf(target, sizeof target, "%s.target", path);
+    TU_OK(orr_kcache_put(&k, "so", payload, 4096, &err), &err);
+    assert_int_equal(rename(path, target), 0);
+    assert_int_equal(symlink(target, path), 0);
+    assert_int_equal(orr_kcache_get(&k, "so", &data, &len, &hit, &note, &err), ORR_ERR_CACHE);
+    print_message("refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, path));
+    orr_error_clear(&err);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(unlink(target), 0);
+
+    if (geteuid() == 0) {
+        TU_OK(orr_kcache_put(&k, "so", payload, 4096, &err), &err);
+        assert_int_equal(chown(path, 12345, 12345), 0);
+        assert_int_equal(orr_kcache_get(&k, "so", &data, &len, &hit, &note, &err),
+                         ORR_ERR_CACHE);
+        print_message("refused: %s\n", err.msg);
+        assert_non_null(strstr(err.msg, "not owned by you"));
+        assert_non_null(strstr(err.msg, path));
+        orr_error_clear(&err);
+    } else {
+        print_message("not root: skipping the foreign-owner case\n");
+    }
+
+    /* a fresh put replaces the unsafe entry */
+    TU_OK(orr_kcache_put(&k, "so", payload, 4096, &err), &err);
+    TU_OK(orr_kcache_get(&k, "so", &data, &len, &hit, &note, &err), &err);
+    assert_int_equal(hit, 1);
+    assert_int_equal(len, 4096);
+    assert_memory_equal(data, payload, 4096);
+    free(data);
+    free(payload);
+}
+
+/* 5. concurrent writers and readers never see a torn entry */
+#define NCHILD 4
+#define CONC_SIZE (1024 * 1024)
+
+/* 0 if the get was a miss or a full correct hit, 1 otherwise. */
+static int check_get(const orr_kkey *k, const unsigned char *payload)
+{
+    orr_error err = {0};
+    void *data = NULL;
+    size_t len = 0;
+    int hit = 0;
+    char *note = NULL;
+    orr_status st = orr_kcache_get(k, "cubin", &data, &len, &hit, &note, &err);
+    int bad = st != ORR_OK || note != NULL ||
+              (hit && (len != CONC_SIZE || memcmp(data, payload, CONC_SIZE) != 0));
+    if (bad)
+        fprintf(stderr, "bad get: st=%d hit=%d len=%zu note=%s msg=%s\n", st, hit, len,
+                note ? note : "-", err.msg);
+    free(data);
+    free(note);
+    orr_error_clear(&err);
+    return bad;
+}
+
+static void test_concurrency(void **state)
+{
+    orr_kkey k;
+    make_key(&k, "concurrent", "v1");
+    unsigned char *payload = rand_bytes(CONC_SIZE, 1234);
+    fflush(NULL);
+    pid_t pids[NCHILD];
+    for (int c = 0; c < NCHILD; c++) {
+        pids[c] = fork();
+        assert_true(pids[c] >= 0);
+        if (pids[c] == 0) {
+            int bad = 0;
+            for (int i = 0; i < 20; i++) {
+                bad |= check_get(&k, payload);
+                orr_error err = {0};
+                if (orr_kcache_put(&k, "cubin", payload, CONC_SIZE, &err) != ORR_OK) {
+                    fprintf(stderr, "put failed: %s\n", err.msg);
+                    bad = 1;
+                }
+                bad |= check_get(&k, payload);
+            }
+            free(payload);
+            _exit(bad ? 1 : 0);
+        }
+    }
+    int running = NCHILD, ok = 0, parent_bad = 0, parent_gets = 0;
+    while (running > 0) {
+        parent_bad |= check_get(&k, payload);
+        parent_gets++;
+        for (int c = 0; c < NCHILD; c++) {
+            int status;
+            if (pids[c] > 0 && waitpid(pids[c], &status, WNOHANG) == pids[c]) {
+                pids[c] = 0;
+                running--;
+                if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                    ok++;
+            }
+        }
+    }
+    print_message("%d parent gets during %d writers\n", parent_gets, NCHILD);
+    assert_int_equal(ok, NCHILD);
+    assert_int_equal(parent_bad, 0);
+    assert_int_equal(check_get(&k, payload), 0);
+
+    orr_error err = {0};
+    void *data = NULL;
+    size_t len = 0;
+    int hit = 0;
+    TU_OK(orr_kcache_get(&k, "cubin", &data, &len, &hit, NULL, &err), &err);
+    assert_int_equal(hit, 1);
+    assert_int_equal(len, CONC_SIZE);
+    assert_memory_equal(data, payload, CONC_SIZE);
+    free(data);
+    assert_int_equal(count_temps(), 0);
+    free(payload);
+}
+
+/* 6. the cache directory */
+static void test_cache_dir(void **state)
+{
+    orr_error err = {0};
+    char base[] = "/tmp/orrery-kcdir-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char nested[512], out[512];
+    snprintf(nested, sizeof nested, "%s/a/b/cache", base);
+    setenv("ORRERY_CACHE_DIR", nested, 1);
+    TU_OK(orr_kcache_dir(out, sizeof out, &err), &err);
+    assert_string_equal(out, nested);
+    struct stat sb;
+    assert_int_equal(stat(nested, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    /* again: exists, fine */
+    TU_OK(orr_kcache_dir(out, sizeof out, &err), &err);
+
+    /* trailing slashes are dropped */
+    char slashed[600];
+    snprintf(slashed, sizeof slashed, "%s//", nested);
+    setenv("ORRERY_CACHE_DIR", slashed, 1);
+    TU_OK(orr_kcache_dir(out, sizeof out, &err), &err);
+    assert_string_equal(out, nested);
+
+    /* too small an output buffer */
+    char tiny[8];
+    assert_int_equal(orr_kcache_dir(tiny, sizeof tiny, &err), ORR_ERR_CACHE);
+    orr_error_clear(&err);
+
+    /* group-writable: refused with the fix */
+    setenv("ORRERY_CACHE_DIR", nested, 1);
+    assert_int_equal(chmod(nested, 0770), 0);
+    assert_int_equal(orr_kcache_dir(out, sizeof out, &err), ORR_ERR_CACHE);
+    print_message("refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "writable by group or others"));
+    assert_non_null(strstr(err.msg, "chmod 700"));
+    assert_non_null(strstr(err.msg, nested));
+    orr_error_clear(&err);
+    /* and a put there fails the same way */
+    orr_kkey k;
+    make_key(&k, "dir", "");
+    assert_int_equal(orr_kcache_put(&k, "so", "x", 1, &err), ORR_ERR_CACHE);
+    orr_error_clear(&err);
+    assert_int_equal(chmod(nested, 0700), 0);
+
+    /* a regular file */
+    char file[600];
+    snprintf(file, sizeof file, "%s/plain", base);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    setenv("ORRERY_CACHE_DIR", file, 1);
+    assert_int_equal(orr_kcache_dir(out, sizeof out, &err), ORR_ERR_CACHE);
+    print_message("refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, file));
+    orr_error_clear(&err);
+
+    /* a regular file in the way of a parent */
+    char under[700];
+    snprintf(under, sizeof under, "%s/sub", file);
+    setenv("ORRERY_CACHE_DIR", under, 1);
+    assert_int_equal(orr_kcache_dir(out, sizeof out, &err), ORR_ERR_CACHE);
+    print_message("refused: %s\n", err.msg);
+    orr_error_clear(&err);
+
+    /* XDG_CACHE_HOME and HOME fallbacks */
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    unsetenv("ORRERY_CACHE_DIR");
+    char xdg[600], want[700];
+    snprintf(xdg, sizeof xdg, "%s/xdg", base);
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    snprintf(want, sizeof want, "%s/orrery", xdg);
+    TU_OK(orr_kcache_dir(out, sizeof out, &err), &err);
+    assert_string_equal(out, want);
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", base, 1);
+    snprintf(want, sizeof want, "%s/.cache/orrery", base);
+    TU_OK(orr_kcache_dir(out, sizeof out, &err), &err);
+    assert_string_equal(out, want);
+    if (old_xdg)
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    else
+        unsetenv("HOME");
+    free(old_xdg);
+    free(old_home);
+
+    setenv("ORRERY_CACHE_DIR", tu_private_cache(), 1);
+    rm_tree(base);
+}
+
+/* 7. list, usage, clear */
+typedef struct {
+    int n, valid;
+    size_t bytes;
+} seen_t;
+
+static void on_entry(const orr_kcache_entry *e, void *ctx)
+{
+    seen_t *s = ctx;
+    s->n++;
+    s->valid += e->valid;
+    s->bytes += e->bytes;
+    assert_true(e->mtime > 0);
+    assert_int_equal(strlen(e->name) > 33, 1);
+}
+
+static void test_list_usage_clear(void **state)
+{
+    orr_error err = {0};
+    size_t sizes[3] = {1000, 20000, 12345};
+    const char *kinds[3] = {"cubin", "so", "ptx"};
+    size_t total = 0;
+    for (int i = 0; i < 3; i++) {
+        orr_kkey k;
+        char part[16];
+        snprintf(part, sizeof part, "%d", i);
+        make_key(&k, "list", part);
+        unsigned char *p = rand_bytes(sizes[i], (uint64_t)i + 100);
+        TU_OK(orr_kcache_put(&k, kinds[i], p, sizes[i], &err), &err);
+        total += HDR_SIZE + sizes[i];
+        free(p);
+    }
+    const char *dir = getenv("ORRERY_CACHE_DIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/README", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not a cache entry\n", f);
+    fclose(f);
+    /* a stale temp file and some look-alikes that are not entries */
+    char stale[600], odd1[600], odd2[600];
+    snprintf(stale, sizeof stale, "%s/0123456789abcdef0123456789abcdef.so.tmp.Ab12Cd", dir);
+    snprintf(odd1, sizeof odd1, "%s/0123456789ABCDEF0123456789abcdef.so", dir);
+    snprintf(odd2, sizeof odd2, "%s/0123456789abcdef0123456789abcdef.so.bak", dir);
+    const char *extra[3] = {stale, odd1, odd2};
+    for (int i = 0; i < 3; i++) {
+        f = fopen(extra[i], "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+
+    size_t entries = 0, bytes = 0;
+    TU_OK(orr_kcache_usage(&entries, &bytes, &err), &err);
+    assert_int_equal(entries, 3);
+    assert_int_equal(bytes, total);
+
+    seen_t s = {0};
+    TU_OK(orr_kcache_list(on_entry, &s, &err), &err);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.valid, 3);
+    assert_int_equal(s.bytes, total);
+
+    /* a corrupt entry lists as invalid */
+    orr_kkey k0;
+    make_key(&k0, "list", "0");
+    char p0[512];
+    entry_file(p0, sizeof p0, &k0, "cubin");
+    assert_int_equal(truncate(p0, 100), 0);
+    memset(&s, 0, sizeof s);
+    TU_OK(orr_kcache_list(on_entry, &s, &err), &err);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.valid, 2);
+
+    size_t removed = 0;
+    TU_OK(orr_kcache_clear(&removed, &err), &err);
+    assert_int_equal(removed, 3);
+    TU_OK(orr_kcache_usage(&entries, &bytes, &err), &err);
+    assert_int_equal(entries, 0);
+    assert_int_equal(bytes, 0);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(access(stale, F_OK), -1);
+    assert_int_equal(access(odd1, F_OK), 0);
+    assert_int_equal(access(odd2, F_OK), 0);
+    unlink(path);
+    unlink(odd1);
+    unlink(odd2);
+}
+
+/* bad kinds and keys are argument errors */
+static void test_bad_args(void **state)
+{
+    orr_error err = {0};
+    orr_kkey k;
+    make_key(&k, "args", "");
+    const char *bad[] = {"", "CUBIN", "a/b", "..", "so.tmp", "abcdefghijklmnopq"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(orr_kcache_put(&k, bad[i], "x", 1, &err), ORR_ERR_ARG);
+        orr_error_clear(&err);
+        void *data = NULL;
+        size_t len = 0;
+        int hit = 0;
+        assert_int_equal(orr_kcache_get(&k, bad[i], &data, &len, &hit, NULL, &err), ORR_ERR_ARG);
+        orr_error_clear(&err);
+    }
+    orr_kkey bk = k;
+    bk.hex[3] = 'G';
+    assert_int_equal(orr_kcache_put(&bk, "so", "x", 1, &err), ORR_ERR_ARG);
+    orr_error_clear(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_key, setup),
+        cmocka_unit_test_setup(test_put_get, setup),
+        cmocka_unit_test_setup(test_corrupt, setup),
+        cmocka_unit_test_setup(test_unsafe_entry, setup),
+        cmocka_unit_test_setup(test_concurrency, setup),
+        cmocka_unit_test_setup(test_cache_dir, setup),
+        cmocka_unit_test_setup(test_list_usage_clear, setup),
+        cmocka_unit_test_setup(test_bad_args, setup),
+    };
+    return cmocka_run_group_tests_name("kcache", tests, NULL, group_teardown);
+}

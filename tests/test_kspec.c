@@ -1,0 +1,200 @@
+/* test_kspec: generated kernel source and its run-time compilation without a
+ * GPU: baked constants (exact hex floats), PTX for sm_90 in both precisions
+ * through name expressions, the unroll factor visible in the PTX, and a
+ * broken kernel source reported with its file and line by NVRTC and by the
+ * host compiler, with nothing written to the cache. */
+#include "testutil.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "hostcc.h"
+#include "kcache.h"
+#include "kspec.h"
+#include "rtc.h"
+
+static const char *const opts[] = {"-std=c++17"};
+
+static orr_rtc_result ptx_for(const orr_kspec *s)
+{
+    orr_error err = {0};
+    char *src = NULL;
+    TU_OK(orr_kspec_source(s, ORR_TARGET_GPU, &src, &err), &err);
+    const char *exprs[ORR_K_COUNT];
+    orr_kspec_name_exprs(s, exprs);
+    orr_rtc_result r = {0};
+    TU_OK(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, 1, exprs, ORR_K_COUNT, ORR_EMIT_PTX,
+                          &r, &err), &err);
+    free(src);
+    return r;
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int c = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        c++;
+    return c;
+}
+
+static void test_baked_constants(void **state)
+{
+    orr_error err = {0};
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    s.block = 128;
+    s.unroll = 8;
+    s.split = 2;
+    s.softening = 0.1;
+    s.G = 6.674e-11;
+    char *src = NULL;
+    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+    assert_non_null(strstr(src, "#define ORR_BLOCK 128\n"));
+    assert_non_null(strstr(src, "#define ORR_UNROLL 8\n"));
+    assert_non_null(strstr(src, "#define ORR_SPLIT 2\n"));
+    assert_non_null(strstr(src, "#define ORR_SOFTENING 0x1.999999999999ap-4"));
+    /* the literals read back bit-exactly */
+    const char *g = strstr(src, "#define ORR_G ");
+    assert_non_null(g);
+    assert_true(strtod(g + strlen("#define ORR_G "), NULL) == 6.674e-11);
+    const char *e2 = strstr(src, "#define ORR_EPS2 ");
+    assert_true(strtod(e2 + strlen("#define ORR_EPS2 "), NULL) == 0.1 * 0.1);
+    /* every kernels_src file is under a #line directive */
+    assert_non_null(strstr(src, "#line 1 \"prelude.h\""));
+    assert_non_null(strstr(src, "#line 1 \"forces/gravity.h\""));
+    assert_non_null(strstr(src, "#line 1 \"direct.cu\""));
+    free(src);
+    TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
+    assert_non_null(strstr(src, "#define ORR_DOUBLE 0\n"));
+    assert_non_null(strstr(src, "#line 1 \"direct_cpu.c\""));
+    free(src);
+}
+
+static void test_ptx_both_precisions(void **state)
+{
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    for (int p = 0; p < 2; p++) {
+        s.precision = p;
+        orr_rtc_result r = ptx_for(&s);
+        assert_int_equal(r.nlowered, ORR_K_COUNT);
+        const char *text = r.image;
+        assert_non_null(strstr(text, ".target sm_90"));
+        for (int k = 0; k < r.nlowered; k++) {
+            char entry[512];
+            snprintf(entry, sizeof entry, ".entry %s(", r.lowered[k]);
+            assert_non_null(strstr(text, entry));
+        }
+        if (p == ORR_DOUBLE)
+            assert_true(count(text, "rsqrt.approx.f64") + count(text, "rsqrt.approx.ftz.f64") > 0);
+        else
+            assert_true(count(text, "rsqrt.approx.f32") > 0);
+        orr_rtc_result_free(&r);
+    }
+}
+
+static void test_unroll_in_ptx(void **state)
+{
+    /* the tiled kernel's full-tile loop has UNROLL copies of the interaction */
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    s.unroll = 1;
+    orr_rtc_result r1 = ptx_for(&s);
+    s.unroll = 16;
+    orr_rtc_result r16 = ptx_for(&s);
+    int c1 = count(r1.image, "rsqrt.approx"), c16 = count(r16.image, "rsqrt.approx");
+    print_message("rsqrt instructions: unroll 1 -> %d, unroll 16 -> %d\n", c1, c16);
+    assert_true(c16 >= c1 + 15);
+    orr_rtc_result_free(&r1);
+    orr_rtc_result_free(&r16);
+}
+
+/* A copy of kernels_src with line 14 of forces/gravity.h broken. */
+static const char *broken_kernels(void)
+{
+    static char dir[256];
+    if (dir[0])
+        return dir;
+    snprintf(dir, sizeof dir, "/tmp/orrery-ksrc-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cp -r kernels_src/. %s/ && sed -i '14s/.*/    real inv = orr_rsqrt_nz(r2) +;/' "
+             "%s/forces/gravity.h", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    return dir;
+}
+
+static void test_compile_error_names_line(void **state)
+{
+    orr_error err = {0};
+    size_t before = 0, after = 0, bytes = 0;
+    TU_OK(orr_kcache_usage(&before, &bytes, &err), &err);
+    setenv("ORRERY_KERNELS_DIR", broken_kernels(), 1);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    char *src = NULL;
+    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+    const char *exprs[ORR_K_COUNT];
+    orr_kspec_name_exprs(&s, exprs);
+    orr_rtc_result r = {0};
+    assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, 1, exprs, ORR_K_COUNT,
+                                     ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
+    print_message("NVRTC: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "forces/gravity.h(14)"));
+    assert_non_null(err.log);
+    assert_non_null(strstr(err.log, "forces/gravity.h(14): error"));
+    free(src);
+    orr_error_clear(&err);
+
+    /* the CPU backend: the host compiler names the same file and line, and
+     * engine creation fails without caching anything */
+    orr_kspec c;
+    orr_kspec_default(&c, ORR_TARGET_CPU);
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &c, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    print_message("host cc: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "forces/gravity.h:14:"));
+    assert_null(e);
+    orr_error_clear(&err);
+    unsetenv("ORRERY_KERNELS_DIR");
+    TU_OK(orr_kcache_usage(&after, &bytes, &err), &err);
+    assert_int_equal(before, after);
+}
+
+static void test_invalid_specs(void **state)
+{
+    orr_error err = {0};
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    s.block = 100;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid block size 100: must be a multiple of 32 from 32 to 1024");
+    s.block = 256;
+    s.split = 3;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid split 3: threads per body must be 1, 2, 4, 8, 16 or 32");
+    s.split = 1;
+    s.unroll = 0;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid unroll 0: must be from 1 to 64");
+    s.unroll = 4;
+    snprintf(s.force, sizeof s.force, "../etc");
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    orr_error_clear(&err);
+}
+
+int main(void)
+{
+    tu_private_cache();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_baked_constants),
+        cmocka_unit_test(test_ptx_both_precisions),
+        cmocka_unit_test(test_unroll_in_ptx),
+        cmocka_unit_test(test_compile_error_names_line),
+        cmocka_unit_test(test_invalid_specs),
+    };
+    return cmocka_run_group_tests_name("kspec", tests, NULL, NULL);
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# deps: installs the Debian packages orrery needs when they are missing (as
+# root, with apt-get); otherwise prints the exact command to run.  Also checks
+# for the CUDA toolkit headers (cuda.h, nvrtc.h under $CUDA_PATH).
+set -euo pipefail
+pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    echo "deps: missing packages; run:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+cuda=${CUDA_PATH:-/usr/local/cuda}
+for h in cuda.h nvrtc.h; do
+  if [ ! -f "$cuda/include/$h" ]; then
+    echo "deps: $cuda/include/$h not found: install the CUDA toolkit (headers) or set CUDA_PATH" >&2
+    exit 1
+  fi
+done
