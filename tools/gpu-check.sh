@@ -9,7 +9,9 @@ out=${OUT:-gpu-out}; mkdir -p "$out"
 orr=build/orrery
 export ORRERY_CACHE_DIR=$(mktemp -d)
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; which cc gcc; } 2>&1 | tee "$out/env.txt"
-make gpu-test 2>&1 | tee "$out/gpu-test.txt" | grep -E '^(\[|tests:|gpu |no usable)' 
+if command -v make >/dev/null; then make gpu-test; else ORRERY_REQUIRE_GPU=1 bash tests/run.sh build test_gpu; fi \
+  > "$out/gpu-test.txt" 2>&1; grep -E '^(\[  (PASSED|FAILED|SKIPPED)|tests:|gpu |first start|device out)' "$out/gpu-test.txt"
+bash tests/run.sh build > "$out/all-tests.txt" 2>&1; grep -E '^tests:|FAILED' "$out/all-tests.txt"
 $orr info | tee "$out/info.txt"
 for p in float double; do
   $orr bench --precision $p --n ${BENCH_N:-1024,4096,16384,65536,262144,1048576} --variant both --csv \
