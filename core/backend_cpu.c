@@ -14,8 +14,10 @@
 typedef void (*accel_fn)(long, const void *, const void *, const void *, const void *, long,
                          const long *, void *, void *, void *);
 typedef double (*potential_fn)(long, const void *, const void *, const void *, const void *);
-typedef void (*update_fn)(long, void *, void *, void *, const void *, const void *, const void *,
-                          double);
+typedef void (*kick_fn)(long, void *, void *, void *, const void *, const void *, const void *,
+                        double, double);
+typedef void (*drift_fn)(long, void *, void *, void *, const void *, const void *, const void *,
+                         double);
 
 enum { X, Y, Z, M, VX, VY, VZ, AX, AY, AZ, NARR };
 
@@ -23,7 +25,8 @@ typedef struct {
     orr_hostcc_lib lib;
     accel_fn accel;
     potential_fn potential;
-    update_fn kick, drift;
+    kick_fn kick;
+    drift_fn drift;
     size_t elem;          /* sizeof(real) */
     void *a[NARR];        /* SoA arrays of n reals */
 } cpu_impl;
@@ -116,8 +119,8 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     if (!st) {
         c->accel = (accel_fn)orr_hostcc_sym(&c->lib, "orr_cpu_accel");
         c->potential = (potential_fn)orr_hostcc_sym(&c->lib, "orr_cpu_potential");
-        c->kick = (update_fn)orr_hostcc_sym(&c->lib, "orr_cpu_kick");
-        c->drift = (update_fn)orr_hostcc_sym(&c->lib, "orr_cpu_drift");
+        c->kick = (kick_fn)orr_hostcc_sym(&c->lib, "orr_cpu_kick");
+        c->drift = (drift_fn)orr_hostcc_sym(&c->lib, "orr_cpu_drift");
         if (!c->accel || !c->potential || !c->kick || !c->drift)
             st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry points");
     }
@@ -168,10 +171,10 @@ static orr_status cpu_get_accel(orr_engine *e, double *acc, orr_error *err)
     return ORR_OK;
 }
 
-static orr_status cpu_kick(orr_engine *e, double dt, orr_error *err)
+static orr_status cpu_kick(orr_engine *e, double dt, double damping, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    c->kick(e->n, c->a[VX], c->a[VY], c->a[VZ], c->a[AX], c->a[AY], c->a[AZ], dt);
+    c->kick(e->n, c->a[VX], c->a[VY], c->a[VZ], c->a[AX], c->a[AY], c->a[AZ], dt, damping);
     return ORR_OK;
 }
 
@@ -214,7 +217,7 @@ static orr_status cpu_time_steps(orr_engine *e, int steps, int force_only, doubl
     for (int s = 0; s < steps; s++) {
         cpu_accel(e, err);
         if (!force_only) {
-            cpu_kick(e, 1e-6, err);
+            cpu_kick(e, 1e-6, 1.0, err);
             cpu_drift(e, 1e-6, err);
         }
     }

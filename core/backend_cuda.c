@@ -298,28 +298,30 @@ static orr_status cuda_get_accel(orr_engine *e, double *acc, orr_error *err)
     return download(c, c->acc, acc, 3, 3, e->n, err);
 }
 
-/* kick and drift: x += y dt over the n real4 elements. */
+/* kick and drift: x updated from y over the n real4 elements; kick also
+ * takes the damping factor.  Scalars are passed in the kernel's precision. */
 static orr_status cuda_update(orr_engine *e, int kernel, orr_devptr x, orr_devptr y, double dt,
-                              orr_error *err)
+                              double damping, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    int n = (int)e->n;
-    float dtf = (float)dt;
-    void *args[] = {&x, &y, c->elem == sizeof(double) ? (void *)&dt : (void *)&dtf, &n};
+    int n = (int)e->n, dbl = c->elem == sizeof(double);
+    float dtf = (float)dt, dampf = (float)damping;
+    void *dtp = dbl ? (void *)&dt : (void *)&dtf, *dp = dbl ? (void *)&damping : (void *)&dampf;
+    void *kick_args[] = {&x, &y, dtp, dp, &n}, *drift_args[] = {&x, &y, dtp, &n};
     return orr_cuda_launch(c->fn[kernel], blocks_for(n, e->spec.block), (unsigned)e->spec.block, 0,
-                           args, err);
+                           kernel == ORR_K_KICK ? kick_args : drift_args, err);
 }
 
-static orr_status cuda_kick(orr_engine *e, double dt, orr_error *err)
+static orr_status cuda_kick(orr_engine *e, double dt, double damping, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    return cuda_update(e, ORR_K_KICK, c->vel, c->acc, dt, err);
+    return cuda_update(e, ORR_K_KICK, c->vel, c->acc, dt, damping, err);
 }
 
 static orr_status cuda_drift(orr_engine *e, double dt, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    return cuda_update(e, ORR_K_DRIFT, c->pos, c->vel, dt, err);
+    return cuda_update(e, ORR_K_DRIFT, c->pos, c->vel, dt, 1.0, err);
 }
 
 static orr_status cuda_potential(orr_engine *e, double *u, orr_error *err)
@@ -367,7 +369,7 @@ static orr_status cuda_time_steps(orr_engine *e, int steps, int force_only, doub
     for (int s = 0; !st && s < steps; s++) {
         st = cuda_accel(e, err);
         if (!st && !force_only)
-            st = cuda_kick(e, 1e-6, err);
+            st = cuda_kick(e, 1e-6, 1.0, err);
         if (!st && !force_only)
             st = cuda_drift(e, 1e-6, err);
     }

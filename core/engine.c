@@ -114,9 +114,9 @@ orr_status orr_engine_accel(orr_engine *e, double *acc, orr_error *err)
     return st ? st : e->ops->get_accel(e, acc, err);
 }
 
-orr_status orr_engine_kick(orr_engine *e, double dt, orr_error *err)
+orr_status orr_engine_kick(orr_engine *e, double dt, double damping, orr_error *err)
 {
-    return e->ops->kick(e, dt, err);
+    return e->ops->kick(e, dt, damping, err);
 }
 
 orr_status orr_engine_drift(orr_engine *e, double dt, orr_error *err)

@@ -32,7 +32,7 @@ typedef struct {
     orr_status (*get_state)(orr_engine *e, double *pos, double *vel, orr_error *err);
     orr_status (*accel)(orr_engine *e, orr_error *err);         /* into the engine's buffer */
     orr_status (*get_accel)(orr_engine *e, double *acc, orr_error *err);
-    orr_status (*kick)(orr_engine *e, double dt, orr_error *err);
+    orr_status (*kick)(orr_engine *e, double dt, double damping, orr_error *err);
     orr_status (*drift)(orr_engine *e, double dt, orr_error *err);
     orr_status (*potential)(orr_engine *e, double *u, orr_error *err);
     /* Accelerations of the bodies idx[0..ni) only (3 ni values). */
@@ -71,7 +71,9 @@ void orr_engine_destroy(orr_engine *e);
 orr_status orr_engine_set_state(orr_engine *e, const double *pos, const double *vel, orr_error *err);
 orr_status orr_engine_get_state(orr_engine *e, double *pos, double *vel, orr_error *err);
 orr_status orr_engine_accel(orr_engine *e, double *acc, orr_error *err); /* compute + fetch */
-orr_status orr_engine_kick(orr_engine *e, double dt, orr_error *err);
+/* v = (v + a dt) * damping, with a from the last accel call. */
+orr_status orr_engine_kick(orr_engine *e, double dt, double damping, orr_error *err);
+/* x += v dt, wrapped into the spec's periodic box on periodic axes. */
 orr_status orr_engine_drift(orr_engine *e, double dt, orr_error *err);
 orr_status orr_engine_potential(orr_engine *e, double *u, orr_error *err);
 orr_status orr_engine_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,

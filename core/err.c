@@ -64,6 +64,7 @@ const char *orr_status_name(orr_status s)
     case ORR_ERR_COMPILE: return "compile error";
     case ORR_ERR_CACHE: return "kernel cache error";
     case ORR_ERR_LOAD: return "load error";
+    case ORR_ERR_INTERRUPTED: return "interrupted";
     }
     return "unknown error";
 }

@@ -18,7 +18,8 @@ typedef enum {
     ORR_ERR_NONVRTC,     /* NVRTC could not be opened */
     ORR_ERR_COMPILE,     /* kernel source did not compile (NVRTC or host cc) */
     ORR_ERR_CACHE,       /* kernel cache refused or failed */
-    ORR_ERR_LOAD         /* compiled code could not be loaded */
+    ORR_ERR_LOAD,        /* compiled code could not be loaded */
+    ORR_ERR_INTERRUPTED  /* stopped on request (Ctrl-C) */
 } orr_status;
 
 typedef struct {

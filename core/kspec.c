@@ -45,6 +45,10 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
                         s->softening);
     if (!isfinite(s->G))
         return orr_fail(err, ORR_ERR_ARG, "invalid G %g: must be finite", s->G);
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(s->box[k]) || s->box[k] < 0)
+            return orr_fail(err, ORR_ERR_ARG, "invalid box length %g on axis %c: must be finite "
+                            "and >= 0 (0 = open)", s->box[k], "xyz"[k]);
     return ORR_OK;
 }
 
@@ -79,6 +83,15 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
         "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n",
         s->force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->block, s->unroll, s->split, eps,
         s->softening, eps2, s->softening > 0 ? 1 : 0, g, s->G);
+    for (int k = 0; k < 3; k++) {
+        char l[64], inv[64];
+        orr_hexfloat(l, sizeof l, s->box[k]);
+        orr_hexfloat(inv, sizeof inv, s->box[k] > 0 ? 1.0 / s->box[k] : 0.0);
+        bad = bad || orr_buf_printf(&b, "#define ORR_BOX_%c %s\n#define ORR_INV_BOX_%c %s\n",
+                                    "XYZ"[k], l, "XYZ"[k], inv);
+    }
+    bad = bad || orr_buf_printf(&b, "#define ORR_PERIODIC %d\n",
+                                s->box[0] > 0 || s->box[1] > 0 || s->box[2] > 0);
     if (target == ORR_TARGET_CPU)
         bad = bad || orr_buf_printf(&b, "#define ORR_DOUBLE %d\n", s->precision == ORR_DOUBLE);
     if (bad) {
@@ -146,6 +159,9 @@ orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err)
 
 void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s %s block=%d unroll=%d split=%d eps=%g G=%g", s->force,
-             orr_precision_name(s->precision), s->block, s->unroll, s->split, s->softening, s->G);
+    int n = snprintf(buf, size, "%s %s block=%d unroll=%d split=%d eps=%g G=%g", s->force,
+                     orr_precision_name(s->precision), s->block, s->unroll, s->split,
+                     s->softening, s->G);
+    if (n >= 0 && (size_t)n < size && (s->box[0] > 0 || s->box[1] > 0 || s->box[2] > 0))
+        snprintf(buf + n, size - (size_t)n, " box=%g,%g,%g", s->box[0], s->box[1], s->box[2]);
 }

@@ -25,6 +25,9 @@ typedef struct {
     int split;                /* GPU threads per body, power of two 1..32 (1) */
     double softening;         /* Plummer softening length epsilon (0.01) */
     double G;                 /* coupling constant (1) */
+    double box[3];            /* periodic box lengths per axis; 0 = open (0, 0, 0).
+                                 Bodies live in [0, L); separations use the
+                                 minimum image. */
 } orr_kspec;
 
 /* Fills the defaults for a target (see the field comments). */

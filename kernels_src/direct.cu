@@ -13,7 +13,8 @@
  *                  tile rather than growing with N.
  *   orr_accel_naive  one thread per body reading j-bodies from global memory:
  *                  the baseline that `orrery bench --variant naive` runs.
- *   orr_kick, orr_drift   v += a dt, x += v dt.
+ *   orr_kick, orr_drift   v = (v + a dt) * damping;  x += v dt, wrapped into
+ *                  the periodic box on periodic axes.
  *   orr_potential  pair potential summed per body (in double), reduced per
  *                  block; the host adds the per-block partial sums.
  *
@@ -42,7 +43,8 @@ static __device__ __forceinline__ void orr_interact(const typename orr_vec4<real
                                                     const typename orr_vec4<real>::type &pj,
                                                     real &sx, real &sy, real &sz)
 {
-    real dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+    real dx = orr_min_image(pj.x - pi.x, X), dy = orr_min_image(pj.y - pi.y, Y),
+         dz = orr_min_image(pj.z - pi.z, Z);
     real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, (real)ORR_EPS2)));
     real d2 = fma(dz, dz, fma(dy, dy, dx * dx));
     real f = orr_pair_accel<real>(d2, r2, pi.w, pj.w);
@@ -127,13 +129,13 @@ orr_accel_naive(const typename orr_vec4<real>::type *__restrict__ pos,
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_kick(typename orr_vec4<real>::type *__restrict__ vel,
-         const typename orr_vec4<real>::type *__restrict__ acc, real dt, int n)
+         const typename orr_vec4<real>::type *__restrict__ acc, real dt, real damping, int n)
 {
     const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
     if (i < n) {
-        vel[i].x = fma(acc[i].x, dt, vel[i].x);
-        vel[i].y = fma(acc[i].y, dt, vel[i].y);
-        vel[i].z = fma(acc[i].z, dt, vel[i].z);
+        vel[i].x = fma(acc[i].x, dt, vel[i].x) * damping;
+        vel[i].y = fma(acc[i].y, dt, vel[i].y) * damping;
+        vel[i].z = fma(acc[i].z, dt, vel[i].z) * damping;
     }
 }
 
@@ -144,9 +146,9 @@ orr_drift(typename orr_vec4<real>::type *__restrict__ pos,
 {
     const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
     if (i < n) {
-        pos[i].x = fma(vel[i].x, dt, pos[i].x);
-        pos[i].y = fma(vel[i].y, dt, pos[i].y);
-        pos[i].z = fma(vel[i].z, dt, pos[i].z);
+        pos[i].x = orr_wrap(fma(vel[i].x, dt, pos[i].x), X);
+        pos[i].y = orr_wrap(fma(vel[i].y, dt, pos[i].y), Y);
+        pos[i].z = orr_wrap(fma(vel[i].z, dt, pos[i].z), Z);
     }
 }
 
@@ -170,7 +172,8 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, double *__r
         const int m = min(ORR_BLOCK, n - base);
         for (int k = 0; k < m; k++) {
             const vec4 pj = tile[k];
-            real dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+            real dx = orr_min_image(pj.x - pi.x, X), dy = orr_min_image(pj.y - pi.y, Y),
+                 dz = orr_min_image(pj.z - pi.z, Z);
             real d2 = fma(dz, dz, fma(dy, dy, dx * dx));
             real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, (real)ORR_EPS2)));
             if (base + k != i)

@@ -8,7 +8,8 @@
  *   orr_cpu_accel      accelerations of ni targets (idx[k], or k when idx is
  *                      NULL) from all n bodies
  *   orr_cpu_potential  total pair potential energy, self-pairs excluded
- *   orr_cpu_kick       v += a dt;   orr_cpu_drift   x += v dt */
+ *   orr_cpu_kick       v = (v + a dt) * damping
+ *   orr_cpu_drift      x += v dt, wrapped into the box on periodic axes */
 
 #ifndef ORR_ACCEL_SCALE
 #define ORR_ACCEL_SCALE 1
@@ -27,7 +28,7 @@ ORR_EXPORT double orr_cpu_potential(long n, const real *restrict x, const real *
                                     const real *restrict z, const real *restrict m);
 ORR_EXPORT void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
                              const real *restrict ax, const real *restrict ay,
-                             const real *restrict az, double dt);
+                             const real *restrict az, double dt, double damping);
 ORR_EXPORT void orr_cpu_drift(long n, real *restrict x, real *restrict y, real *restrict z,
                               const real *restrict vx, const real *restrict vy,
                               const real *restrict vz, double dt);
@@ -55,7 +56,8 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
             real tx = 0, ty = 0, tz = 0;
 #pragma omp simd reduction(+ : tx, ty, tz)
             for (long j = jb; j < je; j++) {
-                const real dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;
+                const real dx = orr_min_image(x[j] - xi, X), dy = orr_min_image(y[j] - yi, Y),
+                           dz = orr_min_image(z[j] - zi, Z);
                 const real d2 = dx * dx + dy * dy + dz * dz;
                 const real r2 = d2 + (real)ORR_EPS2;
                 const real f = orr_pair_accel(d2, r2, mi, m[j]);
@@ -83,7 +85,8 @@ double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
         for (long j = 0; j < n; j++) {
             if (j == i)
                 continue;
-            const real dx = x[j] - x[i], dy = y[j] - y[i], dz = z[j] - z[i];
+            const real dx = orr_min_image(x[j] - x[i], X), dy = orr_min_image(y[j] - y[i], Y),
+                       dz = orr_min_image(z[j] - z[i], Z);
             const real d2 = dx * dx + dy * dy + dz * dz;
             phi += (double)orr_pair_potential(d2, d2 + (real)ORR_EPS2, m[i], m[j]);
         }
@@ -94,14 +97,14 @@ double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
 
 void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
                   const real *restrict ax, const real *restrict ay, const real *restrict az,
-                  double dt)
+                  double dt, double damping)
 {
-    const real h = (real)dt;
+    const real h = (real)dt, d = (real)damping;
 #pragma omp parallel for simd schedule(static)
     for (long i = 0; i < n; i++) {
-        vx[i] += ax[i] * h;
-        vy[i] += ay[i] * h;
-        vz[i] += az[i] * h;
+        vx[i] = (vx[i] + ax[i] * h) * d;
+        vy[i] = (vy[i] + ay[i] * h) * d;
+        vz[i] = (vz[i] + az[i] * h) * d;
     }
 }
 
@@ -112,8 +115,8 @@ void orr_cpu_drift(long n, real *restrict x, real *restrict y, real *restrict z,
     const real h = (real)dt;
 #pragma omp parallel for simd schedule(static)
     for (long i = 0; i < n; i++) {
-        x[i] += vx[i] * h;
-        y[i] += vy[i] * h;
-        z[i] += vz[i] * h;
+        x[i] = orr_wrap(x[i] + vx[i] * h, X);
+        y[i] = orr_wrap(y[i] + vy[i] * h, Y);
+        z[i] = orr_wrap(z[i] + vz[i] * h, Z);
     }
 }

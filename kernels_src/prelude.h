@@ -6,6 +6,8 @@
  *   ORR_BLOCK, ORR_UNROLL, ORR_SPLIT   tile size, unroll factor, threads per body
  *   ORR_SOFTENING, ORR_EPS2, ORR_G     softening length, its square, coupling G
  *   ORR_SOFTENED                       1 when ORR_EPS2 > 0
+ *   ORR_BOX_X/Y/Z, ORR_INV_BOX_X/Y/Z   periodic box lengths and inverses (0 = open)
+ *   ORR_PERIODIC                       1 when any axis is periodic
  *   ORR_DOUBLE                         CPU only: 1 for double, 0 for float
  * On the GPU `real` is a template parameter of every kernel; on the CPU it is
  * a typedef, since each shared object is compiled for one precision.
@@ -32,6 +34,7 @@ ORR_MATH1(orr_exp, expf, exp)
 ORR_MATH1(orr_log, logf, log)
 ORR_MATH1(orr_fabs, fabsf, fabs)
 ORR_MATH1(orr_floor, floorf, floor)
+ORR_MATH1(orr_rint, rintf, rint)
 ORR_MATH1(orr_erf, erff, erf)
 ORR_MATH1(orr_tanh, tanhf, tanh)
 ORR_MATH2(orr_pow, powf, pow)
@@ -55,12 +58,21 @@ typedef float real;
 #define orr_log(x) ORR_SFX(log)(x)
 #define orr_fabs(x) ORR_SFX(fabs)(x)
 #define orr_floor(x) ORR_SFX(floor)(x)
+#define orr_rint(x) ORR_SFX(rint)(x)
 #define orr_erf(x) ORR_SFX(erf)(x)
 #define orr_tanh(x) ORR_SFX(tanh)(x)
 #define orr_pow(x, y) ORR_SFX(pow)(x, y)
 #define orr_fmin(x, y) ORR_SFX(fmin)(x, y)
 #define orr_fmax(x, y) ORR_SFX(fmax)(x, y)
 #endif
+
+/* Periodic box (ORR_BOX_X/Y/Z > 0 on periodic axes, baked in): the minimum
+ * image of a separation, and a coordinate wrapped into [0, L).  On open axes
+ * the constant condition folds away and they cost nothing. */
+#define orr_min_image(d, axis) \
+    (ORR_BOX_##axis > 0 ? (d) - (real)ORR_BOX_##axis * orr_rint((d) * (real)ORR_INV_BOX_##axis) : (d))
+#define orr_wrap(x, axis) \
+    (ORR_BOX_##axis > 0 ? (x) - (real)ORR_BOX_##axis * orr_floor((x) * (real)ORR_INV_BOX_##axis) : (x))
 
 /* rsqrt that gives 0 instead of infinity at r2 == 0; with softening the
  * argument is never 0, so it is the plain rsqrt and costs nothing extra. */

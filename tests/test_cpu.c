@@ -158,7 +158,7 @@ static void test_potential_kick_drift(void **state)
         /* kick then drift: x' = x + (v + a dt) dt */
         const double dt = 0.125;
         TU_OK(orr_engine_accel(e, acc, &err), &err);
-        TU_OK(orr_engine_kick(e, dt, &err), &err);
+        TU_OK(orr_engine_kick(e, dt, 1.0, &err), &err);
         TU_OK(orr_engine_drift(e, dt, &err), &err);
         TU_OK(orr_engine_get_state(e, pos2, vel2, &err), &err);
         double tol2 = prec == ORR_DOUBLE ? 1e-14 : 1e-6;

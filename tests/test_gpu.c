@@ -149,7 +149,7 @@ static void test_potential_kick_drift(void **state)
         assert_true(fabs(ug - uc) <= tol * fabs(uc));
         const double dt = 0.0625;
         TU_OK(orr_engine_accel(g, acc, &err), &err);
-        TU_OK(orr_engine_kick(g, dt, &err), &err);
+        TU_OK(orr_engine_kick(g, dt, 1.0, &err), &err);
         TU_OK(orr_engine_drift(g, dt, &err), &err);
         TU_OK(orr_engine_get_state(g, pos2, vel2, &err), &err);
         double tol2 = prec == ORR_DOUBLE ? 1e-14 : 1e-6;

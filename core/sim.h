@@ -1,0 +1,88 @@
+/* sim: a simulation: N bodies on a backend engine, an integrator (a const
+ * vtable chosen by name), the clock, an optional periodic box, 2D or 3D, and
+ * the diagnostics (energy, momentum, angular momentum, centre of mass, virial
+ * ratio) and text output.  The state lives on the backend; the host keeps a
+ * double-precision mirror (pos[4n] = x, y, z, m; vel[3n]) that is fetched
+ * only when read and uploaded before the next step only when written. */
+#ifndef ORR_SIM_H
+#define ORR_SIM_H
+
+#include <stddef.h>
+#include "engine.h"
+
+typedef struct orr_sim orr_sim;
+
+/* An integrator advances the simulation by one step of dt. */
+typedef struct {
+    const char *name;    /* "euler", "leapfrog", "yoshida4" */
+    int order;           /* 1, 2, 4 */
+    int forces_per_step; /* force evaluations per step once started */
+    orr_status (*step)(orr_sim *s, orr_error *err);
+} orr_integrator;
+
+/* The integrator with this name, or NULL. */
+const orr_integrator *orr_integrator_find(const char *name);
+/* NULL-terminated list of all integrators, for messages and docs. */
+const orr_integrator *const *orr_integrators(void);
+
+typedef struct {
+    long n;                    /* bodies (required, >= 1) */
+    orr_precision precision;   /* ORR_FLOAT */
+    double G;                  /* 1 */
+    double softening;          /* 0.01 */
+    double dt;                 /* 0.01 */
+    double damping;            /* 1: velocity factor per step (euler only) */
+    const char *integrator;    /* "leapfrog" */
+    const char *force;         /* "gravity" */
+    orr_backend_kind backend;  /* ORR_BACKEND_AUTO */
+    double box[3];             /* periodic box lengths; 0 = open axis (all 0) */
+    int dims;                  /* 3, or 2 (z and vz held at 0) */
+    int device;                /* GPU ordinal, 0 */
+} orr_sim_config;
+
+void orr_sim_config_default(orr_sim_config *c);
+
+/* Creates a simulation with all bodies at the origin, at rest, mass 0.
+ * notice (may be NULL) receives the auto-backend notice.  Validates every
+ * field; messages name the field ("dt must be positive (got -1)"). */
+orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
+                          size_t notice_size, orr_error *err);
+void orr_sim_destroy(orr_sim *s);
+
+const orr_sim_config *orr_sim_config_of(const orr_sim *s);
+const orr_engine *orr_sim_engine(const orr_sim *s);
+long orr_sim_n(const orr_sim *s);
+double orr_sim_time(const orr_sim *s);
+long orr_sim_steps(const orr_sim *s);
+
+/* The host mirror, brought up to date from the backend first.  Pointers stay
+ * valid for the simulation's life.  After writing through them call
+ * orr_sim_touch, so the next step uploads them (and forces are recomputed). */
+orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z m */
+orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
+void orr_sim_touch(orr_sim *s);
+
+/* Sets the integration step; dt > 0 and finite. */
+orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err);
+
+/* Advances k >= 0 steps.  Checks *stop (may be NULL) between steps and
+ * returns ORR_ERR_INTERRUPTED when it became non-zero. */
+orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err);
+
+/* Diagnostics, on the current state. */
+orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err);
+orr_status orr_sim_momentum(orr_sim *s, double p[3], orr_error *err);
+orr_status orr_sim_angular_momentum(orr_sim *s, double l[3], orr_error *err);
+/* Centre of mass position and velocity; total mass in *mass (may be NULL). */
+orr_status orr_sim_center_of_mass(orr_sim *s, double x[3], double v[3], double *mass,
+                                  orr_error *err);
+/* 2K / |U|; 1 in virial equilibrium. */
+orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err);
+
+/* Writes the bodies as text: ".txt" whitespace-separated, ".csv" commas; a
+ * header line of column names (id x y z vx vy vz m), one line per body,
+ * full precision (%.17g).  Written to a temporary file and renamed, so a
+ * failed write never leaves a half file in place. */
+orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err);
+
+#endif
