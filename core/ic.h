@@ -24,4 +24,26 @@ orr_status orr_ic_plummer(long n, uint64_t seed, double mass, double *pos, doubl
 orr_status orr_ic_uniform_cube(long n, uint64_t seed, double side, double *pos, double *vel,
                                orr_error *err);
 
+/* Every generator, described uniformly so the Lua layer can expose them as
+ * orrery.ic.NAME{n=, seed=, <param>=...}.  Parameters are numbers with
+ * defaults; n and seed are separate (fixed-size generators ignore n). */
+#define ORR_IC_MAX_PARAMS 8
+typedef struct {
+    const char *name;                        /* "plummer" */
+    const char *summary;                     /* one line for docs and errors */
+    int takes_n;                             /* 0: fixed body count (kepler, solar_system) */
+    int nparams;
+    const char *params[ORR_IC_MAX_PARAMS];   /* parameter names */
+    double defaults[ORR_IC_MAX_PARAMS];      /* their defaults */
+    /* Bodies generate() produces for n (and params). */
+    long (*count)(long n, const double *p);
+    /* Fills pos[4 count] and vel[3 count]; validates params, messages name them. */
+    orr_status (*generate)(long n, uint64_t seed, const double *p, double *pos, double *vel,
+                           orr_error *err);
+} orr_ic_generator;
+
+const orr_ic_generator *orr_ic_find(const char *name);
+/* NULL-terminated list of all generators. */
+const orr_ic_generator *const *orr_ic_generators(void);
+
 #endif

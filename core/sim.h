@@ -76,7 +76,7 @@ orr_status orr_sim_angular_momentum(orr_sim *s, double l[3], orr_error *err);
 /* Centre of mass position and velocity; total mass in *mass (may be NULL). */
 orr_status orr_sim_center_of_mass(orr_sim *s, double x[3], double v[3], double *mass,
                                   orr_error *err);
-/* 2K / |U|; 1 in virial equilibrium. */
+/* The virial ratio K / |U| (0.5 in virial equilibrium). */
 orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err);
 
 /* Writes the bodies as text: ".txt" whitespace-separated, ".csv" commas; a

@@ -72,7 +72,15 @@ typedef float real;
 #define orr_min_image(d, axis) \
     (ORR_BOX_##axis > 0 ? (d) - (real)ORR_BOX_##axis * orr_rint((d) * (real)ORR_INV_BOX_##axis) : (d))
 #define orr_wrap(x, axis) \
-    (ORR_BOX_##axis > 0 ? (x) - (real)ORR_BOX_##axis * orr_floor((x) * (real)ORR_INV_BOX_##axis) : (x))
+    (ORR_BOX_##axis > 0 ? orr_wrap_to((x), (real)ORR_BOX_##axis, (real)ORR_INV_BOX_##axis) : (x))
+
+/* x wrapped into [0, L): a tiny negative x can round to exactly L, which
+ * belongs at 0. */
+ORR_LAW real orr_wrap_to(real x, real len, real inv)
+{
+    real w = x - len * orr_floor(x * inv);
+    return w >= len ? w - len : w;
+}
 
 /* rsqrt that gives 0 instead of infinity at r2 == 0; with softening the
  * argument is never 0, so it is the plain rsqrt and costs nothing extra. */

@@ -11,6 +11,8 @@
 
 #include "bench.h"
 #include "engine.h"
+#include "ic.h"
+#include "sim.h"
 
 static int gpu_present(void)
 {
@@ -214,6 +216,58 @@ static void test_errors(void **state)
     orr_error_clear(&err);
 }
 
+/* The same scenario on both backends: a Plummer sphere, 100 steps of each
+ * integrator; positions agree within 1e-9 (double) / 1e-4 (float) of the
+ * system's unit length, and the energies within 1e-12 / 1e-5 relative. */
+static void test_sim_cuda_matches_cpu(void **state)
+{
+    NEED_GPU();
+    const long n = 3000;
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n);
+    orr_error err = {0};
+    TU_OK(orr_ic_plummer(n, 2026, 1.0, pos, vel, &err), &err);
+    const char *integrators[] = {"leapfrog", "yoshida4", "euler"};
+    for (int prec = 0; prec < 2; prec++)
+        for (int k = 0; k < 3; k++) {
+            orr_sim *s[2];
+            double e[2], *p[2];
+            for (int b = 0; b < 2; b++) {
+                orr_sim_config c;
+                orr_sim_config_default(&c);
+                c.n = n;
+                c.precision = prec;
+                c.integrator = integrators[k];
+                c.dt = 1.0 / 256;
+                c.backend = b ? ORR_BACKEND_CPU : ORR_BACKEND_CUDA;
+                TU_OK(orr_sim_create(&s[b], &c, NULL, 0, &err), &err);
+                double *sp, *sv;
+                TU_OK(orr_sim_pos(s[b], &sp, &err), &err);
+                TU_OK(orr_sim_vel(s[b], &sv, &err), &err);
+                memcpy(sp, pos, sizeof(double) * 4 * n);
+                memcpy(sv, vel, sizeof(double) * 3 * n);
+                orr_sim_touch(s[b]);
+                TU_OK(orr_sim_step(s[b], 100, NULL, &err), &err);
+                double kin, pot;
+                TU_OK(orr_sim_energy(s[b], &kin, &pot, &err), &err);
+                e[b] = kin + pot;
+                TU_OK(orr_sim_pos(s[b], &p[b], &err), &err);
+            }
+            double worst = 0;
+            for (long i = 0; i < n; i++)
+                for (int d = 0; d < 3; d++)
+                    worst = fmax(worst, fabs(p[0][4 * i + d] - p[1][4 * i + d]));
+            double de = fabs(e[0] - e[1]) / fabs(e[1]);
+            print_message("sim %s %s, 100 steps: max |x_cuda - x_cpu| = %.2e, energy rel diff %.2e\n",
+                          orr_precision_name(prec), integrators[k], worst, de);
+            assert_true(worst <= (prec == ORR_DOUBLE ? 1e-9 : 1e-4));
+            assert_true(de <= (prec == ORR_DOUBLE ? 1e-12 : 1e-5));
+            orr_sim_destroy(s[0]);
+            orr_sim_destroy(s[1]);
+        }
+    free(pos);
+    free(vel);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -223,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_potential_kick_drift),
         cmocka_unit_test(test_cache_second_start),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_sim_cuda_matches_cpu),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

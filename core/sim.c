@@ -1,0 +1,556 @@
+/* sim: a simulation on one backend engine (see sim.h).  The bodies live on
+ * the engine in its precision; the host keeps a double mirror that is
+ * downloaded only when read (orr_sim_pos/vel, diagnostics, output) and
+ * uploaded before the next use of the engine only when written (after
+ * orr_sim_touch).  On upload 2D runs get z = vz = 0 and periodic axes are
+ * wrapped into [0, L).  Integrators are const vtables driving the engine's
+ * accel / kick / drift kernels; leapfrog and yoshida4 reuse the last force
+ * evaluation while the positions have not changed since. */
+#include "sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+struct orr_sim {
+    orr_sim_config cfg;            /* strings point into this struct / the vtable */
+    const orr_integrator *integ;
+    char force[64];
+    orr_engine *engine;
+    double *pos;                   /* host mirror, 4n: x y z m */
+    double *vel;                   /* 3n */
+    int host_valid;                /* mirror matches (or is newer than) the engine */
+    int host_dirty;                /* mirror written, engine needs an upload */
+    int acc_valid;                 /* engine's acceleration buffer matches its positions */
+    double time, time_c;           /* clock, with Kahan compensation */
+    long steps;
+};
+
+/* ---- integrators ---------------------------------------------------------- */
+
+static orr_status compute_accel(orr_sim *s, orr_error *err)
+{
+    /* into the engine's buffer only: no download of the accelerations */
+    return s->engine->ops->accel(s->engine, err);
+}
+
+static orr_status step_euler(orr_sim *s, orr_error *err)
+{
+    orr_status st = compute_accel(s, err);
+    if (!st)
+        st = orr_engine_kick(s->engine, s->cfg.dt, s->cfg.damping, err);
+    if (!st)
+        st = orr_engine_drift(s->engine, s->cfg.dt, err);
+    s->acc_valid = 0;
+    return st;
+}
+
+/* kick-drift-kick with the accelerations valid on entry and exit; the first
+ * and last half kicks are given separately so yoshida4 can merge them. */
+static orr_status kdk(orr_sim *s, double k1, double d, double k2, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    if (!s->acc_valid) {
+        st = compute_accel(s, err);
+        if (st)
+            return st;
+        s->acc_valid = 1;
+    }
+    if (k1 != 0)
+        st = orr_engine_kick(s->engine, k1, 1.0, err);
+    if (!st) {
+        s->acc_valid = 0;
+        st = orr_engine_drift(s->engine, d, err);
+    }
+    if (!st)
+        st = compute_accel(s, err);
+    if (!st) {
+        s->acc_valid = 1;
+        if (k2 != 0)
+            st = orr_engine_kick(s->engine, k2, 1.0, err);
+    }
+    return st;
+}
+
+static orr_status step_leapfrog(orr_sim *s, orr_error *err)
+{
+    double h = s->cfg.dt;
+    return kdk(s, 0.5 * h, h, 0.5 * h, err);
+}
+
+/* Yoshida (1990): three leapfrog substeps of w1 h, w0 h, w1 h, adjacent half
+ * kicks merged: K D A K D A K D A K, three force evaluations. */
+static orr_status step_yoshida4(orr_sim *s, orr_error *err)
+{
+    const double c = cbrt(2.0), w1 = 1.0 / (2.0 - c), w0 = -c / (2.0 - c);
+    const double h = s->cfg.dt;
+    orr_status st = kdk(s, 0.5 * w1 * h, w1 * h, 0.5 * (w1 + w0) * h, err);
+    if (!st)
+        st = kdk(s, 0, w0 * h, 0.5 * (w0 + w1) * h, err);
+    if (!st)
+        st = kdk(s, 0, w1 * h, 0.5 * w1 * h, err);
+    return st;
+}
+
+static const orr_integrator integ_euler = {"euler", 1, 1, step_euler};
+static const orr_integrator integ_leapfrog = {"leapfrog", 2, 1, step_leapfrog};
+static const orr_integrator integ_yoshida4 = {"yoshida4", 4, 3, step_yoshida4};
+
+static const orr_integrator *const integ_list[] = {&integ_euler, &integ_leapfrog, &integ_yoshida4,
+                                                   NULL};
+
+const orr_integrator *const *orr_integrators(void)
+{
+    return integ_list;
+}
+
+const orr_integrator *orr_integrator_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int k = 0; integ_list[k]; k++)
+        if (strcmp(integ_list[k]->name, name) == 0)
+            return integ_list[k];
+    return NULL;
+}
+
+/* ---- creation -------------------------------------------------------------- */
+
+void orr_sim_config_default(orr_sim_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->n = 0;
+    c->precision = ORR_FLOAT;
+    c->G = 1.0;
+    c->softening = 0.01;
+    c->dt = 0.01;
+    c->damping = 1.0;
+    c->integrator = "leapfrog";
+    c->force = "gravity";
+    c->backend = ORR_BACKEND_AUTO;
+    c->dims = 3;
+    c->device = 0;
+}
+
+static orr_status check_dt(double dt, orr_error *err)
+{
+    if (!(dt > 0) || !isfinite(dt))
+        return orr_fail(err, ORR_ERR_ARG, "dt must be positive and finite (got %g)", dt);
+    return ORR_OK;
+}
+
+static orr_status validate(const orr_sim_config *c, const orr_integrator **integ, orr_error *err)
+{
+    if (c->n < 1)
+        return orr_fail(err, ORR_ERR_ARG, "n must be at least 1 (got %ld)", c->n);
+    if (c->precision != ORR_FLOAT && c->precision != ORR_DOUBLE)
+        return orr_fail(err, ORR_ERR_ARG, "precision must be float or double (got %d)",
+                        (int)c->precision);
+    if (c->backend != ORR_BACKEND_AUTO && c->backend != ORR_BACKEND_CUDA &&
+        c->backend != ORR_BACKEND_CPU)
+        return orr_fail(err, ORR_ERR_ARG, "backend must be auto, cuda or cpu (got %d)",
+                        (int)c->backend);
+    orr_status st = check_dt(c->dt, err);
+    if (st)
+        return st;
+    if (!(c->damping > 0 && c->damping <= 1))
+        return orr_fail(err, ORR_ERR_ARG, "damping must be in (0, 1] (got %g)", c->damping);
+    if (!(c->softening >= 0) || !isfinite(c->softening))
+        return orr_fail(err, ORR_ERR_ARG, "softening must be >= 0 and finite (got %g)",
+                        c->softening);
+    if (!isfinite(c->G))
+        return orr_fail(err, ORR_ERR_ARG, "G must be finite (got %g)", c->G);
+    if (c->dims != 2 && c->dims != 3)
+        return orr_fail(err, ORR_ERR_ARG, "dims must be 2 or 3 (got %d)", c->dims);
+    for (int k = 0; k < 3; k++)
+        if (!(c->box[k] >= 0) || !isfinite(c->box[k]))
+            return orr_fail(err, ORR_ERR_ARG,
+                            "box length on axis %c must be finite and >= 0 (got %g)", "xyz"[k],
+                            c->box[k]);
+    const char *iname = c->integrator ? c->integrator : "leapfrog";
+    *integ = orr_integrator_find(iname);
+    if (!*integ) {
+        char list[256] = "";
+        size_t used = 0;
+        int count = 0;
+        while (integ_list[count])
+            count++;
+        for (int k = 0; k < count && used < sizeof list; k++) {
+            const char *sep = k == 0 ? "" : k == count - 1 ? " or " : ", ";
+            int w = snprintf(list + used, sizeof list - used, "%s%s", sep, integ_list[k]->name);
+            if (w < 0)
+                break;
+            used += (size_t)w;
+        }
+        return orr_fail(err, ORR_ERR_ARG, "unknown integrator '%s' (expected %s)", iname, list);
+    }
+    if (c->damping != 1 && *integ != &integ_euler)
+        return orr_fail(err, ORR_ERR_ARG, "damping applies to the euler integrator only");
+    const char *force = c->force ? c->force : "gravity";
+    if (!force[0] || strlen(force) >= sizeof(((orr_kspec *)0)->force))
+        return orr_fail(err, ORR_ERR_ARG, "force must be a name of 1 to %zu characters (got '%s')",
+                        sizeof(((orr_kspec *)0)->force) - 1, force);
+    return ORR_OK;
+}
+
+orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
+                          size_t notice_size, orr_error *err)
+{
+    *out = NULL;
+    if (notice && notice_size)
+        notice[0] = '\0';
+    const orr_integrator *integ = NULL;
+    orr_status st = validate(c, &integ, err);
+    if (st)
+        return st;
+
+    orr_backend_kind kind = c->backend;
+    if (kind == ORR_BACKEND_AUTO) {
+        orr_error why = {0};
+        if (orr_cuda_usable(c->device, &why) == ORR_OK) {
+            kind = ORR_BACKEND_CUDA;
+        } else {
+            kind = ORR_BACKEND_CPU;
+            if (notice && notice_size)
+                snprintf(notice, notice_size, "no usable GPU (%s); using the CPU backend", why.msg);
+        }
+        orr_error_clear(&why);
+    }
+
+    orr_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    s->cfg = *c;
+    s->integ = integ;
+    snprintf(s->force, sizeof s->force, "%s", c->force ? c->force : "gravity");
+    s->cfg.integrator = integ->name;
+    s->cfg.force = s->force;
+    s->cfg.backend = kind;
+
+    s->pos = calloc((size_t)c->n, 4 * sizeof(double));
+    s->vel = calloc((size_t)c->n, 3 * sizeof(double));
+    if (!s->pos || !s->vel) {
+        orr_sim_destroy(s);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", c->n);
+    }
+
+    orr_kspec spec;
+    orr_kspec_default(&spec, kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU);
+    snprintf(spec.force, sizeof spec.force, "%s", s->force);
+    spec.precision = c->precision;
+    spec.softening = c->softening;
+    spec.G = c->G;
+    memcpy(spec.box, c->box, sizeof spec.box);
+    st = orr_engine_create(&s->engine, kind, &spec, ORR_VARIANT_TILED, c->n, c->device, NULL, 0,
+                           err);
+    if (st) {
+        orr_sim_destroy(s);
+        return st;
+    }
+    /* all bodies at the origin, at rest, mass 0: uploaded before first use */
+    s->host_valid = 1;
+    s->host_dirty = 1;
+    s->acc_valid = 0;
+    *out = s;
+    return ORR_OK;
+}
+
+void orr_sim_destroy(orr_sim *s)
+{
+    if (!s)
+        return;
+    orr_engine_destroy(s->engine);
+    free(s->pos);
+    free(s->vel);
+    free(s);
+}
+
+const orr_sim_config *orr_sim_config_of(const orr_sim *s)
+{
+    return &s->cfg;
+}
+
+const orr_engine *orr_sim_engine(const orr_sim *s)
+{
+    return s->engine;
+}
+
+long orr_sim_n(const orr_sim *s)
+{
+    return s->cfg.n;
+}
+
+double orr_sim_time(const orr_sim *s)
+{
+    return s->time;
+}
+
+long orr_sim_steps(const orr_sim *s)
+{
+    return s->steps;
+}
+
+/* ---- host mirror ----------------------------------------------------------- */
+
+/* x wrapped into [0, L); never L itself (x just below 0 can round up to it). */
+static double wrap(double x, double l)
+{
+    double w = x - l * floor(x / l);
+    if (!(w < l) || w < 0)
+        w = 0;
+    return w;
+}
+
+/* Uploads the mirror when it was written, after the 2D and box fix-ups. */
+static orr_status flush(orr_sim *s, orr_error *err)
+{
+    if (!s->host_dirty)
+        return ORR_OK;
+    const long n = s->cfg.n;
+    for (long i = 0; i < n; i++) {
+        if (s->cfg.dims == 2) {
+            s->pos[4 * i + 2] = 0;
+            s->vel[3 * i + 2] = 0;
+        }
+        for (int k = 0; k < 3; k++)
+            if (s->cfg.box[k] > 0)
+                s->pos[4 * i + k] = wrap(s->pos[4 * i + k], s->cfg.box[k]);
+    }
+    orr_status st = orr_engine_set_state(s->engine, s->pos, s->vel, err);
+    if (st)
+        return st;
+    s->host_dirty = 0;
+    s->acc_valid = 0;
+    /* in float the engine holds the values rounded: read them back when next
+     * asked, so the mirror always shows the state being integrated */
+    s->host_valid = s->cfg.precision == ORR_DOUBLE;
+    return ORR_OK;
+}
+
+/* Downloads the engine's state when the mirror is stale. */
+static orr_status fetch(orr_sim *s, orr_error *err)
+{
+    if (s->host_valid)
+        return ORR_OK;
+    orr_status st = orr_engine_get_state(s->engine, s->pos, s->vel, err);
+    if (st)
+        return st;
+    s->host_valid = 1;
+    return ORR_OK;
+}
+
+/* Engine and mirror agree: for the diagnostics. */
+static orr_status sync_state(orr_sim *s, orr_error *err)
+{
+    orr_status st = flush(s, err);
+    return st ? st : fetch(s, err);
+}
+
+orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err)
+{
+    orr_status st = fetch(s, err);
+    if (st)
+        return st;
+    *pos = s->pos;
+    return ORR_OK;
+}
+
+orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err)
+{
+    orr_status st = fetch(s, err);
+    if (st)
+        return st;
+    *vel = s->vel;
+    return ORR_OK;
+}
+
+/* The mirror becomes the authority: write through pointers fetched with
+ * orr_sim_pos / orr_sim_vel since the last step. */
+void orr_sim_touch(orr_sim *s)
+{
+    s->host_dirty = 1;
+    s->host_valid = 1;
+    s->acc_valid = 0;
+}
+
+orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err)
+{
+    orr_status st = check_dt(dt, err);
+    if (st)
+        return st;
+    s->cfg.dt = dt;
+    return ORR_OK;
+}
+
+/* ---- stepping -------------------------------------------------------------- */
+
+orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
+{
+    if (k < 0)
+        return orr_fail(err, ORR_ERR_ARG, "step count must be >= 0 (got %ld)", k);
+    orr_status st = flush(s, err);
+    if (st)
+        return st;
+    for (long done = 0; done < k; done++) {
+        if (stop && *stop)
+            return orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
+        s->host_valid = 0;
+        st = s->integ->step(s, err);
+        if (st) {
+            s->acc_valid = 0;
+            return st;
+        }
+        double y = s->cfg.dt - s->time_c, t = s->time + y;
+        s->time_c = (t - s->time) - y;
+        s->time = t;
+        s->steps++;
+    }
+    return ORR_OK;
+}
+
+/* ---- diagnostics ----------------------------------------------------------- */
+
+orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err)
+{
+    orr_status st = sync_state(s, err);
+    if (st)
+        return st;
+    double k = 0, u = 0;
+    for (long i = 0; i < s->cfg.n; i++) {
+        const double *v = s->vel + 3 * i;
+        k += 0.5 * s->pos[4 * i + 3] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    }
+    st = orr_engine_potential(s->engine, &u, err);
+    if (st)
+        return st;
+    if (kinetic)
+        *kinetic = k;
+    if (potential)
+        *potential = u;
+    return ORR_OK;
+}
+
+orr_status orr_sim_momentum(orr_sim *s, double p[3], orr_error *err)
+{
+    orr_status st = sync_state(s, err);
+    if (st)
+        return st;
+    double q[3] = {0, 0, 0};
+    for (long i = 0; i < s->cfg.n; i++)
+        for (int k = 0; k < 3; k++)
+            q[k] += s->pos[4 * i + 3] * s->vel[3 * i + k];
+    memcpy(p, q, sizeof q);
+    return ORR_OK;
+}
+
+orr_status orr_sim_angular_momentum(orr_sim *s, double l[3], orr_error *err)
+{
+    orr_status st = sync_state(s, err);
+    if (st)
+        return st;
+    double q[3] = {0, 0, 0};
+    for (long i = 0; i < s->cfg.n; i++) {
+        const double *x = s->pos + 4 * i, *v = s->vel + 3 * i, m = x[3];
+        q[0] += m * (x[1] * v[2] - x[2] * v[1]);
+        q[1] += m * (x[2] * v[0] - x[0] * v[2]);
+        q[2] += m * (x[0] * v[1] - x[1] * v[0]);
+    }
+    memcpy(l, q, sizeof q);
+    return ORR_OK;
+}
+
+orr_status orr_sim_center_of_mass(orr_sim *s, double x[3], double v[3], double *mass,
+                                  orr_error *err)
+{
+    orr_status st = sync_state(s, err);
+    if (st)
+        return st;
+    double mt = 0, cx[3] = {0, 0, 0}, cv[3] = {0, 0, 0};
+    for (long i = 0; i < s->cfg.n; i++) {
+        double m = s->pos[4 * i + 3];
+        mt += m;
+        for (int k = 0; k < 3; k++) {
+            cx[k] += m * s->pos[4 * i + k];
+            cv[k] += m * s->vel[3 * i + k];
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        if (x)
+            x[k] = mt != 0 ? cx[k] / mt : 0;
+        if (v)
+            v[k] = mt != 0 ? cv[k] / mt : 0;
+    }
+    if (mass)
+        *mass = mt;
+    return ORR_OK;
+}
+
+orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err)
+{
+    double k = 0, u = 0;
+    orr_status st = orr_sim_energy(s, &k, &u, err);
+    if (st)
+        return st;
+    if (u == 0)
+        return orr_fail(err, ORR_ERR_ARG, "virial ratio undefined: potential energy is 0");
+    *q = k / fabs(u);
+    return ORR_OK;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
+{
+    const char *base = strrchr(path, '/');
+    const char *ext = strrchr(base ? base + 1 : path, '.');
+    char sep;
+    if (ext && strcasecmp(ext, ".txt") == 0)
+        sep = ' ';
+    else if (ext && strcasecmp(ext, ".csv") == 0)
+        sep = ',';
+    else
+        return orr_fail(err, ORR_ERR_ARG,
+                        "cannot write '%s': unknown format (expected .txt or .csv)", path);
+    orr_status st = sync_state(s, err);
+    if (st)
+        return st;
+
+    size_t len = strlen(path) + 32;
+    char *tmp = malloc(len);
+    if (!tmp)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        int e = errno;
+        free(tmp);
+        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    fprintf(f, "id%cx%cy%cz%cvx%cvy%cvz%cm\n", sep, sep, sep, sep, sep, sep, sep);
+    for (long i = 0; i < s->cfg.n; i++) {
+        const double *x = s->pos + 4 * i, *v = s->vel + 3 * i;
+        fprintf(f, "%ld%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g\n", i + 1, sep, x[0],
+                sep, x[1], sep, x[2], sep, v[0], sep, v[1], sep, v[2], sep, x[3]);
+    }
+    int e = 0;
+    errno = 0;
+    if (fflush(f) != 0 || ferror(f))
+        e = errno ? errno : EIO;
+    if (!e && fsync(fileno(f)) != 0)
+        e = errno;
+    if (fclose(f) != 0 && !e)
+        e = errno ? errno : EIO;
+    if (!e && rename(tmp, path) != 0)
+        e = errno;
+    if (e) {
+        unlink(tmp);
+        free(tmp);
+        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    free(tmp);
+    return ORR_OK;
+}
