@@ -17,18 +17,24 @@ LUA_STATIC = $(if $(LUA_LIBDIR),$(LUA_LIBDIR)/liblua5.4.a,-llua5.4)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
             -Wno-unused-parameter -pthread
-CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS)
-LDLIBS   += $(LUA_STATIC) -lxxhash -ldl -lm -pthread
+CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote lua -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS)
+LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash -ldl -lm -pthread
 
 VERSION  := 0.1.0
 
 CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rtc.c \
             core/hostcc.c core/kspec.c core/ic.c core/engine.c core/backend_cpu.c \
-            core/backend_cuda.c core/bench.c
+            core/backend_cuda.c core/bench.c core/sim.c core/tune.c
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
 KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
 
-TESTS    := test_kcache test_rtc test_kspec test_cpu test_gpu
+# The Lua layer (one C file per module or type) and its Lua-side library,
+# embedded like the kernel sources and installed in package.preload.
+LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c
+LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
+LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
+
+TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_gpu
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: all run test gpu-test deps clean bundle
@@ -54,10 +60,24 @@ $(BUILD)/obj/ksrc_embed.o: $(BUILD)/gen/ksrc_embed.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+$(BUILD)/obj/lua/%.o: lua/%.c lua/*.h core/*.h | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DORR_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/lua_embed.c: $(BUILD)/embed $(LUA_LIB)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed -t orr_lua_embedded lua/orrery $(patsubst lua/orrery/%,%,$(LUA_LIB)) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/lua_embed.o: $(BUILD)/gen/lua_embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/cli.o: lua/lrun.h
+
 $(BUILD)/liborrery.a: $(CORE_OBJ)
 	$(AR) rcs $@ $^
 
-$(BUILD)/orrery: $(BUILD)/obj/cli.o $(BUILD)/liborrery.a
+$(BUILD)/orrery: $(BUILD)/obj/cli.o $(LUA_OBJ) $(BUILD)/liborrery.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/liborrery.a

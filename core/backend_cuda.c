@@ -12,8 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const nvrtc_opts[] = {"-std=c++17", "--fmad=true"};
-enum { NOPTS = sizeof nvrtc_opts / sizeof nvrtc_opts[0] };
 
 typedef struct {
     int ctx_held;
@@ -36,6 +34,8 @@ static double now_s(void)
 typedef struct {
     const char *src, *arch;
     const char *exprs[ORR_K_COUNT];
+    const char *opts[ORR_KSPEC_MAX_OPTS];
+    int nopts;
 } cuda_build_ctx;
 
 /* Cache payload: "orrery-cubin <count>\n", one lowered name per line, then
@@ -44,7 +44,7 @@ static orr_status cuda_build(void *ctx, void **data, size_t *len, double *second
 {
     cuda_build_ctx *b = ctx;
     orr_rtc_result r = {0};
-    orr_status st = orr_rtc_compile(b->src, "orrery_gen.cu", b->arch, nvrtc_opts, NOPTS, b->exprs,
+    orr_status st = orr_rtc_compile(b->src, "orrery_gen.cu", b->arch, b->opts, b->nopts, b->exprs,
                                     ORR_K_COUNT, ORR_EMIT_CUBIN, &r, err);
     if (st)
         return st;
@@ -176,10 +176,12 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
     snprintf(e->build.target, sizeof e->build.target, "%s", arch);
     cuda_build_ctx ctx = {.src = src, .arch = arch};
     orr_kspec_name_exprs(&e->spec, ctx.exprs);
-    const char *parts[5 + NOPTS + ORR_K_COUNT] = {"orrery-cuda-1", src, arch, nvrtc_id, "cubin"};
+    ctx.nopts = orr_kspec_nvrtc_options(&e->spec, ctx.opts);
+    const char *parts[5 + ORR_KSPEC_MAX_OPTS + ORR_K_COUNT] = {"orrery-cuda-1", src, arch, nvrtc_id,
+                                                                "cubin"};
     int np = 5;
-    for (int k = 0; k < NOPTS; k++)
-        parts[np++] = nvrtc_opts[k];
+    for (int k = 0; k < ctx.nopts; k++)
+        parts[np++] = ctx.opts[k];
     for (int k = 0; k < ORR_K_COUNT; k++)
         parts[np++] = ctx.exprs[k];
     void *data = NULL;
@@ -288,7 +290,8 @@ static orr_status cuda_accel(orr_engine *e, orr_error *err)
     if (e->variant == ORR_VARIANT_NAIVE)
         return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(n, e->spec.block),
                                (unsigned)e->spec.block, 0, args, err);
-    return orr_cuda_launch(c->fn[ORR_K_ACCEL], blocks_for(n, e->spec.block / e->spec.split),
+    return orr_cuda_launch(c->fn[ORR_K_ACCEL],
+                           blocks_for(n, e->spec.block / e->spec.split * e->spec.ipt),
                            (unsigned)e->spec.block, 0, args, err);
 }
 

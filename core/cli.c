@@ -7,6 +7,7 @@
 #include "hostcc.h"
 #include "kcache.h"
 #include "kspec.h"
+#include "lrun.h"
 #include "rtc.h"
 
 #include <errno.h>
@@ -29,6 +30,7 @@ static const char *usage_text =
     "Direct (all-pairs) N-body simulation with kernels compiled at run time.\n"
     "\n"
     "commands:\n"
+    "  run SCRIPT.lua [ARGS...]  run a Lua scenario (docs/LUA_API.md); ARGS in the global arg\n"
     "  info                      GPUs, NVRTC, host compiler, kernel cache\n"
     "  bench [OPTIONS]           time steps and check accuracy against the CPU in double\n"
     "      --backend auto|cuda|cpu   (auto)      --precision float|double (float)\n"
@@ -143,6 +145,18 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
     } else if (opt_value(a, "--split", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--split", v, 1, 1024, &iv)))
             s->split = (int)iv;
+    } else if (opt_value(a, "--ipt", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--ipt", v, 1, 1024, &iv)))
+            s->ipt = (int)iv;
+    } else if (opt_value(a, "--ftz", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--ftz", v, 0, 1, &iv)))
+            s->ftz = (int)iv;
+    } else if (opt_value(a, "--newton", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--newton", v, 1, 2, &iv)))
+            s->newton = (int)iv;
+    } else if (opt_value(a, "--threads", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--threads", v, 0, 4096, &iv)))
+            s->threads = (int)iv;
     } else if (opt_value(a, "--softening", &v, bad)) {
         if (!*bad)
             *bad = parse_double(a->cmd, "--softening", v, &s->softening);
@@ -349,10 +363,11 @@ static int cmd_compile(args_t *a)
         }
         const char *exprs[ORR_K_COUNT];
         orr_kspec_name_exprs(&spec, exprs);
-        const char *opts[] = {"-std=c++17", "--fmad=true"};
+        const char *opts[ORR_KSPEC_MAX_OPTS];
+        int nopts = orr_kspec_nvrtc_options(&spec, opts);
         orr_rtc_result r = {0};
         int ptx = strcmp(emit, "ptx") == 0;
-        if (orr_rtc_compile(src, "orrery_gen.cu", arch, opts, 2, exprs, ORR_K_COUNT,
+        if (orr_rtc_compile(src, "orrery_gen.cu", arch, opts, nopts, exprs, ORR_K_COUNT,
                             ptx ? ORR_EMIT_PTX : ORR_EMIT_CUBIN, &r, &e)) {
             rc = report(&e);
         } else {
@@ -526,6 +541,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--version") == 0) {
         printf("orrery %s\n", ORR_VERSION);
         return 0;
+    }
+    if (strcmp(cmd, "run") == 0) {
+        if (argc < 3)
+            return usage_error("run: missing script (orrery run SCRIPT.lua [ARGS...])");
+        return orr_lua_run(argv[2], argc - 3, argv + 3);
     }
     if (strcmp(cmd, "info") == 0)
         return cmd_info(&a);

@@ -16,6 +16,9 @@ void orr_kspec_default(orr_kspec *s, orr_target target)
     s->block = target == ORR_TARGET_GPU ? 256 : 1024;
     s->unroll = 4;
     s->split = 1;
+    s->ipt = 1;
+    s->ftz = 1;
+    s->newton = 2;
     s->softening = 0.01;
     s->G = 1.0;
 }
@@ -36,9 +39,19 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
                             s->split);
         if (s->unroll < 1 || s->unroll > 64)
             return orr_fail(err, ORR_ERR_ARG, "invalid unroll %d: must be from 1 to 64", s->unroll);
+        if (s->ipt < 1 || s->ipt > 8)
+            return orr_fail(err, ORR_ERR_ARG,
+                            "invalid bodies per thread %d: must be from 1 to 8", s->ipt);
+        if (s->ftz != 0 && s->ftz != 1)
+            return orr_fail(err, ORR_ERR_ARG, "invalid ftz %d: must be 0 or 1", s->ftz);
+        if (s->newton != 1 && s->newton != 2)
+            return orr_fail(err, ORR_ERR_ARG, "invalid newton %d: must be 1 or 2", s->newton);
     } else if (s->block < 16 || s->block > (1 << 20)) {
         return orr_fail(err, ORR_ERR_ARG, "invalid CPU tile size %d: must be from 16 to 1048576",
                         s->block);
+    } else if (s->threads < 0 || s->threads > 4096) {
+        return orr_fail(err, ORR_ERR_ARG, "invalid thread count %d: must be from 0 (all) to 4096",
+                        s->threads);
     }
     if (!isfinite(s->softening) || s->softening < 0)
         return orr_fail(err, ORR_ERR_ARG, "invalid softening %g: must be finite and >= 0",
@@ -78,10 +91,10 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
     int bad = orr_buf_printf(
         &b,
         "/* orrery generated kernel source: %s law, %s target */\n"
-        "#define ORR_BLOCK %d\n#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n"
+        "#define ORR_BLOCK %d\n#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n#define ORR_IPT %d\n"
         "#define ORR_SOFTENING %s /* %.17g */\n#define ORR_EPS2 %s\n"
         "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n",
-        s->force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->block, s->unroll, s->split, eps,
+        s->force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->block, s->unroll, s->split, s->ipt, eps,
         s->softening, eps2, s->softening > 0 ? 1 : 0, g, s->G);
     for (int k = 0; k < 3; k++) {
         char l[64], inv[64];
@@ -93,7 +106,10 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
     bad = bad || orr_buf_printf(&b, "#define ORR_PERIODIC %d\n",
                                 s->box[0] > 0 || s->box[1] > 0 || s->box[2] > 0);
     if (target == ORR_TARGET_CPU)
-        bad = bad || orr_buf_printf(&b, "#define ORR_DOUBLE %d\n", s->precision == ORR_DOUBLE);
+        bad = bad || orr_buf_printf(&b, "#define ORR_DOUBLE %d\n#define ORR_THREADS %d\n",
+                                    s->precision == ORR_DOUBLE, s->threads);
+    else
+        bad = bad || orr_buf_printf(&b, "#define ORR_RSQRT64_NEWTON %d\n", s->newton);
     if (bad) {
         orr_buf_free(&b);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
@@ -123,6 +139,15 @@ void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT])
                                          "orr_potential<double>"};
     for (int k = 0; k < ORR_K_COUNT; k++)
         exprs[k] = s->precision == ORR_DOUBLE ? d[k] : f[k];
+}
+
+int orr_kspec_nvrtc_options(const orr_kspec *s, const char *opts[ORR_KSPEC_MAX_OPTS])
+{
+    int n = 0;
+    opts[n++] = "-std=c++17";
+    opts[n++] = "--fmad=true";
+    opts[n++] = s->ftz ? "--ftz=true" : "--ftz=false";
+    return n;
 }
 
 const char *orr_precision_name(orr_precision p)
@@ -159,8 +184,8 @@ orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err)
 
 void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size)
 {
-    int n = snprintf(buf, size, "%s %s block=%d unroll=%d split=%d eps=%g G=%g", s->force,
-                     orr_precision_name(s->precision), s->block, s->unroll, s->split,
+    int n = snprintf(buf, size, "%s %s block=%d unroll=%d split=%d ipt=%d eps=%g G=%g", s->force,
+                     orr_precision_name(s->precision), s->block, s->unroll, s->split, s->ipt,
                      s->softening, s->G);
     if (n >= 0 && (size_t)n < size && (s->box[0] > 0 || s->box[1] > 0 || s->box[2] > 0))
         snprintf(buf + n, size - (size_t)n, " box=%g,%g,%g", s->box[0], s->box[1], s->box[2]);

@@ -23,6 +23,11 @@ typedef struct {
                                  CPU: j-tile length (1024) */
     int unroll;               /* GPU inner-loop unroll factor (4) */
     int split;                /* GPU threads per body, power of two 1..32 (1) */
+    int ipt;                  /* GPU target bodies per thread (register blocking), 1..8 (1) */
+    int ftz;                  /* GPU float: flush denormals to zero (--ftz=true), 0/1 (1) */
+    int newton;               /* GPU double: Newton steps refining the hardware rsqrt:
+                                 2 = full double accuracy, 1 = faster, ~1e-12 (2) */
+    int threads;              /* CPU OpenMP threads; 0 = the OpenMP default (0) */
     double softening;         /* Plummer softening length epsilon (0.01) */
     double G;                 /* coupling constant (1) */
     double box[3];            /* periodic box lengths per axis; 0 = open (0, 0, 0).
@@ -45,6 +50,12 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
  * order: accel, accel_naive, kick, drift, potential. */
 enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COUNT };
 void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT]);
+
+/* The NVRTC options the spec compiles with (static strings, at most
+ * ORR_KSPEC_MAX_OPTS): the language standard, FMA contraction, and
+ * --ftz=true|false from s->ftz.  Returns how many. */
+#define ORR_KSPEC_MAX_OPTS 4
+int orr_kspec_nvrtc_options(const orr_kspec *s, const char *opts[ORR_KSPEC_MAX_OPTS]);
 
 /* "float" / "double"; parse returns ORR_ERR_ARG for anything else. */
 const char *orr_precision_name(orr_precision p);

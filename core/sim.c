@@ -7,6 +7,7 @@
  * accel / kick / drift kernels; leapfrog and yoshida4 reuse the last force
  * evaluation while the positions have not changed since. */
 #include "sim.h"
+#include "tune.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,6 +29,7 @@ struct orr_sim {
     int acc_valid;                 /* engine's acceleration buffer matches its positions */
     double time, time_c;           /* clock, with Kahan compensation */
     long steps;
+    char kspec_source[16];         /* "tuned", "store" or "default" */
 };
 
 /* ---- integrators ---------------------------------------------------------- */
@@ -134,6 +136,8 @@ void orr_sim_config_default(orr_sim_config *c)
     c->backend = ORR_BACKEND_AUTO;
     c->dims = 3;
     c->device = 0;
+    c->tune = ORR_SIM_TUNE_AUTO;
+    c->tune_budget = 2.0;
 }
 
 static orr_status check_dt(double dt, orr_error *err)
@@ -166,6 +170,11 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
         return orr_fail(err, ORR_ERR_ARG, "G must be finite (got %g)", c->G);
     if (c->dims != 2 && c->dims != 3)
         return orr_fail(err, ORR_ERR_ARG, "dims must be 2 or 3 (got %d)", c->dims);
+    if (c->tune < ORR_SIM_TUNE_AUTO || c->tune > ORR_SIM_TUNE_ON)
+        return orr_fail(err, ORR_ERR_ARG, "tune must be auto, off or on (got %d)", c->tune);
+    if (!(c->tune_budget > 0) || !isfinite(c->tune_budget))
+        return orr_fail(err, ORR_ERR_ARG, "tune budget must be a positive number of seconds (got %g)",
+                        c->tune_budget);
     for (int k = 0; k < 3; k++)
         if (!(c->box[k] >= 0) || !isfinite(c->box[k]))
             return orr_fail(err, ORR_ERR_ARG,
@@ -245,6 +254,22 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     spec.softening = c->softening;
     spec.G = c->G;
     memcpy(spec.box, c->box, sizeof spec.box);
+    snprintf(s->kspec_source, sizeof s->kspec_source, "default");
+    if (c->tune == ORR_SIM_TUNE_ON || (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA)) {
+        orr_tune_options o;
+        orr_tune_options_default(&o);
+        o.budget_s = c->tune_budget;
+        o.device = c->device;
+        orr_tune_result r;
+        st = orr_tune(kind, &spec, c->n, &o, &r, err);
+        if (st) {
+            orr_error_context(err, "tuning kernels for %ld bodies", c->n);
+            orr_sim_destroy(s);
+            return st;
+        }
+        spec = r.best;
+        snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
+    }
     st = orr_engine_create(&s->engine, kind, &spec, ORR_VARIANT_TILED, c->n, c->device, NULL, 0,
                            err);
     if (st) {
@@ -267,6 +292,65 @@ void orr_sim_destroy(orr_sim *s)
     free(s->pos);
     free(s->vel);
     free(s);
+}
+
+const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source)
+{
+    if (source)
+        *source = s->kspec_source;
+    return &s->engine->spec;
+}
+
+typedef struct {
+    void (*report)(const void *trial, void *ctx);
+    void *ctx;
+} report_relay;
+
+static void relay(const orr_tune_trial *t, void *ctx)
+{
+    report_relay *r = ctx;
+    r->report(t, r->ctx);
+}
+
+orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
+                        void (*report)(const void *trial, void *ctx), void *ctx, orr_error *err)
+{
+    if (!(budget > 0) || !isfinite(budget))
+        return orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of seconds (got %g)",
+                        budget);
+    double *pos, *vel;
+    orr_status st = orr_sim_pos(s, &pos, err);
+    if (!st)
+        st = orr_sim_vel(s, &vel, err);
+    if (st)
+        return st;
+    orr_kspec base = s->engine->spec;
+    orr_tune_options o;
+    orr_tune_options_default(&o);
+    o.budget_s = budget;
+    o.exhaustive = exhaustive;
+    o.retune = 1;
+    o.device = s->cfg.device;
+    report_relay rr = {report, ctx};
+    if (report) {
+        o.report = relay;
+        o.ctx = &rr;
+    }
+    orr_tune_result r;
+    st = orr_tune(s->cfg.backend, &base, s->cfg.n, &o, &r, err);
+    if (st)
+        return st;
+    orr_engine *e = NULL;
+    st = orr_engine_create(&e, s->cfg.backend, &r.best, ORR_VARIANT_TILED, s->cfg.n, s->cfg.device,
+                           NULL, 0, err);
+    if (st)
+        return st;   /* the old engine and the state stay as they were */
+    orr_engine_destroy(s->engine);
+    s->engine = e;
+    s->host_dirty = 1;   /* the mirror is current; the new engine gets it */
+    s->acc_valid = 0;
+    snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
+    return ORR_OK;
 }
 
 const orr_sim_config *orr_sim_config_of(const orr_sim *s)

@@ -38,7 +38,14 @@ typedef struct {
     double box[3];             /* periodic box lengths; 0 = open axis (all 0) */
     int dims;                  /* 3, or 2 (z and vz held at 0) */
     int device;                /* GPU ordinal, 0 */
+    int tune;                  /* ORR_SIM_TUNE_AUTO: on the GPU, the stored tuning for
+                                  this device, law, precision and N bucket, else tune
+                                  now and store it (CPU: defaults); ORR_SIM_TUNE_OFF:
+                                  defaults; ORR_SIM_TUNE_ON: as auto, on the CPU too */
+    double tune_budget;        /* seconds for a tuning on start-up (2) */
 } orr_sim_config;
+
+enum { ORR_SIM_TUNE_AUTO = 0, ORR_SIM_TUNE_OFF = 1, ORR_SIM_TUNE_ON = 2 };
 
 void orr_sim_config_default(orr_sim_config *c);
 
@@ -61,6 +68,16 @@ long orr_sim_steps(const orr_sim *s);
 orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z m */
 orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
 void orr_sim_touch(orr_sim *s);
+
+/* The kernel configuration in use and where it came from: "tuned" (tuned
+ * now), "store" (a stored tuning), or "default". */
+const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source);
+
+/* Retunes the kernels for this simulation (budget seconds, or every
+ * candidate when exhaustive) and switches to the winner; the state is kept.
+ * report (may be NULL) sees every candidate (an orr_tune_trial, see tune.h). */
+orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
+                        void (*report)(const void *trial, void *ctx), void *ctx, orr_error *err);
 
 /* Sets the integration step; dt > 0 and finite. */
 orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err);

@@ -5,7 +5,9 @@
  * real4 with w unused.
  *
  *   orr_accel      shared-memory tiles of ORR_BLOCK bodies, `#pragma unroll`
- *                  ORR_UNROLL on the inner loop; ORR_SPLIT adjacent threads
+ *                  ORR_UNROLL on the inner loop; each thread computes ORR_IPT
+ *                  target bodies (register blocking: one shared-memory load
+ *                  serves ORR_IPT interactions); ORR_SPLIT adjacent threads
  *                  share one body, each taking every ORR_SPLIT-th body of a
  *                  tile, and combine their partial sums with warp shuffles
  *                  (fills the GPU when N is small).  Tile sums are added with
@@ -69,42 +71,67 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos,
           typename orr_vec4<real>::type *__restrict__ acc, int n)
 {
     typedef typename orr_vec4<real>::type vec4;
+    constexpr int groups = ORR_BLOCK / ORR_SPLIT;   /* body groups per block */
     __shared__ vec4 tile[ORR_BLOCK];
     const int t = threadIdx.x;
     const int part = t % ORR_SPLIT;
-    const int i = blockIdx.x * (ORR_BLOCK / ORR_SPLIT) + t / ORR_SPLIT;
+    const int first = blockIdx.x * groups * ORR_IPT + t / ORR_SPLIT;
     const vec4 zero = {0, 0, 0, 0};
-    const vec4 pi = i < n ? pos[i] : zero;
-    real ax = 0, ay = 0, az = 0, cx = 0, cy = 0, cz = 0;
+    vec4 pi[ORR_IPT];
+    real ax[ORR_IPT], ay[ORR_IPT], az[ORR_IPT], cx[ORR_IPT], cy[ORR_IPT], cz[ORR_IPT];
+#pragma unroll
+    for (int r = 0; r < ORR_IPT; r++) {
+        const int i = first + r * groups;
+        pi[r] = i < n ? pos[i] : zero;
+        ax[r] = ay[r] = az[r] = cx[r] = cy[r] = cz[r] = 0;
+    }
 
     for (int base = 0; base < n; base += ORR_BLOCK) {
         const int j = base + t;
         tile[t] = j < n ? pos[j] : zero;
         __syncthreads();
-        real sx = 0, sy = 0, sz = 0;
+        real sx[ORR_IPT], sy[ORR_IPT], sz[ORR_IPT];
+#pragma unroll
+        for (int r = 0; r < ORR_IPT; r++)
+            sx[r] = sy[r] = sz[r] = 0;
         if (base + ORR_BLOCK <= n) {
 #pragma unroll orr_unroll
-            for (int k = 0; k < ORR_BLOCK / ORR_SPLIT; k++)
-                orr_interact<real>(pi, tile[k * ORR_SPLIT + part], sx, sy, sz);
+            for (int k = 0; k < ORR_BLOCK / ORR_SPLIT; k++) {
+                const vec4 pj = tile[k * ORR_SPLIT + part];
+#pragma unroll
+                for (int r = 0; r < ORR_IPT; r++)
+                    orr_interact<real>(pi[r], pj, sx[r], sy[r], sz[r]);
+            }
         } else {
-            for (int k = part; k < n - base; k += ORR_SPLIT)
-                orr_interact<real>(pi, tile[k], sx, sy, sz);
+            for (int k = part; k < n - base; k += ORR_SPLIT) {
+                const vec4 pj = tile[k];
+#pragma unroll
+                for (int r = 0; r < ORR_IPT; r++)
+                    orr_interact<real>(pi[r], pj, sx[r], sy[r], sz[r]);
+            }
         }
-        orr_kahan_add(ax, cx, sx);
-        orr_kahan_add(ay, cy, sy);
-        orr_kahan_add(az, cz, sz);
+#pragma unroll
+        for (int r = 0; r < ORR_IPT; r++) {
+            orr_kahan_add(ax[r], cx[r], sx[r]);
+            orr_kahan_add(ay[r], cy[r], sy[r]);
+            orr_kahan_add(az[r], cz[r], sz[r]);
+        }
         __syncthreads();
     }
+    const real g = (real)ORR_ACCEL_SCALE;
 #pragma unroll
-    for (int off = ORR_SPLIT / 2; off > 0; off /= 2) {
-        ax += __shfl_xor_sync(0xffffffffu, ax, off);
-        ay += __shfl_xor_sync(0xffffffffu, ay, off);
-        az += __shfl_xor_sync(0xffffffffu, az, off);
-    }
-    if (part == 0 && i < n) {
-        const real g = (real)ORR_ACCEL_SCALE;
-        vec4 a = {g * ax, g * ay, g * az, 0};
-        acc[i] = a;
+    for (int r = 0; r < ORR_IPT; r++) {
+#pragma unroll
+        for (int off = ORR_SPLIT / 2; off > 0; off /= 2) {
+            ax[r] += __shfl_xor_sync(0xffffffffu, ax[r], off);
+            ay[r] += __shfl_xor_sync(0xffffffffu, ay[r], off);
+            az[r] += __shfl_xor_sync(0xffffffffu, az[r], off);
+        }
+        const int i = first + r * groups;
+        if (part == 0 && i < n) {
+            vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
+            acc[i] = a;
+        }
     }
 }
 

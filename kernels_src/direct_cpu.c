@@ -3,6 +3,7 @@
  * (one precision per object).  Structure of arrays; OpenMP threads over the
  * target bodies i, and the j-loop in tiles of ORR_BLOCK bodies that `omp simd`
  * vectorises.  Tile sums are added with compensation, as on the GPU.
+ * ORR_THREADS > 0 fixes the number of OpenMP threads (the tuner varies it).
  *
  * Entry points (all exported, looked up with dlsym):
  *   orr_cpu_accel      accelerations of ni targets (idx[k], or k when idx is
@@ -19,6 +20,12 @@
 #endif
 
 #define ORR_EXPORT __attribute__((visibility("default")))
+
+#if ORR_THREADS > 0
+#define ORR_OMP_FOR _Pragma("omp parallel for schedule(static) num_threads(ORR_THREADS)")
+#else
+#define ORR_OMP_FOR _Pragma("omp parallel for schedule(static)")
+#endif
 
 ORR_EXPORT void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
                               const real *restrict z, const real *restrict m, long ni,
@@ -46,7 +53,7 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
                    const long *restrict idx, real *restrict ax, real *restrict ay,
                    real *restrict az)
 {
-#pragma omp parallel for schedule(static)
+    ORR_OMP_FOR
     for (long k = 0; k < ni; k++) {
         const long i = idx ? idx[k] : k;
         const real xi = x[i], yi = y[i], zi = z[i], mi = m[i];

@@ -29,7 +29,25 @@
     ORR_HELPER float name(float x, float y) { return ff(x, y); }  \
     ORR_HELPER double name(double x, double y) { return df(x, y); }
 ORR_MATH1(orr_sqrt, sqrtf, sqrt)
-ORR_MATH1(orr_rsqrt, rsqrtf, rsqrt)
+/* Double rsqrt: the hardware approximation (MUFU.RSQ64H) refined by
+ * ORR_RSQRT64_NEWTON Newton steps, each doubling the correct bits; much
+ * shorter than the general rsqrt(double), which guards special cases that a
+ * softened r2 never is.  Denormal arguments flush to zero (infinite result). */
+#ifndef ORR_RSQRT64_NEWTON
+#define ORR_RSQRT64_NEWTON 2
+#endif
+ORR_HELPER double orr_rsqrt_f64(double x)
+{
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+#pragma unroll
+    for (int k = 0; k < ORR_RSQRT64_NEWTON; k++) {
+        double e = fma(-x * y, y, 1.0);   /* 1 - x y^2 */
+        y = fma(0.5 * y, e, y);
+    }
+    return y;
+}
+ORR_MATH1(orr_rsqrt, rsqrtf, orr_rsqrt_f64)
 ORR_MATH1(orr_exp, expf, exp)
 ORR_MATH1(orr_log, logf, log)
 ORR_MATH1(orr_fabs, fabsf, fabs)

@@ -74,9 +74,9 @@ static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64
     TU_OK(orr_engine_accel(g, acc, &err), &err);
     TU_OK(orr_engine_accel(c, ref, &err), &err);
     double rel = orr_max_rel_err(acc, ref, n);
-    print_message("gpu %s %s n=%ld block=%d unroll=%d split=%d: max rel err %.3e\n",
+    print_message("gpu %s %s n=%ld block=%d unroll=%d split=%d ipt=%d ftz=%d: max rel err %.3e\n",
                   orr_precision_name(spec->precision), orr_variant_name(variant), n, spec->block,
-                  spec->unroll, spec->split, rel);
+                  spec->unroll, spec->split, spec->ipt, spec->ftz, rel);
     orr_engine_destroy(g);
     orr_engine_destroy(c);
     free(pos);
@@ -87,10 +87,11 @@ static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64
 
 static void sweep(orr_precision prec, double tol)
 {
-    static const struct { long n; int block, unroll, split; } cases[] = {
-        {1, 32, 1, 1},       {100, 64, 4, 1},     {1000, 128, 8, 2},  {4097, 256, 4, 1},
-        {4097, 256, 16, 4},  {20000, 512, 2, 8},  {20000, 1024, 4, 32}, {65536, 256, 4, 1},
-        {3000, 96, 32, 1},   {777, 64, 1, 16},
+    static const struct { long n; int block, unroll, split, ipt; } cases[] = {
+        {1, 32, 1, 1, 1},       {100, 64, 4, 1, 2},     {1000, 128, 8, 2, 1},
+        {4097, 256, 4, 1, 4},   {4097, 256, 16, 4, 2},  {20000, 512, 2, 8, 1},
+        {20000, 1024, 4, 32, 3}, {65536, 256, 4, 1, 1}, {65536, 128, 8, 1, 4},
+        {3000, 96, 32, 1, 8},   {777, 64, 1, 16, 2},    {5001, 64, 16, 2, 5},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         orr_kspec s;
@@ -99,6 +100,8 @@ static void sweep(orr_precision prec, double tol)
         s.block = cases[k].block;
         s.unroll = cases[k].unroll;
         s.split = cases[k].split;
+        s.ipt = cases[k].ipt;
+        s.ftz = (int)(k % 2);
         s.softening = 0.01 + 0.01 * (double)k;
         s.G = 0.75;
         double rel = compare(&s, ORR_VARIANT_TILED, cases[k].n, 4242 + k);
@@ -108,6 +111,10 @@ static void sweep(orr_precision prec, double tol)
     orr_kspec_default(&s, ORR_TARGET_GPU);
     s.precision = prec;
     assert_true(compare(&s, ORR_VARIANT_NAIVE, 5000, 99) <= tol);
+    if (prec == ORR_DOUBLE) {   /* one Newton step: faster, documented at ~1e-12 */
+        s.newton = 1;
+        assert_true(compare(&s, ORR_VARIANT_TILED, 30000, 98) <= 2e-12);
+    }
 }
 
 static void test_accel_float(void **state)

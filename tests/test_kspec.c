@@ -164,6 +164,41 @@ static void test_compile_error_names_line(void **state)
     assert_int_equal(before, after);
 }
 
+static void test_performance_options(void **state)
+{
+    orr_error err = {0};
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    s.ipt = 4;
+    s.newton = 1;
+    s.ftz = 0;
+    char *src = NULL;
+    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+    assert_non_null(strstr(src, "#define ORR_IPT 4\n"));
+    assert_non_null(strstr(src, "#define ORR_RSQRT64_NEWTON 1\n"));
+    free(src);
+    const char *o[ORR_KSPEC_MAX_OPTS];
+    int n = orr_kspec_nvrtc_options(&s, o);
+    assert_int_equal(n, 3);
+    assert_string_equal(o[2], "--ftz=false");
+    s.ftz = 1;
+    orr_kspec_nvrtc_options(&s, o);
+    assert_string_equal(o[2], "--ftz=true");
+    s.ipt = 9;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid bodies per thread 9: must be from 1 to 8");
+    s.ipt = 1;
+    s.newton = 3;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid newton 3: must be 1 or 2");
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    s.threads = 1;
+    TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
+    assert_non_null(strstr(src, "#define ORR_THREADS 1\n"));
+    free(src);
+    orr_error_clear(&err);
+}
+
 static void test_invalid_specs(void **state)
 {
     orr_error err = {0};
@@ -194,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_ptx_both_precisions),
         cmocka_unit_test(test_unroll_in_ptx),
         cmocka_unit_test(test_compile_error_names_line),
+        cmocka_unit_test(test_performance_options),
         cmocka_unit_test(test_invalid_specs),
     };
     return cmocka_run_group_tests_name("kspec", tests, NULL, NULL);

@@ -1,0 +1,1282 @@
+/* tune: the autotuner and its JSON store (see tune.h). */
+#include "tune.h"
+#include "bench.h"
+#include "cuda.h"
+#include "hostcc.h"
+#include "ic.h"
+#include "kcache.h"
+#include "rtc.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STORE_NAME "tuning.json"
+#define STORE_TMP STORE_NAME ".tmp."
+#define STORE_FORMAT "orrery-tuning"
+#define STORE_VERSION 1
+
+#define TUNE_SEED 20261122u      /* Plummer sphere of every tuning run */
+#define SAMPLE_MAX 256           /* bodies whose accelerations are verified */
+#define REPS 5                   /* timed runs per candidate (median) */
+#define MIN_RUN_MS 2.0           /* one timed run lasts at least this long */
+#define FINALISTS 3              /* at most this many re-timed alternately at the end, */
+#define FINALIST_SPREAD 1.10     /* those within 10% of the best */
+#define EARLY_OUT 1.15           /* stop timing a candidate this much slower than the best */
+#define DEFAULT_BUDGET_S 2.0
+#define TOL_FLOAT 1e-5
+#define TOL_DOUBLE 1e-10
+
+/* Canonical tuned values for the kernel identity (fixed, independent of the
+ * defaults, so a change of defaults does not invalidate stored tunings). */
+#define CANON_GPU_BLOCK 256
+#define CANON_CPU_BLOCK 1024
+#define CANON_UNROLL 4
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* ---- identity ------------------------------------------------------------ */
+
+typedef struct {
+    orr_backend_kind kind;   /* resolved: CUDA or CPU */
+    orr_target target;
+    int device;              /* GPU ordinal */
+    orr_kspec base;          /* base spec with the tuned parameters at their defaults */
+    long n, n_bucket;
+    orr_gpu_info gpu;        /* GPU only */
+    int nproc;               /* CPU only */
+    char ident[512];         /* device identity */
+    char kernel[33];         /* kernel identity */
+} ident;
+
+static long bucket_of(long n)
+{
+    long b = 1;
+    while (b < n)
+        b <<= 1;
+    return b;
+}
+
+static int online_cpus(void)
+{
+    long p = sysconf(_SC_NPROCESSORS_ONLN);
+    return p < 1 ? 1 : p > 4096 ? 4096 : (int)p;
+}
+
+/* Resolves the backend and computes both identities. */
+static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, long n, int device,
+                           ident *id, orr_error *err)
+{
+    memset(id, 0, sizeof *id);
+    if (!base_spec)
+        return orr_fail(err, ORR_ERR_ARG, "tuning needs a base kernel spec");
+    if (n < 1 || n > (1L << 30))
+        return orr_fail(err, ORR_ERR_ARG, "invalid body count %ld: must be from 1 to 2^30", n);
+    orr_status st;
+    if (kind == ORR_BACKEND_AUTO) {
+        orr_error why = {0};
+        kind = orr_cuda_usable(device, &why) == ORR_OK ? ORR_BACKEND_CUDA : ORR_BACKEND_CPU;
+        orr_error_clear(&why);
+    } else if (kind == ORR_BACKEND_CUDA && (st = orr_cuda_usable(device, err)) != ORR_OK) {
+        return st;
+    }
+    id->kind = kind;
+    id->target = kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
+    id->device = device;
+    id->n = n;
+    id->n_bucket = bucket_of(n);
+
+    /* base = the target's default configuration with the base spec's fields */
+    orr_kspec def;
+    orr_kspec_default(&def, id->target);
+    id->base = *base_spec;
+    id->base.block = def.block;
+    id->base.unroll = def.unroll;
+    id->base.split = def.split;
+    id->base.threads = def.threads;
+    if ((st = orr_kspec_validate(&id->base, id->target, err)) != ORR_OK)
+        return st;
+
+    if (id->target == ORR_TARGET_GPU) {
+        int major = 0, minor = 0;
+        if ((st = orr_cuda_device_info(device, &id->gpu, err)) != ORR_OK ||
+            (st = orr_rtc_version(&major, &minor, err)) != ORR_OK)
+            return st;
+        snprintf(id->ident, sizeof id->ident, "%s|sm_%d%d|%d|driver %d|nvrtc %d.%d", id->gpu.name,
+                 id->gpu.cc_major, id->gpu.cc_minor, id->gpu.sm_count,
+                 orr_cuda_driver_version(), major, minor);
+    } else {
+        const char *compiler = NULL, *cpu = NULL;
+        if ((st = orr_hostcc_identity(&compiler, &cpu, err)) != ORR_OK)
+            return st;
+        id->nproc = online_cpus();
+        snprintf(id->ident, sizeof id->ident, "cpu|%s|%s|threads %d", cpu, compiler, id->nproc);
+    }
+
+    /* kernel identity: the source with canonical tuned values, and what the
+     * source does not show */
+    orr_kspec canon = id->base;
+    canon.block = id->target == ORR_TARGET_GPU ? CANON_GPU_BLOCK : CANON_CPU_BLOCK;
+    canon.unroll = CANON_UNROLL;
+    canon.split = 1;
+    canon.threads = 0;
+    char *src = NULL;
+    if ((st = orr_kspec_source(&canon, id->target, &src, err)) != ORR_OK)
+        return st;
+    orr_kkey_builder kb;
+    if ((st = orr_kkey_begin(&kb, err)) != ORR_OK) {
+        free(src);
+        return st;
+    }
+    char bucket[32];
+    snprintf(bucket, sizeof bucket, "%ld", id->n_bucket);
+    orr_kkey_add_str(&kb, "orrery-tune-1");
+    orr_kkey_add_str(&kb, id->target == ORR_TARGET_GPU ? "gpu" : "cpu");
+    orr_kkey_add_str(&kb, src);
+    orr_kkey_add_str(&kb, orr_precision_name(id->base.precision));
+    orr_kkey_add_str(&kb, bucket);
+    if (id->target == ORR_TARGET_GPU) {
+        const char *opts[ORR_KSPEC_MAX_OPTS];
+        int nopts = orr_kspec_nvrtc_options(&id->base, opts);
+        for (int k = 0; k < nopts; k++)
+            orr_kkey_add_str(&kb, opts[k]);
+    }
+    orr_kkey key;
+    orr_kkey_finish(&kb, &key);
+    free(src);
+    memcpy(id->kernel, key.hex, sizeof id->kernel);
+    return ORR_OK;
+}
+
+/* ---- the store ----------------------------------------------------------- */
+
+typedef struct {
+    char path[PATH_MAX];
+    char dir[PATH_MAX];
+    cJSON *root;           /* always a valid store object after store_load */
+    cJSON *entries;        /* its "entries" array */
+    int existed;           /* the file was there */
+    char corrupt[256];     /* why the file was ignored; "" when it was fine */
+} store;
+
+static orr_status store_locate(store *s, orr_error *err)
+{
+    orr_status st = orr_kcache_dir(s->dir, sizeof s->dir, err);
+    if (st)
+        return st;
+    if ((size_t)snprintf(s->path, sizeof s->path, "%s/%s", s->dir, STORE_NAME) >= sizeof s->path)
+        return orr_fail(err, ORR_ERR_IO, "cache directory path too long: %s", s->dir);
+    return ORR_OK;
+}
+
+static const char *str_item(const cJSON *o, const char *name)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static int num_item(const cJSON *o, const char *name, double *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsNumber(it))
+        return 0;
+    *v = it->valuedouble;
+    return 1;
+}
+
+static int int_item(const cJSON *o, const char *name, int *v)
+{
+    double d;
+    if (!num_item(o, name, &d) || d != floor(d) || d < INT_MIN || d > INT_MAX)
+        return 0;
+    *v = (int)d;
+    return 1;
+}
+
+/* Checks the shape of a parsed store; why gets the first problem. */
+static int store_shape_ok(const cJSON *root, char *why, size_t size)
+{
+    const char *fmt;
+    double version;
+    if (!cJSON_IsObject(root)) {
+        snprintf(why, size, "not a JSON object");
+        return 0;
+    }
+    if (!(fmt = str_item(root, "format")) || strcmp(fmt, STORE_FORMAT) != 0) {
+        snprintf(why, size, "\"format\" is not \"%s\"", STORE_FORMAT);
+        return 0;
+    }
+    if (!num_item(root, "version", &version) || version != STORE_VERSION) {
+        snprintf(why, size, "\"version\" is not %d", STORE_VERSION);
+        return 0;
+    }
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    if (!cJSON_IsArray(entries)) {
+        snprintf(why, size, "\"entries\" is not an array");
+        return 0;
+    }
+    int k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, entries) {
+        const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
+        const char *kernel = str_item(e, "kernel");
+        double d;
+        int v;
+        if (!cJSON_IsObject(e) || !str_item(e, "device") || !kernel || strlen(kernel) != 32 ||
+            !num_item(e, "n_bucket", &d) || !cJSON_IsObject(best) ||
+            !int_item(best, "block", &v) || !int_item(best, "unroll", &v) ||
+            !int_item(best, "split", &v) || !int_item(best, "threads", &v) ||
+            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(e, "trials"))) {
+            snprintf(why, size, "entry %d lacks device, kernel, n_bucket, best or trials", k);
+            return 0;
+        }
+        k++;
+    }
+    return 1;
+}
+
+static orr_status store_empty(store *s, orr_error *err)
+{
+    cJSON_Delete(s->root);
+    s->root = cJSON_CreateObject();
+    if (!s->root || !cJSON_AddStringToObject(s->root, "format", STORE_FORMAT) ||
+        !cJSON_AddNumberToObject(s->root, "version", STORE_VERSION) ||
+        !(s->entries = cJSON_AddArrayToObject(s->root, "entries"))) {
+        cJSON_Delete(s->root);
+        s->root = NULL;
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    return ORR_OK;
+}
+
+/* Reads the store.  A missing file gives an empty store; an unreadable,
+ * unparsable or misshapen one gives an empty store and s->corrupt. */
+static orr_status store_load(store *s, orr_error *err)
+{
+    memset(s, 0, sizeof *s);
+    orr_status st = store_locate(s, err);
+    if (st)
+        return st;
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            snprintf(s->corrupt, sizeof s->corrupt, "cannot open it: %s", strerror(errno));
+        return store_empty(s, err);
+    }
+    s->existed = 1;
+    struct stat sb;
+    char *text = NULL;
+    if (fstat(fd, &sb) != 0) {
+        snprintf(s->corrupt, sizeof s->corrupt, "cannot stat it: %s", strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        snprintf(s->corrupt, sizeof s->corrupt, "not a regular file");
+    } else if (sb.st_uid != geteuid() || (sb.st_mode & 022)) {
+        snprintf(s->corrupt, sizeof s->corrupt, "not owned by you or writable by others");
+    } else if (sb.st_size > (64L << 20)) {
+        snprintf(s->corrupt, sizeof s->corrupt, "larger than 64 MiB");
+    } else if (!(text = malloc((size_t)sb.st_size + 1))) {
+        close(fd);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory reading %s", s->path);
+    } else {
+        size_t got = 0, want = (size_t)sb.st_size;
+        while (got < want) {
+            ssize_t r = read(fd, text + got, want - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        if (got != want)
+            snprintf(s->corrupt, sizeof s->corrupt, "short read");
+        text[got] = '\0';
+    }
+    close(fd);
+    if (!s->corrupt[0]) {
+        const char *end = NULL;
+        s->root = cJSON_ParseWithLengthOpts(text, (size_t)sb.st_size, &end, 0);
+        if (!s->root) {
+            long at = end && end >= text ? (long)(end - text) : 0;
+            snprintf(s->corrupt, sizeof s->corrupt, "not valid JSON near byte %ld", at);
+        } else if (store_shape_ok(s->root, s->corrupt, sizeof s->corrupt)) {
+            s->entries = cJSON_GetObjectItemCaseSensitive(s->root, "entries");
+        }
+    }
+    free(text);
+    if (s->corrupt[0])
+        return store_empty(s, err);
+    return ORR_OK;
+}
+
+static void store_free(store *s)
+{
+    cJSON_Delete(s->root);
+    s->root = s->entries = NULL;
+}
+
+static cJSON *store_find(const store *s, const char *device, const char *kernel, int *index)
+{
+    int k = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, s->entries) {
+        const char *d = str_item(e, "device"), *kn = str_item(e, "kernel");
+        if (d && kn && strcmp(d, device) == 0 && strcmp(kn, kernel) == 0) {
+            if (index)
+                *index = k;
+            return e;
+        }
+        k++;
+    }
+    return NULL;
+}
+
+static int write_full(int fd, const char *p, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes text to path atomically: temp file in dir, mode 0600, fsync, rename. */
+static orr_status write_atomic(const char *dir, const char *path, const char *text,
+                               orr_error *err)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s/%sXXXXXX", dir, STORE_TMP);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return orr_fail(err, ORR_ERR_IO, "cannot create a temporary file in %s: %s", dir,
+                        strerror(errno));
+    const char *what = NULL;
+    if (fchmod(fd, 0600) != 0)
+        what = "set mode 600 on";
+    else if (write_full(fd, text, strlen(text)) != 0)
+        what = "write";
+    else if (fsync(fd) != 0)
+        what = "fsync";
+    int e = errno;
+    if (close(fd) != 0 && !what) {
+        what = "close";
+        e = errno;
+    }
+    if (!what && rename(tmp, path) != 0) {
+        what = "rename";
+        e = errno;
+    }
+    if (what) {
+        unlink(tmp);
+        return orr_fail(err, ORR_ERR_IO, "cannot %s %s: %s", what, tmp, strerror(e));
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {   /* make the rename durable; failure loses nothing but the entry */
+        fsync(dfd);
+        close(dfd);
+    }
+    return ORR_OK;
+}
+
+/* Adds entry (taking ownership) to the store on disk, replacing the entry with
+ * the same identity.  Re-reads the file first, so concurrent tunings of
+ * other identities are kept; a corrupt file is replaced. */
+static orr_status store_put(cJSON *entry, const char *device, const char *kernel, orr_error *err)
+{
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st) {
+        cJSON_Delete(entry);
+        return st;
+    }
+    int index = -1;
+    while (store_find(&s, device, kernel, &index))
+        cJSON_DeleteItemFromArray(s.entries, index);
+    if (!cJSON_AddItemToArray(s.entries, entry)) {
+        cJSON_Delete(entry);
+        store_free(&s);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    char *text = cJSON_Print(s.root);
+    if (!text) {
+        store_free(&s);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory writing the tuning store");
+    }
+    st = write_atomic(s.dir, s.path, text, err);
+    cJSON_free(text);
+    store_free(&s);
+    return st;
+}
+
+/* Appends printf-style text to a fixed note buffer, "; "-separated. */
+__attribute__((format(printf, 3, 4))) static void note_add(char *note, size_t size,
+                                                           const char *fmt, ...)
+{
+    size_t len = strlen(note);
+    if (len + 3 >= size)
+        return;
+    if (len) {
+        memcpy(note + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+static int gpu_fits(const ident *id, int block)
+{
+    size_t elem = id->base.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    int maxb = id->gpu.max_threads_per_block < 1024 ? id->gpu.max_threads_per_block : 1024;
+    return block >= 32 && block <= maxb && block % 32 == 0 &&
+           (size_t)block * 4 * elem <= (size_t)id->gpu.max_shared_per_block;
+}
+
+/* The spec a stored entry describes, if it is valid for this identity. */
+static int entry_spec(const ident *id, const cJSON *e, orr_kspec *spec, double *ms)
+{
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
+    *spec = id->base;
+    if (!int_item(best, "block", &spec->block) || !int_item(best, "unroll", &spec->unroll) ||
+        !int_item(best, "split", &spec->split) || !int_item(best, "threads", &spec->threads))
+        return 0;
+    if (!num_item(best, "ms", ms))
+        *ms = -1;
+    if (orr_kspec_validate(spec, id->target, NULL) != ORR_OK)
+        return 0;
+    return id->target == ORR_TARGET_CPU || gpu_fits(id, spec->block);
+}
+
+static void result_init(orr_tune_result *r, const ident *id)
+{
+    memset(r, 0, sizeof *r);
+    r->best = id->base;
+    r->best_ms = -1;
+    snprintf(r->source, sizeof r->source, "default");
+    r->n_bucket = id->n_bucket;
+    snprintf(r->backend, sizeof r->backend, "%s", orr_backend_name(id->kind));
+    snprintf(r->device, sizeof r->device, "%s", id->ident);
+    memcpy(r->kernel, id->kernel, sizeof r->kernel);
+}
+
+/* Store lookup shared by orr_tune (tuning = 1: a corrupt store will be
+ * rewritten, an invalid entry retuned) and orr_tune_lookup.  need_exhaustive:
+ * a stored budgeted tuning does not answer an exhaustive request. */
+static orr_status lookup(const ident *id, int tuning, int need_exhaustive, orr_tune_result *r,
+                         int *found, orr_error *err)
+{
+    *found = 0;
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st)
+        return st;
+    if (s.corrupt[0])
+        note_add(r->note, sizeof r->note, "tuning store %s is corrupt (%s)%s", s.path,
+                 s.corrupt, tuning ? "; rewriting" : "");
+    const cJSON *e = store_find(&s, id->ident, id->kernel, NULL);
+    orr_kspec spec;
+    double ms;
+    if (e && need_exhaustive && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "exhaustive"))) {
+        e = NULL;
+    } else if (e && !entry_spec(id, e, &spec, &ms)) {
+        note_add(r->note, sizeof r->note, "stored tuning in %s is invalid for this device%s",
+                 s.path, tuning ? "; retuning" : "");
+        e = NULL;
+    }
+    if (e) {
+        *found = 1;
+        r->best = spec;
+        r->best_ms = ms;
+        r->best_interactions_per_s = ms > 0 ? (double)id->n * (double)id->n / (ms * 1e-3) : 0;
+        snprintf(r->source, sizeof r->source, "store");
+    }
+    store_free(&s);
+    return ORR_OK;
+}
+
+/* ---- candidates ---------------------------------------------------------- */
+
+typedef struct {
+    int block, unroll, split, threads;
+} params;
+
+static const int gpu_unrolls[] = {1, 2, 4, 8, 16, 32};
+static const int cpu_blocks[] = {256, 512, 1024, 2048, 4096, 8192};
+
+typedef struct {
+    ident id;
+    const orr_tune_options *o;
+    orr_tune_result *r;
+    double *pos, *vel;          /* n bodies, rounded to the precision */
+    long ni;                    /* sample size */
+    long *idx;                  /* sample indices */
+    double *ref, *got;          /* 3 ni accelerations */
+    double tol;
+    double budget_s, spent_s;   /* seconds on candidates: build, verify, time */
+    orr_tune_trial *trials;
+    params *tried;
+    int ntrials, cap;
+    int best;                   /* index of the fastest verified trial, -1 */
+    int cpu_threads[32];        /* CPU thread counts, 0 (all) last */
+    int nthreads;
+} tuner;
+
+static int params_eq(params a, params b)
+{
+    return a.block == b.block && a.unroll == b.unroll && a.split == b.split &&
+           a.threads == b.threads;
+}
+
+static int max_split(const tuner *t)
+{
+    /* blocks launched = ceil(n split / (block ipt)) may be at most ~8x the
+     * blocks that fill the GPU (sm_count * 2048 / block): the block size
+     * cancels, so the limit is on n split / ipt */
+    double fill = 8.0 * t->id.gpu.sm_count * 2048.0 * t->id.base.ipt;
+    int s = 1;
+    while (s < 32 && (double)t->id.n * (2 * s) <= fill)
+        s *= 2;
+    return s;
+}
+
+static int valid(const tuner *t, params p)
+{
+    if (t->id.target == ORR_TARGET_CPU) {
+        int okb = 0, okt = 0;
+        for (size_t k = 0; k < sizeof cpu_blocks / sizeof cpu_blocks[0]; k++)
+            okb |= cpu_blocks[k] == p.block;
+        for (int k = 0; k < t->nthreads; k++)
+            okt |= t->cpu_threads[k] == p.threads;
+        return okb && okt && p.unroll == 4 && p.split == 1;
+    }
+    if (!gpu_fits(&t->id, p.block) || p.threads != 0)
+        return 0;
+    if (p.split < 1 || p.split > max_split(t) || (p.split & (p.split - 1)) || p.block % p.split)
+        return 0;
+    int oku = 0;
+    for (size_t k = 0; k < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; k++)
+        oku |= gpu_unrolls[k] == p.unroll;
+    return oku && p.unroll <= p.block / p.split;
+}
+
+static int find_tried(const tuner *t, params p)
+{
+    for (int k = 0; k < t->ntrials; k++)
+        if (params_eq(t->tried[k], p))
+            return k;
+    return -1;
+}
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)   /* insertion sort: n <= REPS */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* k evaluations per timed run so that a run takes >= MIN_RUN_MS. */
+static int evals_per_run(double ms)
+{
+    if (!(ms > 0))
+        return 1;
+    double k = ceil(MIN_RUN_MS / ms);
+    return k < 1 ? 1 : k > 100000 ? 100000 : (int)k;
+}
+
+static void set_why(orr_tune_trial *tr, const char *msg)
+{
+    size_t len = strlen(msg);
+    if (len >= sizeof tr->why)
+        len = sizeof tr->why - 1;
+    memcpy(tr->why, msg, len);
+    tr->why[len] = '\0';
+    for (char *c = tr->why; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
+}
+
+/* The fastest verified trials (at most FINALISTS, within FINALIST_SPREAD of
+ * the best), fastest first; returns how many. */
+static int finalists(const tuner *t, int fin[FINALISTS])
+{
+    int nf = 0;
+    for (int k = 0; k < t->ntrials; k++) {   /* insertion into a sorted top list */
+        if (!t->trials[k].ok)
+            continue;
+        int at = nf < FINALISTS ? nf++ : FINALISTS;
+        while (at > 0 && t->trials[fin[at - 1]].ms > t->trials[k].ms) {
+            if (at < FINALISTS)
+                fin[at] = fin[at - 1];
+            at--;
+        }
+        if (at < FINALISTS)
+            fin[at] = k;
+    }
+    while (nf > 1 && t->trials[fin[nf - 1]].ms > FINALIST_SPREAD * t->trials[fin[0]].ms)
+        nf--;
+    return nf;
+}
+
+/* Seconds the final re-timing is expected to take, kept out of the search. */
+static double reserve_s(const tuner *t)
+{
+    int fin[FINALISTS], nf = finalists(t, fin);
+    if (nf < 2)
+        return 0;
+    double ms = t->trials[fin[0]].ms;
+    return nf * (REPS + 1) * ms * evals_per_run(ms) * 1e-3;
+}
+
+static int budget_left(const tuner *t)
+{
+    return t->o->exhaustive || t->spent_s + reserve_s(t) < t->budget_s;
+}
+
+/* Builds, verifies and times one candidate; records it as a trial.  Only an
+ * interruption or a host allocation failure is returned as an error. */
+static orr_status measure(tuner *t, params p, orr_error *err)
+{
+    if (t->o->stop && *t->o->stop)
+        return orr_fail(err, ORR_ERR_INTERRUPTED, "tuning interrupted after %d candidates",
+                        t->ntrials);
+    if (t->ntrials == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 64;
+        orr_tune_trial *tr = realloc(t->trials, sizeof *tr * (size_t)cap);
+        if (tr)
+            t->trials = tr;
+        params *pp = realloc(t->tried, sizeof *pp * (size_t)cap);
+        if (pp)
+            t->tried = pp;
+        if (!tr || !pp)
+            return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        t->cap = cap;
+    }
+    orr_tune_trial tr;
+    memset(&tr, 0, sizeof tr);
+    tr.spec = t->id.base;
+    tr.spec.block = p.block;
+    tr.spec.unroll = p.unroll;
+    tr.spec.split = p.split;
+    tr.spec.threads = p.threads;
+    tr.ms = -1;
+    tr.max_rel_err = -1;
+
+    orr_error e = {0};
+    orr_engine *eng = NULL;
+    double t0 = now_s();
+    orr_status st = orr_engine_create(&eng, t->id.kind, &tr.spec, ORR_VARIANT_TILED, t->id.n,
+                                      t->id.device, NULL, 0, &e);
+    if (eng)
+        tr.compile_s = eng->build.compile_s;
+    if (!st)
+        st = orr_engine_set_state(eng, t->pos, t->vel, &e);
+    if (!st)   /* the verification run is also the warm-up */
+        st = orr_engine_accel_sample(eng, t->ni, t->idx, t->got, &e);
+    if (!st) {
+        if (t->o->tamper)
+            t->o->tamper(&tr.spec, t->got, t->ni, t->o->ctx);
+        tr.max_rel_err = orr_max_rel_err(t->got, t->ref, t->ni);
+        if (!(tr.max_rel_err <= t->tol)) {
+            snprintf(tr.why, sizeof tr.why, "max rel err %.1e > %.0e", tr.max_rel_err, t->tol);
+            st = ORR_ERR_ARG;
+        }
+    }
+    if (!st) {
+        /* one evaluation sizes the runs; when it alone lasts MIN_RUN_MS it is
+         * the first run (large N: saves an evaluation per candidate) */
+        double ms0 = 0, runs[REPS];
+        int nruns = 0;
+        st = orr_engine_time_steps(eng, 1, 1, &ms0, &e);
+        int k = evals_per_run(ms0);
+        if (k == 1)
+            runs[nruns++] = ms0;
+        double best_ms = t->best >= 0 ? t->trials[t->best].ms : INFINITY;
+        double fastest = nruns ? ms0 : INFINITY;
+        while (!st && nruns < REPS) {
+            /* a candidate clearly slower than the best needs no median */
+            if (nruns >= 2 && fastest > EARLY_OUT * best_ms)
+                break;
+            st = orr_engine_time_steps(eng, k, 1, &runs[nruns], &e);
+            if (!st) {
+                fastest = runs[nruns] < fastest ? runs[nruns] : fastest;
+                nruns++;
+            }
+        }
+        if (!st) {
+            tr.ms = median(runs, nruns);
+            tr.interactions_per_s = (double)t->id.n * (double)t->id.n / (tr.ms * 1e-3);
+            tr.ok = tr.ms > 0;
+            if (!tr.ok)
+                snprintf(tr.why, sizeof tr.why, "timing gave %g ms", tr.ms);
+        }
+    }
+    t->spent_s += now_s() - t0;   /* building, verifying and timing */
+    if (st && !tr.why[0])
+        set_why(&tr, e.msg[0] ? e.msg : orr_status_name(st));
+    orr_engine_destroy(eng);
+    orr_error_clear(&e);
+
+    int at = t->ntrials++;
+    t->trials[at] = tr;
+    t->tried[at] = p;
+    if (!tr.ok)
+        t->r->nfailed++;
+    else if (t->best < 0 || tr.ms < t->trials[t->best].ms)
+        t->best = at;
+    t->r->ntrials = t->ntrials;
+    if (t->o->report)
+        t->o->report(&tr, t->o->ctx);
+    if (st == ORR_ERR_NOMEM)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory while tuning");
+    return ORR_OK;
+}
+
+/* Measures p when it is valid, untried and the budget allows.  *stop_search
+ * is set when the budget is spent. */
+static orr_status try_params(tuner *t, params p, int *spent, orr_error *err)
+{
+    if (*spent || !valid(t, p) || find_tried(t, p) >= 0)
+        return ORR_OK;
+    if (t->ntrials > 0 && !budget_left(t)) {   /* the first (default) always runs */
+        *spent = 1;
+        return ORR_OK;
+    }
+    return measure(t, p, err);
+}
+
+static params default_params(const tuner *t)
+{
+    params p = {t->id.base.block, t->id.base.unroll, t->id.base.split, t->id.base.threads};
+    return p;
+}
+
+/* Coarse pass.  GPU: threads per body first (the coarse set for N at block
+ * 256, unroll 4; none when N fills the GPU alone), then blocks
+ * {64,128,256,512} x unroll {1,4,16} at the best split, most promising
+ * first, so a small budget still sees the main axes.  CPU: thread counts at
+ * the default tile, then tiles {256, 4096} (1024 is the default). */
+static orr_status coarse(tuner *t, int *spent, orr_error *err)
+{
+    orr_status st = try_params(t, default_params(t), spent, err);
+    if (st)
+        return st;
+    if (t->id.target == ORR_TARGET_GPU) {
+        /* sfill: the split that gives the GPU half its resident threads
+         * (1024 per SM; enough for this compute-bound kernel), and 4x that;
+         * when N alone does that, split 1 only (refinement may still try 2) */
+        int smax = max_split(t), sfill = 1;
+        double half = (double)t->id.gpu.sm_count * 1024.0 * t->id.base.ipt;
+        while (sfill < smax && (double)t->id.n * sfill < half)
+            sfill *= 2;
+        int splits[3] = {sfill, smax < 4 * sfill ? smax : 4 * sfill, 1};
+        for (int k = 0; !st && sfill > 1 && k < 3; k++) {
+            params p = {256, 4, splits[k], 0};
+            st = try_params(t, p, spent, err);
+        }
+        int split = t->best >= 0 ? t->tried[t->best].split : 1;
+        static const int order[][2] = {{128, 4},  {512, 4},  {256, 16}, {128, 16},
+                                       {512, 16}, {64, 4},   {64, 16},  {256, 1},
+                                       {128, 1},  {512, 1},  {64, 1}};
+        for (size_t k = 0; !st && k < sizeof order / sizeof order[0]; k++) {
+            params p = {order[k][0], order[k][1], split, 0};
+            st = try_params(t, p, spent, err);
+        }
+        return st;
+    }
+    int half = 1;
+    while (half * 2 <= t->id.nproc / 2)
+        half *= 2;
+    int threads[3] = {1, half, t->id.nproc};
+    for (int k = 0; !st && k < 3; k++) {
+        params p = {t->id.base.block, 4, 1, threads[k]};
+        st = try_params(t, p, spent, err);
+    }
+    int th = t->best >= 0 ? t->tried[t->best].threads : 0;
+    static const int blocks[] = {256, 4096};
+    for (size_t k = 0; !st && k < sizeof blocks / sizeof blocks[0]; k++) {
+        params p = {blocks[k], 4, 1, th};
+        st = try_params(t, p, spent, err);
+    }
+    return st;
+}
+
+/* Neighbours of p; returns how many were written to out (at most 8). */
+static int neighbours(const tuner *t, params p, params out[8])
+{
+    int n = 0;
+    params q;
+    if (t->id.target == ORR_TARGET_GPU) {
+        const int blocks[4] = {p.block - 32, p.block + 32, p.block * 2, p.block / 2};
+        for (int k = 0; k < 4; k++) {
+            q = p;
+            q.block = blocks[k];
+            out[n++] = q;
+        }
+        const int unrolls[2] = {p.unroll * 2, p.unroll / 2};
+        const int splits[2] = {p.split * 2, p.split / 2};
+        for (int k = 0; k < 2; k++) {
+            q = p;
+            q.unroll = unrolls[k];
+            out[n++] = q;
+            q = p;
+            q.split = splits[k];
+            out[n++] = q;
+        }
+        return n;
+    }
+    const int blocks[2] = {p.block * 2, p.block / 2};
+    for (int k = 0; k < 2; k++) {
+        q = p;
+        q.block = blocks[k];
+        out[n++] = q;
+    }
+    for (int k = 0; k < t->nthreads; k++)
+        if (t->cpu_threads[k] == p.threads) {   /* the adjacent thread counts */
+            for (int d = -1; d <= 1; d += 2)
+                if (k + d >= 0 && k + d < t->nthreads) {
+                    q = p;
+                    q.threads = t->cpu_threads[k + d];
+                    out[n++] = q;
+                }
+            break;
+        }
+    return n;
+}
+
+/* Hill climbing from the best until no neighbour improves or the budget is spent. */
+static orr_status refine(tuner *t, int *spent, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    while (!st && !*spent && t->best >= 0) {
+        int from = t->best;
+        params nb[8];
+        int nn = neighbours(t, t->tried[from], nb);
+        for (int k = 0; !st && k < nn; k++)
+            st = try_params(t, nb[k], spent, err);
+        if (t->best == from)
+            break;
+    }
+    return st;
+}
+
+static orr_status exhaustive(tuner *t, orr_error *err)
+{
+    int spent = 0;
+    orr_status st = try_params(t, default_params(t), &spent, err);
+    if (t->id.target == ORR_TARGET_CPU) {
+        for (size_t b = 0; !st && b < sizeof cpu_blocks / sizeof cpu_blocks[0]; b++)
+            for (int k = 0; !st && k < t->nthreads; k++) {
+                params p = {cpu_blocks[b], 4, 1, t->cpu_threads[k]};
+                st = try_params(t, p, &spent, err);
+            }
+        return st;
+    }
+    for (int split = 1; !st && split <= 32; split *= 2)
+        for (int block = 32; !st && block <= 1024; block += 32)
+            for (size_t u = 0; !st && u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
+                params p = {block, gpu_unrolls[u], split, 0};
+                st = try_params(t, p, &spent, err);
+            }
+    return st;
+}
+
+/* Re-times the finalists alternately (A B C A B C ...), REPS rounds, and
+ * makes the best median the winner (with one finalist, its search median).  Returns the
+ * winner's index and its median in *ms. */
+static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
+{
+    int fin[FINALISTS], nf = finalists(t, fin);
+    *winner = t->best;
+    *ms = t->best >= 0 ? t->trials[t->best].ms : -1;
+    if (nf < 2)
+        return ORR_OK;
+
+    orr_engine *eng[FINALISTS] = {NULL};
+    int evals[FINALISTS];
+    double runs[FINALISTS][REPS];
+    int live[FINALISTS];
+    orr_error e = {0};
+    for (int f = 0; f < nf; f++) {
+        double warm = 0;
+        live[f] = orr_engine_create(&eng[f], t->id.kind, &t->trials[fin[f]].spec,
+                                    ORR_VARIANT_TILED, t->id.n, t->id.device, NULL, 0, &e) ==
+                      ORR_OK &&
+                  orr_engine_set_state(eng[f], t->pos, t->vel, &e) == ORR_OK &&
+                  orr_engine_time_steps(eng[f], 1, 1, &warm, &e) == ORR_OK;
+        evals[f] = evals_per_run(t->trials[fin[f]].ms);
+        orr_error_clear(&e);
+    }
+    for (int r = 0; r < REPS; r++)
+        for (int f = 0; f < nf; f++)
+            if (live[f] && orr_engine_time_steps(eng[f], evals[f], 1, &runs[f][r], &e) != ORR_OK) {
+                live[f] = 0;
+                orr_error_clear(&e);
+            }
+    double best = INFINITY;
+    for (int f = 0; f < nf; f++) {
+        orr_engine_destroy(eng[f]);
+        if (!live[f])
+            continue;
+        orr_tune_trial tr = t->trials[fin[f]];
+        tr.ms = median(runs[f], REPS);
+        tr.interactions_per_s = (double)t->id.n * (double)t->id.n / (tr.ms * 1e-3);
+        tr.retimed = 1;
+        if (t->o->report)
+            t->o->report(&tr, t->o->ctx);
+        if (tr.ms < best) {
+            best = tr.ms;
+            *winner = fin[f];
+            *ms = tr.ms;
+        }
+    }
+    if (t->o->stop && *t->o->stop)
+        return orr_fail(err, ORR_ERR_INTERRUPTED, "tuning interrupted");
+    return ORR_OK;
+}
+
+/* The reference accelerations: the CPU backend in double on the same
+ * (precision-rounded) bodies.  For a GPU run without a usable host compiler
+ * the GPU's default configuration in double stands in, with a note. */
+static orr_status reference(tuner *t, orr_error *err)
+{
+    orr_kspec rs;
+    orr_kspec_default(&rs, ORR_TARGET_CPU);
+    memcpy(rs.force, t->id.base.force, sizeof rs.force);
+    rs.precision = ORR_DOUBLE;
+    rs.softening = t->id.base.softening;
+    rs.G = t->id.base.G;
+    memcpy(rs.box, t->id.base.box, sizeof rs.box);
+    const char *which = "CPU";
+    orr_engine *eng = NULL;
+    orr_status st = orr_engine_create(&eng, ORR_BACKEND_CPU, &rs, ORR_VARIANT_TILED, t->id.n, 0,
+                                      NULL, 0, err);
+    if (st && t->id.target == ORR_TARGET_GPU && st != ORR_ERR_NOMEM) {
+        note_add(t->r->note, sizeof t->r->note,
+                 "CPU reference unavailable (%.200s); verified against the GPU default "
+                 "configuration in double", err->msg);
+        orr_error_clear(err);
+        which = "CUDA";
+        rs = t->id.base;
+        rs.precision = ORR_DOUBLE;
+        rs.newton = 2;
+        st = orr_engine_create(&eng, ORR_BACKEND_CUDA, &rs, ORR_VARIANT_TILED, t->id.n,
+                               t->id.device, NULL, 0, err);
+    }
+    if (!st)
+        st = orr_engine_set_state(eng, t->pos, NULL, err);
+    if (!st)
+        st = orr_engine_accel_sample(eng, t->ni, t->idx, t->ref, err);
+    orr_engine_destroy(eng);
+    if (st)
+        orr_error_context(err, "tuning reference (%s backend, double)", which);
+    return st;
+}
+
+static void tuner_free(tuner *t)
+{
+    free(t->pos);
+    free(t->vel);
+    free(t->idx);
+    free(t->ref);
+    free(t->got);
+    free(t->trials);
+    free(t->tried);
+}
+
+static void iso_now(char *buf, size_t size)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The store entry for a finished tuning (NULL when out of memory). */
+static cJSON *make_entry(const tuner *t, int winner, double ms)
+{
+    cJSON *e = cJSON_CreateObject();
+    char when[32];
+    iso_now(when, sizeof when);
+    const orr_kspec *w = &t->trials[winner].spec;
+    int bad = !e || !cJSON_AddStringToObject(e, "device", t->id.ident) ||
+              !cJSON_AddStringToObject(e, "kernel", t->id.kernel) ||
+              !cJSON_AddStringToObject(e, "backend", orr_backend_name(t->id.kind)) ||
+              !cJSON_AddNumberToObject(e, "n_bucket", (double)t->id.n_bucket) ||
+              !cJSON_AddStringToObject(e, "precision", orr_precision_name(t->id.base.precision)) ||
+              !cJSON_AddStringToObject(e, "force", t->id.base.force) ||
+              !cJSON_AddBoolToObject(e, "exhaustive", t->o->exhaustive != 0) ||
+              !cJSON_AddNumberToObject(e, "budget_s", t->budget_s);
+    cJSON *best = bad ? NULL : cJSON_AddObjectToObject(e, "best");
+    bad = bad || !best || !cJSON_AddNumberToObject(best, "block", w->block) ||
+          !cJSON_AddNumberToObject(best, "unroll", w->unroll) ||
+          !cJSON_AddNumberToObject(best, "split", w->split) ||
+          !cJSON_AddNumberToObject(best, "threads", w->threads) ||
+          !cJSON_AddNumberToObject(best, "ms", ms) ||
+          !cJSON_AddNumberToObject(best, "interactions_per_s",
+                                   (double)t->id.n * (double)t->id.n / (ms * 1e-3));
+    cJSON *trials = bad ? NULL : cJSON_AddArrayToObject(e, "trials");
+    bad = bad || !trials;
+    for (int k = 0; !bad && k < t->ntrials; k++) {
+        const orr_tune_trial *tr = &t->trials[k];
+        cJSON *o = cJSON_CreateObject();
+        bad = !o || !cJSON_AddItemToArray(trials, o);
+        if (bad) {
+            cJSON_Delete(o);
+            break;
+        }
+        bad = !cJSON_AddNumberToObject(o, "block", tr->spec.block) ||
+              !cJSON_AddNumberToObject(o, "unroll", tr->spec.unroll) ||
+              !cJSON_AddNumberToObject(o, "split", tr->spec.split) ||
+              !cJSON_AddNumberToObject(o, "threads", tr->spec.threads) ||
+              !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
+              !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||
+              !cJSON_AddBoolToObject(o, "ok", tr->ok) ||
+              !cJSON_AddStringToObject(o, "why", tr->why);
+    }
+    bad = bad || !cJSON_AddStringToObject(e, "when", when);
+    if (bad) {
+        cJSON_Delete(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+void orr_tune_options_default(orr_tune_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->budget_s = DEFAULT_BUDGET_S;
+}
+
+orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, long n,
+                           orr_tune_result *result, int *found, orr_error *err)
+{
+    double t0 = now_s();
+    ident id;
+    *found = 0;
+    memset(result, 0, sizeof *result);
+    orr_status st = identify(kind, base_spec, n, 0, &id, err);
+    if (st)
+        return st;
+    result_init(result, &id);
+    st = lookup(&id, 0, 0, result, found, err);
+    result->elapsed_s = now_s() - t0;
+    return st;
+}
+
+orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
+                    const orr_tune_options *options, orr_tune_result *result, orr_error *err)
+{
+    double t0 = now_s();
+    orr_tune_options defaults;
+    orr_tune_options_default(&defaults);
+    const orr_tune_options *o = options ? options : &defaults;
+    memset(result, 0, sizeof *result);
+
+    tuner t;
+    memset(&t, 0, sizeof t);
+    t.o = o;
+    t.r = result;
+    t.best = -1;
+    orr_status st = identify(kind, base_spec, n, o->device, &t.id, err);
+    if (st)
+        return st;
+    result_init(result, &t.id);
+
+    /* the store: a hit ends here; with retune it is read for its note only */
+    int found = 0;
+    orr_tune_result stored = *result;
+    if ((st = lookup(&t.id, 1, o->exhaustive, &stored, &found, err)) != ORR_OK)
+        return st;
+    if (found && !o->retune) {
+        *result = stored;
+        result->elapsed_s = now_s() - t0;
+        return ORR_OK;
+    }
+    memcpy(result->note, stored.note, sizeof result->note);
+
+    t.budget_s = o->budget_s > 0 ? o->budget_s : DEFAULT_BUDGET_S;
+    t.tol = t.id.base.precision == ORR_DOUBLE ? TOL_DOUBLE : TOL_FLOAT;
+    if (t.id.target == ORR_TARGET_CPU) {
+        for (int th = 1; th < t.id.nproc && t.nthreads < 30; th *= 2)
+            t.cpu_threads[t.nthreads++] = th;
+        t.cpu_threads[t.nthreads++] = t.id.nproc;
+        t.cpu_threads[t.nthreads++] = 0;
+    }
+    t.ni = n < SAMPLE_MAX ? n : SAMPLE_MAX;
+    t.pos = malloc(sizeof(double) * 4 * (size_t)n);
+    t.vel = malloc(sizeof(double) * 3 * (size_t)n);
+    t.idx = malloc(sizeof(long) * (size_t)t.ni);
+    t.ref = malloc(sizeof(double) * 3 * (size_t)t.ni);
+    t.got = malloc(sizeof(double) * 3 * (size_t)t.ni);
+    if (!t.pos || !t.vel || !t.idx || !t.ref || !t.got) {
+        tuner_free(&t);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
+    }
+    for (long k = 0; k < t.ni; k++)
+        t.idx[k] = (long)((double)k * n / t.ni);
+    st = orr_ic_plummer(n, TUNE_SEED, 1.0, t.pos, t.vel, err);
+    if (!st && t.id.base.precision == ORR_FLOAT) {   /* reference and candidates see the same */
+        for (long k = 0; k < 4 * n; k++)
+            t.pos[k] = (float)t.pos[k];
+        for (long k = 0; k < 3 * n; k++)
+            t.vel[k] = (float)t.vel[k];
+    }
+    int ctx_held = 0;
+    if (!st && t.id.target == ORR_TARGET_GPU) {   /* keep one context across all candidates */
+        st = orr_cuda_ctx_acquire(t.id.device, err);
+        ctx_held = !st;
+    }
+    if (!st)
+        st = reference(&t, err);
+
+    int spent = 0, winner = -1;
+    double win_ms = -1;
+    if (!st && o->exhaustive) {
+        st = exhaustive(&t, err);
+    } else if (!st) {
+        st = coarse(&t, &spent, err);
+        if (!st)
+            st = refine(&t, &spent, err);
+    }
+    if (!st)
+        st = retime(&t, &winner, &win_ms, err);
+    if (ctx_held)
+        orr_cuda_ctx_release(t.id.device);
+    if (st) {
+        tuner_free(&t);
+        result->elapsed_s = now_s() - t0;
+        return st;
+    }
+
+    if (winner < 0) {
+        note_add(result->note, sizeof result->note,
+                 "no candidate verified (%d tried); using the default configuration",
+                 t.ntrials);
+    } else {
+        result->best = t.trials[winner].spec;
+        result->best_ms = win_ms;
+        result->best_interactions_per_s = (double)n * (double)n / (win_ms * 1e-3);
+        snprintf(result->source, sizeof result->source, "tuned");
+        cJSON *entry = make_entry(&t, winner, win_ms);
+        orr_error serr = {0};
+        if (!entry)
+            orr_fail(&serr, ORR_ERR_NOMEM, "out of memory");
+        if (!entry || store_put(entry, t.id.ident, t.id.kernel, &serr) != ORR_OK)
+            note_add(result->note, sizeof result->note, "tuning not saved: %.300s", serr.msg);
+        orr_error_clear(&serr);
+    }
+    result->ntrials = t.ntrials;
+    tuner_free(&t);
+    result->elapsed_s = now_s() - t0;
+    return ORR_OK;
+}
+
+orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err)
+{
+    store s;
+    memset(&s, 0, sizeof s);
+    orr_status st = store_locate(&s, err);
+    if (st)
+        return st;
+    if ((size_t)snprintf(buf, size, "%s", s.path) >= size)
+        return orr_fail(err, ORR_ERR_ARG, "buffer too small for the tuning store path %s", s.path);
+    return ORR_OK;
+}
+
+orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
+                               orr_error *err)
+{
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st)
+        return st;
+    if (s.corrupt[0]) {
+        st = orr_fail(err, ORR_ERR_CACHE, "tuning store %s is corrupt (%s)", s.path, s.corrupt);
+        store_free(&s);
+        return st;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, s.entries) {
+        orr_tune_entry en;
+        memset(&en, 0, sizeof en);
+        const char *v;
+        double d;
+        const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
+        snprintf(en.device, sizeof en.device, "%s", str_item(e, "device"));
+        snprintf(en.kernel, sizeof en.kernel, "%s", str_item(e, "kernel"));
+        snprintf(en.backend, sizeof en.backend, "%s", (v = str_item(e, "backend")) ? v : "?");
+        snprintf(en.precision, sizeof en.precision, "%s",
+                 (v = str_item(e, "precision")) ? v : "?");
+        snprintf(en.force, sizeof en.force, "%s", (v = str_item(e, "force")) ? v : "?");
+        snprintf(en.when, sizeof en.when, "%s", (v = str_item(e, "when")) ? v : "");
+        en.n_bucket = num_item(e, "n_bucket", &d) ? (long)d : 0;
+        int_item(best, "block", &en.block);
+        int_item(best, "unroll", &en.unroll);
+        int_item(best, "split", &en.split);
+        int_item(best, "threads", &en.threads);
+        en.ms = num_item(best, "ms", &d) ? d : -1;
+        en.interactions_per_s = num_item(best, "interactions_per_s", &d) ? d : 0;
+        const cJSON *tr;
+        cJSON_ArrayForEach(tr, cJSON_GetObjectItemCaseSensitive(e, "trials")) {
+            en.ntrials++;
+            en.nfailed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "ok"));
+        }
+        fn(&en, ctx);
+    }
+    store_free(&s);
+    return ORR_OK;
+}
+
+orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
+{
+    if (removed)
+        *removed = 0;
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st)
+        return st;
+    size_t count = s.corrupt[0] ? 0 : (size_t)cJSON_GetArraySize(s.entries);
+    if (unlink(s.path) != 0 && errno != ENOENT) {
+        st = orr_fail(err, ORR_ERR_IO, "cannot remove %s: %s", s.path, strerror(errno));
+        store_free(&s);
+        return st;
+    }
+    DIR *d = opendir(s.dir);   /* temp files of interrupted saves */
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (strncmp(de->d_name, STORE_TMP, strlen(STORE_TMP)) == 0)
+                unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+    }
+    if (removed)
+        *removed = count;
+    store_free(&s);
+    return ORR_OK;
+}

@@ -1,0 +1,177 @@
+/* tune: the autotuner.  For one backend, force law, precision and body count
+ * it searches the kernel parameters that are baked into the generated source
+ * (GPU: block size, unroll, threads per body; CPU: j-tile length, OpenMP
+ * threads), times every candidate on the real body count, checks its
+ * accelerations against a double-precision reference, and remembers the
+ * winner per device and kernel in a JSON store, so the next start with the
+ * same identity costs no compiling and no timing.
+ *
+ * Identity.  Device: GPU "NAME|sm_XY|SMs|driver D|nvrtc M.m", CPU
+ * "cpu|<cpu model (features hash)>|<compiler --version line>|threads <nproc>".
+ * Kernel: a hash of the generated source with the tuned parameters set to
+ * fixed canonical values (so it covers the force-law source and every baked
+ * constant: softening, G, box, bodies per thread, Newton steps), the NVRTC
+ * options (GPU), the precision and the N bucket (the next power of two >= n).
+ * A stored tuning is used only when both match exactly.
+ *
+ * Store.  "tuning.json" in the kernel-cache directory (orr_kcache_dir):
+ *   {"format": "orrery-tuning", "version": 1, "entries": [
+ *     {"device", "kernel", "backend", "n_bucket", "precision", "force",
+ *      "exhaustive" (bool), "budget_s",
+ *      "best": {"block", "unroll", "split", "threads", "ms", "interactions_per_s"},
+ *      "trials": [{"block", "unroll", "split", "threads", "ms", "max_rel_err",
+ *                  "ok", "why"}, ...],
+ *      "when": "2026-11-22T06:00:00Z"}, ...]}
+ * A missing file is an empty store.  A file that does not parse or has the
+ * wrong shape is ignored (the result's note says so) and rewritten on the
+ * next save.  Saves re-read the file, replace or add the one entry, and write
+ * a temp file in the same directory (mode 0600, fsynced) renamed into place,
+ * so a reader never sees a torn store.
+ *
+ * Search.  Every candidate: engine created through the kernel cache on n
+ * bodies of a Plummer sphere (fixed seed, rounded to the precision), one
+ * force evaluation on a sample of up to 256 bodies compared with the CPU
+ * backend in double (max relative error <= 1e-5 in float, 1e-10 in double;
+ * a candidate that disagrees is rejected and not timed), then 5 timed runs
+ * of k force-only evaluations (k so that one run takes >= ~2 ms), the
+ * median; a candidate whose first two runs are both 15% slower than the
+ * best so far stops there (it cannot win; its ms is the median of those).
+ * Invalid combinations are never built; one that fails to compile or
+ * launch is recorded as failed and the search goes on.
+ *
+ * Candidates.  GPU: block a multiple of 32 up to min(1024, device limit)
+ * whose tile fits in shared memory; unroll 1..32 (powers of two, <= block /
+ * split); split 1..32 (powers of two) while the blocks launched stay within
+ * ~8x what fills the GPU (sm_count * 2048 / block), so small N gets larger
+ * splits.  CPU: tile 256..8192 (powers of two) and threads 1, 2, 4, ...,
+ * nproc, 0 (all).  The default configuration is always tried first.
+ * Coarse pass: GPU: the split that gives the GPU half its resident threads
+ * (and 4x that; skipped when N does that alone) at block 256, unroll 4,
+ * then blocks {64,128,256,512} x unroll {1,4,16} at the best split, most
+ * promising first; CPU: threads {1, nproc/2, nproc} at the
+ * default tile, then tiles {256, 4096}.  Then hill climbing over the
+ * neighbours of the best (block +-32, x2, /2; unroll x2, /2; split x2, /2;
+ * CPU: tile x2, /2 and the adjacent thread counts) until nothing improves or
+ * the budget is spent.  exhaustive = 1 tries every valid candidate.  Finally
+ * the best (up to three, those within 10% of the fastest) are re-timed
+ * alternately (A B C A B C ...) and the best median wins, so clock boost
+ * early in the search cannot pick the winner. */
+#ifndef ORR_TUNE_H
+#define ORR_TUNE_H
+
+#include <stddef.h>
+#include "engine.h"
+#include "err.h"
+#include "kspec.h"
+
+/* One candidate as measured (or rejected). */
+typedef struct {
+    orr_kspec spec;             /* the complete candidate spec */
+    double ms;                  /* median force-evaluation time in ms; < 0 if not timed */
+    double interactions_per_s;  /* n^2 / (ms * 1e-3); 0 if not timed */
+    double max_rel_err;         /* against the reference; < 0 if not checked */
+    double compile_s;           /* seconds compiling its kernels (0 when cached) */
+    int ok;                     /* 1: built, verified and timed */
+    int retimed;                /* 1: a report from the final interleaved re-timing
+                                   of the top three (ms is that median); 0: search */
+    char why[160];              /* why rejected (compile error, invalid for the device,
+                                   "max rel err 3e-02 > 1e-05"); "" when ok */
+} orr_tune_trial;
+
+typedef struct {
+    double budget_s;     /* seconds spent on candidates: compiling (or loading from the
+                            kernel cache), verifying and timing them, the final
+                            re-timing included; the one-off reference is not counted;
+                            <= 0 means the default (2.0) */
+    int exhaustive;      /* 1: every valid candidate, ignoring the budget (0) */
+    int retune;          /* 1: ignore a stored tuning and tune anew (0) */
+    int device;          /* GPU ordinal (0) */
+    volatile int *stop;  /* checked between candidates; non-zero stops the search with
+                            ORR_ERR_INTERRUPTED (NULL) */
+    /* Called for every candidate as it is measured or rejected, and once more
+     * for each re-timed finalist with retimed = 1 (none when only one
+     * candidate was within 10% of the fastest).  The
+     * trial is only valid during the call.  May be NULL. */
+    void (*report)(const orr_tune_trial *t, void *ctx);
+    void *ctx;           /* passed to report and tamper */
+    /* Test hook: applied to a candidate's sample accelerations (3 ni values)
+     * before they are verified.  NULL in normal use. */
+    void (*tamper)(const orr_kspec *candidate, double *acc, long ni, void *ctx);
+} orr_tune_options;
+
+typedef struct {
+    orr_kspec best;          /* base spec with the chosen tuned parameters */
+    double best_ms;          /* its force-evaluation time in ms (re-timed median; from
+                                the store on a hit; < 0 when not measured) */
+    double best_interactions_per_s;   /* n^2 / best_ms, or 0 */
+    char source[16];         /* "tuned", "store" or "default" (nothing verified) */
+    int ntrials;             /* candidates tried in this call (0 on a store hit) */
+    int nfailed;             /* of which rejected */
+    double elapsed_s;        /* wall seconds spent in the call */
+    long n_bucket;           /* next power of two >= n */
+    char backend[8];         /* "cuda" or "cpu" (auto resolved) */
+    char device[512];        /* device identity string */
+    char kernel[33];         /* kernel identity (hash, 32 hex digits) */
+    char note[512];          /* e.g. "tuning store PATH is corrupt (REASON); rewriting";
+                                "" when there is nothing to say */
+} orr_tune_result;
+
+/* One stored tuning, for listings. */
+typedef struct {
+    char device[512];
+    char kernel[33];
+    char backend[8];
+    char precision[8];
+    char force[64];
+    long n_bucket;
+    int block, unroll, split, threads;   /* the stored winner */
+    double ms, interactions_per_s;       /* its timing */
+    int ntrials, nfailed;                /* trials stored with it */
+    char when[32];                       /* ISO 8601, UTC */
+} orr_tune_entry;
+
+/* Fills the defaults (see the field comments). */
+void orr_tune_options_default(orr_tune_options *o);
+
+/* Tunes block/unroll/split (GPU) or tile/threads (CPU) for base_spec's force
+ * law, precision, softening, G, box (and, on the GPU, bodies per thread, ftz,
+ * Newton steps, which stay as given) at n bodies.  kind AUTO resolves like
+ * orr_engine_create (CUDA when usable, else CPU).  options may be NULL
+ * (defaults).  With a stored tuning for the same identity (and no retune) it
+ * returns at once with source "store": no engine, no compiling, no timing
+ * (an exhaustive request is answered only by a stored exhaustive tuning).
+ * Otherwise it searches, saves the winner and returns source "tuned"; when no
+ * candidate verifies, result->best is the default configuration and source
+ * "default" (nothing is saved).  A failure to save is not an error: it goes
+ * into result->note.  Returns ORR_OK in all these cases; an error for invalid
+ * arguments, a missing reference (no usable compiler or force law), memory, or
+ * ORR_ERR_INTERRUPTED.  result is always written; the caller owns it. */
+orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
+                    const orr_tune_options *options, orr_tune_result *result, orr_error *err);
+
+/* Looks the identity up in the store only (no compiling, no timing).  On a
+ * hit *found = 1 and result holds the stored winner with source "store"; on
+ * a miss *found = 0 and result->best is the default configuration with source
+ * "default".  A corrupt store is a miss, with result->note saying so (the
+ * file is left alone).  GPU identities are those of device 0.  Returns an
+ * error only when the identity cannot be computed (invalid spec, unknown
+ * force law, no usable device for CUDA, no host compiler for the CPU). */
+orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, long n,
+                           orr_tune_result *result, int *found, orr_error *err);
+
+/* Writes the store's path into buf (size bytes), creating the cache directory
+ * if needed. */
+orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err);
+
+/* Calls fn for every stored tuning, in file order; e is valid only during the
+ * call.  A missing store lists nothing; a corrupt one returns ORR_ERR_CACHE
+ * with "tuning store PATH is corrupt (REASON)" and lists nothing. */
+orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
+                               orr_error *err);
+
+/* Removes the store (and stale temp files of interrupted saves).  *removed
+ * (may be NULL) gets the number of tunings it held (0 when missing or
+ * corrupt). */
+orr_status orr_tune_store_clear(size_t *removed, orr_error *err);
+
+#endif

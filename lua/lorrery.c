@@ -1,0 +1,187 @@
+/* lorrery: module "orrery.core", the C part of `require "orrery"` (the Lua
+ * part, lua/orrery/init.lua, adds to it), and the helpers the binding's C
+ * files share: errors positioned at the user's line, value descriptions for
+ * messages, option-table key checks. */
+#include "lorrery.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ORR_VERSION
+#define ORR_VERSION "dev"
+#endif
+
+volatile int *orr_lua_stop = NULL;
+
+/* ---- shared helpers -------------------------------------------------------- */
+
+/* "file.lua:12: " of the innermost Lua function that is not part of the
+ * embedded library (chunk names "=orrery/..."), or "".  Level 0 counts: in
+ * a hook it is the Lua function that was running; C functions are skipped. */
+static void push_where(lua_State *L)
+{
+    lua_Debug ar;
+    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+        lua_getinfo(L, "Sl", &ar);
+        if (ar.currentline <= 0 || strncmp(ar.source, "=orrery/", 8) == 0)
+            continue;
+        lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+        return;
+    }
+    lua_pushliteral(L, "");
+}
+
+int orr_lua_error(lua_State *L, const char *fmt, ...)
+{
+    va_list ap;
+    push_where(L);
+    va_start(ap, fmt);
+    lua_pushvfstring(L, fmt, ap);
+    va_end(ap);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix)
+{
+    luaL_Buffer b;
+    if (err->code == ORR_ERR_INTERRUPTED)
+        lua_sethook(L, NULL, 0, 0);   /* the runner's Ctrl-C hook has done its job */
+    luaL_buffinit(L, &b);
+    if (prefix) {
+        luaL_addstring(&b, prefix);
+        luaL_addstring(&b, ": ");
+    }
+    luaL_addstring(&b, err->code == ORR_ERR_INTERRUPTED ? "interrupted" : err->msg);
+    if (err->code != ORR_ERR_INTERRUPTED && err->log && *err->log) {
+        size_t len = strlen(err->log);
+        luaL_addchar(&b, '\n');
+        luaL_addlstring(&b, err->log, err->log[len - 1] == '\n' ? len - 1 : len);
+    }
+    luaL_pushresult(&b);
+    orr_error_clear(err);
+    return orr_lua_error(L, "%s", lua_tostring(L, -1));
+}
+
+const char *orr_lua_describe(lua_State *L, int idx)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len);
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        luaL_addchar(&b, '"');
+        luaL_addlstring(&b, s, len > 40 ? 37 : len);
+        luaL_addstring(&b, len > 40 ? "...\"" : "\"");
+        luaL_pushresult(&b);
+        return lua_tostring(L, -1);
+    }
+    case LUA_TNUMBER:
+        if (isnan(lua_tonumber(L, idx)))
+            return lua_pushliteral(L, "nan");
+        return luaL_tolstring(L, idx, NULL);
+    case LUA_TBOOLEAN:
+        return lua_pushstring(L, lua_toboolean(L, idx) ? "true" : "false");
+    case LUA_TUSERDATA: {
+        int t = luaL_getmetafield(L, idx, "__name");
+        if (t == LUA_TSTRING)
+            return lua_tostring(L, -1);
+        if (t != LUA_TNIL)
+            lua_pop(L, 1);
+        return lua_pushstring(L, "userdata");
+    }
+    default:
+        return lua_pushstring(L, luaL_typename(L, idx));
+    }
+}
+
+double orr_lua_checkfinite(lua_State *L, int idx, const char *who, const char *key,
+                           const char *what)
+{
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        double v = lua_tonumber(L, idx);
+        if (isfinite(v))
+            return v;
+    }
+    idx = lua_absindex(L, idx);
+    return orr_lua_error(L, "%s: '%s' must be %s (got %s)", who, key, what,
+                         orr_lua_describe(L, idx));
+}
+
+void orr_lua_checkkeys(lua_State *L, int t, const char *who, const char *const *keys, int list)
+{
+    t = lua_absindex(L, t);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            const char *k = lua_tostring(L, -1);
+            int found = 0;
+            for (int i = 0; keys[i] && !found; i++)
+                found = strcmp(keys[i], k) == 0;
+            if (found)
+                continue;
+            lua_pushfstring(L, "%s: unknown key '%s'", who, k);
+        } else {
+            lua_pushfstring(L, "%s: unknown key [%s]", who, orr_lua_describe(L, -1));
+        }
+        if (list) {
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            luaL_addstring(&b, " (valid: ");
+            for (int i = 0; keys[i]; i++) {
+                if (i)
+                    luaL_addstring(&b, ", ");
+                luaL_addstring(&b, keys[i]);
+            }
+            luaL_addstring(&b, ")");
+            luaL_pushresult(&b);
+            lua_concat(L, 2);
+        }
+        orr_lua_error(L, "%s", lua_tostring(L, -1));
+    }
+}
+
+/* ---- module functions ------------------------------------------------------ */
+
+/* orrery._isatty(fd) -> boolean: for the progress bar (stderr only when it
+ * is a terminal). */
+static int l_isatty(lua_State *L)
+{
+    lua_Integer fd = luaL_checkinteger(L, 1);
+    luaL_argcheck(L, fd >= 0 && fd <= INT_MAX, 1, "file descriptor out of range");
+    lua_pushboolean(L, isatty((int)fd));
+    return 1;
+}
+
+/* orrery._clock() -> seconds on a monotonic wall clock (os.clock counts the
+ * CPU time of every thread). */
+static int l_clock(lua_State *L)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + 1e-9 * (lua_Number)ts.tv_nsec);
+    return 1;
+}
+
+static const luaL_Reg funcs[] = {
+    {"_isatty", l_isatty},
+    {"_clock", l_clock},
+    {NULL, NULL},
+};
+
+int orr_lua_open_core(lua_State *L)
+{
+    luaL_newlib(L, funcs);
+    lua_pushliteral(L, ORR_VERSION);
+    lua_setfield(L, -2, "version");
+    orr_lua_open_buffer(L);
+    orr_lua_open_sim(L);
+    orr_lua_open_ic(L);
+    return 1;
+}

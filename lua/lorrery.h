@@ -1,0 +1,76 @@
+/* lorrery: the Lua 5.4 binding of orrery, shared between its C files.
+ * One C file per Lua module or type:
+ *   lorrery.c  module "orrery.core": simulation(), version, ic, helpers
+ *   lsim.c     type orrery.Sim (a simulation) and orrery.simulation{}
+ *   lbuffer.c  type orrery.Buffer (sim.pos, sim.vel, sim.mass)
+ *   lic.c      module table orrery.ic and type orrery.Bodies
+ *   lrun.c     `orrery run SCRIPT.lua`: the state, preloads, Ctrl-C, reports
+ * The Lua-side parts (lua/orrery/NAME.lua) are embedded at build time into
+ * orr_lua_embedded and installed in package.preload. */
+#ifndef ORR_LORRERY_H
+#define ORR_LORRERY_H
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "err.h"
+#include "ksrc.h"
+#include "sim.h"
+
+#define ORR_LUA_SIM "orrery.Sim"
+#define ORR_LUA_BUFFER "orrery.Buffer"
+#define ORR_LUA_BODIES "orrery.Bodies"
+
+/* The Sim userdata: sim is NULL before creation succeeded and after close.
+ * User values 1..3 cache its buffers (pos, vel, mass). */
+typedef struct {
+    orr_sim *sim;
+} orr_lua_sim;
+
+/* The Bodies userdata (what orrery.ic generators return): pos = data
+ * (4n: x y z m), vel = data + 4n (3n). */
+typedef struct {
+    long n;
+    double data[];
+} orr_lua_bodies;
+
+/* Generated from lua/orrery/NAME.lua by tools/embed.c (NULL-name terminated):
+ * "init.lua" is preloaded as "orrery", "X.lua" as "orrery.X". */
+extern const orr_ksrc_file orr_lua_embedded[];
+
+/* Set by the runner's SIGINT handler; orr_sim_step polls it (NULL: never). */
+extern volatile int *orr_lua_stop;
+
+/* Opens "orrery.core" (the C part of the module); for package.preload. */
+int orr_lua_open_core(lua_State *L);
+
+/* Registers the types and fills module table t (at the top of the stack). */
+void orr_lua_open_sim(lua_State *L);      /* simulation, Sim */
+void orr_lua_open_buffer(lua_State *L);   /* metatable only */
+void orr_lua_open_ic(lua_State *L);       /* ic */
+
+/* The sim at argument arg; raises "orrery.Sim: simulation is closed". */
+orr_sim *orr_lua_checksim(lua_State *L, int arg);
+/* Pushes (and caches in the sim's user value) the buffer of kind 0 pos,
+ * 1 vel, 2 mass for the Sim userdata at index sim. */
+void orr_lua_push_buffer(lua_State *L, int sim, int kind);
+
+/* Raises err->msg (after "prefix: " when prefix is not NULL, followed by a
+ * compiler log if any) as a Lua error positioned at the innermost Lua
+ * function outside the embedded library, so a script sees its own
+ * file:line; an interruption reads "interrupted".  Clears err first. */
+int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix);
+/* Like luaL_error, positioned like orr_lua_fail. */
+int orr_lua_error(lua_State *L, const char *fmt, ...);
+/* Pushes a short description of the value at idx for messages: strings in
+ * double quotes, numbers as written, other values by type name. */
+const char *orr_lua_describe(lua_State *L, int idx);
+/* The value at idx as a finite number, or raises
+ * "<who>: '<key>' must be <what> (got <value>)". */
+double orr_lua_checkfinite(lua_State *L, int idx, const char *who, const char *key,
+                           const char *what);
+/* Raises "<who>: unknown key 'k'" for the first key of table t not in the
+ * NULL-terminated list keys, followed by " (valid: a, b, c)" when list is set. */
+void orr_lua_checkkeys(lua_State *L, int t, const char *who, const char *const *keys, int list);
+
+#endif

@@ -1,0 +1,155 @@
+/* lrun: `orrery run SCRIPT.lua [ARGS...]` in the manner of lua.c: a fresh
+ * state with the standard libraries, the orrery module in package.preload
+ * (the C core and the embedded lua/orrery/NAME.lua), `arg`, the script run
+ * under a message handler that adds a traceback, and Ctrl-C turned into a
+ * clean stop: the SIGINT handler sets the flag orr_sim_step polls and a
+ * count hook (lua.c's laction) that stops pure-Lua loops. */
+#include "lrun.h"
+
+#include "lorrery.h"
+
+#include <lualib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static volatile int interrupted;
+static lua_State *running;
+
+/* The hook set by the SIGINT handler: raises "interrupted" at the next Lua
+ * call, return or instruction (and removes itself, like lua.c's lstop). */
+static void lstop(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    orr_lua_error(L, "interrupted");
+}
+
+/* lua_sethook is safe in a signal handler; SA_RESETHAND makes a second
+ * Ctrl-C kill the process as usual. */
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+    lua_sethook(running, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* lua.c's msghandler: the message plus a traceback (none after Ctrl-C). */
+static int msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    if (interrupted) {
+        lua_sethook(L, NULL, 0, 0);
+        lua_pushstring(L, msg);
+        return 1;
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* package.preload["orrery.core"] = the C module; "init.lua" becomes
+ * "orrery" and "X.lua" "orrery.X", with chunk names "=orrery/X.lua". */
+static void install_preloads(lua_State *L)
+{
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, orr_lua_open_core);
+    lua_setfield(L, -2, "orrery.core");
+    for (const orr_ksrc_file *f = orr_lua_embedded; f->name; f++) {
+        char mod[128], chunk[160];
+        int len = (int)strlen(f->name);
+        if (len > 4 && strcmp(f->name + len - 4, ".lua") == 0)
+            len -= 4;
+        if (len == 4 && strncmp(f->name, "init", 4) == 0)
+            snprintf(mod, sizeof mod, "orrery");
+        else
+            snprintf(mod, sizeof mod, "orrery.%.*s", len, f->name);
+        snprintf(chunk, sizeof chunk, "=orrery/%s", f->name);
+        if (luaL_loadbuffer(L, f->text, f->len, chunk) != LUA_OK)
+            lua_error(L);
+        lua_setfield(L, -2, mod);
+    }
+    lua_pop(L, 1);
+}
+
+/* Protected setup: libraries, preloads and the global arg. */
+static int setup(lua_State *L)
+{
+    const char *script = lua_touserdata(L, 1);
+    int argc = (int)lua_tointeger(L, 2);
+    char **argv = lua_touserdata(L, 3);
+    luaL_openlibs(L);
+    install_preloads(L);
+    lua_createtable(L, argc, 1);
+    lua_pushstring(L, script);
+    lua_rawseti(L, -2, 0);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setglobal(L, "arg");
+    return 0;
+}
+
+int orr_lua_run(const char *script, int argc, char **argv)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) {
+        fprintf(stderr, "orrery: cannot create a Lua state: out of memory\n");
+        return 1;
+    }
+    interrupted = 0;
+    lua_pushcfunction(L, setup);
+    lua_pushlightuserdata(L, (void *)script);
+    lua_pushinteger(L, argc);
+    lua_pushlightuserdata(L, argv);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+        fprintf(stderr, "orrery: %s\n", lua_tostring(L, -1));
+        lua_close(L);
+        return 1;
+    }
+
+    int rc = 0;
+    lua_pushcfunction(L, msghandler);
+    int st = luaL_loadfile(L, strcmp(script, "-") == 0 ? NULL : script);
+    if (st == LUA_ERRFILE) {
+        fprintf(stderr, "orrery: %s\n", lua_tostring(L, -1));
+        rc = 1;
+    } else if (st != LUA_OK) {
+        fprintf(stderr, "%s\n", lua_tostring(L, -1));   /* file.lua:LINE: syntax error */
+        rc = 1;
+    } else {
+        /* the script gets its arguments as ... too, as under lua.c */
+        luaL_checkstack(L, argc + 1, "too many arguments to script");
+        for (int i = 0; i < argc; i++)
+            lua_pushstring(L, argv[i]);
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigint;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        running = L;
+        orr_lua_stop = &interrupted;
+        sigaction(SIGINT, &sa, &old);
+        st = lua_pcall(L, argc, 0, 1);
+        sigaction(SIGINT, &old, NULL);
+        if (st != LUA_OK) {
+            fflush(stdout);
+            fprintf(stderr, "%s\n", lua_tostring(L, -1));
+            rc = 1;
+        }
+    }
+    lua_close(L);   /* closes the simulations left open */
+    orr_lua_stop = NULL;
+    running = NULL;
+    if (interrupted) {
+        if (st == LUA_OK)
+            fprintf(stderr, "interrupted\n");
+        rc = 130;
+    }
+    return rc;
+}

@@ -1,0 +1,677 @@
+/* lsim: the orrery.Sim type (a simulation) and its constructor
+ * orrery.simulation{...}.  The userdata is allocated (empty) before the
+ * simulation is created, so __gc is safe after any error; close, __gc and
+ * __close all free it, and any later use raises "simulation is closed".
+ * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
+ * table, which the module exposes as orrery.Sim so Lua code can add methods. */
+#include "lorrery.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WHO "orrery.simulation"
+
+static const char *const body_keys[] = {"x", "y", "z", "vx", "vy", "vz", "m", NULL};
+
+orr_sim *orr_lua_checksim(lua_State *L, int arg)
+{
+    orr_lua_sim *p = luaL_checkudata(L, arg, ORR_LUA_SIM);
+    if (!p->sim)
+        orr_lua_error(L, "orrery.Sim: simulation is closed");
+    return p->sim;
+}
+
+/* ---- bodies as tables ------------------------------------------------------ */
+
+/* Reads the body table at idx over b[7] = x y z vx vy vz m (fields present
+ * replace the values there).  Returns NULL, or pushes and returns a message. */
+static const char *read_body(lua_State *L, int idx, double b[7])
+{
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return lua_pushfstring(L, "table expected, got %s", orr_lua_describe(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        int k = -1;
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            const char *key = lua_tostring(L, -2);
+            for (int i = 0; body_keys[i]; i++)
+                if (strcmp(key, body_keys[i]) == 0)
+                    k = i;
+        }
+        if (k < 0 && lua_type(L, -2) == LUA_TSTRING)
+            return lua_pushfstring(L, "unknown key '%s' (valid: x, y, z, vx, vy, vz, m)",
+                                   lua_tostring(L, -2));
+        if (k < 0)
+            return lua_pushfstring(L, "unknown key [%s] (valid: x, y, z, vx, vy, vz, m)",
+                                   orr_lua_describe(L, -2));
+        double v = lua_tonumber(L, -1);
+        if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(v) || (k == 6 && v < 0))
+            return lua_pushfstring(L, "'%s' must be a %sfinite number (got %s)", body_keys[k],
+                                   k == 6 ? "non-negative " : "", orr_lua_describe(L, -1));
+        b[k] = v;
+        lua_pop(L, 1);
+    }
+    return NULL;
+}
+
+static void get_body(const double *pos, const double *vel, long i, double b[7])
+{
+    b[0] = pos[4 * i];
+    b[1] = pos[4 * i + 1];
+    b[2] = pos[4 * i + 2];
+    b[3] = vel[3 * i];
+    b[4] = vel[3 * i + 1];
+    b[5] = vel[3 * i + 2];
+    b[6] = pos[4 * i + 3];
+}
+
+static void put_body(double *pos, double *vel, long i, const double b[7])
+{
+    pos[4 * i] = b[0];
+    pos[4 * i + 1] = b[1];
+    pos[4 * i + 2] = b[2];
+    vel[3 * i] = b[3];
+    vel[3 * i + 1] = b[4];
+    vel[3 * i + 2] = b[5];
+    pos[4 * i + 3] = b[6];
+}
+
+static void push_body(lua_State *L, const double b[7])
+{
+    lua_createtable(L, 0, 7);
+    for (int k = 0; k < 7; k++) {
+        lua_pushnumber(L, b[k]);
+        lua_setfield(L, -2, body_keys[k]);
+    }
+}
+
+static void mirror(lua_State *L, orr_sim *s, double **pos, double **vel)
+{
+    orr_error err = {0};
+    if (orr_sim_pos(s, pos, &err) || orr_sim_vel(s, vel, &err))
+        orr_lua_fail(L, &err, NULL);
+}
+
+/* The number of bodies in the value at idx (orrery.Bodies or a list of body
+ * tables), or -1 when it is neither. */
+static long count_of(lua_State *L, int idx)
+{
+    orr_lua_bodies *b = luaL_testudata(L, idx, ORR_LUA_BODIES);
+    if (b)
+        return b->n;
+    if (lua_type(L, idx) == LUA_TTABLE)
+        return (long)lua_rawlen(L, idx);
+    return -1;
+}
+
+/* Replaces every body by those of the orrery.Bodies or list at idx (its
+ * count already checked); missing table fields are 0.  Returns NULL or a
+ * pushed message (nothing changed then). */
+static const char *load_from(lua_State *L, orr_sim *s, int idx)
+{
+    long n = orr_sim_n(s);
+    double *pos, *vel;
+    orr_lua_bodies *bd = luaL_testudata(L, idx, ORR_LUA_BODIES);
+    if (bd) {
+        mirror(L, s, &pos, &vel);
+        memcpy(pos, bd->data, sizeof(double) * 4 * (size_t)n);
+        memcpy(vel, bd->data + 4 * n, sizeof(double) * 3 * (size_t)n);
+        orr_sim_touch(s);
+        return NULL;
+    }
+    /* validate everything into a scratch copy first */
+    idx = lua_absindex(L, idx);
+    double *tmp = lua_newuserdatauv(L, sizeof(double) * 7 * (size_t)n, 0);
+    for (long i = 0; i < n; i++) {
+        double *b = tmp + 7 * i;
+        memset(b, 0, 7 * sizeof(double));
+        lua_rawgeti(L, idx, (lua_Integer)i + 1);
+        const char *msg = read_body(L, -1, b);
+        if (msg)
+            return lua_pushfstring(L, "body %I: %s", (lua_Integer)i + 1, msg);
+        lua_pop(L, 1);
+    }
+    mirror(L, s, &pos, &vel);
+    for (long i = 0; i < n; i++)
+        put_body(pos, vel, i, tmp + 7 * i);
+    orr_sim_touch(s);
+    lua_pop(L, 1);
+    return NULL;
+}
+
+/* ---- orrery.simulation{} ----------------------------------------------------- */
+
+static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G",     "softening",
+                                       "dt",      "integrator", "damping",   "force", "backend",
+                                       "box",     "dims",       "device",    NULL};
+
+/* t[key] as an integer in lo..hi, or def when absent. */
+static lua_Integer opt_integer(lua_State *L, const char *key, lua_Integer lo, lua_Integer hi,
+                               lua_Integer def, const char *what)
+{
+    lua_Integer v = def;
+    int isint = 0;
+    if (lua_getfield(L, 1, key) != LUA_TNIL) {
+        if (lua_type(L, -1) == LUA_TNUMBER)
+            v = lua_tointegerx(L, -1, &isint);
+        if (!isint || v < lo || v > hi)
+            orr_lua_error(L, WHO ": '%s' must be %s (got %s)", key, what,
+                          orr_lua_describe(L, -1));
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* t[key] as a finite number accepted by ok(), or def when absent. */
+static double opt_number(lua_State *L, const char *key, double def, int (*ok)(double),
+                         const char *what)
+{
+    double v = def;
+    if (lua_getfield(L, 1, key) != LUA_TNIL) {
+        v = orr_lua_checkfinite(L, -1, WHO, key, what);
+        if (ok && !ok(v))
+            orr_lua_error(L, WHO ": '%s' must be %s (got %s)", key, what,
+                          orr_lua_describe(L, -1));
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* t[key] as one of the NULL-terminated names; returns its index, or def
+ * when absent.  The message lists the names: "a", "b" or "c". */
+static int opt_choice(lua_State *L, const char *key, const char *const *names, int def)
+{
+    int found = def;
+    if (lua_getfield(L, 1, key) != LUA_TNIL) {
+        found = -1;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (int i = 0; names[i]; i++)
+                if (strcmp(names[i], lua_tostring(L, -1)) == 0)
+                    found = i;
+        if (found < 0) {
+            luaL_Buffer b;
+            int count = 0;
+            while (names[count])
+                count++;
+            const char *got = orr_lua_describe(L, -1);
+            luaL_buffinit(L, &b);
+            for (int i = 0; i < count; i++) {
+                luaL_addstring(&b, i == 0 ? "\"" : i == count - 1 ? " or \"" : ", \"");
+                luaL_addstring(&b, names[i]);
+                luaL_addchar(&b, '"');
+            }
+            luaL_pushresult(&b);
+            orr_lua_error(L, WHO ": '%s' must be %s (got %s)", key, lua_tostring(L, -1), got);
+        }
+    }
+    lua_pop(L, 1);
+    return found;
+}
+
+static int positive(double v)
+{
+    return v > 0;
+}
+
+static int nonnegative(double v)
+{
+    return v >= 0;
+}
+
+static int unit_interval(double v)
+{
+    return v > 0 && v <= 1;
+}
+
+static int l_simulation(lua_State *L)
+{
+    static const char *const precisions[] = {"float", "double", NULL};
+    static const char *const backends[] = {"auto", "cuda", "cpu", NULL};
+    static int notice_shown = 0;
+    const orr_integrator *const *integs = orr_integrators();
+    const char *integ_names[8] = {NULL};
+    for (int i = 0; i < 7 && integs[i]; i++)
+        integ_names[i] = integs[i]->name;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    orr_lua_checkkeys(L, 1, WHO, sim_keys, 0);
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+
+    long nb = -1;
+    lua_getfield(L, 1, "bodies");   /* stays at index 2 */
+    if (!lua_isnil(L, 2)) {
+        nb = count_of(L, 2);
+        if (nb < 0)
+            orr_lua_error(L, WHO ": 'bodies' must be an orrery.Bodies or a list of body tables "
+                          "(got %s)", orr_lua_describe(L, 2));
+        if (nb == 0)
+            orr_lua_error(L, WHO ": 'bodies' is empty");
+        if (nb > INT_MAX)
+            orr_lua_error(L, WHO ": 'bodies' has too many bodies (%I)", (lua_Integer)nb);
+    }
+    c.n = (long)opt_integer(L, "n", 1, INT_MAX, 0, "an integer from 1 to 2147483647");
+    if (c.n == 0 && nb < 0)
+        orr_lua_error(L, WHO ": 'n' or 'bodies' is required");
+    if (c.n != 0 && nb >= 0 && c.n != nb)
+        orr_lua_error(L, WHO ": 'n' is %I but 'bodies' has %I bodies", (lua_Integer)c.n,
+                      (lua_Integer)nb);
+    if (nb >= 0)
+        c.n = nb;
+    c.precision = opt_choice(L, "precision", precisions, 0) ? ORR_DOUBLE : ORR_FLOAT;
+    c.G = opt_number(L, "G", c.G, NULL, "a finite number");
+    c.softening = opt_number(L, "softening", c.softening, nonnegative, "a non-negative number");
+    c.dt = opt_number(L, "dt", c.dt, positive, "a positive number");
+    int ii = opt_choice(L, "integrator", integ_names, -1);
+    if (ii >= 0)
+        c.integrator = integ_names[ii];
+    c.damping = opt_number(L, "damping", c.damping, unit_interval, "a number in (0, 1]");
+    if (lua_getfield(L, 1, "force") != LUA_TNIL) {
+        if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
+            orr_lua_error(L, WHO ": 'force' must be the name of a force law (got %s)",
+                          orr_lua_describe(L, -1));
+        c.force = lua_tostring(L, -1);   /* stays on the stack until the sim is created */
+    }
+    int bi = opt_choice(L, "backend", backends, 0);
+    c.backend = bi == 1 ? ORR_BACKEND_CUDA : bi == 2 ? ORR_BACKEND_CPU : ORR_BACKEND_AUTO;
+    c.dims = (int)opt_integer(L, "dims", 2, 3, 3, "2 or 3");
+    c.device = (int)opt_integer(L, "device", 0, INT_MAX, 0, "a non-negative integer");
+    if (lua_getfield(L, 1, "box") != LUA_TNIL) {
+        size_t len = lua_type(L, -1) == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
+        int ok = len == 2 || len == 3;
+        for (size_t k = 0; ok && k < len; k++) {
+            lua_rawgeti(L, -1, (lua_Integer)k + 1);
+            c.box[k] = lua_tonumber(L, -1);
+            ok = lua_type(L, -1) == LUA_TNUMBER && isfinite(c.box[k]) && c.box[k] >= 0;
+            lua_pop(L, 1);
+        }
+        if (!ok)
+            orr_lua_error(L, WHO ": 'box' must be {Lx, Ly} or {Lx, Ly, Lz} of non-negative "
+                          "numbers, 0 for an open axis (got %s)", orr_lua_describe(L, -1));
+    }
+    lua_pop(L, 1);
+
+    orr_lua_sim *p = lua_newuserdatauv(L, sizeof *p, 3);
+    p->sim = NULL;
+    luaL_setmetatable(L, ORR_LUA_SIM);
+    char notice[1024];
+    orr_error err = {0};
+    if (orr_sim_create(&p->sim, &c, notice, sizeof notice, &err))
+        return orr_lua_fail(L, &err, WHO);
+    if (notice[0] && !notice_shown) {
+        notice_shown = 1;
+        fprintf(stderr, "orrery: %s\n", notice);
+    }
+    if (nb >= 0) {
+        const char *msg = load_from(L, p->sim, 2);
+        if (msg)
+            orr_lua_error(L, WHO ": 'bodies': %s", msg);
+    }
+    return 1;
+}
+
+/* ---- methods ------------------------------------------------------------------- */
+
+/* The 1-based body index at arg, checked against n; returns it 0-based. */
+static long checkindex(lua_State *L, int arg, long n)
+{
+    lua_Integer i = luaL_checkinteger(L, arg);
+    if (i < 1 || i > n)
+        luaL_argerror(L, arg,
+                      lua_pushfstring(L, "index %I out of range 1..%I", i, (lua_Integer)n));
+    return (long)i - 1;
+}
+
+static int sim_close(lua_State *L)
+{
+    orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
+    if (p->sim) {
+        orr_sim_destroy(p->sim);
+        p->sim = NULL;
+    }
+    return 0;
+}
+
+static int sim_step(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    lua_Integer k = luaL_optinteger(L, 2, 1);
+    if (k < 0)
+        luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
+    orr_error err = {0};
+    if (orr_sim_step(s, (long)k, orr_lua_stop, &err))
+        return orr_lua_fail(L, &err, NULL);
+    return 0;
+}
+
+/* sim:sync(): waits for the steps queued on the backend and brings the
+ * host copy up to date (as reading any body does); for timing. */
+static int sim_sync(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    double *pos, *vel;
+    mirror(L, s, &pos, &vel);
+    return 0;
+}
+
+static int sim_body(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    long i = checkindex(L, 2, orr_sim_n(s));
+    double *pos, *vel, b[7];
+    mirror(L, s, &pos, &vel);
+    get_body(pos, vel, i, b);
+    push_body(L, b);
+    return 1;
+}
+
+static int sim_set_body(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    long i = checkindex(L, 2, orr_sim_n(s));
+    double *pos, *vel, b[7];
+    mirror(L, s, &pos, &vel);
+    get_body(pos, vel, i, b);
+    const char *msg = read_body(L, 3, b);
+    if (msg)
+        return luaL_argerror(L, 3, msg);
+    put_body(pos, vel, i, b);
+    orr_sim_touch(s);
+    return 0;
+}
+
+static int sim_bodies(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    long n = orr_sim_n(s);
+    double *pos, *vel, b[7];
+    mirror(L, s, &pos, &vel);
+    lua_createtable(L, n < INT_MAX ? (int)n : INT_MAX, 0);
+    for (long i = 0; i < n; i++) {
+        get_body(pos, vel, i, b);
+        push_body(L, b);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* sim:set_bodies(list): bodies 1..#list; missing fields keep their values;
+ * all or nothing. */
+static int sim_set_bodies(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    long n = orr_sim_n(s);
+    lua_Unsigned m = lua_rawlen(L, 2);
+    if (m > (lua_Unsigned)n)
+        luaL_argerror(L, 2, lua_pushfstring(L, "%I bodies given, simulation has %I",
+                                            (lua_Integer)m, (lua_Integer)n));
+    double *pos, *vel;
+    mirror(L, s, &pos, &vel);
+    double *tmp = lua_newuserdatauv(L, sizeof(double) * 7 * (size_t)(m ? m : 1), 0);
+    for (long i = 0; i < (long)m; i++) {
+        get_body(pos, vel, i, tmp + 7 * i);
+        lua_rawgeti(L, 2, (lua_Integer)i + 1);
+        const char *msg = read_body(L, -1, tmp + 7 * i);
+        if (msg)
+            return luaL_argerror(L, 2, lua_pushfstring(L, "body %I: %s", (lua_Integer)i + 1, msg));
+        lua_pop(L, 1);
+    }
+    for (long i = 0; i < (long)m; i++)
+        put_body(pos, vel, i, tmp + 7 * i);
+    if (m)
+        orr_sim_touch(s);
+    return 0;
+}
+
+/* sim:load(bodies): an orrery.Bodies or a list of body tables (missing
+ * fields 0), exactly n of them. */
+static int sim_load(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    long m = count_of(L, 2);
+    if (m < 0)
+        return luaL_typeerror(L, 2, "orrery.Bodies or table");
+    if (m != orr_sim_n(s))
+        return orr_lua_error(L, "sim:load: %I bodies given, simulation has %I", (lua_Integer)m,
+                             (lua_Integer)orr_sim_n(s));
+    const char *msg = load_from(L, s, 2);
+    if (msg)
+        return luaL_argerror(L, 2, msg);
+    return 0;
+}
+
+static void push_vec(lua_State *L, const double v[3])
+{
+    lua_createtable(L, 0, 3);
+    lua_pushnumber(L, v[0]);
+    lua_setfield(L, -2, "x");
+    lua_pushnumber(L, v[1]);
+    lua_setfield(L, -2, "y");
+    lua_pushnumber(L, v[2]);
+    lua_setfield(L, -2, "z");
+}
+
+static int sim_energy(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    double k, u;
+    orr_error err = {0};
+    if (orr_sim_energy(s, &k, &u, &err))
+        return orr_lua_fail(L, &err, NULL);
+    lua_createtable(L, 0, 3);
+    lua_pushnumber(L, k);
+    lua_setfield(L, -2, "kinetic");
+    lua_pushnumber(L, u);
+    lua_setfield(L, -2, "potential");
+    lua_pushnumber(L, k + u);
+    lua_setfield(L, -2, "total");
+    return 1;
+}
+
+static int sim_momentum(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    double p[3];
+    orr_error err = {0};
+    if (orr_sim_momentum(s, p, &err))
+        return orr_lua_fail(L, &err, NULL);
+    push_vec(L, p);
+    return 1;
+}
+
+static int sim_angular_momentum(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    double l[3];
+    orr_error err = {0};
+    if (orr_sim_angular_momentum(s, l, &err))
+        return orr_lua_fail(L, &err, NULL);
+    push_vec(L, l);
+    return 1;
+}
+
+static int sim_center_of_mass(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    double x[3], v[3], m;
+    orr_error err = {0};
+    if (orr_sim_center_of_mass(s, x, v, &m, &err))
+        return orr_lua_fail(L, &err, NULL);
+    push_vec(L, x);
+    push_vec(L, v);
+    lua_pushnumber(L, m);
+    return 3;
+}
+
+static int sim_virial_ratio(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    double q;
+    orr_error err = {0};
+    if (orr_sim_virial_ratio(s, &q, &err))
+        return orr_lua_fail(L, &err, NULL);
+    lua_pushnumber(L, q);
+    return 1;
+}
+
+static int sim_write(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    orr_error err = {0};
+    if (orr_sim_write(s, path, &err))
+        return orr_lua_fail(L, &err, NULL);
+    return 0;
+}
+
+/* ---- metamethods ------------------------------------------------------------- */
+
+static int sim_tostring(lua_State *L)
+{
+    orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
+    if (!p->sim) {
+        lua_pushliteral(L, "orrery.Sim (closed)");
+        return 1;
+    }
+    const orr_sim_config *c = orr_sim_config_of(p->sim);
+    lua_pushfstring(L, "orrery.Sim (n=%I, %s, %s, %s, t=%f)", (lua_Integer)c->n,
+                    orr_sim_engine(p->sim)->ops->name, orr_precision_name(c->precision),
+                    c->integrator, (lua_Number)orr_sim_time(p->sim));
+    return 1;
+}
+
+/* Methods first (upvalue 1, the table exposed as orrery.Sim), then fields. */
+static int sim_index(lua_State *L)
+{
+    luaL_checkudata(L, 1, ORR_LUA_SIM);
+    lua_settop(L, 2);
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL || lua_type(L, 2) != LUA_TSTRING)
+        return 1;
+    const char *key = lua_tostring(L, 2);
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const orr_sim_config *c = orr_sim_config_of(s);
+    if (strcmp(key, "n") == 0)
+        lua_pushinteger(L, (lua_Integer)c->n);
+    else if (strcmp(key, "time") == 0)
+        lua_pushnumber(L, orr_sim_time(s));
+    else if (strcmp(key, "steps") == 0)
+        lua_pushinteger(L, (lua_Integer)orr_sim_steps(s));
+    else if (strcmp(key, "dt") == 0)
+        lua_pushnumber(L, c->dt);
+    else if (strcmp(key, "backend") == 0)
+        lua_pushstring(L, orr_sim_engine(s)->ops->name);
+    else if (strcmp(key, "precision") == 0)
+        lua_pushstring(L, orr_precision_name(c->precision));
+    else if (strcmp(key, "integrator") == 0)
+        lua_pushstring(L, c->integrator);
+    else if (strcmp(key, "force") == 0)
+        lua_pushstring(L, c->force);
+    else if (strcmp(key, "G") == 0)
+        lua_pushnumber(L, c->G);
+    else if (strcmp(key, "softening") == 0)
+        lua_pushnumber(L, c->softening);
+    else if (strcmp(key, "damping") == 0)
+        lua_pushnumber(L, c->damping);
+    else if (strcmp(key, "dims") == 0)
+        lua_pushinteger(L, c->dims);
+    else if (strcmp(key, "box") == 0) {
+        if (c->box[0] > 0 || c->box[1] > 0 || c->box[2] > 0) {
+            lua_createtable(L, 3, 0);
+            for (int k = 0; k < 3; k++) {
+                lua_pushnumber(L, c->box[k]);
+                lua_rawseti(L, -2, k + 1);
+            }
+        } else {
+            lua_pushnil(L);
+        }
+    } else if (strcmp(key, "pos") == 0)
+        orr_lua_push_buffer(L, 1, 0);
+    else if (strcmp(key, "vel") == 0)
+        orr_lua_push_buffer(L, 1, 1);
+    else if (strcmp(key, "mass") == 0)
+        orr_lua_push_buffer(L, 1, 2);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static const char *const fields[] = {
+    "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
+    "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", NULL,
+};
+
+/* Only dt can be set. */
+static int sim_newindex(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const char *key = lua_tostring(L, 2);
+    if (lua_type(L, 2) == LUA_TSTRING && strcmp(key, "dt") == 0) {
+        if (lua_type(L, 3) != LUA_TNUMBER || !(lua_tonumber(L, 3) > 0) ||
+            !isfinite(lua_tonumber(L, 3)))
+            return orr_lua_error(L, "orrery.Sim: 'dt' must be a positive number (got %s)",
+                                 orr_lua_describe(L, 3));
+        orr_error err = {0};
+        if (orr_sim_set_dt(s, lua_tonumber(L, 3), &err))
+            return orr_lua_fail(L, &err, "orrery.Sim");
+        return 0;
+    }
+    if (lua_type(L, 2) == LUA_TSTRING)
+        for (int i = 0; fields[i]; i++)
+            if (strcmp(fields[i], key) == 0)
+                return orr_lua_error(L, "orrery.Sim: field '%s' is read-only", key);
+    return orr_lua_error(L, "orrery.Sim: cannot set field %s (only 'dt' can be set)",
+                         orr_lua_describe(L, 2));
+}
+
+static const luaL_Reg funcs[] = {
+    {"simulation", l_simulation},
+    {NULL, NULL},
+};
+
+static const luaL_Reg meth[] = {
+    {"close", sim_close},
+    {"step", sim_step},
+    {"sync", sim_sync},
+    {"body", sim_body},
+    {"set_body", sim_set_body},
+    {"bodies", sim_bodies},
+    {"set_bodies", sim_set_bodies},
+    {"load", sim_load},
+    {"energy", sim_energy},
+    {"momentum", sim_momentum},
+    {"angular_momentum", sim_angular_momentum},
+    {"center_of_mass", sim_center_of_mass},
+    {"virial_ratio", sim_virial_ratio},
+    {"write", sim_write},
+    {NULL, NULL},
+};
+
+static const luaL_Reg metameth[] = {
+    {"__newindex", sim_newindex},
+    {"__gc", sim_close},
+    {"__close", sim_close},
+    {"__tostring", sim_tostring},
+    {"__index", NULL},   /* placeholder, set below */
+    {NULL, NULL},
+};
+
+void orr_lua_open_sim(lua_State *L)
+{
+    luaL_newmetatable(L, ORR_LUA_SIM);
+    luaL_setfuncs(L, metameth, 0);
+    luaL_newlibtable(L, meth);
+    luaL_setfuncs(L, meth, 0);
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, sim_index, 1);
+    lua_setfield(L, -3, "__index");
+    lua_setfield(L, -3, "Sim");   /* module.Sim = methods */
+    lua_pop(L, 1);                /* metatable */
+    luaL_setfuncs(L, funcs, 0);
+}

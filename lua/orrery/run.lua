@@ -1,0 +1,156 @@
+-- run: sim:run{steps=, every=, on_step=, progress=}, stepping a simulation
+-- with an energy log on stdout (a header and one line every `every` steps)
+-- and a progress bar with ETA on stderr, only when stderr is a terminal (and
+-- $CI is unset): never in pipes or CI logs.
+local core = require "orrery.core"
+local Sim = core.Sim
+local clock, isatty = core._clock, core._isatty
+local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqrt
+
+local WHO = "sim:run"
+local KEYS = { steps = true, every = true, on_step = true, progress = true }
+
+-- A value as error messages show it: strings quoted, numbers as written.
+local function describe(v)
+  if type(v) == "string" then return format("%q", v) end
+  if type(v) == "number" then return v ~= v and "nan" or tostring(v) end
+  if type(v) == "boolean" then return tostring(v) end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(v)
+end
+
+-- Errors point at the caller of run: level 4 from here (bad < check_opts <
+-- run < caller), level 3 from check_opts itself.
+local function bad(fmt, ...) error(WHO .. ": " .. format(fmt, ...), 4) end
+
+local function is_count(v, min)
+  return math.type(v) == "integer" and v >= min
+    or (math.type(v) == "float" and v == floor(v) and v >= min and v < 2^53)
+end
+
+local function check_opts(self, nargs, opts)
+  local mt = getmetatable(self)
+  if type(self) ~= "userdata" or type(mt) ~= "table" or mt.__name ~= "orrery.Sim" then
+    error(format("bad argument #1 to 'run' (orrery.Sim expected, got %s)", describe(self)), 3)
+  end
+  if type(opts) ~= "table" then
+    error(format("bad argument #1 to 'run' (table expected, got %s)",
+      nargs == 0 and "no value" or describe(opts)), 3)
+  end
+  for k in pairs(opts) do
+    if not KEYS[k] then
+      if type(k) == "string" then bad("unknown key '%s'", k) end
+      bad("unknown key [%s]", describe(k))
+    end
+  end
+  if not is_count(opts.steps, 0) then
+    bad("'steps' must be a non-negative integer (got %s)", describe(opts.steps))
+  end
+  if opts.every ~= nil and not is_count(opts.every, 1) then
+    bad("'every' must be a positive integer (got %s)", describe(opts.every))
+  end
+  if opts.on_step ~= nil and type(opts.on_step) ~= "function" then
+    bad("'on_step' must be a function (got %s)", describe(opts.on_step))
+  end
+  if opts.progress ~= nil and type(opts.progress) ~= "boolean" then
+    bad("'progress' must be true or false (got %s)", describe(opts.progress))
+  end
+  return floor(opts.steps), opts.every and floor(opts.every), opts.on_step,
+    opts.progress ~= false
+end
+
+local HEADER = format("%10s %12s %17s %11s %11s %8s %10s",
+  "step", "t", "E", "dE/E0", "|P|", "Q", "steps/s")
+
+-- "1:02:03" or "2:03"
+local function hms(s)
+  s = floor(s + 0.5)
+  local h, m = floor(s / 3600), floor(s / 60) % 60
+  if h > 0 then return format("%d:%02d:%02d", h, m, s % 60) end
+  return format("%d:%02d", m, s % 60)
+end
+
+local function bar(done, total, elapsed)
+  local width = 30
+  local frac = total > 0 and done / total or 1
+  local fill = floor(frac * width + 0.5)
+  local eta = done > 0 and elapsed / done * (total - done) or nil
+  io.stderr:write(format("\r[%s%s] %3d%% %d/%d steps  %s", string.rep("#", fill),
+    string.rep(".", width - fill), floor(frac * 100), done, total,
+    eta and ("ETA " .. hms(eta)) or "")
+    .. "\27[K")
+  io.stderr:flush()
+end
+
+local function clear_bar()
+  io.stderr:write("\r\27[K")
+  io.stderr:flush()
+end
+
+--- Steps the simulation `steps` times.  With every=K, prints a header and a
+-- line at the start and every K steps (and after the last step): the step
+-- count, t, total energy E, (E-E0)/|E0| against the start of this run, |P|,
+-- the virial ratio (sim:virial_ratio()) and steps per second since the last
+-- line.  on_step(sim, step) runs after every step (step = 1..steps of this
+-- run); returning false stops the run.  Returns {steps=, seconds=}.
+function Sim:run(...)
+  local steps, every, on_step, progress = check_opts(self, select("#", ...), ...)
+  local show_bar = progress and steps > 0 and isatty(2) and not os.getenv("CI")
+  local t_start = clock()
+  local E0, last_clock, last_done, logged = nil, t_start, 0, -1
+
+  local function logline(done)
+    local p = self:momentum()   -- waits for the queued steps: time them first
+    local now = clock()
+    local e = self:energy()
+    local E = e.total
+    E0 = E0 or E
+    local dE = E0 ~= 0 and (E - E0) / math.abs(E0) or E - E0
+    local q = e.potential ~= 0 and self:virial_ratio() or 0 / 0
+    local rate = "-"
+    if done > last_done and now > last_clock then
+      rate = format("%.4g", (done - last_done) / (now - last_clock))
+    end
+    if show_bar then clear_bar() end
+    io.stdout:write(format("%10d %12.6g %17.10g %11.3e %11.3e %8.4f %10s\n", self.steps,
+      self.time, E, dE, sqrt(p.x * p.x + p.y * p.y + p.z * p.z), q, rate))
+    io.stdout:flush()
+    last_clock, last_done, logged = clock(), done, done
+  end
+
+  if every then
+    io.stdout:write(HEADER, "\n")
+    logline(0)
+  end
+  local done, next_log, chunk = 0, every or huge, 1
+  local bar_clock = clock()
+  while done < steps do
+    local k = steps - done
+    if every then k = math.min(k, next_log - done) end
+    if on_step then k = 1 end
+    if show_bar then k = math.min(k, chunk) end
+    local t0 = clock()
+    self:step(k)
+    done = done + k
+    -- aim at about 5 progress updates a second (sync: GPU steps are queued)
+    if show_bar then
+      self:sync()
+      local dt = clock() - t0
+      chunk = dt > 0 and math.max(1, floor(k * 0.2 / dt)) or chunk * 2
+    end
+    local stop = on_step and on_step(self, done) == false
+    if every and done == next_log then
+      logline(done)
+      next_log = next_log + every
+    end
+    if show_bar and (clock() - bar_clock > 0.1 or done == steps) then
+      bar(done, steps, clock() - t_start)
+      bar_clock = clock()
+    end
+    if stop then break end
+  end
+  if every and logged ~= done then logline(done) end
+  if show_bar then clear_bar() end
+  self:sync()
+  return { steps = done, seconds = clock() - t_start }
+end

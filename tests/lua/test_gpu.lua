@@ -1,0 +1,65 @@
+-- test_gpu: the same scenario on the cuda and cpu backends through the Lua
+-- layer: a Plummer sphere of 1024 bodies, 100 leapfrog steps of dt = 1/256,
+-- in double and in float; positions, velocities and energies must agree
+-- within the tolerances below.  Skipped where no GPU is usable.
+local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
+local orrery = require "orrery"
+
+-- tolerances: largest position / velocity difference (the sphere's size and
+-- speeds are of order 1) and relative energy difference after 100 steps
+local TOL = {
+  double = { pos = 1e-12, vel = 1e-12, energy = 1e-12 },
+  float = { pos = 1e-5, vel = 1e-5, energy = 1e-6 },
+}
+
+local ok, why = pcall(orrery.simulation, { n = 2, backend = "cuda" })
+if not ok then
+  T.skip("cuda and cpu agree", "no usable GPU: " .. tostring(why):gsub("^[^:]+:%d+: ", ""))
+  T.done()
+end
+why:close()
+
+local function run(backend, precision)
+  local sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 1024, seed = 11 },
+    backend = backend, precision = precision, dt = 1 / 256 }
+  T.eq(sim.backend, backend)
+  local t0 = orrery._clock()
+  sim:step(100)
+  sim:sync()   -- GPU steps are queued
+  local t = orrery._clock() - t0
+  return sim, sim:energy().total, t
+end
+
+for _, precision in ipairs{ "double", "float" } do
+  T.test("cuda and cpu agree after 100 steps (" .. precision .. ")", function()
+    local g <close>, eg, tg = run("cuda", precision)
+    local c <close>, ec, tc = run("cpu", precision)
+    local gp, cp, gv, cv = g.pos:to_table(), c.pos:to_table(), g.vel:to_table(), c.vel:to_table()
+    local dp, dv = 0, 0
+    for i = 1, #gp do
+      dp = math.max(dp, math.abs(gp[i] - cp[i]))
+      dv = math.max(dv, math.abs(gv[i] - cv[i]))
+    end
+    local de = math.abs(eg - ec) / math.abs(ec)
+    print(string.format("    %s: max |dx| %.3e, max |dv| %.3e, |dE|/|E| %.3e; "
+      .. "100 steps in %.3f s (cuda) and %.3f s (cpu)", precision, dp, dv, de, tg, tc))
+    local tol = TOL[precision]
+    T.ok(dp <= tol.pos, string.format("positions within %g (%.3e)", tol.pos, dp))
+    T.ok(dv <= tol.vel, string.format("velocities within %g (%.3e)", tol.vel, dv))
+    T.ok(de <= tol.energy, string.format("energies within %g (%.3e)", tol.energy, de))
+  end)
+end
+
+T.test("buffers and bodies on the GPU", function()
+  local sim <close> = orrery.simulation{ n = 3, backend = "cuda", precision = "double",
+    softening = 0, dt = 1e-3 }
+  sim.pos:from_table{ -0.5, 0, 0, 0.5, 0, 0, 10, 10, 10 }
+  sim.mass:from_table{ 1, 1, 0 }
+  sim:step()
+  T.near(sim.vel[1][1], 1e-3, 1e-6)
+  T.near(sim:body(2).vx, -1e-3, 1e-6)
+  local auto <close> = orrery.simulation{ n = 2 }
+  T.eq(auto.backend, "cuda", "auto picks the GPU")
+end)
+
+T.done()

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# test_lua: the Lua layer.  Runs every tests/lua/test_*.lua through
+# `orrery run` (each prints one line per test and a "[ RESULT   ]" line; a
+# crash or a missing result line counts as a failure), then checks from the
+# outside what a user sees: scripts with a syntax error, a run-time error, a
+# bad argument and an unknown key exit 1 and print the exact file:line and
+# message (plus a traceback for run-time errors); arg; Ctrl-C (exit 130);
+# the energy log in a pipe (no progress bar) and on a terminal (a bar).
+# Prints cmocka-style summary lines so tests/run.sh can count it.
+set -u
+build=${1:-build}
+orr="$build/orrery"
+here=$(cd "$(dirname "$0")" && pwd)
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ORRERY_CACHE_DIR=${ORRERY_CACHE_DIR:-$tmp/cache}
+export TEST_TMP=$tmp
+
+ok() { echo "[       OK ] $1"; pass=$((pass + 1)); }
+bad() { echo "[  FAILED  ] $1"; fail=$((fail + 1)); }
+
+# ---- the Lua test files ----------------------------------------------------
+for t in "$here"/lua/test_*.lua; do
+  name=$(basename "$t" .lua)
+  "$orr" run "$t" >"$tmp/out" 2>&1; rc=$?
+  cat "$tmp/out"
+  line=$(grep -E '^\[ RESULT   \] ' "$tmp/out" | tail -1)
+  if [ -z "$line" ]; then
+    bad "$name: exit $rc without a result line (crash?)"
+    continue
+  fi
+  p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
+  f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
+  s=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\3/p')
+  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
+  if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then bad "$name: exit $rc"; fi
+done
+
+# ---- from the outside --------------------------------------------------------
+
+# expect NAME EXIT EXPECTED_STDERR_FILE -- CMD...: exit status and the exact
+# first lines of stderr (as many as the expected file has)
+expect() {
+  local name=$1 want=$2 exp=$3; shift 4
+  "$@" >"$tmp/stdout" 2>"$tmp/stderr"; local rc=$?
+  local n; n=$(wc -l <"$exp")
+  if [ "$rc" -eq "$want" ] && head -n "$n" "$tmp/stderr" | cmp -s - "$exp"; then
+    ok "$name"
+  else
+    bad "$name: exit $rc (want $want); stderr:"
+    sed 's/^/    /' "$tmp/stderr" | head -20
+    echo "    expected:"; sed 's/^/    /' "$exp"
+  fi
+}
+
+# check NAME EXIT PATTERN FILE: FILE (after the last command) matches PATTERN
+check() {
+  local name=$1 want=$2 rc=$3 pat=$4 file=$5
+  if [ "$rc" -eq "$want" ] && grep -qE -- "$pat" "$file"; then
+    ok "$name"
+  else
+    bad "$name: exit $rc (want $want), $file:"; sed 's/^/    /' "$file" | head -20
+  fi
+}
+
+cd "$tmp" || exit 1
+orr_abs=$(cd "$OLDPWD" && realpath "$orr")
+
+printf 'local x = 1\nlocal y = = 2\n' >syntax.lua
+printf "syntax.lua:2: unexpected symbol near '='\n" >exp
+expect syntax-error 1 exp -- "$orr_abs" run syntax.lua
+[ "$(wc -l <"$tmp/stderr")" -eq 1 ] && ok syntax-error-one-line || bad "syntax-error-one-line"
+
+printf 'local orrery = require "orrery"\nlocal function f()\n  error("boom")\nend\nf()\n' >runtime.lua
+printf 'runtime.lua:3: boom\nstack traceback:\n' >exp
+expect runtime-error 1 exp -- "$orr_abs" run runtime.lua
+check runtime-traceback 1 1 $'^\truntime.lua:5: in main chunk$' "$tmp/stderr"
+
+cat >badarg.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ n = 8, backend = "cpu" }
+sim:step("x")
+EOF
+printf "badarg.lua:3: bad argument #1 to 'step' (number expected, got string)\nstack traceback:\n" >exp
+expect bad-argument 1 exp -- "$orr_abs" run badarg.lua
+
+cat >unknown.lua <<'EOF'
+local orrery = require "orrery"
+
+local sim = orrery.simulation{ n = 512, stpes = 100, backend = "cpu" }
+EOF
+printf "unknown.lua:3: orrery.simulation: unknown key 'stpes'\n" >exp
+expect unknown-key 1 exp -- "$orr_abs" run unknown.lua
+
+printf 'local orrery = require "orrery"\nlocal sim = orrery.simulation{ n = 4, precision = "half" }\n' >badvalue.lua
+printf 'badvalue.lua:2: orrery.simulation: '"'"'precision'"'"' must be "float" or "double" (got "half")\n' >exp
+expect bad-value 1 exp -- "$orr_abs" run badvalue.lua
+
+cat >closed.lua <<'EOF'
+local orrery = require "orrery"
+local sim = orrery.simulation{ n = 4, backend = "cpu" }
+sim:close()
+print(sim.time)
+EOF
+printf 'closed.lua:4: orrery.Sim: simulation is closed\n' >exp
+expect closed-sim 1 exp -- "$orr_abs" run closed.lua
+
+cat >load.lua <<'EOF'
+local orrery = require "orrery"
+local sim = orrery.simulation{ n = 512, backend = "cpu" }
+sim:load(orrery.ic.plummer{ n = 1000 })
+EOF
+printf 'load.lua:3: sim:load: 1000 bodies given, simulation has 512\n' >exp
+expect load-count 1 exp -- "$orr_abs" run load.lua
+
+printf 'print(#arg, arg[0], arg[1], arg[2], ...)\n' >args.lua
+"$orr_abs" run args.lua one "two words" >out 2>&1; rc=$?
+check arg 0 $rc $'^2\targs.lua\tone\ttwo words\tone\ttwo words$' out
+
+: >empty.lua
+"$orr_abs" run empty.lua >out 2>&1; rc=$?
+[ "$rc" -eq 0 ] && [ ! -s out ] && ok empty-script || bad "empty-script: exit $rc"
+
+"$orr_abs" run missing.lua >out 2>&1; rc=$?
+check missing-script 1 $rc '^orrery: cannot open missing\.lua' out
+"$orr_abs" run >out 2>&1; rc=$?
+check run-without-script 2 $rc "run: missing script" out
+"$orr_abs" --help >out 2>&1; rc=$?
+check help-mentions-run 0 $rc '^  run SCRIPT\.lua \[ARGS\.\.\.\]' out
+
+# Ctrl-C: a pure-Lua loop (the hook) and a long sim:step (the stop flag)
+# (kill, not timeout: timeout signals its whole process group as well, and a
+# second Ctrl-C kills at once, as under lua.c)
+printf 'print("started")\nio.stdout:flush()\nlocal x = 0\nwhile true do\n  x = x + 1\nend\n' >loop.lua
+"$orr_abs" run loop.lua >out 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q started out 2>/dev/null && break; sleep 0.1; done
+sleep 0.2
+kill -INT $pid; wait $pid; rc=$?
+check ctrl-c-lua-loop 130 $rc '^loop\.lua:[4-6]: interrupted$' out
+cat >longstep.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 2048 }, backend = "cpu" }
+print("started")
+io.stdout:flush()
+sim:step(1000000)
+EOF
+# wait for the kernel build (cached after the first run) before the signal
+"$orr_abs" run longstep.lua >out 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q started out 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -INT $pid; wait $pid; rc=$?
+check ctrl-c-step 130 $rc '^longstep\.lua:5: interrupted$' out
+
+# the energy log: columns on stdout, nothing on stderr in a pipe
+cat >log.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256 }, backend = "cpu" }
+sim:run{ steps = 20, every = 5 }
+EOF
+"$orr_abs" run log.lua >out 2>err; rc=$?
+check log-header 0 $rc '^ +step +t +E +dE/E0 +\|P\| +Q +steps/s$' out
+[ "$(wc -l <out)" -eq 6 ] && ok log-lines || bad "log-lines: $(wc -l <out) lines"
+[ ! -s err ] && ok no-progress-in-pipe || { bad no-progress-in-pipe; sed 's/^/    /' err; }
+# on a terminal (script(1) gives the command a pty) the bar shows, with ETA
+if command -v script >/dev/null 2>&1; then
+  cat >bar.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 1024 }, backend = "cpu" }
+sim:run{ steps = 60 }
+EOF
+  script -qec "$orr_abs run bar.lua" /dev/null >out 2>&1; rc=$?
+  check progress-on-tty 0 $rc 'ETA [0-9]+:[0-9]{2}' out
+  cat >nobar.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 1024 }, backend = "cpu" }
+sim:run{ steps = 60, progress = false }
+EOF
+  script -qec "$orr_abs run nobar.lua" /dev/null >out 2>&1; rc=$?
+  [ "$rc" -eq 0 ] && ! grep -q ETA out && ok progress-false || bad "progress-false: exit $rc"
+fi
+
+# the auto-backend notice: once per run (only where there is no GPU)
+cat >notice.lua <<'EOF'
+local orrery = require "orrery"
+local a <close> = orrery.simulation{ n = 4 }
+local b <close> = orrery.simulation{ n = 4 }
+print(a.backend)
+EOF
+"$orr_abs" run notice.lua >out 2>err; rc=$?
+if grep -q '^cpu$' out; then
+  [ "$rc" -eq 0 ] && [ "$(grep -c 'no usable GPU' err)" -eq 1 ] &&
+    grep -qE '^orrery: no usable GPU \(.*\); using the CPU backend$' err &&
+    ok auto-notice-once || { bad auto-notice-once; sed 's/^/    /' err; }
+else
+  [ "$rc" -eq 0 ] && [ ! -s err ] && ok auto-no-notice-on-gpu || bad auto-no-notice-on-gpu
+fi
+
+echo "[==========] $((pass + fail)) test(s) run."
+echo "[  PASSED  ] $pass test(s)."
+[ "$skip" -eq 0 ] || echo "[  SKIPPED ] $skip test(s)."
+[ "$fail" -eq 0 ] || echo "[  FAILED  ] $fail test(s), listed above."
+[ "$fail" -eq 0 ]

@@ -1,0 +1,729 @@
+/* test_tune: the autotuner on the CPU backend: the store round trip (tune,
+ * look up, a second start from the store without any timing), a corrupt or
+ * misshapen store, identity mismatches (softening, precision, N bucket,
+ * force-law source, device) as misses, a planted wrong answer rejected, the
+ * all-wrong case falling back to the default, the exhaustive search, the
+ * report callback seeing every trial, clearing the store, and the winner
+ * checked against a plain double loop written here. */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "ksrc.h"
+#include "tune.h"
+
+#define N 2048
+#define MAX_SEEN 512
+
+typedef struct {
+    orr_tune_trial seen[MAX_SEEN];  /* search reports, in order */
+    int nseen;
+    int nretimed;                   /* reports of the final re-timing */
+    int plant_block, plant_threads; /* tamper this candidate (block 0: none) */
+    int plant_all;                  /* tamper every candidate */
+    int tampered;                   /* how often tamper changed something */
+} recorder;
+
+static void on_report(const orr_tune_trial *t, void *ctx)
+{
+    recorder *r = ctx;
+    if (t->retimed) {
+        r->nretimed++;
+        return;
+    }
+    if (r->nseen < MAX_SEEN)
+        r->seen[r->nseen++] = *t;
+}
+
+static void on_tamper(const orr_kspec *c, double *acc, long ni, void *ctx)
+{
+    recorder *r = ctx;
+    if (!r->plant_all && !(c->block == r->plant_block && c->threads == r->plant_threads))
+        return;
+    for (long k = 0; k < 3 * ni; k++)
+        acc[k] *= 1.01;
+    r->tampered++;
+}
+
+typedef struct {
+    int count;
+    orr_tune_entry last;
+} lister;
+
+static void on_entry(const orr_tune_entry *e, void *ctx)
+{
+    lister *l = ctx;
+    l->count++;
+    l->last = *e;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void base_spec(orr_kspec *s)
+{
+    orr_kspec_default(s, ORR_TARGET_CPU);
+}
+
+static void options(orr_tune_options *o, recorder *r, double budget)
+{
+    orr_tune_options_default(o);
+    o->budget_s = budget;
+    o->report = on_report;
+    o->tamper = on_tamper;
+    o->ctx = r;
+}
+
+static void clear_store(void)
+{
+    orr_error err = {0};
+    TU_OK(orr_tune_store_clear(NULL, &err), &err);
+}
+
+static void store_path(char *buf, size_t size)
+{
+    orr_error err = {0};
+    TU_OK(orr_tune_store_path(buf, size, &err), &err);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)len + 1);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    text[len] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void spit(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    chmod(path, 0600);
+}
+
+/* The store parsed (caller deletes). */
+static cJSON *read_store(void)
+{
+    char path[4200];
+    store_path(path, sizeof path);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    assert_non_null(root);
+    return root;
+}
+
+static int same_tuned(const orr_kspec *a, const orr_kspec *b)
+{
+    return a->block == b->block && a->unroll == b->unroll && a->split == b->split &&
+           a->threads == b->threads;
+}
+
+static void print_result(const char *what, const orr_tune_result *r)
+{
+    print_message("%s: source %s, block %d threads %d, %.4f ms (%.3g interactions/s), "
+                  "%d trials (%d failed), %.3f s%s%s\n", what, r->source, r->best.block,
+                  r->best.threads, r->best_ms, r->best_interactions_per_s, r->ntrials,
+                  r->nfailed, r->elapsed_s, r->note[0] ? "; note: " : "", r->note);
+}
+
+static void print_trials(const recorder *rec)
+{
+    for (int k = 0; k < rec->nseen; k++) {
+        const orr_tune_trial *t = &rec->seen[k];
+        print_message("  block %5d threads %d: %s %.4f ms %.3g/s err %.2e%s%s\n", t->spec.block,
+                      t->spec.threads, t->ok ? "ok      " : "REJECTED", t->ms,
+                      t->interactions_per_s, t->max_rel_err, t->why[0] ? " why: " : "", t->why);
+    }
+}
+
+/* Float-representable random bodies in a cube, masses 1/n-ish. */
+static void random_bodies(long n, uint64_t seed, double *pos)
+{
+    for (long i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            pos[4 * i + k] = (float)(2 * tu_rand(&seed) - 1);
+        pos[4 * i + 3] = (float)((0.5 + tu_rand(&seed)) / n);
+    }
+}
+
+/* Runs spec on the CPU backend and compares every acceleration with a plain
+ * double loop; returns the max relative error. */
+static double check_spec(const orr_kspec *spec, long n)
+{
+    orr_error err = {0};
+    double *pos = malloc(sizeof(double) * 4 * n), *acc = malloc(sizeof(double) * 3 * n);
+    random_bodies(n, 4242, pos);
+    orr_engine *e = NULL;
+    TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &err),
+          &err);
+    TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+    TU_OK(orr_engine_accel(e, acc, &err), &err);
+    double worst = 0, eps2 = spec->softening * spec->softening;
+    for (long i = 0; i < n; i++) {
+        double a[3] = {0, 0, 0}, d2 = 0, m2 = 0;
+        for (long j = 0; j < n; j++) {
+            double d[3], r2 = eps2;
+            for (int k = 0; k < 3; k++) {
+                d[k] = pos[4 * j + k] - pos[4 * i + k];
+                r2 += d[k] * d[k];
+            }
+            if (r2 == 0)
+                continue;
+            double s = spec->G * pos[4 * j + 3] / (r2 * sqrt(r2));
+            for (int k = 0; k < 3; k++)
+                a[k] += s * d[k];
+        }
+        for (int k = 0; k < 3; k++) {
+            d2 += (acc[3 * i + k] - a[k]) * (acc[3 * i + k] - a[k]);
+            m2 += a[k] * a[k];
+        }
+        double rel = m2 > 0 ? sqrt(d2 / m2) : sqrt(d2);
+        worst = rel > worst ? rel : worst;
+    }
+    orr_engine_destroy(e);
+    free(pos);
+    free(acc);
+    return worst;
+}
+
+static void test_round_trip(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 1.5);
+    orr_tune_result r;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_trials(&rec);
+    print_result("first tune", &r);
+    assert_string_equal(r.source, "tuned");
+    assert_string_equal(r.backend, "cpu");
+    assert_int_equal(r.n_bucket, N);
+    assert_true(r.ntrials >= 2);
+    assert_true(r.best_ms > 0);
+    assert_non_null(strstr(r.device, "cpu|"));
+    assert_int_equal((int)strlen(r.kernel), 32);
+
+    /* the report callback saw every trial, each once, consistent with the counts */
+    assert_int_equal(rec.nseen, r.ntrials);
+    assert_true(rec.nretimed != 1 && rec.nretimed <= 3);   /* 0: a clear winner */
+    int failed = 0, has_default = 0, has_best = 0;
+    for (int k = 0; k < rec.nseen; k++) {
+        const orr_tune_trial *t = &rec.seen[k];
+        failed += !t->ok;
+        has_default |= t->spec.block == 1024 && t->spec.threads == 0;
+        has_best |= same_tuned(&t->spec, &r.best) && t->ok;
+        if (t->ok) {
+            assert_true(t->ms > 0 && t->interactions_per_s > 0);
+            assert_true(t->max_rel_err >= 0 && t->max_rel_err <= 1e-5);
+        }
+        for (int j = 0; j < k; j++)
+            assert_false(same_tuned(&t->spec, &rec.seen[j].spec));
+    }
+    assert_int_equal(failed, r.nfailed);
+    assert_true(has_default);   /* the default is always a candidate */
+    assert_true(has_best);
+
+    /* the store: valid JSON, mode 0600, one entry holding every trial */
+    char path[4200];
+    store_path(path, sizeof path);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    cJSON *root = read_store();
+    cJSON *entries = cJSON_GetObjectItem(root, "entries");
+    assert_int_equal(cJSON_GetArraySize(entries), 1);
+    cJSON *e0 = cJSON_GetArrayItem(entries, 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(e0, "trials")), r.ntrials);
+    assert_string_equal(cJSON_GetObjectItem(e0, "device")->valuestring, r.device);
+    assert_string_equal(cJSON_GetObjectItem(e0, "kernel")->valuestring, r.kernel);
+    cJSON *best = cJSON_GetObjectItem(e0, "best");
+    assert_int_equal((int)cJSON_GetObjectItem(best, "block")->valuedouble, r.best.block);
+    cJSON_Delete(root);
+
+    /* lookup finds the same winner, also for another n in the same bucket */
+    orr_tune_result l;
+    int found = 0;
+    TU_OK(orr_tune_lookup(ORR_BACKEND_CPU, &base, N, &l, &found, &err), &err);
+    assert_int_equal(found, 1);
+    assert_string_equal(l.source, "store");
+    assert_true(same_tuned(&l.best, &r.best));
+    assert_true(fabs(l.best_ms - r.best_ms) <= 1e-12 * r.best_ms);   /* through JSON text */
+    TU_OK(orr_tune_lookup(ORR_BACKEND_CPU, &base, N / 2 + 1, &l, &found, &err), &err);
+    assert_int_equal(found, 1);
+    /* auto resolves to the CPU here */
+    TU_OK(orr_tune_lookup(ORR_BACKEND_AUTO, &base, N, &l, &found, &err), &err);
+    assert_int_equal(found, 1);
+
+    /* a second start: from the store, nothing timed or compiled, fast */
+    memset(&rec, 0, sizeof rec);
+    orr_tune_result s;
+    double t0 = now_s();
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &s, &err), &err);
+    double dt = now_s() - t0;
+    print_result("second start", &s);
+    print_message("second start took %.2f ms\n", dt * 1e3);
+    assert_string_equal(s.source, "store");
+    assert_int_equal(s.ntrials, 0);
+    assert_int_equal(rec.nseen + rec.nretimed, 0);
+    assert_true(same_tuned(&s.best, &r.best));
+    assert_true(dt < 0.050);
+
+    /* listing */
+    lister ls;
+    memset(&ls, 0, sizeof ls);
+    TU_OK(orr_tune_store_list(on_entry, &ls, &err), &err);
+    assert_int_equal(ls.count, 1);
+    assert_string_equal(ls.last.device, r.device);
+    assert_string_equal(ls.last.kernel, r.kernel);
+    assert_string_equal(ls.last.backend, "cpu");
+    assert_string_equal(ls.last.precision, "float");
+    assert_string_equal(ls.last.force, "gravity");
+    assert_int_equal(ls.last.n_bucket, N);
+    assert_int_equal(ls.last.block, r.best.block);
+    assert_int_equal(ls.last.threads, r.best.threads);
+    assert_int_equal(ls.last.ntrials, r.ntrials);
+    assert_int_equal(ls.last.nfailed, r.nfailed);
+    assert_true(ls.last.when[0] != '\0');
+
+    /* the winner computes the right forces (its own check, a plain double loop) */
+    double rel = check_spec(&r.best, 1500);
+    print_message("winner vs plain double loop: max rel err %.3e\n", rel);
+    assert_true(rel <= 1e-5);
+}
+
+/* A quick budgeted tuning that must succeed. */
+static void quick_tune(const orr_kspec *base, long n, double budget, orr_tune_result *r)
+{
+    orr_error err = {0};
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, budget);
+    o.retune = 1;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, base, n, &o, r, &err), &err);
+    assert_string_equal(r->source, "tuned");
+}
+
+static int lookup_found(const orr_kspec *base, long n, orr_tune_result *r)
+{
+    orr_error err = {0};
+    int found = -1;
+    TU_OK(orr_tune_lookup(ORR_BACKEND_CPU, base, n, r, &found, &err), &err);
+    assert_true(found == 0 || found == 1);
+    return found;
+}
+
+static void test_corrupt_store(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    char path[4200];
+    store_path(path, sizeof path);
+    static const char *bad[] = {
+        "this is {not json",
+        "[1, 2, 3]",
+        "{\"format\": \"orrery-tuning\", \"version\": 1, \"entries\": [{\"device\": \"x\"}]}",
+        "{\"format\": \"orrery-tuning\", \"version\": 99, \"entries\": []}",
+    };
+    static const char *why[] = {"not valid JSON", "not a JSON object", "entry 0 lacks",
+                                "\"version\" is not 1"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        spit(path, bad[k]);
+        /* lookup: a miss that says why, and leaves the file alone */
+        orr_tune_result r;
+        assert_int_equal(lookup_found(&base, N, &r), 0);
+        print_message("lookup note: %s\n", r.note);
+        assert_non_null(strstr(r.note, "is corrupt"));
+        assert_non_null(strstr(r.note, path));
+        assert_non_null(strstr(r.note, why[k]));
+        assert_null(strstr(r.note, "rewriting"));
+        char *text = slurp(path);
+        assert_string_equal(text, bad[k]);
+        free(text);
+        /* list refuses with the same reason */
+        lister ls = {0};
+        assert_int_equal(orr_tune_store_list(on_entry, &ls, &err), ORR_ERR_CACHE);
+        assert_non_null(strstr(err.msg, why[k]));
+        assert_int_equal(ls.count, 0);
+        orr_error_clear(&err);
+    }
+    /* tuning proceeds, says so, and rewrites the store as valid JSON */
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 0.3);
+    orr_tune_result r;
+    spit(path, bad[0]);
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_result("tune over a corrupt store", &r);
+    assert_string_equal(r.source, "tuned");
+    assert_non_null(strstr(r.note, "is corrupt (not valid JSON"));
+    assert_non_null(strstr(r.note, "; rewriting"));
+    cJSON *root = read_store();
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "entries")), 1);
+    cJSON_Delete(root);
+    orr_tune_result l;
+    assert_int_equal(lookup_found(&base, N, &l), 1);
+    assert_string_equal(l.note, "");
+    assert_true(same_tuned(&l.best, &r.best));
+}
+
+/* Writes the embedded kernel sources into dir; with modify = 1,
+ * forces/gravity.h gets an extra comment (same physics, different source);
+ * with modify = 2, it fails to compile for the CPU tile 4096 alone. */
+static void write_kernels(const char *dir, int modify)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/forces", dir);
+    mkdir(path, 0700);
+    for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++) {
+        snprintf(path, sizeof path, "%s/%s", dir, f->name);
+        FILE *out = fopen(path, "wb");
+        assert_non_null(out);
+        fwrite(f->text, 1, f->len, out);
+        if (modify == 1 && strcmp(f->name, "forces/gravity.h") == 0)
+            fputs("/* a comment that changes nothing but the source */\n", out);
+        if (modify == 2 && strcmp(f->name, "forces/gravity.h") == 0)
+            fputs("#if !ORR_GPU && ORR_BLOCK == 4096\n#error planted compile error\n#endif\n", out);
+        fclose(out);
+    }
+}
+
+static void remove_kernels(const char *dir)
+{
+    char path[4200];
+    for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++) {
+        snprintf(path, sizeof path, "%s/%s", dir, f->name);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/forces", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
+static void test_identity_mismatch(void **state)
+{
+    clear_store();
+    orr_kspec base, other;
+    base_spec(&base);
+    orr_tune_result r, l;
+    quick_tune(&base, N, 0.3, &r);
+    assert_int_equal(lookup_found(&base, N, &l), 1);
+
+    other = base;
+    other.softening = 0.02;
+    assert_int_equal(lookup_found(&other, N, &l), 0);
+    assert_string_equal(l.source, "default");
+    other = base;
+    other.G = 2.0;
+    assert_int_equal(lookup_found(&other, N, &l), 0);
+    other = base;
+    other.box[0] = 10;
+    assert_int_equal(lookup_found(&other, N, &l), 0);
+    other = base;
+    other.precision = ORR_DOUBLE;
+    assert_int_equal(lookup_found(&other, N, &l), 0);
+    assert_int_equal(lookup_found(&base, 2 * N, &l), 0);    /* bucket 4096 */
+    assert_int_equal(lookup_found(&base, N + 1, &l), 0);    /* bucket 4096 */
+    assert_int_equal(lookup_found(&base, N / 2, &l), 0);    /* bucket 1024 */
+    assert_int_equal(lookup_found(&base, N / 2 + 1, &l), 1); /* bucket 2048 */
+    /* the tuned parameters of the base spec are not part of the identity */
+    other = base;
+    other.block = 256;
+    other.threads = 1;
+    assert_int_equal(lookup_found(&other, N, &l), 1);
+
+    /* a different force-law source (ORRERY_KERNELS_DIR) is a miss; an
+     * unmodified copy is a hit, so it is the source that counts */
+    char dir[] = "/tmp/orrery-tune-kernels-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    write_kernels(dir, 0);
+    setenv("ORRERY_KERNELS_DIR", dir, 1);
+    assert_int_equal(lookup_found(&base, N, &l), 1);
+    write_kernels(dir, 1);
+    assert_int_equal(lookup_found(&base, N, &l), 0);
+    unsetenv("ORRERY_KERNELS_DIR");
+    remove_kernels(dir);
+
+    /* a different device is a miss */
+    char path[4200];
+    store_path(path, sizeof path);
+    cJSON *root = read_store();
+    cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "entries"), 0);
+    cJSON_ReplaceItemInObject(e0, "device",
+                              cJSON_CreateString("cpu|Another CPU (features 0)|cc 1|threads 64"));
+    char *text = cJSON_Print(root);
+    spit(path, text);
+    free(text);
+    cJSON_Delete(root);
+    assert_int_equal(lookup_found(&base, N, &l), 0);
+    assert_string_equal(l.note, "");   /* a miss, not corruption */
+
+    /* double precision tunes on its own and is found; both entries are kept */
+    other = base;
+    other.precision = ORR_DOUBLE;
+    quick_tune(&other, 1024, 0.3, &r);
+    print_result("double, n 1024", &r);
+    assert_int_equal(lookup_found(&other, 1024, &l), 1);
+    assert_int_equal(l.best.precision, ORR_DOUBLE);
+    root = read_store();
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "entries")), 2);
+    cJSON_Delete(root);
+}
+
+static void test_planted_wrong_answer(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    rec.plant_block = base.block;   /* the default: always a candidate */
+    rec.plant_threads = base.threads;
+    orr_tune_options o;
+    options(&o, &rec, 0.8);
+    orr_tune_result r;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_trials(&rec);
+    print_result("planted wrong answer", &r);
+    assert_int_equal(rec.tampered, 1);
+    assert_string_equal(r.source, "tuned");
+    assert_true(r.nfailed >= 1);
+    assert_false(r.best.block == base.block && r.best.threads == base.threads);
+    int planted = 0;
+    for (int k = 0; k < rec.nseen; k++) {
+        const orr_tune_trial *t = &rec.seen[k];
+        if (t->spec.block == base.block && t->spec.threads == base.threads) {
+            planted++;
+            assert_int_equal(t->ok, 0);
+            assert_non_null(strstr(t->why, "max rel err"));
+            assert_non_null(strstr(t->why, "> 1e-05"));
+            assert_true(t->max_rel_err > 0.009 && t->max_rel_err < 0.011);
+            assert_true(t->ms < 0);   /* rejected before timing */
+        } else {
+            assert_int_equal(t->ok, 1);
+        }
+    }
+    assert_int_equal(planted, 1);
+    /* the stored trial says so too */
+    cJSON *root = read_store();
+    cJSON *trials = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "entries"), 0),
+                                        "trials");
+    cJSON *t0 = cJSON_GetArrayItem(trials, 0);   /* the default comes first */
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(t0, "ok")));
+    assert_non_null(strstr(cJSON_GetObjectItem(t0, "why")->valuestring, "max rel err"));
+    cJSON_Delete(root);
+}
+
+static void test_compile_error_recorded(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    char dir[] = "/tmp/orrery-tune-kernels-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    write_kernels(dir, 2);
+    setenv("ORRERY_KERNELS_DIR", dir, 1);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 10.0);   /* enough to reach tile 4096 with every kernel compiled anew */
+    orr_tune_result r;
+    orr_status st = orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err);
+    unsetenv("ORRERY_KERNELS_DIR");
+    remove_kernels(dir);
+    TU_OK(st, &err);
+    print_trials(&rec);
+    print_result("tile 4096 does not compile", &r);
+    assert_string_equal(r.source, "tuned");
+    assert_int_equal(r.nfailed, 1);
+    assert_int_not_equal(r.best.block, 4096);
+    int seen = 0;
+    for (int k = 0; k < rec.nseen; k++)
+        if (rec.seen[k].spec.block == 4096) {
+            seen++;
+            assert_int_equal(rec.seen[k].ok, 0);
+            assert_non_null(strstr(rec.seen[k].why, "planted compile error"));
+            assert_true(rec.seen[k].ms < 0 && rec.seen[k].max_rel_err < 0);
+        }
+    assert_int_equal(seen, 1);
+}
+
+static void test_nothing_verifies(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    rec.plant_all = 1;
+    orr_tune_options o;
+    options(&o, &rec, 0.3);
+    orr_tune_result r;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_result("every answer wrong", &r);
+    assert_string_equal(r.source, "default");
+    assert_true(r.ntrials >= 1);
+    assert_int_equal(r.nfailed, r.ntrials);
+    assert_int_equal(rec.nretimed, 0);
+    assert_true(same_tuned(&r.best, &base));
+    assert_non_null(strstr(r.note, "no candidate verified"));
+    orr_tune_result l;
+    assert_int_equal(lookup_found(&base, N, &l), 0);   /* nothing was saved */
+}
+
+static void test_exhaustive(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    orr_tune_result r;
+    quick_tune(&base, N, 0.2, &r);   /* a budgeted entry does not answer an exhaustive request */
+
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 0.01);   /* ignored */
+    o.exhaustive = 1;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_trials(&rec);
+    print_result("exhaustive", &r);
+    assert_string_equal(r.source, "tuned");
+
+    int threads[32], nthreads = 0;
+    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int t = 1; t < nproc; t *= 2)
+        threads[nthreads++] = t;
+    threads[nthreads++] = (int)nproc;
+    threads[nthreads++] = 0;
+    static const int blocks[] = {256, 512, 1024, 2048, 4096, 8192};
+    assert_int_equal(r.ntrials, 6 * nthreads);
+    assert_int_equal(rec.nseen, r.ntrials);
+    assert_int_equal(r.nfailed, 0);
+    double fastest = INFINITY;
+    for (int b = 0; b < 6; b++)
+        for (int t = 0; t < nthreads; t++) {
+            int times = 0;
+            for (int k = 0; k < rec.nseen; k++)
+                if (rec.seen[k].spec.block == blocks[b] && rec.seen[k].spec.threads == threads[t]) {
+                    times++;
+                    assert_int_equal(rec.seen[k].spec.unroll, 4);
+                    assert_int_equal(rec.seen[k].spec.split, 1);
+                    fastest = rec.seen[k].ms < fastest ? rec.seen[k].ms : fastest;
+                }
+            assert_int_equal(times, 1);
+        }
+    /* the winner is re-timed, so it need not be the fastest single search
+     * measurement, but it must be near it */
+    print_message("exhaustive: fastest search median %.4f ms, winner re-timed %.4f ms\n",
+                  fastest, r.best_ms);
+    assert_true(r.best_ms > 0);
+
+    /* stored as exhaustive: a budgeted request is answered from the store */
+    cJSON *root = read_store();
+    cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "entries"), 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e0, "exhaustive")));
+    cJSON_Delete(root);
+    orr_tune_result s;
+    memset(&rec, 0, sizeof rec);
+    o.exhaustive = 0;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &s, &err), &err);
+    assert_string_equal(s.source, "store");
+    assert_true(same_tuned(&s.best, &r.best));
+}
+
+static void test_store_clear(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    orr_tune_result r;
+    quick_tune(&base, N, 0.2, &r);
+    char path[4200], stale[4300];
+    store_path(path, sizeof path);
+    snprintf(stale, sizeof stale, "%s.tmp.AbC123", path);
+    spit(stale, "half a save");
+    assert_int_equal(access(path, F_OK), 0);
+
+    size_t removed = 99;
+    TU_OK(orr_tune_store_clear(&removed, &err), &err);
+    assert_int_equal(removed, 1);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(access(stale, F_OK), -1);
+    orr_tune_result l;
+    assert_int_equal(lookup_found(&base, N, &l), 0);
+    assert_string_equal(l.note, "");   /* missing is empty, not corrupt */
+    lister ls = {0};
+    TU_OK(orr_tune_store_list(on_entry, &ls, &err), &err);
+    assert_int_equal(ls.count, 0);
+    TU_OK(orr_tune_store_clear(&removed, &err), &err);
+    assert_int_equal(removed, 0);
+}
+
+static void test_bad_arguments(void **state)
+{
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    orr_tune_result r;
+    int found;
+    assert_int_equal(orr_tune(ORR_BACKEND_CPU, &base, 0, NULL, &r, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "invalid body count 0"));
+    orr_error_clear(&err);
+    base.softening = -1;
+    assert_int_equal(orr_tune_lookup(ORR_BACKEND_CPU, &base, N, &r, &found, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "softening"));
+    orr_error_clear(&err);
+    base_spec(&base);
+    snprintf(base.force, sizeof base.force, "no_such_law");
+    assert_int_equal(orr_tune(ORR_BACKEND_CPU, &base, N, NULL, &r, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "no_such_law"));
+    orr_error_clear(&err);
+}
+
+int main(void)
+{
+    tu_private_cache();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_corrupt_store),
+        cmocka_unit_test(test_identity_mismatch),
+        cmocka_unit_test(test_planted_wrong_answer),
+        cmocka_unit_test(test_compile_error_recorded),
+        cmocka_unit_test(test_nothing_verifies),
+        cmocka_unit_test(test_exhaustive),
+        cmocka_unit_test(test_store_clear),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
+}
