@@ -85,7 +85,7 @@ $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/liborrery.a
 	$(CC) $(CPPFLAGS) -iquote tests $(CFLAGS) -o $@ $< $(BUILD)/liborrery.a -lcmocka $(LDLIBS)
 
 run: $(BUILD)/orrery
-	$(BUILD)/orrery bench
+	$(BUILD)/orrery run scripts/plummer.lua
 
 test: $(BUILD)/orrery $(TEST_BIN)
 	@bash tests/run.sh $(BUILD)

@@ -9,6 +9,7 @@
 #include "kspec.h"
 #include "lrun.h"
 #include "rtc.h"
+#include "tune.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -39,12 +40,16 @@ static const char *usage_text =
     "      --steps K             timed steps per row (default: about 0.25 s worth)\n"
     "      --variant tiled|naive|both   kernel variant (tiled)\n"
     "      --block B --unroll U --split S --softening EPS --G G --force NAME\n"
+    "      --tune                use the stored tuning per N, tuning first where there is none\n"
     "      --csv                 machine-readable rows\n"
+    "  tune [OPTIONS]            autotune the kernels for this device; results are stored\n"
+    "      --backend auto|cuda|cpu  --precision P  --force NAME  --n LIST (as bench)\n"
+    "      --budget SECONDS (2)  --exhaustive  --retune (ignore the stored result)\n"
     "  compile [OPTIONS]         generate and compile a kernel, print or write it\n"
     "      --target gpu|cpu (gpu)   --arch sm_XY (the GPU's own, else sm_90)\n"
     "      --emit source|ptx|cubin (GPU) or source|so (CPU)   -o FILE\n"
     "      --precision P --block B --unroll U --split S --softening EPS --G G --force NAME\n"
-    "  cache list|clear          list or remove compiled kernels\n"
+    "  cache list|clear          list or remove compiled kernels (clear: tunings too)\n"
     "  --help, --version\n"
     "\n"
     "environment: ORRERY_CACHE_DIR (kernel cache), ORRERY_KERNELS_DIR (read kernel\n"
@@ -174,6 +179,15 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
 
 /* ---- info ---------------------------------------------------------------- */
 
+static void list_tuning(const orr_tune_entry *t, void *ctx)
+{
+    printf("  %s %s %s N<=%ld: block %d unroll %d split %d threads %d, %.4g ms, %.3g "
+           "interactions/s (%d tried, %d rejected, %s)\n    on %s\n", t->backend, t->force,
+           t->precision, t->n_bucket, t->block, t->unroll, t->split, t->threads, t->ms,
+           t->interactions_per_s, t->ntrials, t->nfailed, t->when, t->device);
+    ++*(int *)ctx;
+}
+
 static int cmd_info(args_t *a)
 {
     if (a->argc > 2)
@@ -226,6 +240,14 @@ static int cmd_info(args_t *a)
         printf("kernel cache: %s, %zu entr%s, %.1f MiB\n", dir, entries, entries == 1 ? "y" : "ies",
                bytes / 1048576.0);
     }
+    int tunings = 0;
+    printf("stored tunings:\n");
+    if (orr_tune_store_list(list_tuning, &tunings, &e)) {
+        printf("  unreadable: %s\n", e.msg);
+        orr_error_clear(&e);
+    } else if (tunings == 0) {
+        printf("  none (orrery tune, or a GPU simulation's first start, makes them)\n");
+    }
     return 0;
 }
 
@@ -255,10 +277,11 @@ static int cmd_cache(args_t *a)
         printf("%d entr%s in %s\n", count, count == 1 ? "y" : "ies", dir);
         return 0;
     }
-    size_t removed = 0;
-    if (orr_kcache_clear(&removed, &e))
+    size_t removed = 0, tunings = 0;
+    if (orr_kcache_clear(&removed, &e) || orr_tune_store_clear(&tunings, &e))
         return report(&e);
-    printf("removed %zu entr%s from %s\n", removed, removed == 1 ? "y" : "ies", dir);
+    printf("removed %zu entr%s and %zu stored tuning%s from %s\n", removed,
+           removed == 1 ? "y" : "ies", tunings, tunings == 1 ? "" : "s", dir);
     return 0;
 }
 
@@ -420,7 +443,7 @@ static int cmd_bench(args_t *a)
     orr_kspec spec;
     orr_backend_kind kind = ORR_BACKEND_AUTO;
     long ns[32];
-    int nn = 0, csv = 0, set_block = 0, bad = 0;
+    int nn = 0, csv = 0, set_block = 0, bad = 0, tune = 0;
     long steps = 0;
     const char *v, *variant_arg = "tiled";
     orr_error e = {0};
@@ -441,6 +464,8 @@ static int cmd_bench(args_t *a)
             variant_arg = v;
         } else if (strcmp(a->argv[a->pos], "--csv") == 0) {
             csv = 1;
+        } else if (strcmp(a->argv[a->pos], "--tune") == 0) {
+            tune = 1;
         } else {
             bad = usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
@@ -504,7 +529,20 @@ static int cmd_bench(args_t *a)
     for (int vi = 0; vi < nv; vi++) {
         for (int k = 0; k < nn; k++) {
             orr_bench_row row;
-            if (orr_bench_run(kind, &spec, variants[vi], ns[k], (int)steps, &row, NULL, 0, &e)) {
+            orr_kspec run_spec = spec;
+            if (tune && variants[vi] == ORR_VARIANT_TILED) {
+                orr_tune_result tr;
+                if (orr_tune(kind, &spec, ns[k], NULL, &tr, &e)) {
+                    orr_error_context(&e, "tuning for N=%ld", ns[k]);
+                    rc = report(&e);
+                    orr_error_clear(&e);
+                    continue;
+                }
+                run_spec = tr.best;
+                fprintf(info, "  N=%ld: %s configuration (%d candidates tried now)%s%s\n", ns[k],
+                        tr.source, tr.ntrials, tr.note[0] ? "; " : "", tr.note);
+            }
+            if (orr_bench_run(kind, &run_spec, variants[vi], ns[k], (int)steps, &row, NULL, 0, &e)) {
                 orr_error_context(&e, "bench N=%ld %s", ns[k], orr_variant_name(variants[vi]));
                 rc = report(&e);
                 orr_error_clear(&e);
@@ -524,6 +562,104 @@ static int cmd_bench(args_t *a)
                        row.interactions_per_s, row.gflops, row.max_rel_err);
             fflush(stdout);
         }
+    }
+    return rc;
+}
+
+/* ---- tune ---------------------------------------------------------------- */
+
+static void print_trial(const orr_tune_trial *t, void *ctx)
+{
+    const orr_kspec *s = &t->spec;
+    char cfg[96];
+    if (s->threads || strcmp((const char *)ctx, "cpu") == 0)
+        snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->block, s->threads);
+    else
+        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d", s->block, s->unroll, s->split);
+    if (t->ok)
+        printf("  %s %-30s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
+               t->retimed ? "re-timed" : "        ", cfg, t->ms, t->interactions_per_s,
+               t->max_rel_err);
+    else
+        printf("           %-30s %10s    %12s                 rejected: %s\n", cfg, "-", "-",
+               t->why);
+    fflush(stdout);
+}
+
+static int cmd_tune(args_t *a)
+{
+    orr_kspec spec;
+    orr_backend_kind kind = ORR_BACKEND_AUTO;
+    long ns[32];
+    int nn = 0, set_block = 0, bad = 0;
+    const char *v;
+    orr_error e = {0};
+    orr_tune_options o;
+    orr_tune_options_default(&o);
+    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
+        if (spec_option(a, &spec, &set_block, &bad))
+            continue;
+        if (opt_value(a, "--backend", &v, &bad)) {
+            if (!bad && orr_backend_parse(v, &kind, &e))
+                bad = usage_error("tune: %s", e.msg);
+        } else if (opt_value(a, "--n", &v, &bad)) {
+            if (!bad)
+                bad = parse_list(v, ns, 32, &nn);
+        } else if (opt_value(a, "--budget", &v, &bad)) {
+            if (!bad && !(bad = parse_double("tune", "--budget", v, &o.budget_s)) &&
+                !(o.budget_s > 0))
+                bad = usage_error("tune: --budget must be positive, got '%s'", v);
+        } else if (strcmp(a->argv[a->pos], "--exhaustive") == 0) {
+            o.exhaustive = 1;
+        } else if (strcmp(a->argv[a->pos], "--retune") == 0) {
+            o.retune = 1;
+        } else {
+            bad = usage_error("tune: unknown option '%s'", a->argv[a->pos]);
+        }
+    }
+    if (bad)
+        return bad;
+    if (kind == ORR_BACKEND_AUTO) {
+        kind = orr_cuda_usable(0, &e) == ORR_OK ? ORR_BACKEND_CUDA : ORR_BACKEND_CPU;
+        if (kind == ORR_BACKEND_CPU)
+            fprintf(stderr, "orrery: no usable GPU (%s); tuning the CPU backend\n", e.msg);
+        orr_error_clear(&e);
+    }
+    orr_target t = kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
+    if (t == ORR_TARGET_CPU && !set_block)
+        spec.block = 1024;
+    if (orr_kspec_validate(&spec, t, &e))
+        return usage_error("tune: %s", e.msg);
+    if (nn == 0) {
+        static const long gpu_ns[] = {16384, 65536, 262144}, cpu_ns[] = {1024, 4096, 16384};
+        for (int k = 0; k < 3; k++)
+            ns[nn++] = t == ORR_TARGET_GPU ? gpu_ns[k] : cpu_ns[k];
+    }
+    const char *bname = orr_backend_name(kind);
+    o.report = print_trial;
+    o.ctx = (void *)bname;
+    int rc = 0;
+    for (int k = 0; k < nn; k++) {
+        orr_tune_result r;
+        printf("tuning %s %s %s for N=%ld%s\n", bname, spec.force,
+               orr_precision_name(spec.precision), ns[k],
+               o.exhaustive ? " (exhaustive)" : "");
+        fflush(stdout);
+        if (orr_tune(kind, &spec, ns[k], &o, &r, &e)) {
+            orr_error_context(&e, "tune N=%ld", ns[k]);
+            rc = report(&e);
+            orr_error_clear(&e);
+            continue;
+        }
+        if (r.note[0])
+            printf("  note: %s\n", r.note);
+        const orr_kspec *b = &r.best;
+        printf("  winner (%s) for N<=%ld: block %d unroll %d split %d threads %d: %.4g ms, %.3e "
+               "interactions/s; %d tried, %d rejected, %.2f s\n", r.source, r.n_bucket, b->block,
+               b->unroll, b->split, b->threads, r.best_ms, r.best_interactions_per_s, r.ntrials,
+               r.nfailed, r.elapsed_s);
+        fflush(stdout);
     }
     return rc;
 }
@@ -555,5 +691,7 @@ int main(int argc, char **argv)
         return cmd_compile(&a);
     if (strcmp(cmd, "cache") == 0)
         return cmd_cache(&a);
+    if (strcmp(cmd, "tune") == 0)
+        return cmd_tune(&a);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -5,6 +5,7 @@
  * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
  * table, which the module exposes as orrery.Sim so Lua code can add methods. */
 #include "lorrery.h"
+#include "tune.h"
 
 #include <limits.h>
 #include <math.h>
@@ -146,7 +147,8 @@ static const char *load_from(lua_State *L, orr_sim *s, int idx)
 
 static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G",     "softening",
                                        "dt",      "integrator", "damping",   "force", "backend",
-                                       "box",     "dims",       "device",    NULL};
+                                       "box",     "dims",       "device",    "tune",
+                                       "tune_budget", NULL};
 
 /* t[key] as an integer in lo..hi, or def when absent. */
 static lua_Integer opt_integer(lua_State *L, const char *key, lua_Integer lo, lua_Integer hi,
@@ -280,6 +282,18 @@ static int l_simulation(lua_State *L)
     c.backend = bi == 1 ? ORR_BACKEND_CUDA : bi == 2 ? ORR_BACKEND_CPU : ORR_BACKEND_AUTO;
     c.dims = (int)opt_integer(L, "dims", 2, 3, 3, "2 or 3");
     c.device = (int)opt_integer(L, "device", 0, INT_MAX, 0, "a non-negative integer");
+    if (lua_getfield(L, 1, "tune") != LUA_TNIL) {
+        if (lua_type(L, -1) == LUA_TBOOLEAN)
+            c.tune = lua_toboolean(L, -1) ? ORR_SIM_TUNE_ON : ORR_SIM_TUNE_OFF;
+        else if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "auto") == 0)
+            c.tune = ORR_SIM_TUNE_AUTO;
+        else
+            orr_lua_error(L, WHO ": 'tune' must be \"auto\", true or false (got %s)",
+                          orr_lua_describe(L, -1));
+    }
+    lua_pop(L, 1);
+    c.tune_budget = opt_number(L, "tune_budget", c.tune_budget, positive,
+                               "a positive number of seconds");
     if (lua_getfield(L, 1, "box") != LUA_TNIL) {
         size_t len = lua_type(L, -1) == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
         int ok = len == 2 || len == 3;
@@ -546,6 +560,49 @@ static int sim_tostring(lua_State *L)
     return 1;
 }
 
+/* sim:tune{budget=2, exhaustive=false, verbose=false}: retunes the kernels
+ * for this simulation and switches to the winner; returns sim.config. */
+static void tune_line(const void *trial, void *ctx)
+{
+    const orr_tune_trial *t = trial;
+    if (t->ok)
+        fprintf(stderr, "  %sblock %d unroll %d split %d threads %d: %.4g ms, %.3e "
+                "interactions/s, verified\n", t->retimed ? "re-timed " : "", t->spec.block,
+                t->spec.unroll, t->spec.split, t->spec.threads, t->ms, t->interactions_per_s);
+    else
+        fprintf(stderr, "  block %d unroll %d split %d threads %d: rejected: %s\n", t->spec.block,
+                t->spec.unroll, t->spec.split, t->spec.threads, t->why);
+}
+
+static int sim_tune(lua_State *L)
+{
+    static const char *const keys[] = {"budget", "exhaustive", "verbose", NULL};
+    orr_sim *s = orr_lua_checksim(L, 1);
+    double budget = 2.0;
+    int exhaustive = 0, verbose = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        orr_lua_checkkeys(L, 2, "orrery.Sim.tune", keys, 0);
+        if (lua_getfield(L, 2, "budget") != LUA_TNIL) {
+            budget = orr_lua_checkfinite(L, -1, "orrery.Sim.tune", "budget", "a positive number");
+            if (!(budget > 0))
+                orr_lua_error(L, "orrery.Sim.tune: 'budget' must be a positive number (got %s)",
+                              orr_lua_describe(L, -1));
+        }
+        lua_getfield(L, 2, "exhaustive");
+        exhaustive = lua_toboolean(L, -1);
+        lua_getfield(L, 2, "verbose");
+        verbose = lua_toboolean(L, -1);
+        lua_pop(L, 3);
+    }
+    orr_error err = {0};
+    if (orr_sim_tune(s, budget, exhaustive, verbose ? tune_line : NULL, NULL, &err))
+        return orr_lua_fail(L, &err, "orrery.Sim.tune");
+    lua_pushliteral(L, "config");
+    lua_gettable(L, 1);
+    return 1;
+}
+
 /* Methods first (upvalue 1, the table exposed as orrery.Sim), then fields. */
 static int sim_index(lua_State *L)
 {
@@ -591,6 +648,22 @@ static int sim_index(lua_State *L)
         } else {
             lua_pushnil(L);
         }
+    } else if (strcmp(key, "config") == 0) {
+        const char *source;
+        const orr_kspec *k = orr_sim_kspec(s, &source);
+        lua_createtable(L, 0, 8);
+        lua_pushinteger(L, k->block);
+        lua_setfield(L, -2, "block");
+        lua_pushinteger(L, k->unroll);
+        lua_setfield(L, -2, "unroll");
+        lua_pushinteger(L, k->split);
+        lua_setfield(L, -2, "split");
+        lua_pushinteger(L, k->ipt);
+        lua_setfield(L, -2, "ipt");
+        lua_pushinteger(L, k->threads);
+        lua_setfield(L, -2, "threads");
+        lua_pushstring(L, source);
+        lua_setfield(L, -2, "source");
     } else if (strcmp(key, "pos") == 0)
         orr_lua_push_buffer(L, 1, 0);
     else if (strcmp(key, "vel") == 0)
@@ -604,7 +677,7 @@ static int sim_index(lua_State *L)
 
 static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
-    "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", NULL,
+    "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", NULL,
 };
 
 /* Only dt can be set. */
@@ -650,6 +723,7 @@ static const luaL_Reg meth[] = {
     {"center_of_mass", sim_center_of_mass},
     {"virial_ratio", sim_virial_ratio},
     {"write", sim_write},
+    {"tune", sim_tune},
     {NULL, NULL},
 };
 

@@ -18,11 +18,10 @@ print(("Plummer sphere: %d bodies, %s on %s, dt = %g, %d steps"):format(
   sim.n, sim.precision, sim.backend, sim.dt, steps))
 
 local e0 = sim:energy().total
-local t0 = os.clock()
-sim:run{ steps = steps, every = math.max(1, steps // 10) }
-local wall = os.clock() - t0
+local run = sim:run{ steps = steps, every = math.max(1, steps // 10) }
 local e = sim:energy()
 print(("t = %.4f after %d steps: E = %.8f, |dE/E0| = %.2e, virial ratio K/|U| = %.4f"):format(
   sim.time, sim.steps, e.total, math.abs((e.total - e0) / e0), sim:virial_ratio()))
-print(("%.3g interactions/s over the run (host CPU time %.2f s)"):format(
-  sim.n * sim.n * steps / wall, wall))
+print(("%.3g interactions/s over the run (%.2f s); kernels: block %d, unroll %d, split %d (%s)"):format(
+  sim.n * sim.n * steps / run.seconds, run.seconds, sim.config.block, sim.config.unroll,
+  sim.config.split, sim.config.source))

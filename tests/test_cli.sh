@@ -47,8 +47,13 @@ check bench-csv 0 '^n,backend,precision,variant,block,unroll,split,ms_per_step,i
 "$orr" bench --backend cpu --n 2000 --steps 1 --csv >"$tmp/csv" 2>/dev/null
 check bench-accuracy 0 'ok' -- awk -F, 'NR==2 { if ($11 + 0 <= 1e-5 && $11 + 0 >= 0 && $2 == "cpu") print "ok"; else print "bad " $11 }' "$tmp/csv"
 check bench-cached 0 'from cache' -- "$orr" bench --backend cpu --n 600 --steps 2
+check tune-cpu 0 'winner \(tuned\) for N<=1024' -- "$orr" tune --backend cpu --n 1000 --budget 0.5
+check tune-stored 0 'winner \(store\) for N<=1024: .* 0 tried' -- "$orr" tune --backend cpu --n 1000
+check tune-info 0 'cpu gravity float N<=1024: block' -- "$orr" info
+check tune-bad-budget 2 "tune: --budget must be positive, got '-1'" -- "$orr" tune --budget -1
+check bench-tuned 0 'N=1000: store configuration' -- "$orr" bench --backend cpu --n 1000 --steps 1 --tune
 check cache-list 0 '[0-9]+ entr(y|ies) in ' -- "$orr" cache list
-check cache-clear 0 'removed [1-9][0-9]* entr' -- "$orr" cache clear
+check cache-clear 0 'removed [1-9][0-9]* entr.* and 1 stored tuning' -- "$orr" cache clear
 check info 0 'kernel cache: ' -- "$orr" info
 # a broken kernel source: file and line named, exit 1, nothing cached
 mkdir -p "$tmp/ksrc" && cp -r kernels_src/. "$tmp/ksrc/"

@@ -369,4 +369,25 @@ T.test("2D periodic box keeps bodies inside", function()
   end
 end)
 
+T.test("tuning: sim.config, sim:tune, the store on a second start", function()
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 700, seed = 9 }, tune = false }
+  local c = sim.config
+  T.eq(c.source, "default")
+  T.eq(c.block, 1024)
+  local e0 = sim:energy().total
+  c = sim:tune{ budget = 0.3 }
+  T.eq(c.source, "tuned")
+  T.ok(c.block >= 16 and c.threads >= 0, "a valid CPU configuration")
+  T.near(sim:energy().total, e0, 1e-6 * math.abs(e0), "state kept across the switch")
+  sim:step(2)
+  local again <close> = cpu{ bodies = orrery.ic.plummer{ n = 700, seed = 9 }, tune = true }
+  T.eq(again.config.source, "store")
+  T.eq(again.config.block, c.block)
+  T.eq(again.config.threads, c.threads)
+  local ok, err = pcall(sim.tune, sim, { budget = -1 })
+  T.ok(not ok and err:find("'budget' must be a positive number", 1, true), err)
+  ok, err = pcall(cpu, { n = 4, tune = "sometimes" })
+  T.ok(not ok and err:find([['tune' must be "auto", true or false (got "sometimes")]], 1, true), err)
+end)
+
 T.done()
