@@ -26,7 +26,8 @@ typedef struct {
     int ipt;                  /* GPU target bodies per thread (register blocking), 1..8 (1) */
     int ftz;                  /* GPU float: flush denormals to zero (--ftz=true), 0/1 (1) */
     int newton;               /* GPU double: Newton steps refining the hardware rsqrt:
-                                 2 = full double accuracy, 1 = faster, ~1e-12 (2) */
+                                 2 = full double accuracy, 1 = faster but only
+                                 ~1e-12 to 1e-11 relative (2) */
     int threads;              /* CPU OpenMP threads; 0 = the OpenMP default (0) */
     double softening;         /* Plummer softening length epsilon (0.01) */
     double G;                 /* coupling constant (1) */

