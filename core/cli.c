@@ -438,26 +438,81 @@ static void print_build(FILE *info, const orr_bench_row *r)
         fprintf(info, "  note: %s\n", b->note);
 }
 
+/* Options shared by bench and tune: kernel spec, backend, body counts. */
+typedef struct {
+    orr_kspec spec;
+    orr_backend_kind kind;
+    long ns[32];
+    int nn, set_block;
+} run_opts;
+
+static void run_opts_init(run_opts *r)
+{
+    memset(r, 0, sizeof *r);
+    orr_kspec_default(&r->spec, ORR_TARGET_GPU);
+    r->kind = ORR_BACKEND_AUTO;
+}
+
+/* Returns 1 when the current argument was a shared option. */
+static int run_option(args_t *a, run_opts *r, int *bad)
+{
+    const char *v;
+    orr_error e = {0};
+    if (spec_option(a, &r->spec, &r->set_block, bad))
+        return 1;
+    if (opt_value(a, "--backend", &v, bad)) {
+        if (!*bad && orr_backend_parse(v, &r->kind, &e))
+            *bad = usage_error("%s: %s", a->cmd, e.msg);
+        return 1;
+    }
+    if (opt_value(a, "--n", &v, bad)) {
+        if (!*bad)
+            *bad = parse_list(v, r->ns, 32, &r->nn);
+        return 1;
+    }
+    return 0;
+}
+
+/* Resolves the auto backend (saying so when it falls back to the CPU), the
+ * backend's default tile and body counts, and validates the spec.  Returns
+ * a usage exit code, or 0. */
+static int resolve_run(const char *cmd, run_opts *r)
+{
+    orr_error e = {0};
+    if (r->kind == ORR_BACKEND_AUTO) {
+        if (orr_cuda_usable(0, &e) == ORR_OK) {
+            r->kind = ORR_BACKEND_CUDA;
+        } else {
+            fprintf(stderr, "orrery: no usable GPU (%s); using the CPU backend\n", e.msg);
+            r->kind = ORR_BACKEND_CPU;
+        }
+        orr_error_clear(&e);
+    }
+    orr_target t = r->kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
+    if (t == ORR_TARGET_CPU && !r->set_block)
+        r->spec.block = 1024;
+    if (orr_kspec_validate(&r->spec, t, &e))
+        return usage_error("%s: %s", cmd, e.msg);
+    if (r->nn == 0) {
+        static const long gpu_ns[] = {16384, 65536, 262144}, cpu_ns[] = {1024, 4096, 16384};
+        for (int k = 0; k < 3; k++)
+            r->ns[r->nn++] = t == ORR_TARGET_GPU ? gpu_ns[k] : cpu_ns[k];
+    }
+    return 0;
+}
+
 static int cmd_bench(args_t *a)
 {
-    orr_kspec spec;
-    orr_backend_kind kind = ORR_BACKEND_AUTO;
-    long ns[32];
-    int nn = 0, csv = 0, set_block = 0, bad = 0, tune = 0;
+    run_opts r;
+    int csv = 0, bad = 0, tune = 0;
     long steps = 0;
     const char *v, *variant_arg = "tiled";
     orr_error e = {0};
-    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    run_opts_init(&r);
     for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
-        if (spec_option(a, &spec, &set_block, &bad))
+        if (run_option(a, &r, &bad))
             continue;
-        if (opt_value(a, "--backend", &v, &bad)) {
-            if (!bad && orr_backend_parse(v, &kind, &e))
-                bad = usage_error("bench: %s", e.msg);
-        } else if (opt_value(a, "--n", &v, &bad)) {
-            if (!bad)
-                bad = parse_list(v, ns, 32, &nn);
-        } else if (opt_value(a, "--steps", &v, &bad)) {
+        if (opt_value(a, "--steps", &v, &bad)) {
             if (!bad)
                 bad = parse_int("bench", "--steps", v, 1, 1000000, &steps);
         } else if (opt_value(a, "--variant", &v, &bad)) {
@@ -481,26 +536,12 @@ static int cmd_bench(args_t *a)
         return usage_error("bench: %s (or both)", e.msg);
     }
 
-    /* Resolve auto now, so defaults (block, N list) fit the backend. */
-    if (kind == ORR_BACKEND_AUTO) {
-        if (orr_cuda_usable(0, &e) == ORR_OK) {
-            kind = ORR_BACKEND_CUDA;
-        } else {
-            fprintf(stderr, "orrery: no usable GPU (%s); using the CPU backend\n", e.msg);
-            kind = ORR_BACKEND_CPU;
-        }
-        orr_error_clear(&e);
-    }
-    orr_target t = kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
-    if (t == ORR_TARGET_CPU && !set_block)
-        spec.block = 1024;
-    if (orr_kspec_validate(&spec, t, &e))
-        return usage_error("bench: %s", e.msg);
-    if (nn == 0) {
-        static const long gpu_ns[] = {16384, 65536, 262144}, cpu_ns[] = {1024, 4096, 16384};
-        for (int k = 0; k < 3; k++)
-            ns[nn++] = t == ORR_TARGET_GPU ? gpu_ns[k] : cpu_ns[k];
-    }
+    if ((bad = resolve_run("bench", &r)))
+        return bad;
+    orr_backend_kind kind = r.kind;
+    orr_kspec spec = r.spec;
+    const long *ns = r.ns;
+    int nn = r.nn;
 
     FILE *info = csv ? stderr : stdout;   /* CSV output stays machine-readable */
     if (kind == ORR_BACKEND_CUDA) {
@@ -588,25 +629,17 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
 
 static int cmd_tune(args_t *a)
 {
-    orr_kspec spec;
-    orr_backend_kind kind = ORR_BACKEND_AUTO;
-    long ns[32];
-    int nn = 0, set_block = 0, bad = 0;
+    run_opts ro;
+    int bad = 0;
     const char *v;
     orr_error e = {0};
     orr_tune_options o;
     orr_tune_options_default(&o);
-    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    run_opts_init(&ro);
     for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
-        if (spec_option(a, &spec, &set_block, &bad))
+        if (run_option(a, &ro, &bad))
             continue;
-        if (opt_value(a, "--backend", &v, &bad)) {
-            if (!bad && orr_backend_parse(v, &kind, &e))
-                bad = usage_error("tune: %s", e.msg);
-        } else if (opt_value(a, "--n", &v, &bad)) {
-            if (!bad)
-                bad = parse_list(v, ns, 32, &nn);
-        } else if (opt_value(a, "--budget", &v, &bad)) {
+        if (opt_value(a, "--budget", &v, &bad)) {
             if (!bad && !(bad = parse_double("tune", "--budget", v, &o.budget_s)) &&
                 !(o.budget_s > 0))
                 bad = usage_error("tune: --budget must be positive, got '%s'", v);
@@ -620,22 +653,12 @@ static int cmd_tune(args_t *a)
     }
     if (bad)
         return bad;
-    if (kind == ORR_BACKEND_AUTO) {
-        kind = orr_cuda_usable(0, &e) == ORR_OK ? ORR_BACKEND_CUDA : ORR_BACKEND_CPU;
-        if (kind == ORR_BACKEND_CPU)
-            fprintf(stderr, "orrery: no usable GPU (%s); tuning the CPU backend\n", e.msg);
-        orr_error_clear(&e);
-    }
-    orr_target t = kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
-    if (t == ORR_TARGET_CPU && !set_block)
-        spec.block = 1024;
-    if (orr_kspec_validate(&spec, t, &e))
-        return usage_error("tune: %s", e.msg);
-    if (nn == 0) {
-        static const long gpu_ns[] = {16384, 65536, 262144}, cpu_ns[] = {1024, 4096, 16384};
-        for (int k = 0; k < 3; k++)
-            ns[nn++] = t == ORR_TARGET_GPU ? gpu_ns[k] : cpu_ns[k];
-    }
+    if ((bad = resolve_run("tune", &ro)))
+        return bad;
+    orr_backend_kind kind = ro.kind;
+    const orr_kspec spec = ro.spec;
+    const long *ns = ro.ns;
+    int nn = ro.nn;
     const char *bname = orr_backend_name(kind);
     o.report = print_trial;
     o.ctx = (void *)bname;
