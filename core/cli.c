@@ -563,8 +563,9 @@ static int cmd_bench(args_t *a)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err\n");
     else
-        printf("%9s %-7s %5s %6s %5s %10s %10s %14s %10s %11s\n", "N", "variant", "block",
-               "unroll", "split", "ms/step", "steps/s", "interactions/s", "GFLOP/s", "max rel err");
+        printf("%9s %-7s %5s %6s %5s %10s %10s %10s %14s %10s %11s\n", "N", "variant", "block",
+               "unroll", "split", "ms/step", "force ms", "steps/s", "interactions/s", "GFLOP/s",
+               "max rel err");
     fflush(stdout);
     int rc = 0;
     for (int vi = 0; vi < nv; vi++) {
@@ -597,9 +598,9 @@ static int cmd_bench(args_t *a)
                        row.spec.block, row.spec.unroll, row.spec.split, row.ms_per_step,
                        row.interactions_per_s, row.gflops, row.max_rel_err);
             else
-                printf("%9ld %-7s %5d %6d %5d %10.4f %10.1f %14.3e %10.1f %11.2e\n", row.n,
+                printf("%9ld %-7s %5d %6d %5d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n", row.n,
                        orr_variant_name(row.variant), row.spec.block, row.spec.unroll,
-                       row.spec.split, row.ms_per_step, 1e3 / row.ms_per_step,
+                       row.spec.split, row.ms_per_step, row.ms_force, 1e3 / row.ms_per_step,
                        row.interactions_per_s, row.gflops, row.max_rel_err);
             fflush(stdout);
         }
