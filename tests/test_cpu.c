@@ -7,44 +7,9 @@
 #include <math.h>
 #include <sys/stat.h>
 
+#include "bench.h"
 #include "engine.h"
 #include "kcache.h"
-
-/* Random bodies in a cube with masses in [0.5, 1.5) / n.  Values are
- * representable in float, so the float kernels see exactly the inputs the
- * double reference sees and the comparison measures arithmetic alone. */
-static void random_bodies(long n, uint64_t seed, double *pos, double *vel)
-{
-    for (long i = 0; i < n; i++) {
-        for (int k = 0; k < 3; k++)
-            pos[4 * i + k] = (float)(2 * tu_rand(&seed) - 1);
-        pos[4 * i + 3] = (float)((0.5 + tu_rand(&seed)) / n);
-        if (vel)
-            for (int k = 0; k < 3; k++)
-                vel[3 * i + k] = tu_rand(&seed) - 0.5;
-    }
-}
-
-/* The reference: softened gravity, a plain double loop. */
-static void plain_accel(long n, const double *pos, double eps, double G, double *acc)
-{
-    for (long i = 0; i < n; i++) {
-        double a[3] = {0, 0, 0};
-        for (long j = 0; j < n; j++) {
-            double d[3], r2 = eps * eps;
-            for (int k = 0; k < 3; k++) {
-                d[k] = pos[4 * j + k] - pos[4 * i + k];
-                r2 += d[k] * d[k];
-            }
-            if (r2 == 0)
-                continue;
-            double s = G * pos[4 * j + 3] / (r2 * sqrt(r2));
-            for (int k = 0; k < 3; k++)
-                a[k] += s * d[k];
-        }
-        memcpy(acc + 3 * i, a, sizeof a);
-    }
-}
 
 static double plain_potential(long n, const double *pos, double eps, double G)
 {
@@ -60,22 +25,6 @@ static double plain_potential(long n, const double *pos, double eps, double G)
     return u;
 }
 
-static double max_rel(const double *a, const double *r, long n)
-{
-    double worst = 0;
-    for (long i = 0; i < n; i++) {
-        double d = 0, m = 0;
-        for (int k = 0; k < 3; k++) {
-            d += (a[3 * i + k] - r[3 * i + k]) * (a[3 * i + k] - r[3 * i + k]);
-            m += r[3 * i + k] * r[3 * i + k];
-        }
-        double e = m > 0 ? sqrt(d / m) : sqrt(d);   /* a lone body: exactly zero */
-        if (!(e <= worst))
-            worst = e;
-    }
-    return worst;
-}
-
 static void check_accel(orr_precision prec, long n, int tile, double eps, double tol)
 {
     orr_error err = {0};
@@ -87,13 +36,13 @@ static void check_accel(orr_precision prec, long n, int tile, double eps, double
     spec.G = 1.5;
     double *pos = malloc(sizeof(double) * 4 * n), *acc = malloc(sizeof(double) * 3 * n),
            *ref = malloc(sizeof(double) * 3 * n);
-    random_bodies(n, 1000 + (uint64_t)n + (uint64_t)tile, pos, NULL);
-    plain_accel(n, pos, eps, spec.G, ref);
+    tu_random_bodies(n, 1000 + (uint64_t)n + (uint64_t)tile, pos, NULL);
+    tu_plain_accel(n, pos, eps, spec.G, ref);
     orr_engine *e = NULL;
     TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
     TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
     TU_OK(orr_engine_accel(e, acc, &err), &err);
-    double rel = max_rel(acc, ref, n);
+    double rel = orr_max_rel_err(acc, ref, n);
     print_message("cpu %s n=%ld tile=%d eps=%g: max rel err %.3e (tolerance %.0e)\n",
                   orr_precision_name(prec), n, tile, eps, rel, tol);
     assert_true(rel <= tol);
@@ -140,7 +89,7 @@ static void test_potential_kick_drift(void **state)
     double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n),
            *acc = malloc(sizeof(double) * 3 * n), *pos2 = malloc(sizeof(double) * 4 * n),
            *vel2 = malloc(sizeof(double) * 3 * n);
-    random_bodies(n, 77, pos, vel);
+    tu_random_bodies(n, 77, pos, vel);
     for (int prec = 0; prec < 2; prec++) {
         orr_kspec spec;
         orr_kspec_default(&spec, ORR_TARGET_CPU);

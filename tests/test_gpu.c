@@ -37,27 +37,13 @@ static int gpu_present(void)
             skip();        \
     } while (0)
 
-/* Values representable in float, so float kernels and the double reference
- * see the same inputs and the comparison measures arithmetic alone. */
-static void random_bodies(long n, uint64_t seed, double *pos, double *vel)
-{
-    for (long i = 0; i < n; i++) {
-        for (int k = 0; k < 3; k++)
-            pos[4 * i + k] = (float)(2 * tu_rand(&seed) - 1);
-        pos[4 * i + 3] = (float)((0.5 + tu_rand(&seed)) / n);
-        if (vel)
-            for (int k = 0; k < 3; k++)
-                vel[3 * i + k] = tu_rand(&seed) - 0.5;
-    }
-}
-
 /* Accelerations of engine `kind` for spec vs the CPU backend in double. */
 static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64_t seed)
 {
     orr_error err = {0};
     double *pos = malloc(sizeof(double) * 4 * n), *acc = malloc(sizeof(double) * 3 * n),
            *ref = malloc(sizeof(double) * 3 * n);
-    random_bodies(n, seed, pos, NULL);
+    tu_random_bodies(n, seed, pos, NULL);
     orr_kspec rs;
     orr_kspec_default(&rs, ORR_TARGET_CPU);
     rs.precision = ORR_DOUBLE;
@@ -137,7 +123,7 @@ static void test_potential_kick_drift(void **state)
     double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n),
            *acc = malloc(sizeof(double) * 3 * n), *pos2 = malloc(sizeof(double) * 4 * n),
            *vel2 = malloc(sizeof(double) * 3 * n);
-    random_bodies(n, 31337, pos, vel);
+    tu_random_bodies(n, 31337, pos, vel);
     for (int prec = 0; prec < 2; prec++) {
         orr_kspec gs, cs;
         orr_kspec_default(&gs, ORR_TARGET_GPU);

@@ -397,20 +397,6 @@ static void test_host_mirror(void **state)
 
 /* ---- output ------------------------------------------------------------------ */
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* No leftover temporary files in dir. */
 static void assert_no_temps(const char *dir)
 {
@@ -446,7 +432,7 @@ static void test_write(void **state)
         char path[256];
         snprintf(path, sizeof path, "%s/bodies.%s", dir, exts[f]);
         TU_OK(orr_sim_write(s, path, &err), &err);
-        char *text = slurp(path);
+        char *text = tu_slurp(path);
         const char sep = f ? ',' : ' ';
         char *save = NULL, *line = strtok_r(text, "\n", &save);
         assert_string_equal(line, f ? "id,x,y,z,vx,vy,vz,m" : "id x y z vx vy vz m");

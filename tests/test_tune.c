@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "engine.h"
 #include "ksrc.h"
 #include "tune.h"
@@ -95,20 +96,6 @@ static void store_path(char *buf, size_t size)
     TU_OK(orr_tune_store_path(buf, size, &err), &err);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)len + 1);
-    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-    text[len] = '\0';
-    fclose(f);
-    return text;
-}
-
 static void spit(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");
@@ -123,7 +110,7 @@ static cJSON *read_store(void)
 {
     char path[4200];
     store_path(path, sizeof path);
-    char *text = slurp(path);
+    char *text = tu_slurp(path);
     cJSON *root = cJSON_Parse(text);
     free(text);
     assert_non_null(root);
@@ -155,49 +142,22 @@ static void print_trials(const recorder *rec)
 }
 
 /* Float-representable random bodies in a cube, masses 1/n-ish. */
-static void random_bodies(long n, uint64_t seed, double *pos)
-{
-    for (long i = 0; i < n; i++) {
-        for (int k = 0; k < 3; k++)
-            pos[4 * i + k] = (float)(2 * tu_rand(&seed) - 1);
-        pos[4 * i + 3] = (float)((0.5 + tu_rand(&seed)) / n);
-    }
-}
-
 /* Runs spec on the CPU backend and compares every acceleration with a plain
  * double loop; returns the max relative error. */
 static double check_spec(const orr_kspec *spec, long n)
 {
     orr_error err = {0};
     double *pos = malloc(sizeof(double) * 4 * n), *acc = malloc(sizeof(double) * 3 * n);
-    random_bodies(n, 4242, pos);
+    tu_random_bodies(n, 4242, pos, NULL);
     orr_engine *e = NULL;
     TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &err),
           &err);
     TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
     TU_OK(orr_engine_accel(e, acc, &err), &err);
-    double worst = 0, eps2 = spec->softening * spec->softening;
-    for (long i = 0; i < n; i++) {
-        double a[3] = {0, 0, 0}, d2 = 0, m2 = 0;
-        for (long j = 0; j < n; j++) {
-            double d[3], r2 = eps2;
-            for (int k = 0; k < 3; k++) {
-                d[k] = pos[4 * j + k] - pos[4 * i + k];
-                r2 += d[k] * d[k];
-            }
-            if (r2 == 0)
-                continue;
-            double s = spec->G * pos[4 * j + 3] / (r2 * sqrt(r2));
-            for (int k = 0; k < 3; k++)
-                a[k] += s * d[k];
-        }
-        for (int k = 0; k < 3; k++) {
-            d2 += (acc[3 * i + k] - a[k]) * (acc[3 * i + k] - a[k]);
-            m2 += a[k] * a[k];
-        }
-        double rel = m2 > 0 ? sqrt(d2 / m2) : sqrt(d2);
-        worst = rel > worst ? rel : worst;
-    }
+    double *ref = malloc(sizeof(double) * 3 * n);
+    tu_plain_accel(n, pos, spec->softening, spec->G, ref);
+    double worst = orr_max_rel_err(acc, ref, n);
+    free(ref);
     orr_engine_destroy(e);
     free(pos);
     free(acc);
@@ -366,7 +326,7 @@ static void test_corrupt_store(void **state)
         assert_non_null(strstr(r.note, path));
         assert_non_null(strstr(r.note, why[k]));
         assert_null(strstr(r.note, "rewriting"));
-        char *text = slurp(path);
+        char *text = tu_slurp(path);
         assert_string_equal(text, bad[k]);
         free(text);
         /* list refuses with the same reason */

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "err.h"
+#include "util.h"
 
 /* Points ORRERY_CACHE_DIR at a fresh temporary directory; returns its path. */
 static inline const char *tu_private_cache(void)
@@ -45,6 +48,53 @@ static inline double tu_rand(uint64_t *s)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* Random bodies in the cube [-1, 1)^3 with masses in [0.5, 1.5) / n and,
+ * when vel is not NULL, velocities in [-0.5, 0.5).  Values are representable
+ * in float, so float kernels see exactly the inputs a double reference sees
+ * and a comparison measures arithmetic alone. */
+static inline void tu_random_bodies(long n, uint64_t seed, double *pos, double *vel)
+{
+    for (long i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            pos[4 * i + k] = (float)(2 * tu_rand(&seed) - 1);
+        pos[4 * i + 3] = (float)((0.5 + tu_rand(&seed)) / n);
+        if (vel)
+            for (int k = 0; k < 3; k++)
+                vel[3 * i + k] = tu_rand(&seed) - 0.5;
+    }
+}
+
+/* The reference: Plummer-softened gravity as a plain double loop. */
+static inline void tu_plain_accel(long n, const double *pos, double eps, double G, double *acc)
+{
+    for (long i = 0; i < n; i++) {
+        double a[3] = {0, 0, 0};
+        for (long j = 0; j < n; j++) {
+            double d[3], r2 = eps * eps;
+            for (int k = 0; k < 3; k++) {
+                d[k] = pos[4 * j + k] - pos[4 * i + k];
+                r2 += d[k] * d[k];
+            }
+            if (r2 == 0)
+                continue;
+            double s = G * pos[4 * j + 3] / (r2 * sqrt(r2));
+            for (int k = 0; k < 3; k++)
+                a[k] += s * d[k];
+        }
+        memcpy(acc + 3 * i, a, sizeof a);
+    }
+}
+
+/* A whole file as a NUL-terminated heap string; fails the test if unreadable. */
+static inline char *tu_slurp(const char *path)
+{
+    char *text = NULL;
+    orr_error err = {0};
+    if (orr_read_file(path, &text, NULL, &err) != ORR_OK)
+        fail_msg("%s", err.msg);
+    return text;
 }
 
 #endif
