@@ -11,9 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-typedef void (*accel_fn)(long, const void *, const void *, const void *, const void *, long,
-                         const long *, void *, void *, void *);
-typedef double (*potential_fn)(long, const void *, const void *, const void *, const void *);
+typedef void (*accel_fn)(long, const void *, const void *, const void *, const void *,
+                         const void *, const double *, long, const long *, void *, void *, void *);
+typedef double (*potential_fn)(long, const void *, const void *, const void *, const void *,
+                               const void *, const double *);
 typedef void (*kick_fn)(long, void *, void *, void *, const void *, const void *, const void *,
                         double, double);
 typedef void (*drift_fn)(long, void *, void *, void *, const void *, const void *, const void *,
@@ -29,6 +30,7 @@ typedef struct {
     drift_fn drift;
     size_t elem;          /* sizeof(real) */
     void *a[NARR];        /* SoA arrays of n reals */
+    void *attr;           /* nattr arrays of n reals (NULL without attributes) */
 } cpu_impl;
 
 static double get(const cpu_impl *c, int arr, long i)
@@ -70,6 +72,7 @@ static void cpu_destroy(orr_engine *e)
     orr_hostcc_unload(&c->lib);
     for (int k = 0; k < NARR; k++)
         free(c->a[k]);
+    free(c->attr);
     free(c);
     e->impl = NULL;
 }
@@ -94,6 +97,10 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
             return orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies (%zu bytes)", e->n,
                             bytes);
         }
+    }
+    if (e->nattr && !(c->attr = calloc((size_t)e->n * (size_t)e->nattr, c->elem))) {
+        cpu_destroy(e);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the attributes of %ld bodies", e->n);
     }
     char *src = NULL;
     st = orr_kspec_source(&e->spec, ORR_TARGET_CPU, &src, err);
@@ -158,7 +165,8 @@ static orr_status cpu_get_state(orr_engine *e, double *pos, double *vel, orr_err
 static orr_status cpu_accel(orr_engine *e, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], e->n, NULL, c->a[AX], c->a[AY], c->a[AZ]);
+    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, e->n, NULL, c->a[AX],
+             c->a[AY], c->a[AZ]);
     return ORR_OK;
 }
 
@@ -188,7 +196,19 @@ static orr_status cpu_drift(orr_engine *e, double dt, orr_error *err)
 static orr_status cpu_potential(orr_engine *e, double *u, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    *u = c->potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M]);
+    *u = c->potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt);
+    return ORR_OK;
+}
+
+static orr_status cpu_set_attr(orr_engine *e, const double *attr, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    for (long k = 0; k < e->n * e->nattr; k++) {
+        if (c->elem == sizeof(double))
+            ((double *)c->attr)[k] = attr[k];
+        else
+            ((float *)c->attr)[k] = (float)attr[k];
+    }
     return ORR_OK;
 }
 
@@ -200,8 +220,8 @@ static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, doub
     if (!out)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     char *o = out;
-    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], ni, idx, o, o + ni * c->elem,
-             o + 2 * ni * c->elem);
+    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, ni, idx, o,
+             o + ni * c->elem, o + 2 * ni * c->elem);
     for (long k = 0; k < ni; k++)
         for (int d = 0; d < 3; d++)
             acc[3 * k + d] = c->elem == sizeof(double) ? ((double *)out)[d * ni + k]
@@ -236,6 +256,7 @@ const orr_backend_ops orr_backend_cpu = {
     .kick = cpu_kick,
     .drift = cpu_drift,
     .potential = cpu_potential,
+    .set_attr = cpu_set_attr,
     .accel_sample = cpu_accel_sample,
     .time_steps = cpu_time_steps,
 };

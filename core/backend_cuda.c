@@ -19,6 +19,7 @@ typedef struct {
     void *module;
     void *fn[ORR_K_COUNT];
     orr_devptr pos, vel, acc, partial;
+    orr_devptr attr;      /* n * nattr reals, attr[i * nattr + a]; 0 without attributes */
     unsigned npartial;
     size_t elem;          /* sizeof(real) */
     void *ev0, *ev1;
@@ -97,6 +98,7 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->vel);
     orr_cuda_free(c->acc);
     orr_cuda_free(c->partial);
+    orr_cuda_free(c->attr);
     if (c->ev0)
         orr_cuda_event_destroy(c->ev0);
     if (c->ev1)
@@ -127,9 +129,14 @@ static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_alloc(&c->partial, sizeof(double) * c->npartial, err);
     if (!st)
         st = orr_cuda_memset32(c->vel, 0, vec / 4, err);
+    size_t attr = c->elem * (size_t)e->n * (size_t)e->nattr;
+    if (!st && attr)
+        st = orr_cuda_alloc(&c->attr, attr, err);
+    if (!st && attr)
+        st = orr_cuda_memset32(c->attr, 0, attr / 4, err);
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "%ld bodies in %s need %zu bytes of device memory", e->n,
-                          orr_precision_name(e->spec.precision), 3 * vec);
+                          orr_precision_name(e->spec.precision), 3 * vec + attr);
     return st;
 }
 
@@ -153,7 +160,7 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
         return orr_fail(err, ORR_ERR_ARG, "invalid block size %d for %s: the limit is %d threads",
                         e->spec.block, c->info.name, c->info.max_threads_per_block);
     }
-    size_t shared = (size_t)e->spec.block * 4 * c->elem;
+    size_t shared = (size_t)e->spec.block * (4 + (size_t)e->nattr) * c->elem;
     if (shared > (size_t)c->info.max_shared_per_block) {
         cuda_destroy(e);
         return orr_fail(err, ORR_ERR_ARG,
@@ -282,11 +289,24 @@ static orr_status cuda_get_state(orr_engine *e, double *pos, double *vel, orr_er
     return st || !vel ? st : download(c, c->vel, vel, 3, 3, e->n, err);
 }
 
+/* The runtime params as the kernels take them (struct orr_rtparams). */
+typedef struct {
+    double v[ORR_LAW_MAX_RUNTIME];
+} rtparams;
+
+static rtparams runtime_params(const orr_engine *e)
+{
+    rtparams p;
+    memcpy(p.v, e->rt, sizeof p.v);
+    return p;
+}
+
 static orr_status cuda_accel(orr_engine *e, orr_error *err)
 {
     cuda_impl *c = e->impl;
     int n = (int)e->n;
-    void *args[] = {&c->pos, &c->acc, &n};
+    rtparams rtp = runtime_params(e);
+    void *args[] = {&c->pos, &c->attr, &rtp, &c->acc, &n};
     if (e->variant == ORR_VARIANT_NAIVE)
         return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(n, e->spec.block),
                                (unsigned)e->spec.block, 0, args, err);
@@ -331,7 +351,8 @@ static orr_status cuda_potential(orr_engine *e, double *u, orr_error *err)
 {
     cuda_impl *c = e->impl;
     int n = (int)e->n;
-    void *args[] = {&c->pos, &c->partial, &n};
+    rtparams rtp = runtime_params(e);
+    void *args[] = {&c->pos, &c->attr, &rtp, &c->partial, &n};
     orr_status st = orr_cuda_launch(c->fn[ORR_K_POTENTIAL], c->npartial, (unsigned)e->spec.block, 0,
                                     args, err);
     double *part = st ? NULL : malloc(sizeof(double) * c->npartial);
@@ -346,6 +367,28 @@ static orr_status cuda_potential(orr_engine *e, double *u, orr_error *err)
         *u = sum;
     }
     free(part);
+    return st;
+}
+
+/* Attributes go to the device as attr[i * nattr + a] (the host gives a * n + i). */
+static orr_status cuda_set_attr(orr_engine *e, const double *attr, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    size_t count = (size_t)e->n * (size_t)e->nattr;
+    void *buf = malloc(count * c->elem);
+    if (!buf)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (long i = 0; i < e->n; i++)
+        for (int a = 0; a < e->nattr; a++) {
+            double v = attr[(size_t)a * (size_t)e->n + (size_t)i];
+            size_t k = (size_t)i * (size_t)e->nattr + (size_t)a;
+            if (c->elem == sizeof(double))
+                ((double *)buf)[k] = v;
+            else
+                ((float *)buf)[k] = (float)v;
+        }
+    orr_status st = orr_cuda_htod(c->attr, buf, count * c->elem, err);
+    free(buf);
     return st;
 }
 
@@ -397,6 +440,7 @@ const orr_backend_ops orr_backend_cuda = {
     .kick = cuda_kick,
     .drift = cuda_drift,
     .potential = cuda_potential,
+    .set_attr = cuda_set_attr,
     .accel_sample = cuda_accel_sample,
     .time_steps = cuda_time_steps,
 };

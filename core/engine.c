@@ -80,6 +80,19 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
     e->n = n;
     e->device = device;
     orr_status st = orr_kspec_validate(&e->spec, target, err);
+    if (!st) {
+        orr_law builtin;
+        const orr_law *law = e->spec.law;
+        if (!law && (st = orr_law_builtin(e->spec.force, &builtin, err)) == ORR_OK)
+            law = &builtin;
+        if (!st) {
+            e->nattr = law->nattrs;
+            e->nrt = orr_law_runtime_count(law);
+            orr_law_runtime_values(law, e->rt);
+        }
+        if (law == &builtin)
+            orr_law_free(&builtin);
+    }
     if (!st)
         st = e->ops->create(e, err);
     if (st) {
@@ -112,6 +125,17 @@ orr_status orr_engine_accel(orr_engine *e, double *acc, orr_error *err)
 {
     orr_status st = e->ops->accel(e, err);
     return st ? st : e->ops->get_accel(e, acc, err);
+}
+
+orr_status orr_engine_set_attr(orr_engine *e, const double *attr, orr_error *err)
+{
+    return e->nattr ? e->ops->set_attr(e, attr, err) : ORR_OK;
+}
+
+void orr_engine_set_runtime(orr_engine *e, const double *values)
+{
+    for (int k = 0; k < e->nrt && k < ORR_LAW_MAX_RUNTIME; k++)
+        e->rt[k] = values[k];
 }
 
 orr_status orr_engine_kick(orr_engine *e, double dt, double damping, orr_error *err)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include "err.h"
 #include "kspec.h"
+#include "law.h"
 
 typedef enum { ORR_BACKEND_AUTO = 0, ORR_BACKEND_CUDA, ORR_BACKEND_CPU } orr_backend_kind;
 
@@ -35,6 +36,8 @@ typedef struct {
     orr_status (*kick)(orr_engine *e, double dt, double damping, orr_error *err);
     orr_status (*drift)(orr_engine *e, double dt, orr_error *err);
     orr_status (*potential)(orr_engine *e, double *u, orr_error *err);
+    /* Per-body attributes of the force law: attr[a * n + i], e->nattr of them. */
+    orr_status (*set_attr)(orr_engine *e, const double *attr, orr_error *err);
     /* Accelerations of the bodies idx[0..ni) only (3 ni values). */
     orr_status (*accel_sample)(orr_engine *e, long ni, const long *idx, double *acc,
                                orr_error *err);
@@ -49,6 +52,9 @@ struct orr_engine {
     orr_kspec spec;
     orr_variant variant;   /* which accel kernel the GPU launches */
     long n;                /* bodies */
+    int nattr;             /* the law's per-body attributes (0 for gravity) */
+    int nrt;               /* the law's runtime params */
+    double rt[ORR_LAW_MAX_RUNTIME];   /* their values, passed at every launch */
     int device;            /* GPU ordinal */
     orr_build_info build;
     void *impl;            /* backend state */
@@ -76,6 +82,11 @@ orr_status orr_engine_kick(orr_engine *e, double dt, double damping, orr_error *
 /* x += v dt, wrapped into the spec's periodic box on periodic axes. */
 orr_status orr_engine_drift(orr_engine *e, double dt, orr_error *err);
 orr_status orr_engine_potential(orr_engine *e, double *u, orr_error *err);
+/* Uploads the attributes (attr[a * n + i], e->nattr * n values); all 0 until set. */
+orr_status orr_engine_set_attr(orr_engine *e, const double *attr, orr_error *err);
+/* Sets the runtime params (e->nrt values, slot order); they apply from the
+ * next launch, with no recompile. */
+void orr_engine_set_runtime(orr_engine *e, const double *values);
 orr_status orr_engine_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
                                    orr_error *err);
 orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, double *ms,

@@ -1,6 +1,7 @@
 /* kspec: kernel specifications -> generated source (see kspec.h). */
 #include "kspec.h"
 #include "ksrc.h"
+#include "law.h"
 #include "util.h"
 
 #include <math.h>
@@ -25,6 +26,9 @@ void orr_kspec_default(orr_kspec *s, orr_target target)
 
 orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *err)
 {
+    if (s->law && strcmp(s->law->name, s->force) != 0)
+        return orr_fail(err, ORR_ERR_ARG, "kernel spec names force law '%s' but carries law '%s'",
+                        s->force, s->law->name);
     if (!s->force[0] || strspn(s->force, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(s->force))
         return orr_fail(err, ORR_ERR_ARG,
                         "invalid force law name '%s' (lowercase letters, digits, '_')", s->force);
@@ -83,7 +87,7 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
     orr_status st = orr_kspec_validate(s, target, err);
     if (st)
         return st;
-    char eps[64], eps2[64], g[64], law[96];
+    char eps[64], eps2[64], g[64];
     orr_hexfloat(eps, sizeof eps, s->softening);
     orr_hexfloat(eps2, sizeof eps2, s->softening * s->softening);
     orr_hexfloat(g, sizeof g, s->G);
@@ -114,16 +118,22 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
         orr_buf_free(&b);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
     }
-    snprintf(law, sizeof law, "forces/%s.h", s->force);
-    const char *files[] = {"prelude.h", law, target == ORR_TARGET_GPU ? "direct.cu" : "direct_cpu.c"};
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        st = append_file(&b, files[k], err);
-        if (st) {
-            if (k == 1 && st == ORR_ERR_ARG)
-                orr_fail(err, ORR_ERR_ARG, "unknown force law '%s'", s->force);
-            orr_buf_free(&b);
-            return st;
-        }
+    st = append_file(&b, "prelude.h", err);
+    if (!st) {
+        orr_law builtin;
+        const orr_law *l = s->law;
+        if (!l && (st = orr_law_builtin(s->force, &builtin, err)) == ORR_OK)
+            l = &builtin;
+        if (!st && (st = orr_law_validate(l, err)) == ORR_OK && orr_law_emit(l, &b))
+            st = orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
+        if (l == &builtin)
+            orr_law_free(&builtin);
+    }
+    if (!st)
+        st = append_file(&b, target == ORR_TARGET_GPU ? "direct.cu" : "direct_cpu.c", err);
+    if (st) {
+        orr_buf_free(&b);
+        return st;
     }
     *src = b.data;
     return ORR_OK;

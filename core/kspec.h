@@ -16,8 +16,12 @@ typedef enum { ORR_FLOAT = 0, ORR_DOUBLE = 1 } orr_precision;
 typedef enum { ORR_TARGET_GPU = 0, ORR_TARGET_CPU = 1 } orr_target;
 typedef enum { ORR_VARIANT_TILED = 0, ORR_VARIANT_NAIVE = 1 } orr_variant;
 
+struct orr_law;   /* law.h */
+
 typedef struct {
     char force[64];           /* law name: kernels_src/forces/<force>.h; "gravity" */
+    const struct orr_law *law; /* the law (borrowed: it must outlive the spec), or NULL:
+                                 the built-in `force` with its default params */
     orr_precision precision;  /* ORR_FLOAT */
     int block;                /* GPU: threads per block = bodies per tile (256);
                                  CPU: j-tile length (1024) */

@@ -20,15 +20,11 @@
  *   orr_potential  pair potential summed per body (in double), reduced per
  *                  block; the host adds the per-block partial sums.
  *
- * The force law (forces/*.h) comes before this file and provides
- * orr_pair_accel / orr_pair_potential and ORR_ACCEL_SCALE / _POTENTIAL_SCALE. */
-
-#ifndef ORR_ACCEL_SCALE
-#define ORR_ACCEL_SCALE 1
-#endif
-#ifndef ORR_POTENTIAL_SCALE
-#define ORR_POTENTIAL_SCALE 1
-#endif
+ * The force law's generated section comes before this file and provides
+ * orr_pair_accel / orr_pair_potential / orr_law_scale, ORR_NATTR per-body
+ * attributes (attr[i * ORR_NATTR + a], staged in shared memory next to the
+ * positions) and ORR_NRT runtime params (the kernel argument rtp, converted
+ * to `real` once per thread). */
 
 static constexpr int orr_unroll = ORR_UNROLL;
 static_assert(ORR_BLOCK % ORR_SPLIT == 0, "ORR_BLOCK must be a multiple of ORR_SPLIT");
@@ -39,17 +35,29 @@ template <typename real> struct orr_vec4;
 template <> struct orr_vec4<float> { typedef float4 type; };
 template <> struct orr_vec4<double> { typedef double4 type; };
 
-/* One interaction of body i (pi) with body j (pj), accumulated into s. */
+/* The runtime params as passed (always ORR_LAW_MAX_RUNTIME doubles). */
+struct orr_rtparams {
+    double v[8];
+};
+
+/* The runtime params converted to real, once per thread. */
+#define ORR_RT_LOAD(rt, rtp)                 \
+    real rt[ORR_NRTS];                       \
+    _Pragma("unroll") for (int q_ = 0; q_ < ORR_NRTS; q_++) rt[q_] = (real)(rtp).v[q_]
+
+/* One interaction of body i (pi, attributes ai) with body j (pj, aj),
+ * accumulated into s. */
 template <typename real>
 static __device__ __forceinline__ void orr_interact(const typename orr_vec4<real>::type &pi,
                                                     const typename orr_vec4<real>::type &pj,
-                                                    real &sx, real &sy, real &sz)
+                                                    const real *ai, const real *aj,
+                                                    const real *rt, real &sx, real &sy, real &sz)
 {
     real dx = orr_min_image(pj.x - pi.x, X), dy = orr_min_image(pj.y - pi.y, Y),
          dz = orr_min_image(pj.z - pi.z, Z);
     real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, (real)ORR_EPS2)));
     real d2 = fma(dz, dz, fma(dy, dy, dx * dx));
-    real f = orr_pair_accel<real>(d2, r2, pi.w, pj.w);
+    real f = orr_pair_accel<real>(dx, dy, dz, d2, r2, pi.w, pj.w, ai, aj, 1, rt);
     sx = fma(dx, f, sx);
     sy = fma(dy, f, sy);
     sz = fma(dz, f, sz);
@@ -67,12 +75,15 @@ static __device__ __forceinline__ void orr_kahan_add(real &s, real &c, real t)
 
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
-orr_accel(const typename orr_vec4<real>::type *__restrict__ pos,
-          typename orr_vec4<real>::type *__restrict__ acc, int n)
+orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
+          orr_rtparams rtp, typename orr_vec4<real>::type *__restrict__ acc, int n)
 {
     typedef typename orr_vec4<real>::type vec4;
     constexpr int groups = ORR_BLOCK / ORR_SPLIT;   /* body groups per block */
     __shared__ vec4 tile[ORR_BLOCK];
+    __shared__ real tattr[ORR_NATTR > 0 ? ORR_BLOCK * ORR_NATTR : 1];
+    ORR_RT_LOAD(rt, rtp);
+    real ai[ORR_IPT][ORR_NATTRS];
     const int t = threadIdx.x;
     const int part = t % ORR_SPLIT;
     const int first = blockIdx.x * groups * ORR_IPT + t / ORR_SPLIT;
@@ -84,11 +95,17 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos,
         const int i = first + r * groups;
         pi[r] = i < n ? pos[i] : zero;
         ax[r] = ay[r] = az[r] = cx[r] = cy[r] = cz[r] = 0;
+#pragma unroll
+        for (int a = 0; a < ORR_NATTRS; a++)
+            ai[r][a] = ORR_NATTR > 0 && i < n ? attr[i * ORR_NATTR + a] : (real)0;
     }
 
     for (int base = 0; base < n; base += ORR_BLOCK) {
         const int j = base + t;
         tile[t] = j < n ? pos[j] : zero;
+#pragma unroll
+        for (int a = 0; a < ORR_NATTR; a++)
+            tattr[t * ORR_NATTR + a] = j < n ? attr[j * ORR_NATTR + a] : (real)0;
         __syncthreads();
         real sx[ORR_IPT], sy[ORR_IPT], sz[ORR_IPT];
 #pragma unroll
@@ -98,16 +115,18 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos,
 #pragma unroll orr_unroll
             for (int k = 0; k < ORR_BLOCK / ORR_SPLIT; k++) {
                 const vec4 pj = tile[k * ORR_SPLIT + part];
+                const real *aj = &tattr[ORR_NATTR > 0 ? (k * ORR_SPLIT + part) * ORR_NATTR : 0];
 #pragma unroll
                 for (int r = 0; r < ORR_IPT; r++)
-                    orr_interact<real>(pi[r], pj, sx[r], sy[r], sz[r]);
+                    orr_interact<real>(pi[r], pj, ai[r], aj, rt, sx[r], sy[r], sz[r]);
             }
         } else {
             for (int k = part; k < n - base; k += ORR_SPLIT) {
                 const vec4 pj = tile[k];
+                const real *aj = &tattr[ORR_NATTR > 0 ? k * ORR_NATTR : 0];
 #pragma unroll
                 for (int r = 0; r < ORR_IPT; r++)
-                    orr_interact<real>(pi[r], pj, sx[r], sy[r], sz[r]);
+                    orr_interact<real>(pi[r], pj, ai[r], aj, rt, sx[r], sy[r], sz[r]);
             }
         }
 #pragma unroll
@@ -118,7 +137,7 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos,
         }
         __syncthreads();
     }
-    const real g = (real)ORR_ACCEL_SCALE;
+    const real g = orr_law_scale<real>(rt);
 #pragma unroll
     for (int r = 0; r < ORR_IPT; r++) {
 #pragma unroll
@@ -138,17 +157,21 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos,
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_accel_naive(const typename orr_vec4<real>::type *__restrict__ pos,
+                const real *__restrict__ attr, orr_rtparams rtp,
                 typename orr_vec4<real>::type *__restrict__ acc, int n)
 {
     typedef typename orr_vec4<real>::type vec4;
     const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
     if (i >= n)
         return;
+    ORR_RT_LOAD(rt, rtp);
     const vec4 pi = pos[i];
+    const real *ai = ORR_NATTR > 0 ? attr + (size_t)i * ORR_NATTR : attr;
     real ax = 0, ay = 0, az = 0;
     for (int j = 0; j < n; j++)
-        orr_interact<real>(pi, pos[j], ax, ay, az);
-    const real g = (real)ORR_ACCEL_SCALE;
+        orr_interact<real>(pi, pos[j], ai, ORR_NATTR > 0 ? attr + (size_t)j * ORR_NATTR : attr, rt,
+                           ax, ay, az);
+    const real g = orr_law_scale<real>(rt);
     vec4 a = {g * ax, g * ay, g * az, 0};
     acc[i] = a;
 }
@@ -181,20 +204,29 @@ orr_drift(typename orr_vec4<real>::type *__restrict__ pos,
 
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
-orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, double *__restrict__ partial,
-              int n)
+orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
+              orr_rtparams rtp, double *__restrict__ partial, int n)
 {
     typedef typename orr_vec4<real>::type vec4;
     __shared__ vec4 tile[ORR_BLOCK];
+    __shared__ real tattr[ORR_NATTR > 0 ? ORR_BLOCK * ORR_NATTR : 1];
+    ORR_RT_LOAD(rt, rtp);
     __shared__ double warp_sum[ORR_BLOCK / 32];
     const int t = threadIdx.x;
     const int i = blockIdx.x * ORR_BLOCK + t;
     const vec4 zero = {0, 0, 0, 0};
     const vec4 pi = i < n ? pos[i] : zero;
+    real ai[ORR_NATTRS];
+#pragma unroll
+    for (int a = 0; a < ORR_NATTRS; a++)
+        ai[a] = ORR_NATTR > 0 && i < n ? attr[i * ORR_NATTR + a] : (real)0;
     double phi = 0;
     for (int base = 0; base < n; base += ORR_BLOCK) {
         const int j = base + t;
         tile[t] = j < n ? pos[j] : zero;
+#pragma unroll
+        for (int a = 0; a < ORR_NATTR; a++)
+            tattr[t * ORR_NATTR + a] = j < n ? attr[j * ORR_NATTR + a] : (real)0;
         __syncthreads();
         const int m = min(ORR_BLOCK, n - base);
         for (int k = 0; k < m; k++) {
@@ -204,7 +236,9 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, double *__r
             real d2 = fma(dz, dz, fma(dy, dy, dx * dx));
             real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, (real)ORR_EPS2)));
             if (base + k != i)
-                phi += (double)orr_pair_potential<real>(d2, r2, pi.w, pj.w);
+                phi += (double)orr_pair_potential<real>(
+                    dx, dy, dz, d2, r2, pi.w, pj.w, ai,
+                    &tattr[ORR_NATTR > 0 ? k * ORR_NATTR : 0], 1, rt);
         }
         __syncthreads();
     }
@@ -219,6 +253,6 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, double *__r
         for (int off = 16; off > 0; off /= 2)
             phi += __shfl_down_sync(0xffffffffu, phi, off);
         if (t == 0)
-            partial[blockIdx.x] = phi * (double)ORR_POTENTIAL_SCALE;
+            partial[blockIdx.x] = phi * (double)orr_law_scale<real>(rt);
     }
 }

@@ -5,19 +5,16 @@
  * vectorises.  Tile sums are added with compensation, as on the GPU.
  * ORR_THREADS > 0 fixes the number of OpenMP threads (the tuner varies it).
  *
+ * The force law's generated section comes before this file (orr_pair_accel,
+ * orr_pair_potential, orr_law_scale; ORR_NATTR attributes stored as arrays
+ * attr[a * n + i], passed to the law with stride n; ORR_NRT runtime params).
+ *
  * Entry points (all exported, looked up with dlsym):
  *   orr_cpu_accel      accelerations of ni targets (idx[k], or k when idx is
  *                      NULL) from all n bodies
  *   orr_cpu_potential  total pair potential energy, self-pairs excluded
  *   orr_cpu_kick       v = (v + a dt) * damping
  *   orr_cpu_drift      x += v dt, wrapped into the box on periodic axes */
-
-#ifndef ORR_ACCEL_SCALE
-#define ORR_ACCEL_SCALE 1
-#endif
-#ifndef ORR_POTENTIAL_SCALE
-#define ORR_POTENTIAL_SCALE 1
-#endif
 
 #define ORR_EXPORT __attribute__((visibility("default")))
 
@@ -28,11 +25,13 @@
 #endif
 
 ORR_EXPORT void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
-                              const real *restrict z, const real *restrict m, long ni,
+                              const real *restrict z, const real *restrict m,
+                              const real *restrict attr, const double *restrict rtp, long ni,
                               const long *restrict idx, real *restrict ax, real *restrict ay,
                               real *restrict az);
 ORR_EXPORT double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
-                                    const real *restrict z, const real *restrict m);
+                                    const real *restrict z, const real *restrict m,
+                                    const real *restrict attr, const double *restrict rtp);
 ORR_EXPORT void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
                              const real *restrict ax, const real *restrict ay,
                              const real *restrict az, double dt, double damping);
@@ -48,15 +47,24 @@ static inline void kahan_add(real *s, real *c, real t)
     *s = u;
 }
 
+/* The runtime params in real. */
+#define ORR_RT_LOAD(rt, rtp)                \
+    real rt[ORR_NRTS];                      \
+    for (int q_ = 0; q_ < ORR_NRTS; q_++)   \
+        rt[q_] = (real)(ORR_NRT > 0 ? (rtp)[q_] : 0)
+
 void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
-                   const real *restrict z, const real *restrict m, long ni,
-                   const long *restrict idx, real *restrict ax, real *restrict ay,
-                   real *restrict az)
+                   const real *restrict z, const real *restrict m, const real *restrict attr,
+                   const double *restrict rtp, long ni, const long *restrict idx,
+                   real *restrict ax, real *restrict ay, real *restrict az)
 {
+    ORR_RT_LOAD(rt, rtp);
+    const real g = orr_law_scale(rt);
     ORR_OMP_FOR
     for (long k = 0; k < ni; k++) {
         const long i = idx ? idx[k] : k;
         const real xi = x[i], yi = y[i], zi = z[i], mi = m[i];
+        const real *ai = ORR_NATTR > 0 ? attr + i : rt;
         real sx = 0, sy = 0, sz = 0, cx = 0, cy = 0, cz = 0;
         for (long jb = 0; jb < n; jb += ORR_BLOCK) {
             const long je = jb + ORR_BLOCK < n ? jb + ORR_BLOCK : n;
@@ -67,7 +75,8 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
                            dz = orr_min_image(z[j] - zi, Z);
                 const real d2 = dx * dx + dy * dy + dz * dz;
                 const real r2 = d2 + (real)ORR_EPS2;
-                const real f = orr_pair_accel(d2, r2, mi, m[j]);
+                const real f = orr_pair_accel(dx, dy, dz, d2, r2, mi, m[j], ai,
+                                              ORR_NATTR > 0 ? attr + j : rt, n, rt);
                 tx += dx * f;
                 ty += dy * f;
                 tz += dz * f;
@@ -76,15 +85,17 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
             kahan_add(&sy, &cy, ty);
             kahan_add(&sz, &cz, tz);
         }
-        ax[k] = (real)ORR_ACCEL_SCALE * sx;
-        ay[k] = (real)ORR_ACCEL_SCALE * sy;
-        az[k] = (real)ORR_ACCEL_SCALE * sz;
+        ax[k] = g * sx;
+        ay[k] = g * sy;
+        az[k] = g * sz;
     }
 }
 
 double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
-                         const real *restrict z, const real *restrict m)
+                         const real *restrict z, const real *restrict m, const real *restrict attr,
+                         const double *restrict rtp)
 {
+    ORR_RT_LOAD(rt, rtp);
     double total = 0;
 #pragma omp parallel for schedule(static) reduction(+ : total)
     for (long i = 0; i < n; i++) {
@@ -95,11 +106,13 @@ double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
             const real dx = orr_min_image(x[j] - x[i], X), dy = orr_min_image(y[j] - y[i], Y),
                        dz = orr_min_image(z[j] - z[i], Z);
             const real d2 = dx * dx + dy * dy + dz * dz;
-            phi += (double)orr_pair_potential(d2, d2 + (real)ORR_EPS2, m[i], m[j]);
+            phi += (double)orr_pair_potential(dx, dy, dz, d2, d2 + (real)ORR_EPS2, m[i], m[j],
+                                              ORR_NATTR > 0 ? attr + i : rt,
+                                              ORR_NATTR > 0 ? attr + j : rt, n, rt);
         }
         total += phi;
     }
-    return 0.5 * total * (double)ORR_POTENTIAL_SCALE;
+    return 0.5 * total * (double)orr_law_scale(rt);
 }
 
 void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,

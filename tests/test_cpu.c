@@ -200,7 +200,8 @@ static void test_bad_spec(void **state)
     snprintf(spec.force, sizeof spec.force, "nosuchlaw");
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL,
                                        0, &err), ORR_ERR_ARG);
-    assert_string_equal(err.msg, "unknown force law 'nosuchlaw'");
+    assert_string_equal(err.msg, "unknown force law 'nosuchlaw' (built in: coulomb, gravity, "
+                                 "gravity_spline, lennard_jones, yukawa)");
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, NULL, ORR_VARIANT_TILED, 0, 0, NULL,
                                        0, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "invalid body count 0"));

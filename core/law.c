@@ -1,0 +1,475 @@
+/* law: force laws from kernels_src/forces/ or from Lua, and the generated
+ * source section they become (see law.h). */
+#include "law.h"
+#include "ksrc.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Names a law's params and attributes may not take: the variables in scope
+ * inside a snippet, C and C++ keywords that are plausible identifiers, and
+ * the math functions the prelude's helpers expand to. */
+static const char *const reserved[] = {
+    "dx", "dy", "dz", "d2", "r2", "mi", "mj", "ai", "aj", "as", "rt", "f", "u", "G", "eps",
+    "eps2", "real", "auto", "break", "case", "char", "const", "continue", "default", "do",
+    "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+    "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+    "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true",
+    "false", "class", "new", "delete", "this", "template", "typename", "namespace", "using",
+    "operator", "private", "public", "protected", "virtual", "friend", "try", "catch",
+    "throw", "asm", "sqrt", "sqrtf", "rsqrt", "rsqrtf", "exp", "expf", "log", "logf", "pow",
+    "powf", "fabs", "fabsf", "floor", "floorf", "rint", "rintf", "erf", "erff", "tanh",
+    "tanhf", "fmin", "fminf", "fmax", "fmaxf", "fma", "fmaf", "min", "max", NULL,
+};
+
+static int is_ident(const char *s)
+{
+    if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return 0;
+    return 1;
+}
+
+/* Why `name` cannot name a param or attribute (suffix "" or "_i"/"_j"
+ * applied by the caller), or NULL when it can. */
+static const char *bad_name(const char *name)
+{
+    if (!name[0])
+        return "it is empty";
+    if (strlen(name) >= ORR_LAW_NAME_MAX - 2)
+        return "it is too long (at most 29 characters)";
+    if (!is_ident(name))
+        return "it is not a C identifier (letters, digits, '_', not starting with a digit)";
+    if (strncmp(name, "orr_", 4) == 0 || strncmp(name, "ORR_", 4) == 0 ||
+        strncmp(name, "__", 2) == 0)
+        return "names starting with orr_, ORR_ or __ are reserved";
+    for (int k = 0; reserved[k]; k++)
+        if (strcmp(reserved[k], name) == 0)
+            return "it is a variable, keyword or function already in scope in the snippets";
+    return NULL;
+}
+
+int orr_law_param_index(const orr_law *law, const char *name)
+{
+    for (int k = 0; k < law->nparams; k++)
+        if (strcmp(law->params[k].name, name) == 0)
+            return k;
+    return -1;
+}
+
+int orr_law_attr_index(const orr_law *law, const char *name)
+{
+    for (int k = 0; k < law->nattrs; k++)
+        if (strcmp(law->attrs[k], name) == 0)
+            return k;
+    return -1;
+}
+
+/* Does `name` collide with an attribute's name_i / name_j? */
+static int clashes_attr(const orr_law *law, const char *name)
+{
+    size_t len = strlen(name);
+    if (len < 3 || name[len - 2] != '_' || (name[len - 1] != 'i' && name[len - 1] != 'j'))
+        return 0;
+    for (int k = 0; k < law->nattrs; k++)
+        if (strlen(law->attrs[k]) == len - 2 && strncmp(law->attrs[k], name, len - 2) == 0)
+            return 1;
+    return 0;
+}
+
+orr_status orr_law_add_param(orr_law *law, const char *name, double value, orr_error *err)
+{
+    const char *why = bad_name(name);
+    if (why)
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': invalid param name '%s': %s", law->name,
+                        name, why);
+    if (orr_law_param_index(law, name) >= 0 || orr_law_attr_index(law, name) >= 0 ||
+        clashes_attr(law, name))
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': param '%s' is defined twice",
+                        law->name, name);
+    if (!isfinite(value))
+        return orr_fail(err, ORR_ERR_ARG,
+                        "force law '%s': param '%s' must be a finite number (got %g)", law->name,
+                        name, value);
+    if (law->nparams >= ORR_LAW_MAX_PARAMS)
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': too many params (at most %d)",
+                        law->name, ORR_LAW_MAX_PARAMS);
+    orr_law_param *p = &law->params[law->nparams++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->value = value;
+    return ORR_OK;
+}
+
+orr_status orr_law_add_attr(orr_law *law, const char *name, orr_error *err)
+{
+    const char *why = bad_name(name);
+    if (why)
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': invalid attribute name '%s': %s",
+                        law->name, name, why);
+    if (orr_law_attr_index(law, name) >= 0)
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': attribute '%s' is defined twice",
+                        law->name, name);
+    for (int k = 0; k < law->nparams; k++) {
+        const char *p = law->params[k].name;
+        size_t len = strlen(name);
+        if (strcmp(p, name) == 0 || (strncmp(p, name, len) == 0 && p[len] == '_' &&
+                                     (p[len + 1] == 'i' || p[len + 1] == 'j') && !p[len + 2]))
+            return orr_fail(err, ORR_ERR_ARG,
+                            "force law '%s': attribute '%s' clashes with param '%s'", law->name,
+                            name, p);
+    }
+    if (law->nattrs >= ORR_LAW_MAX_ATTRS)
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': too many attributes (at most %d)",
+                        law->name, ORR_LAW_MAX_ATTRS);
+    snprintf(law->attrs[law->nattrs], ORR_LAW_NAME_MAX, "%s", name);
+    law->attr_doc[law->nattrs][0] = 0;
+    law->nattrs++;
+    return ORR_OK;
+}
+
+int orr_law_runtime_count(const orr_law *law)
+{
+    int n = 0;
+    for (int k = 0; k < law->nparams; k++)
+        n += law->params[k].runtime;
+    return n;
+}
+
+void orr_law_runtime_values(const orr_law *law, double out[ORR_LAW_MAX_RUNTIME])
+{
+    int slot = 0;
+    memset(out, 0, sizeof(double) * ORR_LAW_MAX_RUNTIME);
+    for (int k = 0; k < law->nparams && slot < ORR_LAW_MAX_RUNTIME; k++)
+        if (law->params[k].runtime)
+            out[slot++] = law->params[k].value;
+}
+
+orr_status orr_law_set_runtime(orr_law *law, const char *name, orr_error *err)
+{
+    int k = orr_law_param_index(law, name);
+    if (k < 0)
+        return orr_fail(err, ORR_ERR_ARG,
+                        "force law '%s': runtime param '%s' is not one of its params", law->name,
+                        name);
+    if (!law->params[k].runtime && orr_law_runtime_count(law) >= ORR_LAW_MAX_RUNTIME)
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': too many runtime params (at most %d)",
+                        law->name, ORR_LAW_MAX_RUNTIME);
+    law->params[k].runtime = 1;
+    return ORR_OK;
+}
+
+orr_status orr_law_set_param(orr_law *law, const char *name, double value, orr_error *err)
+{
+    int k = orr_law_param_index(law, name);
+    if (k < 0) {
+        char list[512] = "";
+        size_t used = 0;
+        for (int q = 0; q < law->nparams && used < sizeof list; q++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", q ? ", " : "",
+                                     law->params[q].name);
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s' has no param '%s' (params: %s)",
+                        law->name, name, law->nparams ? list : "none");
+    }
+    if (!isfinite(value))
+        return orr_fail(err, ORR_ERR_ARG,
+                        "force law '%s': param '%s' must be a finite number (got %g)", law->name,
+                        name, value);
+    law->params[k].value = value;
+    return ORR_OK;
+}
+
+static char *dupstr(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *d = malloc(len);
+    if (d)
+        memcpy(d, s, len);
+    return d;
+}
+
+orr_status orr_law_init(orr_law *law, const char *name, const char *pair, const char *potential,
+                        const char *origin, orr_error *err)
+{
+    memset(law, 0, sizeof *law);
+    if (!name || !name[0] || strlen(name) >= sizeof law->name ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name))
+        return orr_fail(err, ORR_ERR_ARG,
+                        "invalid force law name '%s' (lowercase letters, digits, '_'; at most %zu)",
+                        name ? name : "", sizeof law->name - 1);
+    snprintf(law->name, sizeof law->name, "%s", name);
+    snprintf(law->origin, sizeof law->origin, "%s", origin ? origin : name);
+    snprintf(law->scale, sizeof law->scale, "1");
+    law->pair_line = law->potential_line = 1;
+    law->pair = dupstr(pair ? pair : "");
+    law->potential = dupstr(potential ? potential : "");
+    if (!law->pair || !law->potential) {
+        orr_law_free(law);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    return ORR_OK;
+}
+
+void orr_law_free(orr_law *law)
+{
+    free(law->pair);
+    free(law->potential);
+    law->pair = law->potential = NULL;
+}
+
+orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err)
+{
+    *dst = *src;
+    dst->pair = dupstr(src->pair ? src->pair : "");
+    dst->potential = dupstr(src->potential ? src->potential : "");
+    if (!dst->pair || !dst->potential) {
+        orr_law_free(dst);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    return ORR_OK;
+}
+
+/* Non-blank? */
+static int has_code(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s))
+            return 1;
+    return 0;
+}
+
+orr_status orr_law_validate(const orr_law *law, orr_error *err)
+{
+    if (!has_code(law->pair))
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': the pair snippet is empty (it must set f)",
+                        law->name);
+    if (!has_code(law->scale))
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s': the scale expression is empty",
+                        law->name);
+    for (int k = 0; k < law->nparams; k++)
+        if (!isfinite(law->params[k].value))
+            return orr_fail(err, ORR_ERR_ARG,
+                            "force law '%s': param '%s' must be a finite number (got %g)",
+                            law->name, law->params[k].name, law->params[k].value);
+    return ORR_OK;
+}
+
+/* ---- built-in laws --------------------------------------------------------- */
+
+/* Parses a law file: `//@` metadata lines, then `//@pair` and `//@potential`
+ * sections. */
+static orr_status parse_builtin(orr_law *law, const char *name, const char *text, orr_error *err)
+{
+    char file[96];
+    snprintf(file, sizeof file, "forces/%s.h", name);
+    orr_status st = orr_law_init(law, name, "", "", file, err);
+    if (st)
+        return st;
+    law->builtin = 1;
+    orr_buf sec[2] = {{0}, {0}};
+    int cur = -1, line = 0, bad = 0;
+    for (const char *p = text; *p && !st && !bad;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        char ln[512];
+        line++;
+        snprintf(ln, sizeof ln, "%.*s", (int)(len < sizeof ln ? len : sizeof ln - 1), p);
+        if (strncmp(ln, "//@", 3) == 0) {
+            char key[32] = "", a[64] = "";
+            int off = 0;
+            sscanf(ln + 3, "%31s%n", key, &off);
+            const char *rest = ln + 3 + off;
+            while (*rest == ' ')
+                rest++;
+            if (strcmp(key, "pair") == 0) {
+                cur = 0;
+                law->pair_line = line + 1;
+            } else if (strcmp(key, "potential") == 0) {
+                cur = 1;
+                law->potential_line = line + 1;
+            } else if (strcmp(key, "law") == 0) {
+                snprintf(law->doc, sizeof law->doc, "%s", rest);
+            } else if (strcmp(key, "scale") == 0) {
+                snprintf(law->scale, sizeof law->scale, "%s", rest);
+            } else if (strcmp(key, "finite_at_zero") == 0) {
+                law->finite_at_zero = 1;
+            } else if (strcmp(key, "param") == 0) {
+                double v;
+                int used = 0;
+                if (sscanf(rest, "%63s %lf %n", a, &v, &used) < 2) {
+                    st = orr_fail(err, ORR_ERR_ARG, "%s:%d: expected //@param NAME VALUE DOC",
+                                  file, line);
+                } else if (!(st = orr_law_add_param(law, a, v, err))) {
+                    snprintf(law->params[law->nparams - 1].doc, sizeof law->params[0].doc, "%s",
+                             rest + used);
+                }
+            } else if (strcmp(key, "attribute") == 0) {
+                int used = 0;
+                if (sscanf(rest, "%63s %n", a, &used) < 1) {
+                    st = orr_fail(err, ORR_ERR_ARG, "%s:%d: expected //@attribute NAME DOC", file,
+                                  line);
+                } else if (!(st = orr_law_add_attr(law, a, err))) {
+                    snprintf(law->attr_doc[law->nattrs - 1], sizeof law->attr_doc[0], "%s",
+                             rest + used);
+                }
+            } else {
+                st = orr_fail(err, ORR_ERR_ARG, "%s:%d: unknown directive //@%s", file, line, key);
+            }
+        } else if (cur >= 0) {
+            bad = orr_buf_put(&sec[cur], p, len) || orr_buf_put(&sec[cur], "\n", 1);
+        }
+        p = eol ? eol + 1 : p + len;
+    }
+    if (!st && bad)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st && cur < 0)
+        st = orr_fail(err, ORR_ERR_ARG, "%s: no //@pair section", file);
+    if (!st) {
+        free(law->pair);
+        free(law->potential);
+        law->pair = sec[0].data ? sec[0].data : dupstr("");
+        law->potential = sec[1].data ? sec[1].data : dupstr("");
+        sec[0].data = sec[1].data = NULL;
+        if (!law->pair || !law->potential)
+            st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    orr_buf_free(&sec[0]);
+    orr_buf_free(&sec[1]);
+    if (st)
+        orr_law_free(law);
+    return st;
+}
+
+const char *const *orr_law_builtin_names(void)
+{
+    static const char *names[32];
+    static int done;
+    if (!done) {
+        int n = 0;
+        for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name && n < 31; f++) {
+            size_t len = strlen(f->name);
+            if (strncmp(f->name, "forces/", 7) == 0 && len > 9 && strcmp(f->name + len - 2, ".h") == 0)
+                names[n++] = f->name;
+        }
+        for (int a = 1; a < n; a++)   /* insertion sort: a handful of names */
+            for (int b = a; b > 0 && strcmp(names[b - 1], names[b]) > 0; b--) {
+                const char *t = names[b];
+                names[b] = names[b - 1];
+                names[b - 1] = t;
+            }
+        /* strip "forces/" and ".h" into static storage */
+        static char store[32][64];
+        for (int k = 0; k < n; k++) {
+            snprintf(store[k], sizeof store[k], "%.*s", (int)(strlen(names[k]) - 9), names[k] + 7);
+            names[k] = store[k];
+        }
+        names[n] = NULL;
+        done = 1;
+    }
+    return names;
+}
+
+orr_status orr_law_builtin(const char *name, orr_law *law, orr_error *err)
+{
+    memset(law, 0, sizeof *law);
+    char file[128], *text = NULL;
+    if (!name || !name[0] || strlen(name) > 60 ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name))
+        return orr_fail(err, ORR_ERR_ARG,
+                        "invalid force law name '%s' (lowercase letters, digits, '_')",
+                        name ? name : "");
+    snprintf(file, sizeof file, "forces/%s.h", name);
+    orr_error e = {0};
+    orr_status st = orr_ksrc_get(file, &text, NULL, 0, &e);
+    if (st) {
+        orr_error_clear(&e);
+        char list[512] = "";
+        size_t used = 0;
+        const char *const *names = orr_law_builtin_names();
+        for (int k = 0; names[k] && used < sizeof list; k++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
+                                     names[k]);
+        return orr_fail(err, ORR_ERR_ARG, "unknown force law '%s' (built in: %s)", name, list);
+    }
+    st = parse_builtin(law, name, text, err);
+    free(text);
+    return st;
+}
+
+/* ---- generated source ------------------------------------------------------ */
+
+/* The declarations a snippet sees: G, eps, eps2, the params and (with_attrs)
+ * the attributes of i and j, each also cast to void so unused ones do not
+ * warn. */
+static int emit_bindings(const orr_law *law, orr_buf *b, int with_attrs)
+{
+    int bad = orr_buf_printf(b, "    const real G = (real)ORR_G, eps = (real)ORR_SOFTENING, "
+                                "eps2 = (real)ORR_EPS2;\n    (void)G; (void)eps; (void)eps2;\n");
+    int slot = 0;
+    for (int k = 0; k < law->nparams; k++) {
+        const orr_law_param *p = &law->params[k];
+        if (p->runtime) {
+            bad = bad || orr_buf_printf(b, "    const real %s = rt[%d]; (void)%s;\n", p->name,
+                                        slot++, p->name);
+        } else {
+            char hex[64];
+            orr_hexfloat(hex, sizeof hex, p->value);
+            bad = bad || orr_buf_printf(b, "    const real %s = (real)%s; /* %.17g */ (void)%s;\n",
+                                        p->name, hex, p->value, p->name);
+        }
+    }
+    for (int a = 0; with_attrs && a < law->nattrs; a++)
+        bad = bad || orr_buf_printf(b,
+                                    "    const real %s_i = ai[%d * as], %s_j = aj[%d * as]; "
+                                    "(void)%s_i; (void)%s_j;\n",
+                                    law->attrs[a], a, law->attrs[a], a, law->attrs[a],
+                                    law->attrs[a]);
+    return bad;
+}
+
+/* One snippet under #line directives naming its origin. */
+static int emit_snippet(const orr_law *law, orr_buf *b, const char *what, const char *code,
+                        int line)
+{
+    if (law->builtin)
+        return orr_buf_printf(b, "#line %d \"%s\"\n%s\n#line 1 \"<law %s: generated>\"\n", line,
+                              law->origin, code, law->name);
+    return orr_buf_printf(b, "#line %d \"%s (force '%s', %s)\"\n%s\n#line 1 \"<law %s: generated>\"\n",
+                          line, law->origin, law->name, what, code, law->name);
+}
+
+int orr_law_emit(const orr_law *law, orr_buf *b)
+{
+    int nrt = orr_law_runtime_count(law);
+    int bad = orr_buf_printf(
+        b,
+        "#line 1 \"<law %s: generated>\"\n"
+        "/* force law '%s' (%s) */\n"
+        "#define ORR_NATTR %d\n#define ORR_NATTRS %d\n#define ORR_NRT %d\n#define ORR_NRTS %d\n"
+        "#define ORR_LAW_GUARD %d\n"
+        "ORR_LAW real orr_law_scale(const real *rt)\n{\n",
+        law->name, law->name, law->origin, law->nattrs, law->nattrs ? law->nattrs : 1, nrt,
+        nrt ? nrt : 1, !law->finite_at_zero);
+    bad = bad || emit_bindings(law, b, 0);
+    bad = bad || orr_buf_printf(b, "    return (real)(%s);\n}\n", law->scale);
+    static const char args[] = "(real dx, real dy, real dz, real d2, real r2, real mi, real mj, "
+                               "const real *ai, const real *aj, long as, const real *rt)\n{\n";
+    bad = bad || orr_buf_printf(b, "ORR_LAW real orr_pair_accel%s", args);
+    bad = bad || emit_bindings(law, b, 1);
+    bad = bad || orr_buf_printf(b, "    real f = 0;\n    {\n");
+    bad = bad || emit_snippet(law, b, "pair", law->pair, law->pair_line);
+    bad = bad || orr_buf_printf(b, "    }\n    return %s;\n}\n",
+                                law->finite_at_zero ? "f" : "d2 > 0 ? f : (real)0");
+    bad = bad || orr_buf_printf(b, "ORR_LAW real orr_pair_potential%s", args);
+    bad = bad || emit_bindings(law, b, 1);
+    bad = bad || orr_buf_printf(b, "    real u = 0;\n    {\n");
+    bad = bad || emit_snippet(law, b, "potential", has_code(law->potential) ? law->potential : "",
+                              law->potential_line);
+    bad = bad || orr_buf_printf(b, "    }\n    return u;\n}\n");
+    return bad ? -1 : 0;
+}

@@ -1,0 +1,86 @@
+/* law: force laws.  A law is a pair snippet (C that sets `f`, so that the
+ * acceleration of body i gains scale * f * (x_j - x_i)), a potential snippet
+ * (sets `u`, the pair energy; the total is scale * sum over pairs), a scale
+ * expression applied once per body, named parameters and per-body
+ * attributes.  Built-in laws are files kernels_src/forces/NAME.h in that same
+ * form, with their metadata in `//@` lines; user laws come from Lua
+ * (orrery.force{}).  Both become one generated C section that NVRTC and the
+ * host compiler compile alike, with #line directives so a compiler message
+ * names the snippet's origin and line.
+ *
+ * Parameters are baked into the source as exact hex-float constants, or,
+ * when marked runtime, read from a kernel argument so changing them needs no
+ * recompile. */
+#ifndef ORR_LAW_H
+#define ORR_LAW_H
+
+#include <stddef.h>
+#include "err.h"
+#include "util.h"
+
+#define ORR_LAW_MAX_PARAMS 16
+#define ORR_LAW_MAX_RUNTIME 8
+#define ORR_LAW_MAX_ATTRS 4
+#define ORR_LAW_NAME_MAX 32
+
+typedef struct {
+    char name[ORR_LAW_NAME_MAX];
+    double value;
+    int runtime;        /* 1: a kernel argument (slot = its index among the runtime ones) */
+    char doc[96];
+} orr_law_param;
+
+typedef struct orr_law {
+    char name[64];                      /* lowercase letters, digits, '_' */
+    char doc[160];                      /* one line */
+    int builtin;                        /* 1: kernels_src/forces/<name>.h */
+    char origin[256];                   /* "forces/gravity.h", or "script.lua:12" */
+    int nparams;
+    orr_law_param params[ORR_LAW_MAX_PARAMS];
+    int nattrs;
+    char attrs[ORR_LAW_MAX_ATTRS][ORR_LAW_NAME_MAX];
+    char attr_doc[ORR_LAW_MAX_ATTRS][96];
+    char scale[256];                    /* C expression of params, G, eps ("1") */
+    int finite_at_zero;                 /* 1: f is finite at d2 == 0, no guard needed */
+    char *pair;                         /* heap: the pair snippet (sets f) */
+    char *potential;                    /* heap: the potential snippet (sets u) */
+    int pair_line, potential_line;      /* first line of each snippet in its origin (1) */
+} orr_law;
+
+/* Loads built-in law `name` from kernels_src/forces/<name>.h (embedded, or
+ * $ORRERY_KERNELS_DIR).  Unknown name: ORR_ERR_ARG "unknown force law 'x'
+ * (built in: ...)". */
+orr_status orr_law_builtin(const char *name, orr_law *law, orr_error *err);
+/* Names of the built-in laws (NULL-terminated, static), sorted. */
+const char *const *orr_law_builtin_names(void);
+
+/* An empty user law: name, snippets (copied), origin "file:line".  Add
+ * params and attributes, then validate. */
+orr_status orr_law_init(orr_law *law, const char *name, const char *pair, const char *potential,
+                        const char *origin, orr_error *err);
+orr_status orr_law_add_param(orr_law *law, const char *name, double value, orr_error *err);
+orr_status orr_law_add_attr(orr_law *law, const char *name, orr_error *err);
+/* Marks a param runtime (a kernel argument). */
+orr_status orr_law_set_runtime(orr_law *law, const char *name, orr_error *err);
+/* The param's index, or -1. */
+int orr_law_param_index(const orr_law *law, const char *name);
+int orr_law_attr_index(const orr_law *law, const char *name);
+/* Sets a param's value (finite). */
+orr_status orr_law_set_param(orr_law *law, const char *name, double value, orr_error *err);
+/* Number of runtime params, and their values in slot order (out[ORR_LAW_MAX_RUNTIME]). */
+int orr_law_runtime_count(const orr_law *law);
+void orr_law_runtime_values(const orr_law *law, double out[ORR_LAW_MAX_RUNTIME]);
+
+/* Checks names (C identifiers, no clash with the variables in scope or each
+ * other), values (finite), snippets (non-empty pair), scale. */
+orr_status orr_law_validate(const orr_law *law, orr_error *err);
+
+/* Deep copy (dst must not alias src); free releases the snippets. */
+orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err);
+void orr_law_free(orr_law *law);
+
+/* Appends the law's generated section (ORR_NATTR, ORR_NRT, orr_law_scale,
+ * orr_pair_accel, orr_pair_potential) to b.  Returns 0 or -1 (memory). */
+int orr_law_emit(const orr_law *law, orr_buf *b);
+
+#endif
