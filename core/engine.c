@@ -89,12 +89,14 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
             e->nattr = law->nattrs;
             e->nrt = orr_law_runtime_count(law);
             orr_law_runtime_values(law, e->rt);
+            st = e->ops->create(e, err);
+            if (st == ORR_ERR_COMPILE)
+                orr_error_context(err, "force law '%s' (%s %s)", law->name,
+                                  law->builtin ? "from" : "defined at", law->origin);
         }
         if (law == &builtin)
             orr_law_free(&builtin);
     }
-    if (!st)
-        st = e->ops->create(e, err);
     if (st) {
         free(e);
         return st;

@@ -19,7 +19,7 @@
 
 extern char **environ;
 
-#define HOSTCC_FLAGS "-std=gnu11 -O3 -march=native -fopenmp -fno-math-errno -fPIC -shared -Wall"
+#define HOSTCC_FLAGS "-std=gnu11 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math -fPIC -shared -Wall"
 #define HOSTCC_LIBS "-lm"
 
 const char *orr_hostcc_flags(void)

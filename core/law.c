@@ -243,6 +243,11 @@ static int has_code(const char *s)
     return 0;
 }
 
+int orr_law_has_potential(const orr_law *law)
+{
+    return has_code(law->potential);
+}
+
 orr_status orr_law_validate(const orr_law *law, orr_error *err)
 {
     if (!has_code(law->pair))

@@ -71,6 +71,9 @@ orr_status orr_law_set_param(orr_law *law, const char *name, double value, orr_e
 int orr_law_runtime_count(const orr_law *law);
 void orr_law_runtime_values(const orr_law *law, double out[ORR_LAW_MAX_RUNTIME]);
 
+/* 1 when the potential snippet has code (energies need it). */
+int orr_law_has_potential(const orr_law *law);
+
 /* Checks names (C identifiers, no clash with the variables in scope or each
  * other), values (finite), snippets (non-empty pair), scale. */
 orr_status orr_law_validate(const orr_law *law, orr_error *err);

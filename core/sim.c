@@ -7,6 +7,7 @@
  * accel / kick / drift kernels; leapfrog and yoshida4 reuse the last force
  * evaluation while the positions have not changed since. */
 #include "sim.h"
+#include "bench.h"
 #include "tune.h"
 
 #include <errno.h>
@@ -21,6 +22,8 @@ struct orr_sim {
     orr_sim_config cfg;            /* strings point into this struct / the vtable */
     const orr_integrator *integ;
     char force[64];
+    orr_law law;                   /* the force law, own copy; the engine's spec points here */
+    double *attr;                  /* host mirror of the law's attributes: attr[a * n + i] */
     orr_engine *engine;
     double *pos;                   /* host mirror, 4n: x y z m */
     double *vel;                   /* 3n */
@@ -31,6 +34,8 @@ struct orr_sim {
     long steps;
     char kspec_source[16];         /* "tuned", "store" or "default" */
 };
+
+static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
 
 /* ---- integrators ---------------------------------------------------------- */
 
@@ -199,7 +204,7 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
     }
     if (c->damping != 1 && *integ != &integ_euler)
         return orr_fail(err, ORR_ERR_ARG, "damping applies to the euler integrator only");
-    const char *force = c->force ? c->force : "gravity";
+    const char *force = c->law ? c->law->name : c->force ? c->force : "gravity";
     if (!force[0] || strlen(force) >= sizeof(((orr_kspec *)0)->force))
         return orr_fail(err, ORR_ERR_ARG, "force must be a name of 1 to %zu characters (got '%s')",
                         sizeof(((orr_kspec *)0)->force) - 1, force);
@@ -235,14 +240,25 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     s->cfg = *c;
     s->integ = integ;
-    snprintf(s->force, sizeof s->force, "%s", c->force ? c->force : "gravity");
+    st = c->law ? orr_law_copy(&s->law, c->law, err)
+                : orr_law_builtin(c->force ? c->force : "gravity", &s->law, err);
+    if (!st)
+        st = orr_law_validate(&s->law, err);
+    if (st) {
+        free(s);
+        return st;
+    }
+    snprintf(s->force, sizeof s->force, "%s", s->law.name);
     s->cfg.integrator = integ->name;
     s->cfg.force = s->force;
+    s->cfg.law = &s->law;
     s->cfg.backend = kind;
 
     s->pos = calloc((size_t)c->n, 4 * sizeof(double));
     s->vel = calloc((size_t)c->n, 3 * sizeof(double));
-    if (!s->pos || !s->vel) {
+    if (s->law.nattrs)
+        s->attr = calloc((size_t)c->n * (size_t)s->law.nattrs, sizeof(double));
+    if (!s->pos || !s->vel || (s->law.nattrs && !s->attr)) {
         orr_sim_destroy(s);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", c->n);
     }
@@ -250,6 +266,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     orr_kspec spec;
     orr_kspec_default(&spec, kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU);
     snprintf(spec.force, sizeof spec.force, "%s", s->force);
+    spec.law = &s->law;
     spec.precision = c->precision;
     spec.softening = c->softening;
     spec.G = c->G;
@@ -291,6 +308,8 @@ void orr_sim_destroy(orr_sim *s)
     orr_engine_destroy(s->engine);
     free(s->pos);
     free(s->vel);
+    free(s->attr);
+    orr_law_free(&s->law);
     free(s);
 }
 
@@ -318,12 +337,6 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
     if (!(budget > 0) || !isfinite(budget))
         return orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of seconds (got %g)",
                         budget);
-    double *pos, *vel;
-    orr_status st = orr_sim_pos(s, &pos, err);
-    if (!st)
-        st = orr_sim_vel(s, &vel, err);
-    if (st)
-        return st;
     orr_kspec base = s->engine->spec;
     orr_tune_options o;
     orr_tune_options_default(&o);
@@ -337,18 +350,11 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
         o.ctx = &rr;
     }
     orr_tune_result r;
-    st = orr_tune(s->cfg.backend, &base, s->cfg.n, &o, &r, err);
+    orr_status st = orr_tune(s->cfg.backend, &base, s->cfg.n, &o, &r, err);
+    if (!st)
+        st = switch_engine(s, &r.best, err);
     if (st)
         return st;
-    orr_engine *e = NULL;
-    st = orr_engine_create(&e, s->cfg.backend, &r.best, ORR_VARIANT_TILED, s->cfg.n, s->cfg.device,
-                           NULL, 0, err);
-    if (st)
-        return st;   /* the old engine and the state stay as they were */
-    orr_engine_destroy(s->engine);
-    s->engine = e;
-    s->host_dirty = 1;   /* the mirror is current; the new engine gets it */
-    s->acc_valid = 0;
     snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
     return ORR_OK;
 }
@@ -405,6 +411,8 @@ static orr_status flush(orr_sim *s, orr_error *err)
                 s->pos[4 * i + k] = wrap(s->pos[4 * i + k], s->cfg.box[k]);
     }
     orr_status st = orr_engine_set_state(s->engine, s->pos, s->vel, err);
+    if (!st && s->attr)
+        st = orr_engine_set_attr(s->engine, s->attr, err);
     if (st)
         return st;
     s->host_dirty = 0;
@@ -461,6 +469,128 @@ void orr_sim_touch(orr_sim *s)
     s->acc_valid = 0;
 }
 
+/* ---- force law --------------------------------------------------------------- */
+
+const orr_law *orr_sim_law(const orr_sim *s)
+{
+    return &s->law;
+}
+
+orr_status orr_sim_attr(orr_sim *s, int a, double **values, orr_error *err)
+{
+    if (a < 0 || a >= s->law.nattrs)
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s' has no attribute #%d", s->law.name, a);
+    *values = s->attr + (size_t)a * (size_t)s->cfg.n;
+    return ORR_OK;
+}
+
+/* Replaces the engine by one built for spec (same backend, device, N); the
+ * state goes over through the host mirror. */
+static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err)
+{
+    double *pos, *vel;
+    orr_status st = orr_sim_pos(s, &pos, err);
+    if (!st)
+        st = orr_sim_vel(s, &vel, err);
+    orr_engine *e = NULL;
+    if (!st)
+        st = orr_engine_create(&e, s->cfg.backend, spec, ORR_VARIANT_TILED, s->cfg.n,
+                               s->cfg.device, NULL, 0, err);
+    if (st)
+        return st;   /* the old engine and the state stay as they were */
+    orr_engine_destroy(s->engine);
+    s->engine = e;
+    s->host_dirty = 1;   /* the mirror is current; the new engine gets it */
+    s->acc_valid = 0;
+    return ORR_OK;
+}
+
+orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *recompiled,
+                             orr_error *err)
+{
+    if (recompiled)
+        *recompiled = 0;
+    int k = orr_law_param_index(&s->law, name);
+    double old = k >= 0 ? s->law.params[k].value : 0;
+    orr_status st = orr_law_set_param(&s->law, name, value, err);
+    if (st)
+        return st;
+    if (s->law.params[k].runtime) {
+        double v[ORR_LAW_MAX_RUNTIME];
+        orr_law_runtime_values(&s->law, v);
+        orr_engine_set_runtime(s->engine, v);
+        s->acc_valid = 0;
+        return ORR_OK;
+    }
+    if (old == value && signbit(old) == signbit(value))
+        return ORR_OK;
+    orr_kspec spec = s->engine->spec;   /* points at s->law, which has the new value */
+    st = switch_engine(s, &spec, err);
+    if (st) {
+        s->law.params[k].value = old;
+        orr_error_context(err, "param '%s' = %g", name, value);
+        return st;
+    }
+    if (recompiled)
+        *recompiled = 1;
+    return ORR_OK;
+}
+
+orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long *nsample,
+                          orr_error *err)
+{
+    const long n = s->cfg.n;
+    if (max_sample <= 0)
+        max_sample = 1024;
+    long ni = n < max_sample ? n : max_sample;
+    orr_status st = sync_state(s, err);
+    if (st)
+        return st;
+    long *idx = malloc(sizeof(long) * (size_t)ni);
+    double *got = malloc(sizeof(double) * 3 * (size_t)ni);
+    double *ref = malloc(sizeof(double) * 3 * (size_t)ni);
+    orr_engine *cpu = NULL;
+    if (!idx || !got || !ref)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (long k = 0; !st && k < ni; k++)
+        idx[k] = (long)((double)k * (double)n / (double)ni);
+    if (!st)
+        st = orr_engine_accel_sample(s->engine, ni, idx, got, err);
+    s->acc_valid = 0;   /* the GPU's sample run overwrote the acceleration buffer */
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_CPU);
+    snprintf(spec.force, sizeof spec.force, "%s", s->law.name);
+    spec.law = &s->law;
+    spec.precision = ORR_DOUBLE;
+    spec.softening = s->cfg.softening;
+    spec.G = s->cfg.G;
+    memcpy(spec.box, s->cfg.box, sizeof spec.box);
+    if (!st)
+        st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
+    if (!st) {
+        double v[ORR_LAW_MAX_RUNTIME];
+        orr_law_runtime_values(&s->law, v);
+        orr_engine_set_runtime(cpu, v);
+        st = orr_engine_set_state(cpu, s->pos, NULL, err);
+    }
+    if (!st && s->attr)
+        st = orr_engine_set_attr(cpu, s->attr, err);
+    if (!st)
+        st = orr_engine_accel_sample(cpu, ni, idx, ref, err);
+    if (!st) {
+        *max_rel_err = orr_max_rel_err(got, ref, ni);
+        if (nsample)
+            *nsample = ni;
+    } else {
+        orr_error_context(err, "verifying against the CPU backend in double");
+    }
+    orr_engine_destroy(cpu);
+    free(idx);
+    free(got);
+    free(ref);
+    return st;
+}
+
 orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err)
 {
     orr_status st = check_dt(dt, err);
@@ -468,6 +598,38 @@ orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err)
         return st;
     s->cfg.dt = dt;
     return ORR_OK;
+}
+
+/* For restarts (snapshot.c): the clock and step count of a checkpoint. */
+orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err)
+{
+    if (!isfinite(time) || steps < 0)
+        return orr_fail(err, ORR_ERR_ARG,
+                        "clock must be a finite time and a step count >= 0 (got %g, %ld)", time,
+                        steps);
+    s->time = time;
+    s->time_c = 0;
+    s->steps = steps;
+    return ORR_OK;
+}
+
+/* For restarts: the tuning fields of spec, the rest (law, precision,
+ * softening, G, box) staying the simulation's own. */
+orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
+                             orr_error *err)
+{
+    orr_kspec k = s->engine->spec;
+    k.block = spec->block;
+    k.unroll = spec->unroll;
+    k.split = spec->split;
+    k.ipt = spec->ipt;
+    k.ftz = spec->ftz;
+    k.newton = spec->newton;
+    k.threads = spec->threads;
+    orr_status st = switch_engine(s, &k, err);
+    if (!st)
+        snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);
+    return st;
 }
 
 /* ---- stepping -------------------------------------------------------------- */
@@ -500,6 +662,10 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 
 orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err)
 {
+    if (!orr_law_has_potential(&s->law))
+        return orr_fail(err, ORR_ERR_ARG,
+                        "force law '%s' has no potential snippet: the energy is not defined",
+                        s->law.name);
     orr_status st = sync_state(s, err);
     if (st)
         return st;

@@ -33,7 +33,8 @@ typedef struct {
     double dt;                 /* 0.01 */
     double damping;            /* 1: velocity factor per step (euler only) */
     const char *integrator;    /* "leapfrog" */
-    const char *force;         /* "gravity" */
+    const char *force;         /* "gravity": a built-in law with its default params */
+    const orr_law *law;        /* or the law itself (copied; overrides force) (NULL) */
     orr_backend_kind backend;  /* ORR_BACKEND_AUTO */
     double box[3];             /* periodic box lengths; 0 = open axis (all 0) */
     int dims;                  /* 3, or 2 (z and vz held at 0) */
@@ -79,8 +80,43 @@ const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source);
 orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
                         void (*report)(const void *trial, void *ctx), void *ctx, orr_error *err);
 
+/* The force law in use (the simulation's own copy, with current params). */
+const orr_law *orr_sim_law(const orr_sim *s);
+
+/* The values of attribute a (0-based, in the law's order) of all bodies: n
+ * doubles of the host mirror, 0 until set.  After writing, call
+ * orr_sim_touch so the next step uploads them. */
+orr_status orr_sim_attr(orr_sim *s, int a, double **values, orr_error *err);
+
+/* Sets a force-law param.  A runtime param takes effect at the next force
+ * evaluation with no recompile (*recompiled = 0); a baked one builds the
+ * kernels anew (through the kernel cache) and keeps the state
+ * (*recompiled = 1).  recompiled may be NULL.  On failure the old value and
+ * kernels stay. */
+orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *recompiled,
+                             orr_error *err);
+
+/* Compares the accelerations of the current backend on the current state
+ * with the CPU backend in double for a sample of up to max_sample bodies
+ * spread over the set (all when n <= max_sample; max_sample <= 0 means
+ * 1024): *max_rel_err is the largest |a - a_ref| / |a_ref| (|a - a_ref| where
+ * a_ref = 0), *nsample the bodies compared (may be NULL). */
+orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long *nsample,
+                          orr_error *err);
+
 /* Sets the integration step; dt > 0 and finite. */
 orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err);
+
+/* Sets the clock and step count (restarts from a checkpoint); time finite,
+ * steps >= 0.  The clock's rounding compensation starts anew. */
+orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err);
+
+/* Switches to the kernel configuration of spec (its block, unroll, split,
+ * ipt, ftz, newton and threads; law, precision, softening, G and box stay
+ * the simulation's), keeping the state; sim.config's source becomes source
+ * (at most 15 characters).  On failure the old kernels stay. */
+orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
+                             orr_error *err);
 
 /* Advances k >= 0 steps.  Checks *stop (may be NULL) between steps and
  * returns ORR_ERR_INTERRUPTED when it became non-zero. */

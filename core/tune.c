@@ -528,6 +528,7 @@ typedef struct {
     const orr_tune_options *o;
     orr_tune_result *r;
     double *pos, *vel;          /* n bodies, rounded to the precision */
+    double *attr;               /* the law's attributes, attr[a * n + i]; NULL without */
     long ni;                    /* sample size */
     long *idx;                  /* sample indices */
     double *ref, *got;          /* 3 ni accelerations */
@@ -694,6 +695,8 @@ static orr_status measure(tuner *t, params p, orr_error *err)
         tr.compile_s = eng->build.compile_s;
     if (!st)
         st = orr_engine_set_state(eng, t->pos, t->vel, &e);
+    if (!st && t->attr)
+        st = orr_engine_set_attr(eng, t->attr, &e);
     if (!st)   /* the verification run is also the warm-up */
         st = orr_engine_accel_sample(eng, t->ni, t->idx, t->got, &e);
     if (!st) {
@@ -926,6 +929,7 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
                                     ORR_VARIANT_TILED, t->id.n, t->id.device, NULL, 0, &e) ==
                       ORR_OK &&
                   orr_engine_set_state(eng[f], t->pos, t->vel, &e) == ORR_OK &&
+                  (!t->attr || orr_engine_set_attr(eng[f], t->attr, &e) == ORR_OK) &&
                   orr_engine_time_steps(eng[f], 1, 1, &warm, &e) == ORR_OK;
         evals[f] = evals_per_run(t->trials[fin[f]].ms);
         orr_error_clear(&e);
@@ -988,6 +992,8 @@ static orr_status reference(tuner *t, orr_error *err)
     }
     if (!st)
         st = orr_engine_set_state(eng, t->pos, NULL, err);
+    if (!st && t->attr)
+        st = orr_engine_set_attr(eng, t->attr, err);
     if (!st)
         st = orr_engine_accel_sample(eng, t->ni, t->idx, t->ref, err);
     orr_engine_destroy(eng);
@@ -996,8 +1002,43 @@ static orr_status reference(tuner *t, orr_error *err)
     return st;
 }
 
+/* The bodies candidates run on: laws scaled by G (gravity-like) on a
+ * Plummer sphere, others on a uniform cube of unit mean spacing (so short
+ * range laws such as Lennard-Jones see neighbours at their own scale);
+ * attributes, when the law has any, deterministic values of both signs with
+ * magnitudes in [0.5, 1.5). */
+static orr_status tune_bodies(tuner *t, long n, orr_error *err)
+{
+    orr_law builtin;
+    const orr_law *law = t->id.base.law;
+    orr_status st = ORR_OK;
+    if (!law && (st = orr_law_builtin(t->id.base.force, &builtin, err)) == ORR_OK)
+        law = &builtin;
+    if (st)
+        return st;
+    if (strcmp(law->scale, "G") == 0)
+        st = orr_ic_plummer(n, TUNE_SEED, 1.0, t->pos, t->vel, err);
+    else
+        st = orr_ic_uniform_cube(n, TUNE_SEED, cbrt((double)n), t->pos, t->vel, err);
+    if (!st && law->nattrs) {
+        t->attr = malloc(sizeof(double) * (size_t)law->nattrs * (size_t)n);
+        if (!t->attr)
+            st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
+        for (long k = 0; !st && k < law->nattrs * n; k++) {
+            double v = 0.5 + (double)((k * 2654435761u) % 1000) / 1000.0;
+            t->attr[k] = k % 2 ? -v : v;
+            if (t->id.base.precision == ORR_FLOAT)
+                t->attr[k] = (float)t->attr[k];
+        }
+    }
+    if (law == &builtin)
+        orr_law_free(&builtin);
+    return st;
+}
+
 static void tuner_free(tuner *t)
 {
+    free(t->attr);
     free(t->pos);
     free(t->vel);
     free(t->idx);
@@ -1140,7 +1181,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
     for (long k = 0; k < t.ni; k++)
         t.idx[k] = (long)((double)k * n / t.ni);
-    st = orr_ic_plummer(n, TUNE_SEED, 1.0, t.pos, t.vel, err);
+    st = tune_bodies(&t, n, err);
     if (!st && t.id.base.precision == ORR_FLOAT) {   /* reference and candidates see the same */
         for (long k = 0; k < 4 * n; k++)
             t.pos[k] = (float)t.pos[k];

@@ -2,21 +2,24 @@
  * mirror.  sim.pos and sim.vel hold n 3-vectors, sim.mass n numbers;
  * indices are 1-based and bounds-checked.  buf[i] is a table {x, y, z} (a
  * number for mass) and buf[i] = {x, y, z} sets it; buf:get(i) / buf:set(i,
- * x, y, z) do the same without tables; buf:to_table() / buf:from_table(t)
+ * x, y, z) do the same without tables; sim.attr.NAME holds the force law's
+ * per-body attribute NAME, n numbers; buf:to_table() / buf:from_table(t)
  * copy all values as one flat array.  A buffer keeps its Sim userdata alive
  * (user value 1) and checks that it is still open on every access; writes
  * call orr_sim_touch so the next step uploads them. */
 #include "lorrery.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-enum { POS, VEL, MASS };
+enum { POS, VEL, MASS, ATTR };   /* ATTR + a: attribute a of the force law */
 
 static const char *const kind_names[] = {"sim.pos", "sim.vel", "sim.mass"};
 
 typedef struct {
-    int kind;   /* POS, VEL, MASS */
+    int kind;        /* POS, VEL, MASS, ATTR + a */
+    char name[48];   /* "sim.pos", ..., "sim.attr.charge" */
 } lbuf;
 
 /* A buffer's data: element i, component k is base[i * stride + k]. */
@@ -36,9 +39,16 @@ static view checkview(lua_State *L, int arg)
     lua_pop(L, 1);
     if (!p || !p->sim)
         orr_lua_error(L, "orrery.Buffer: simulation is closed");
-    view v = {p->sim, NULL, orr_sim_n(p->sim), 4, 3, b->kind, kind_names[b->kind]};
+    view v = {p->sim, NULL, orr_sim_n(p->sim), 4, 3, b->kind, b->name};
     double *d;
     orr_error err = {0};
+    if (b->kind >= ATTR) {
+        if (orr_sim_attr(v.sim, b->kind - ATTR, &d, &err))
+            orr_lua_fail(L, &err, NULL);
+        v.base = d;
+        v.stride = v.comps = 1;
+        return v;
+    }
     if (b->kind == VEL) {
         if (orr_sim_vel(v.sim, &d, &err))
             orr_lua_fail(L, &err, NULL);
@@ -59,6 +69,14 @@ void orr_lua_push_buffer(lua_State *L, int sim, int kind)
     lua_pop(L, 1);
     lbuf *b = lua_newuserdatauv(L, sizeof *b, 1);
     b->kind = kind;
+    if (kind >= ATTR) {
+        orr_lua_sim *p = lua_touserdata(L, sim);
+        const orr_law *law = orr_sim_law(p->sim);
+        snprintf(b->name, sizeof b->name, "sim.attr.%s",
+                 kind - ATTR < law->nattrs ? law->attrs[kind - ATTR] : "?");
+    } else {
+        snprintf(b->name, sizeof b->name, "%s", kind_names[kind]);
+    }
     luaL_setmetatable(L, ORR_LUA_BUFFER);
     lua_pushvalue(L, sim);
     lua_setiuservalue(L, -2, 1);
@@ -211,8 +229,9 @@ static int buf_newindex(lua_State *L)
     }
     if (!ok)
         return orr_lua_error(L, "%s[%I]: expected %s (got %s)", v.name, i,
-                             v.comps == 1 ? "a non-negative finite number"
-                                          : "a table {x, y, z} of finite numbers",
+                             v.kind == MASS  ? "a non-negative finite number"
+                             : v.comps == 1 ? "a finite number"
+                                            : "a table {x, y, z} of finite numbers",
                              orr_lua_describe(L, 3));
     memcpy(v.base + (i - 1) * v.stride, x, sizeof(double) * (size_t)v.comps);
     orr_sim_touch(v.sim);
@@ -232,10 +251,10 @@ static int buf_tostring(lua_State *L)
     lua_getiuservalue(L, 1, 1);
     orr_lua_sim *p = luaL_testudata(L, -1, ORR_LUA_SIM);
     if (!p || !p->sim)
-        lua_pushfstring(L, "orrery.Buffer (%s, simulation closed)", kind_names[b->kind]);
+        lua_pushfstring(L, "orrery.Buffer (%s, simulation closed)", b->name);
     else
-        lua_pushfstring(L, "orrery.Buffer (%s, %I x %d)", kind_names[b->kind],
-                        (lua_Integer)orr_sim_n(p->sim), b->kind == MASS ? 1 : 3);
+        lua_pushfstring(L, "orrery.Buffer (%s, %I x %d)", b->name,
+                        (lua_Integer)orr_sim_n(p->sim), b->kind == POS || b->kind == VEL ? 3 : 1);
     return 1;
 }
 

@@ -4,6 +4,7 @@
  *   lsim.c     type orrery.Sim (a simulation) and orrery.simulation{}
  *   lbuffer.c  type orrery.Buffer (sim.pos, sim.vel, sim.mass)
  *   lic.c      module table orrery.ic and type orrery.Bodies
+ *   lforce.c   orrery.force{} and type orrery.Force; the Sim's law methods
  *   lrun.c     `orrery run SCRIPT.lua`: the state, preloads, Ctrl-C, reports
  * The Lua-side parts (lua/orrery/NAME.lua) are embedded at build time into
  * orr_lua_embedded and installed in package.preload. */
@@ -20,9 +21,14 @@
 #define ORR_LUA_SIM "orrery.Sim"
 #define ORR_LUA_BUFFER "orrery.Buffer"
 #define ORR_LUA_BODIES "orrery.Bodies"
+#define ORR_LUA_FORCE "orrery.Force"
+
+struct orr_law;
 
 /* The Sim userdata: sim is NULL before creation succeeded and after close.
- * User values 1..3 cache its buffers (pos, vel, mass). */
+ * User values 1..3 cache its buffers (pos, vel, mass), 4.. those of the
+ * force law's attributes (sim.attr.NAME). */
+#define ORR_LUA_SIM_UV 7
 typedef struct {
     orr_sim *sim;
 } orr_lua_sim;
@@ -48,6 +54,23 @@ int orr_lua_open_core(lua_State *L);
 void orr_lua_open_sim(lua_State *L);      /* simulation, Sim */
 void orr_lua_open_buffer(lua_State *L);   /* metatable only */
 void orr_lua_open_ic(lua_State *L);       /* ic */
+void orr_lua_open_force(lua_State *L);    /* force, forces, Force; after open_sim */
+
+/* The orrery.Force at idx (raises otherwise). */
+const struct orr_law *orr_lua_checklaw(lua_State *L, int idx);
+/* The law that options table t asks for with its 'force' (a built-in name or
+ * an orrery.Force) and 'params' (values to change) keys: pushes an
+ * orrery.Force holding a copy (keep it on the stack while the pointer is
+ * used) and returns its law, or pushes nothing and returns NULL when t has
+ * neither key.  Errors are raised with prefix who. */
+const struct orr_law *orr_lua_sim_law(lua_State *L, int t, const char *who);
+
+/* `orrery run --verify`: every simulation is verified against the CPU in
+ * double before its first step and after each sim:run; results go to
+ * stderr, failures are counted for the exit status. */
+extern int orr_lua_verify_mode;
+extern int orr_lua_verify_failures;
+void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when);
 
 /* The sim at argument arg; raises "orrery.Sim: simulation is closed". */
 orr_sim *orr_lua_checksim(lua_State *L, int arg);

@@ -148,7 +148,7 @@ static const char *load_from(lua_State *L, orr_sim *s, int idx)
 static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G",     "softening",
                                        "dt",      "integrator", "damping",   "force", "backend",
                                        "box",     "dims",       "device",    "tune",
-                                       "tune_budget", NULL};
+                                       "tune_budget", "params", NULL};
 
 /* t[key] as an integer in lo..hi, or def when absent. */
 static lua_Integer opt_integer(lua_State *L, const char *key, lua_Integer lo, lua_Integer hi,
@@ -272,12 +272,7 @@ static int l_simulation(lua_State *L)
     if (ii >= 0)
         c.integrator = integ_names[ii];
     c.damping = opt_number(L, "damping", c.damping, unit_interval, "a number in (0, 1]");
-    if (lua_getfield(L, 1, "force") != LUA_TNIL) {
-        if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
-            orr_lua_error(L, WHO ": 'force' must be the name of a force law (got %s)",
-                          orr_lua_describe(L, -1));
-        c.force = lua_tostring(L, -1);   /* stays on the stack until the sim is created */
-    }
+    c.law = orr_lua_sim_law(L, 1, WHO);   /* its orrery.Force stays on the stack */
     int bi = opt_choice(L, "backend", backends, 0);
     c.backend = bi == 1 ? ORR_BACKEND_CUDA : bi == 2 ? ORR_BACKEND_CPU : ORR_BACKEND_AUTO;
     c.dims = (int)opt_integer(L, "dims", 2, 3, 3, "2 or 3");
@@ -309,7 +304,7 @@ static int l_simulation(lua_State *L)
     }
     lua_pop(L, 1);
 
-    orr_lua_sim *p = lua_newuserdatauv(L, sizeof *p, 3);
+    orr_lua_sim *p = lua_newuserdatauv(L, sizeof *p, ORR_LUA_SIM_UV);
     p->sim = NULL;
     luaL_setmetatable(L, ORR_LUA_SIM);
     char notice[1024];
@@ -357,6 +352,8 @@ static int sim_step(lua_State *L)
     if (k < 0)
         luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
     orr_error err = {0};
+    if (orr_lua_verify_mode && k > 0 && orr_sim_steps(s) == 0)
+        orr_lua_verify_report(L, s, "before the first step");
     if (orr_sim_step(s, (long)k, orr_lua_stop, &err))
         return orr_lua_fail(L, &err, NULL);
     return 0;
@@ -664,6 +661,13 @@ static int sim_index(lua_State *L)
         lua_setfield(L, -2, "threads");
         lua_pushstring(L, source);
         lua_setfield(L, -2, "source");
+    } else if (strcmp(key, "attr") == 0) {
+        const orr_law *law = orr_sim_law(s);
+        lua_createtable(L, 0, law->nattrs);
+        for (int a = 0; a < law->nattrs; a++) {
+            orr_lua_push_buffer(L, 1, 3 + a);
+            lua_setfield(L, -2, law->attrs[a]);
+        }
     } else if (strcmp(key, "pos") == 0)
         orr_lua_push_buffer(L, 1, 0);
     else if (strcmp(key, "vel") == 0)
@@ -677,7 +681,7 @@ static int sim_index(lua_State *L)
 
 static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
-    "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", NULL,
+    "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", NULL,
 };
 
 /* Only dt can be set. */

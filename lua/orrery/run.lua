@@ -152,5 +152,7 @@ function Sim:run(...)
   if every and logged ~= done then logline(done) end
   if show_bar then clear_bar() end
   self:sync()
-  return { steps = done, seconds = clock() - t_start }
+  local seconds = clock() - t_start
+  if core._verifying() then core._verify(self, "after sim:run") end
+  return { steps = done, seconds = seconds }
 end

@@ -55,7 +55,7 @@ T.test("orrery.simulation: keys and values", function()
   T.raises("^orrery%.simulation: 'box' must be {Lx, Ly} or {Lx, Ly, Lz} of non%-negative numbers",
     sim_with{ n = 4, box = { 1 } })
   T.raises("^orrery%.simulation: 'box' must be", sim_with{ n = 4, box = { 1, -1 } })
-  T.raises(W .. "'force' must be the name of a force law (got 3)", sim_with{ n = 4, force = 3 })
+  T.raises(W .. "'force' must be the name of a force law or an orrery.Force (got 3)", sim_with{ n = 4, force = 3 })
   T.raises(W .. "unknown force law 'nosuchlaw' (built in: coulomb, gravity, gravity_spline, lennard_jones, yukawa)", sim_with{ n = 4, force = "nosuchlaw" })
   T.raises(W .. "'bodies' must be an orrery.Bodies or a list of body tables (got 3)",
     sim_with{ bodies = 3 })

@@ -1,0 +1,574 @@
+/* lforce: force laws in Lua.  orrery.force{} defines a law (or, given a
+ * name, returns a built-in one) as an orrery.Force value; orrery.forces lists
+ * the built-in laws.  The Sim methods that touch the law live here too:
+ * set_param / param / params, set_attribute / attribute, and verify (the
+ * current backend against the CPU in double), which `orrery run --verify`
+ * also runs on every simulation. */
+#include "lorrery.h"
+#include "law.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WHO "orrery.force"
+
+typedef struct {
+    orr_law law;   /* zeroed until filled; __gc frees its snippets */
+} lforce;
+
+int orr_lua_verify_mode = 0;
+int orr_lua_verify_failures = 0;
+
+static int force_gc(lua_State *L)
+{
+    lforce *f = luaL_checkudata(L, 1, ORR_LUA_FORCE);
+    orr_law_free(&f->law);
+    return 0;
+}
+
+/* Pushes a new, empty orrery.Force. */
+static orr_law *push_law(lua_State *L)
+{
+    lforce *f = lua_newuserdatauv(L, sizeof *f, 0);
+    memset(f, 0, sizeof *f);
+    luaL_setmetatable(L, ORR_LUA_FORCE);
+    return &f->law;
+}
+
+/* "file.lua:12" of the innermost Lua function outside the embedded library. */
+static void where(lua_State *L, char *buf, size_t size)
+{
+    lua_Debug ar;
+    snprintf(buf, size, "?");
+    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+        lua_getinfo(L, "Sl", &ar);
+        if (ar.currentline <= 0 || strncmp(ar.source, "=orrery/", 8) == 0)
+            continue;
+        snprintf(buf, size, "%s:%d", ar.short_src, ar.currentline);
+        return;
+    }
+}
+
+static void raise(lua_State *L, orr_error *err)
+{
+    orr_lua_fail(L, err, WHO);
+}
+
+/* Sorted string keys of the table at t (pushed as a Lua array). */
+static void sorted_keys(lua_State *L, int t, const char *field)
+{
+    t = lua_absindex(L, t);
+    lua_newtable(L);
+    int n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            orr_lua_error(L, "%s: '%s' keys must be param names (got %s)", WHO, field,
+                          orr_lua_describe(L, -1));
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, ++n);
+    }
+    /* insertion sort through the Lua stack: a handful of names */
+    for (int a = 2; a <= n; a++)
+        for (int b = a; b > 1; b--) {
+            lua_rawgeti(L, -1, b - 1);
+            lua_rawgeti(L, -2, b);
+            int swap = strcmp(lua_tostring(L, -2), lua_tostring(L, -1)) > 0;
+            if (swap) {
+                lua_rawseti(L, -3, b - 1);
+                lua_rawseti(L, -2, b);
+            } else {
+                lua_pop(L, 2);
+                break;
+            }
+        }
+}
+
+/* params = {name = number, ...} applied to law: added (add = 1) or set. */
+static void apply_params(lua_State *L, int t, orr_law *law, int add, const char *who)
+{
+    t = lua_absindex(L, t);
+    if (lua_type(L, t) != LUA_TTABLE)
+        orr_lua_error(L, "%s: 'params' must be a table of name = number (got %s)", who,
+                      orr_lua_describe(L, t));
+    sorted_keys(L, t, "params");
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer k = 1; k <= n; k++) {
+        lua_rawgeti(L, -1, k);
+        const char *name = lua_tostring(L, -1);
+        lua_pushvalue(L, -1);
+        lua_gettable(L, t);
+        if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)))
+            orr_lua_error(L, "%s: param '%s' must be a finite number (got %s)", who, name,
+                          orr_lua_describe(L, -1));
+        orr_error err = {0};
+        double v = lua_tonumber(L, -1);
+        if (add ? orr_law_add_param(law, name, v, &err) : orr_law_set_param(law, name, v, &err))
+            orr_lua_fail(L, &err, who);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+}
+
+/* t[key] as a list of names, calling fn for each. */
+static void each_name(lua_State *L, const char *key, orr_law *law,
+                      orr_status (*fn)(orr_law *, const char *, orr_error *))
+{
+    if (lua_getfield(L, 1, key) == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (lua_type(L, -1) != LUA_TTABLE)
+        orr_lua_error(L, "%s: '%s' must be a list of names (got %s)", WHO, key,
+                      orr_lua_describe(L, -1));
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer k = 1; k <= n; k++) {
+        if (lua_rawgeti(L, -1, k) != LUA_TSTRING)
+            orr_lua_error(L, "%s: '%s'[%I] must be a name (got %s)", WHO, key, k,
+                          orr_lua_describe(L, -1));
+        orr_error err = {0};
+        if (fn(law, lua_tostring(L, -1), &err))
+            raise(L, &err);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+static int is_builtin(const char *name)
+{
+    for (const char *const *b = orr_law_builtin_names(); *b; b++)
+        if (strcmp(*b, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* t[key] as a string or absent (NULL). */
+static const char *opt_string(lua_State *L, const char *key)
+{
+    int t = lua_getfield(L, 1, key);
+    lua_pop(L, 1);   /* the table keeps the string alive */
+    if (t == LUA_TNIL)
+        return NULL;
+    if (t != LUA_TSTRING) {
+        lua_getfield(L, 1, key);
+        orr_lua_error(L, "%s: '%s' must be a string (got %s)", WHO, key, orr_lua_describe(L, -1));
+    }
+    lua_getfield(L, 1, key);
+    const char *s = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return s;
+}
+
+/* orrery.force{...} or orrery.force("builtin") */
+static int l_force(lua_State *L)
+{
+    static const char *const keys[] = {"name",    "base",      "doc",   "params",
+                                       "runtime_params", "attributes", "pair", "potential",
+                                       "scale",   "finite_at_zero", NULL};
+    orr_error err = {0};
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        orr_law *law = push_law(L);
+        if (orr_law_builtin(lua_tostring(L, 1), law, &err))
+            raise(L, &err);
+        return 1;
+    }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    orr_lua_checkkeys(L, 1, WHO, keys, 1);
+    const char *name = opt_string(L, "name"), *base = opt_string(L, "base");
+    const char *pair = opt_string(L, "pair"), *potential = opt_string(L, "potential");
+    const char *scale = opt_string(L, "scale"), *doc = opt_string(L, "doc");
+    char origin[256];
+    where(L, origin, sizeof origin);
+    orr_law *law = push_law(L);   /* index 2 */
+    if (base) {
+        static const char *const own[] = {"pair", "potential", "attributes", "scale",
+                                          "finite_at_zero", NULL};
+        for (int k = 0; own[k]; k++) {
+            if (lua_getfield(L, 1, own[k]) != LUA_TNIL)
+                orr_lua_error(L, "%s: '%s' cannot be combined with 'base' (a law derived from "
+                              "'%s' keeps its code)", WHO, own[k], base);
+            lua_pop(L, 1);
+        }
+        if (orr_law_builtin(base, law, &err))
+            raise(L, &err);
+        if (name) {
+            if (strlen(name) >= sizeof law->name ||
+                strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name) || !*name)
+                orr_lua_error(L, "%s: invalid force law name \"%s\" (lowercase letters, digits, "
+                              "'_')", WHO, name);
+            if (strcmp(name, base) != 0 && is_builtin(name))
+                orr_lua_error(L, "%s: name \"%s\" is taken by a built-in law", WHO, name);
+            snprintf(law->name, sizeof law->name, "%s", name);
+        }
+        if (lua_getfield(L, 1, "params") != LUA_TNIL)
+            apply_params(L, -1, law, 0, WHO);
+        lua_pop(L, 1);
+    } else {
+        if (!name)
+            orr_lua_error(L, "%s: 'name' is required (or 'base', a built-in law to start from)",
+                          WHO);
+        if (is_builtin(name))
+            orr_lua_error(L, "%s: name \"%s\" is taken by a built-in law (use base = \"%s\" to "
+                          "change its params, or another name)", WHO, name, name);
+        if (!pair)
+            orr_lua_error(L, "%s: 'pair' is required: C code that sets f, the acceleration of "
+                          "body i being scale * f * (x_j - x_i)", WHO);
+        if (orr_law_init(law, name, pair, potential, origin, &err))
+            raise(L, &err);
+        each_name(L, "attributes", law, orr_law_add_attr);
+        if (lua_getfield(L, 1, "params") != LUA_TNIL)
+            apply_params(L, -1, law, 1, WHO);
+        lua_pop(L, 1);
+        if (scale)
+            snprintf(law->scale, sizeof law->scale, "%s", scale);
+        if (lua_getfield(L, 1, "finite_at_zero") != LUA_TNIL) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
+                orr_lua_error(L, "%s: 'finite_at_zero' must be true or false (got %s)", WHO,
+                              orr_lua_describe(L, -1));
+            law->finite_at_zero = lua_toboolean(L, -1);
+        }
+        lua_pop(L, 1);
+    }
+    if (doc)
+        snprintf(law->doc, sizeof law->doc, "%s", doc);
+    each_name(L, "runtime_params", law, orr_law_set_runtime);
+    if (orr_law_validate(law, &err))
+        raise(L, &err);
+    return 1;
+}
+
+const orr_law *orr_lua_checklaw(lua_State *L, int idx)
+{
+    lforce *f = luaL_checkudata(L, idx, ORR_LUA_FORCE);
+    return &f->law;
+}
+
+const orr_law *orr_lua_sim_law(lua_State *L, int t, const char *who)
+{
+    t = lua_absindex(L, t);
+    int ft = lua_getfield(L, t, "force");
+    int pt = lua_getfield(L, t, "params");
+    if (ft == LUA_TNIL && pt == LUA_TNIL) {
+        lua_pop(L, 2);
+        return NULL;
+    }
+    orr_error err = {0};
+    orr_law *law = push_law(L);   /* t.force, t.params, law */
+    if (ft == LUA_TNIL || ft == LUA_TSTRING) {
+        if (ft == LUA_TSTRING && lua_rawlen(L, -3) == 0)
+            orr_lua_error(L, "%s: 'force' must be the name of a force law or an orrery.Force "
+                          "(got \"\")", who);
+        if (orr_law_builtin(ft == LUA_TNIL ? "gravity" : lua_tostring(L, -3), law, &err))
+            orr_lua_fail(L, &err, who);
+    } else if (luaL_testudata(L, -3, ORR_LUA_FORCE)) {
+        if (orr_law_copy(law, orr_lua_checklaw(L, -3), &err))
+            orr_lua_fail(L, &err, who);
+    } else {
+        orr_lua_error(L, "%s: 'force' must be the name of a force law or an orrery.Force (got %s)",
+                      who, orr_lua_describe(L, -3));
+    }
+    if (pt != LUA_TNIL)
+        apply_params(L, -2, law, 0, who);
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+    return law;
+}
+
+/* ---- orrery.Force fields ------------------------------------------------------ */
+
+static void push_params(lua_State *L, const orr_law *law)
+{
+    lua_createtable(L, 0, law->nparams);
+    for (int k = 0; k < law->nparams; k++) {
+        lua_pushnumber(L, law->params[k].value);
+        lua_setfield(L, -2, law->params[k].name);
+    }
+}
+
+static int force_index(lua_State *L)
+{
+    const orr_law *law = orr_lua_checklaw(L, 1);
+    const char *key = luaL_checkstring(L, 2);
+    if (strcmp(key, "name") == 0)
+        lua_pushstring(L, law->name);
+    else if (strcmp(key, "doc") == 0)
+        lua_pushstring(L, law->doc);
+    else if (strcmp(key, "origin") == 0)
+        lua_pushstring(L, law->origin);
+    else if (strcmp(key, "pair") == 0)
+        lua_pushstring(L, law->pair);
+    else if (strcmp(key, "potential") == 0)
+        lua_pushstring(L, law->potential);
+    else if (strcmp(key, "scale") == 0)
+        lua_pushstring(L, law->scale);
+    else if (strcmp(key, "builtin") == 0)
+        lua_pushboolean(L, law->builtin);
+    else if (strcmp(key, "params") == 0)
+        push_params(L, law);
+    else if (strcmp(key, "runtime_params") == 0 || strcmp(key, "attributes") == 0) {
+        int attrs = key[0] == 'a', n = 0;
+        lua_newtable(L);
+        for (int k = 0; k < (attrs ? law->nattrs : law->nparams); k++)
+            if (attrs || law->params[k].runtime) {
+                lua_pushstring(L, attrs ? law->attrs[k] : law->params[k].name);
+                lua_rawseti(L, -2, ++n);
+            }
+    } else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int force_tostring(lua_State *L)
+{
+    const orr_law *law = orr_lua_checklaw(L, 1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "orrery.Force (%s", law->name);
+    luaL_addvalue(&b);
+    for (int k = 0; k < law->nparams; k++) {
+        lua_pushfstring(L, "%s%s=%f%s", k ? ", " : "; ", law->params[k].name,
+                        law->params[k].value, law->params[k].runtime ? " (runtime)" : "");
+        luaL_addvalue(&b);
+    }
+    for (int a = 0; a < law->nattrs; a++) {
+        lua_pushfstring(L, "%s%s", a ? ", " : "; attributes ", law->attrs[a]);
+        luaL_addvalue(&b);
+    }
+    luaL_addchar(&b, ')');
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* ---- Sim methods ------------------------------------------------------------------ */
+
+static int checkattr(lua_State *L, orr_sim *s, int arg)
+{
+    const char *name = luaL_checkstring(L, arg);
+    const orr_law *law = orr_sim_law(s);
+    int a = orr_law_attr_index(law, name);
+    if (a < 0) {
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        for (int k = 0; k < law->nattrs; k++) {
+            luaL_addstring(&b, k ? ", " : "");
+            luaL_addstring(&b, law->attrs[k]);
+        }
+        luaL_pushresult(&b);
+        luaL_argerror(L, arg, lua_pushfstring(L, "force law '%s' has no attribute '%s' "
+                                                 "(attributes: %s)", law->name, name,
+                                              law->nattrs ? lua_tostring(L, -1) : "none"));
+    }
+    return a;
+}
+
+static double *attr_values(lua_State *L, orr_sim *s, int a)
+{
+    double *v;
+    orr_error err = {0};
+    if (orr_sim_attr(s, a, &v, &err))
+        orr_lua_fail(L, &err, NULL);
+    return v;
+}
+
+/* sim:set_attribute(name, i, value) or sim:set_attribute(name, {v1, ..., vn}) */
+static int sim_set_attribute(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    int a = checkattr(L, s, 2);
+    long n = orr_sim_n(s);
+    double *v = attr_values(L, s, a);
+    if (lua_type(L, 3) == LUA_TTABLE) {
+        if ((long)lua_rawlen(L, 3) != n)
+            luaL_argerror(L, 3, lua_pushfstring(L, "%I values expected (one per body), got %I",
+                                                (lua_Integer)n, (lua_Integer)lua_rawlen(L, 3)));
+        double *tmp = lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0);
+        for (long i = 0; i < n; i++) {
+            int t = lua_rawgeti(L, 3, i + 1);
+            tmp[i] = lua_tonumber(L, -1);
+            if (t != LUA_TNUMBER || !isfinite(tmp[i]))
+                luaL_argerror(L, 3, lua_pushfstring(L, "element %I: finite number expected, got %s",
+                                                    (lua_Integer)i + 1, orr_lua_describe(L, -1)));
+            lua_pop(L, 1);
+        }
+        memcpy(v, tmp, sizeof(double) * (size_t)n);
+    } else {
+        lua_Integer i = luaL_checkinteger(L, 3);
+        if (i < 1 || i > n)
+            luaL_argerror(L, 3, lua_pushfstring(L, "index %I out of range 1..%I", i, (lua_Integer)n));
+        double x = luaL_checknumber(L, 4);
+        if (!isfinite(x))
+            luaL_argerror(L, 4, lua_pushfstring(L, "finite number expected, got %s",
+                                                orr_lua_describe(L, 4)));
+        v[i - 1] = x;
+    }
+    orr_sim_touch(s);
+    return 0;
+}
+
+/* sim:attribute(name, i) -> value; sim:attribute(name) -> {v1, ..., vn} */
+static int sim_attribute(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    int a = checkattr(L, s, 2);
+    long n = orr_sim_n(s);
+    const double *v = attr_values(L, s, a);
+    if (lua_isnoneornil(L, 3)) {
+        lua_createtable(L, n < 0x7fffffff ? (int)n : 0, 0);
+        for (long i = 0; i < n; i++) {
+            lua_pushnumber(L, v[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        return 1;
+    }
+    lua_Integer i = luaL_checkinteger(L, 3);
+    if (i < 1 || i > n)
+        luaL_argerror(L, 3, lua_pushfstring(L, "index %I out of range 1..%I", i, (lua_Integer)n));
+    lua_pushnumber(L, v[i - 1]);
+    return 1;
+}
+
+/* sim:set_param(name, value) -> recompiled (boolean) */
+static int sim_set_param(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    double v = luaL_checknumber(L, 3);
+    if (!isfinite(v))
+        luaL_argerror(L, 3, lua_pushfstring(L, "finite number expected, got %s",
+                                            orr_lua_describe(L, 3)));
+    int recompiled = 0;
+    orr_error err = {0};
+    if (orr_sim_set_param(s, name, v, &recompiled, &err))
+        return orr_lua_fail(L, &err, "sim:set_param");
+    lua_pushboolean(L, recompiled);
+    return 1;
+}
+
+static int sim_param(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const orr_law *law = orr_sim_law(s);
+    if (lua_isnoneornil(L, 2)) {
+        push_params(L, law);
+        return 1;
+    }
+    const char *name = luaL_checkstring(L, 2);
+    int k = orr_law_param_index(law, name);
+    if (k < 0)
+        return luaL_argerror(L, 2, lua_pushfstring(L, "force law '%s' has no param '%s'",
+                                                   law->name, name));
+    lua_pushnumber(L, law->params[k].value);
+    return 1;
+}
+
+/* The tolerance sim:verify and --verify judge by. */
+static double verify_tolerance(const orr_sim *s)
+{
+    return orr_sim_config_of(s)->precision == ORR_DOUBLE ? 1e-12 : 1e-5;
+}
+
+/* sim:verify{sample=} -> max_rel_err, bodies compared, tolerance */
+static int sim_verify(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    lua_Integer sample = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const keys[] = {"sample", NULL};
+        luaL_checktype(L, 2, LUA_TTABLE);
+        orr_lua_checkkeys(L, 2, "sim:verify", keys, 1);
+        if (lua_getfield(L, 2, "sample") != LUA_TNIL) {
+            int isint = 0;
+            sample = lua_tointegerx(L, -1, &isint);
+            if (!isint || sample < 1)
+                orr_lua_error(L, "sim:verify: 'sample' must be a positive integer (got %s)",
+                              orr_lua_describe(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+    double e = 0;
+    long ni = 0;
+    orr_error err = {0};
+    if (orr_sim_verify(s, (long)sample, &e, &ni, &err))
+        return orr_lua_fail(L, &err, "sim:verify");
+    lua_pushnumber(L, e);
+    lua_pushinteger(L, (lua_Integer)ni);
+    lua_pushnumber(L, verify_tolerance(s));
+    return 3;
+}
+
+void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when)
+{
+    double e = 0;
+    long ni = 0;
+    orr_error err = {0};
+    if (orr_sim_verify(s, 0, &e, &ni, &err)) {
+        orr_lua_fail(L, &err, "--verify");
+        return;
+    }
+    double tol = verify_tolerance(s);
+    int ok = e <= tol;
+    orr_lua_verify_failures += !ok;
+    fprintf(stderr, "orrery: verify (%s): %s %s '%s' vs cpu double: max rel err %.3g over %ld "
+            "bodies (tolerance %.0e): %s\n", when, orr_sim_engine(s)->ops->name,
+            orr_precision_name(orr_sim_config_of(s)->precision), orr_sim_law(s)->name, e, ni, tol,
+            ok ? "ok" : "FAILED");
+}
+
+/* core._verifying() -> boolean; core._verify(sim, when) reports when verifying */
+static int l_verifying(lua_State *L)
+{
+    lua_pushboolean(L, orr_lua_verify_mode);
+    return 1;
+}
+
+static int l_verify_report(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    if (orr_lua_verify_mode)
+        orr_lua_verify_report(L, s, luaL_checkstring(L, 2));
+    return 0;
+}
+
+static const luaL_Reg sim_methods[] = {
+    {"set_attribute", sim_set_attribute},
+    {"attribute", sim_attribute},
+    {"set_param", sim_set_param},
+    {"param", sim_param},
+    {"params", sim_param},
+    {"verify", sim_verify},
+    {NULL, NULL},
+};
+
+static const luaL_Reg force_meta[] = {
+    {"__gc", force_gc},
+    {"__index", force_index},
+    {"__tostring", force_tostring},
+    {NULL, NULL},
+};
+
+void orr_lua_open_force(lua_State *L)
+{
+    luaL_newmetatable(L, ORR_LUA_FORCE);
+    luaL_setfuncs(L, force_meta, 0);
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_force);
+    lua_setfield(L, -2, "force");
+    lua_newtable(L);
+    int n = 0;
+    for (const char *const *b = orr_law_builtin_names(); *b; b++) {
+        lua_pushstring(L, *b);
+        lua_rawseti(L, -2, ++n);
+    }
+    lua_setfield(L, -2, "forces");
+    lua_pushcfunction(L, l_verifying);
+    lua_setfield(L, -2, "_verifying");
+    lua_pushcfunction(L, l_verify_report);
+    lua_setfield(L, -2, "_verify");
+    lua_getfield(L, -1, "Sim");   /* the Sim methods table (orr_lua_open_sim ran first) */
+    luaL_setfuncs(L, sim_methods, 0);
+    lua_pop(L, 1);
+}
