@@ -34,7 +34,7 @@ LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lfor
 LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 
-TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_gpu
+TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: all run test gpu-test deps clean bundle

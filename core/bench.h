@@ -1,10 +1,11 @@
-/* bench: one row of `orrery bench`: builds an engine for N bodies of a
- * Plummer sphere, times whole steps (force, kick, drift) and the force kernel
- * alone, and checks a sample of accelerations against the double-precision
- * CPU backend. */
+/* bench: one row of `orrery bench`: builds an engine for N bodies (a
+ * Plummer sphere for gravity-like laws, see orr_bench_bodies), times whole
+ * steps (force, kick, drift) and the force kernel alone, and checks a sample
+ * of accelerations against the double-precision CPU backend. */
 #ifndef ORR_BENCH_H
 #define ORR_BENCH_H
 
+#include <stdint.h>
 #include "engine.h"
 
 typedef struct {
@@ -29,6 +30,16 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
                          size_t notice_size, orr_error *err);
 
 /* Max relative error of acc against ref over ni bodies (3 ni values each). */
+/* The bodies benchmarks and the tuner run on, for spec's law: laws scaled by
+ * G (gravity-like) a Plummer sphere, others a uniform cube of unit mean
+ * spacing (short-range laws such as Lennard-Jones see neighbours at their own
+ * scale); when the law has attributes, *attr (heap, caller frees; else NULL)
+ * holds deterministic values of both signs with magnitudes in [0.5, 1.5),
+ * attr[a * n + i].  In float every value is rounded to float, so reference
+ * and candidates see the same bodies. */
+orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double *pos,
+                            double *vel, double **attr, orr_error *err);
+
 double orr_max_rel_err(const double *acc, const double *ref, long ni);
 
 #endif

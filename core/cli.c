@@ -8,6 +8,7 @@
 #include "kcache.h"
 #include "kspec.h"
 #include "lrun.h"
+#include "law.h"
 #include "rtc.h"
 #include "tune.h"
 
@@ -32,23 +33,28 @@ static const char *usage_text =
     "\n"
     "commands:\n"
     "  run SCRIPT.lua [ARGS...]  run a Lua scenario (docs/LUA_API.md); ARGS in the global arg\n"
-    "  info                      GPUs, NVRTC, host compiler, kernel cache\n"
+    "      --verify              (before SCRIPT) check every simulation against the CPU in\n"
+    "                            double before its first step and after each sim:run\n"
+    "      --resume CKPT         (before SCRIPT, after --verify) the checkpoint CKPT restored\n"
+    "                            as orrery.resumed for the script to continue\n"
+    "  info [--forces]           GPUs, NVRTC, host compiler, kernel cache, tunings;\n"
+    "                            --forces: the built-in force laws with their params\n"
     "  bench [OPTIONS]           time steps and check accuracy against the CPU in double\n"
     "      --backend auto|cuda|cpu   (auto)      --precision float|double (float)\n"
     "      --n LIST              body counts, e.g. 16384,65536 (GPU: 16384,65536,262144;\n"
     "                            CPU: 1024,4096,16384)\n"
     "      --steps K             timed steps per row (default: about 0.25 s worth)\n"
     "      --variant tiled|naive|both   kernel variant (tiled)\n"
-    "      --block B --unroll U --split S --softening EPS --G G --force NAME\n"
+    "      --block B --unroll U --split S --softening EPS --G G --force NAME|LAW.lua\n"
     "      --tune                use the stored tuning per N, tuning first where there is none\n"
     "      --csv                 machine-readable rows\n"
     "  tune [OPTIONS]            autotune the kernels for this device; results are stored\n"
-    "      --backend auto|cuda|cpu  --precision P  --force NAME  --n LIST (as bench)\n"
+    "      --backend auto|cuda|cpu  --precision P  --force NAME|LAW.lua  --n LIST (as bench)\n"
     "      --budget SECONDS (2)  --exhaustive  --retune (ignore the stored result)\n"
     "  compile [OPTIONS]         generate and compile a kernel, print or write it\n"
     "      --target gpu|cpu (gpu)   --arch sm_XY (the GPU's own, else sm_90)\n"
     "      --emit source|ptx|cubin (GPU) or source|so (CPU)   -o FILE\n"
-    "      --precision P --block B --unroll U --split S --softening EPS --G G --force NAME\n"
+    "      --precision P --block B --unroll U --split S --softening EPS --G G --force NAME|LAW.lua\n"
     "  cache list|clear          list or remove compiled kernels (clear: tunings too)\n"
     "  --help, --version\n"
     "\n"
@@ -129,6 +135,29 @@ static int parse_double(const char *cmd, const char *opt, const char *s, double 
     return 0;
 }
 
+/* --force NAME (a built-in law) or SCRIPT.lua (a law script that returns
+ * an orrery.Force); the law lives as long as the process. */
+static int set_force(const char *cmd, orr_kspec *s, const char *v)
+{
+    static orr_law law;
+    size_t len = strlen(v);
+    if (len > 4 && strcmp(v + len - 4, ".lua") == 0) {
+        orr_error e = {0};
+        orr_law_free(&law);
+        if (orr_lua_load_law(v, &law, &e) || orr_law_validate(&law, &e)) {
+            fprintf(stderr, "orrery: %s: --force %s: %s\n", cmd, v, e.msg);
+            orr_error_clear(&e);
+            return 1;
+        }
+        s->law = &law;
+        snprintf(s->force, sizeof s->force, "%s", law.name);
+    } else {
+        s->law = NULL;
+        snprintf(s->force, sizeof s->force, "%s", v);
+    }
+    return 0;
+}
+
 /* Kernel-spec options shared by bench and compile; returns 1 when the current
  * argument was one of them (and *bad != 0 on a usage error). */
 static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
@@ -170,7 +199,7 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
             *bad = parse_double(a->cmd, "--G", v, &s->G);
     } else if (opt_value(a, "--force", &v, bad)) {
         if (!*bad)
-            snprintf(s->force, sizeof s->force, "%s", v);
+            *bad = set_force(a->cmd, s, v);
     } else {
         return 0;
     }
@@ -178,6 +207,29 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
 }
 
 /* ---- info ---------------------------------------------------------------- */
+
+/* orrery info --forces: the built-in laws, their params and attributes. */
+static int list_forces(void)
+{
+    orr_error e = {0};
+    printf("built-in force laws (kernels_src/forces/; docs/FORCE_LAWS.md):\n");
+    for (const char *const *n = orr_law_builtin_names(); *n; n++) {
+        orr_law law;
+        if (orr_law_builtin(*n, &law, &e)) {
+            printf("  %s: unreadable: %s\n", *n, e.msg);
+            orr_error_clear(&e);
+            continue;
+        }
+        printf("  %s: %s\n    scale: %s\n", law.name, law.doc, law.scale);
+        for (int k = 0; k < law.nparams; k++)
+            printf("    param %-10s = %-8g %s\n", law.params[k].name, law.params[k].value,
+                   law.params[k].doc);
+        for (int k = 0; k < law.nattrs; k++)
+            printf("    attribute %-7s %s\n", law.attrs[k], law.attr_doc[k]);
+        orr_law_free(&law);
+    }
+    return 0;
+}
 
 static void list_tuning(const orr_tune_entry *t, void *ctx)
 {
@@ -190,8 +242,10 @@ static void list_tuning(const orr_tune_entry *t, void *ctx)
 
 static int cmd_info(args_t *a)
 {
+    if (a->argc == 3 && strcmp(a->argv[2], "--forces") == 0)
+        return list_forces();
     if (a->argc > 2)
-        return usage_error("info: unexpected argument '%s'", a->argv[2]);
+        return usage_error("info: unexpected argument '%s' (orrery info [--forces])", a->argv[2]);
     orr_error e = {0};
     printf("orrery %s\n", ORR_VERSION);
     printf("GPUs:\n");
@@ -703,9 +757,21 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "run") == 0) {
-        if (argc < 3)
-            return usage_error("run: missing script (orrery run SCRIPT.lua [ARGS...])");
-        return orr_lua_run(argv[2], argc - 3, argv + 3);
+        int first = 2;
+        if (argc > first && strcmp(argv[first], "--verify") == 0) {
+            orr_lua_set_verify(1);
+            first++;
+        }
+        if (argc > first && strcmp(argv[first], "--resume") == 0) {
+            if (argc <= first + 1)
+                return usage_error("run: --resume needs a checkpoint file (orrery run --resume "
+                                   "CKPT SCRIPT.lua [ARGS...])");
+            orr_lua_set_resume(argv[first + 1]);
+            first += 2;
+        }
+        if (argc <= first)
+            return usage_error("run: missing script (orrery run [--verify] SCRIPT.lua [ARGS...])");
+        return orr_lua_run(argv[first], argc - first - 1, argv + first + 1);
     }
     if (strcmp(cmd, "info") == 0)
         return cmd_info(&a);

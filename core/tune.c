@@ -970,6 +970,7 @@ static orr_status reference(tuner *t, orr_error *err)
     orr_kspec rs;
     orr_kspec_default(&rs, ORR_TARGET_CPU);
     memcpy(rs.force, t->id.base.force, sizeof rs.force);
+    rs.law = t->id.base.law;
     rs.precision = ORR_DOUBLE;
     rs.softening = t->id.base.softening;
     rs.G = t->id.base.G;
@@ -999,40 +1000,6 @@ static orr_status reference(tuner *t, orr_error *err)
     orr_engine_destroy(eng);
     if (st)
         orr_error_context(err, "tuning reference (%s backend, double)", which);
-    return st;
-}
-
-/* The bodies candidates run on: laws scaled by G (gravity-like) on a
- * Plummer sphere, others on a uniform cube of unit mean spacing (so short
- * range laws such as Lennard-Jones see neighbours at their own scale);
- * attributes, when the law has any, deterministic values of both signs with
- * magnitudes in [0.5, 1.5). */
-static orr_status tune_bodies(tuner *t, long n, orr_error *err)
-{
-    orr_law builtin;
-    const orr_law *law = t->id.base.law;
-    orr_status st = ORR_OK;
-    if (!law && (st = orr_law_builtin(t->id.base.force, &builtin, err)) == ORR_OK)
-        law = &builtin;
-    if (st)
-        return st;
-    if (strcmp(law->scale, "G") == 0)
-        st = orr_ic_plummer(n, TUNE_SEED, 1.0, t->pos, t->vel, err);
-    else
-        st = orr_ic_uniform_cube(n, TUNE_SEED, cbrt((double)n), t->pos, t->vel, err);
-    if (!st && law->nattrs) {
-        t->attr = malloc(sizeof(double) * (size_t)law->nattrs * (size_t)n);
-        if (!t->attr)
-            st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
-        for (long k = 0; !st && k < law->nattrs * n; k++) {
-            double v = 0.5 + (double)((k * 2654435761u) % 1000) / 1000.0;
-            t->attr[k] = k % 2 ? -v : v;
-            if (t->id.base.precision == ORR_FLOAT)
-                t->attr[k] = (float)t->attr[k];
-        }
-    }
-    if (law == &builtin)
-        orr_law_free(&builtin);
     return st;
 }
 
@@ -1181,13 +1148,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
     for (long k = 0; k < t.ni; k++)
         t.idx[k] = (long)((double)k * n / t.ni);
-    st = tune_bodies(&t, n, err);
-    if (!st && t.id.base.precision == ORR_FLOAT) {   /* reference and candidates see the same */
-        for (long k = 0; k < 4 * n; k++)
-            t.pos[k] = (float)t.pos[k];
-        for (long k = 0; k < 3 * n; k++)
-            t.vel[k] = (float)t.vel[k];
-    }
+    st = orr_bench_bodies(&t.id.base, n, TUNE_SEED, t.pos, t.vel, &t.attr, err);
     int ctx_held = 0;
     if (!st && t.id.target == ORR_TARGET_GPU) {   /* keep one context across all candidates */
         st = orr_cuda_ctx_acquire(t.id.device, err);

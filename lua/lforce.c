@@ -137,14 +137,6 @@ static void each_name(lua_State *L, const char *key, orr_law *law,
     lua_pop(L, 1);
 }
 
-static int is_builtin(const char *name)
-{
-    for (const char *const *b = orr_law_builtin_names(); *b; b++)
-        if (strcmp(*b, name) == 0)
-            return 1;
-    return 0;
-}
-
 /* t[key] as a string or absent (NULL). */
 static const char *opt_string(lua_State *L, const char *key)
 {
@@ -200,8 +192,6 @@ static int l_force(lua_State *L)
                 strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name) || !*name)
                 orr_lua_error(L, "%s: invalid force law name \"%s\" (lowercase letters, digits, "
                               "'_')", WHO, name);
-            if (strcmp(name, base) != 0 && is_builtin(name))
-                orr_lua_error(L, "%s: name \"%s\" is taken by a built-in law", WHO, name);
             snprintf(law->name, sizeof law->name, "%s", name);
         }
         if (lua_getfield(L, 1, "params") != LUA_TNIL)
@@ -211,9 +201,6 @@ static int l_force(lua_State *L)
         if (!name)
             orr_lua_error(L, "%s: 'name' is required (or 'base', a built-in law to start from)",
                           WHO);
-        if (is_builtin(name))
-            orr_lua_error(L, "%s: name \"%s\" is taken by a built-in law (use base = \"%s\" to "
-                          "change its params, or another name)", WHO, name, name);
         if (!pair)
             orr_lua_error(L, "%s: 'pair' is required: C code that sets f, the acceleration of "
                           "body i being scale * f * (x_j - x_i)", WHO);

@@ -5,6 +5,7 @@
  * clean stop: the SIGINT handler sets the flag orr_sim_step polls and a
  * count hook (lua.c's laction) that stops pure-Lua loops. */
 #include "lrun.h"
+#include "law.h"
 
 #include "lorrery.h"
 
@@ -95,6 +96,27 @@ static int setup(lua_State *L)
     return 0;
 }
 
+static const char *resume_path;   /* orr_lua_set_resume */
+
+void orr_lua_set_resume(const char *checkpoint)
+{
+    resume_path = checkpoint;
+}
+
+/* Protected: orrery.resumed = orrery.restore(checkpoint), before the script. */
+static int resume(lua_State *L)
+{
+    const char *path = lua_touserdata(L, 1);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "orrery");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "restore");
+    lua_pushstring(L, path);
+    lua_call(L, 1, 1);
+    lua_setfield(L, -2, "resumed");
+    return 0;
+}
+
 int orr_lua_run(const char *script, int argc, char **argv)
 {
     lua_State *L = luaL_newstate();
@@ -111,6 +133,15 @@ int orr_lua_run(const char *script, int argc, char **argv)
         fprintf(stderr, "orrery: %s\n", lua_tostring(L, -1));
         lua_close(L);
         return 1;
+    }
+    if (resume_path) {
+        lua_pushcfunction(L, resume);
+        lua_pushlightuserdata(L, (void *)resume_path);
+        if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+            fprintf(stderr, "orrery: --resume: %s\n", lua_tostring(L, -1));
+            lua_close(L);
+            return 1;
+        }
     }
 
     int rc = 0;
@@ -151,5 +182,57 @@ int orr_lua_run(const char *script, int argc, char **argv)
             fprintf(stderr, "interrupted\n");
         rc = 130;
     }
+    if (rc == 0 && orr_lua_verify_mode && orr_lua_verify_failures) {
+        fprintf(stderr, "orrery: --verify: %d check%s above tolerance\n", orr_lua_verify_failures,
+                orr_lua_verify_failures == 1 ? "" : "s");
+        rc = 1;
+    }
     return rc;
+}
+
+/* Protected: runs the law script and copies the orrery.Force it returns. */
+static int load_law(lua_State *L)
+{
+    const char *path = lua_touserdata(L, 1);
+    orr_law *out = lua_touserdata(L, 2);
+    if (luaL_loadfile(L, path) != LUA_OK)
+        return lua_error(L);
+    lua_call(L, 0, 1);
+    if (!luaL_testudata(L, -1, ORR_LUA_FORCE))
+        return luaL_error(L, "%s must return an orrery.Force (return orrery.force{...}); it "
+                          "returned %s", path, luaL_typename(L, -1));
+    orr_error err = {0};
+    if (orr_law_copy(out, orr_lua_checklaw(L, -1), &err))
+        return luaL_error(L, "%s", err.msg);
+    return 0;
+}
+
+orr_status orr_lua_load_law(const char *path, orr_law *law, orr_error *err)
+{
+    lua_State *L = luaL_newstate();
+    if (!L)
+        return orr_fail(err, ORR_ERR_NOMEM, "cannot create a Lua state: out of memory");
+    memset(law, 0, sizeof *law);
+    lua_pushcfunction(L, setup);
+    lua_pushlightuserdata(L, (void *)path);
+    lua_pushinteger(L, 0);
+    lua_pushlightuserdata(L, NULL);
+    orr_status st = ORR_OK;
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+        st = orr_fail(err, ORR_ERR_ARG, "%s", lua_tostring(L, -1));
+    } else {
+        lua_pushcfunction(L, load_law);
+        lua_pushlightuserdata(L, (void *)path);
+        lua_pushlightuserdata(L, law);
+        if (lua_pcall(L, 2, 0, 0) != LUA_OK)
+            st = orr_fail(err, ORR_ERR_ARG, "%s", lua_tostring(L, -1));
+    }
+    lua_close(L);
+    return st;
+}
+
+void orr_lua_set_verify(int on)
+{
+    orr_lua_verify_mode = on;
+    orr_lua_verify_failures = 0;
 }

@@ -12,6 +12,7 @@
 #include "bench.h"
 #include "engine.h"
 #include "ic.h"
+#include "law.h"
 #include "sim.h"
 
 static int gpu_present(void)
@@ -261,6 +262,109 @@ static void test_sim_cuda_matches_cpu(void **state)
     free(vel);
 }
 
+/* Every built-in law and a user law (runtime param, attribute) on the GPU
+ * against the CPU backend in double: accelerations within 1e-5 (float) and
+ * 1e-12 (double), the potential too; a user copy of gravity bitwise equal to
+ * the built-in on the GPU. */
+static void test_force_laws(void **state)
+{
+    NEED_GPU();
+    enum { N = 3001 };   /* not a multiple of any tile */
+    orr_error err = {0};
+    orr_law laws[6];
+    const char *names[] = {"gravity", "gravity_spline", "coulomb", "lennard_jones", "yukawa"};
+    for (int l = 0; l < 5; l++)
+        TU_OK(orr_law_builtin(names[l], &laws[l], &err), &err);
+    TU_OK(orr_law_init(&laws[5], "screened",
+                       "real inv = orr_rsqrt_nz(r2), r = r2 * inv;\n"
+                       "f = -(charge_i / mi) * charge_j * orr_exp(-r / lambda) * (1 + r / lambda) * inv * inv * inv;\n",
+                       "real inv = orr_rsqrt_nz(r2);\nu = charge_i * charge_j * orr_exp(-r2 * inv / lambda) * inv;\n",
+                       "test_gpu.c", &err), &err);
+    TU_OK(orr_law_add_attr(&laws[5], "charge", &err), &err);
+    TU_OK(orr_law_add_param(&laws[5], "lambda", 2.0, &err), &err);
+    TU_OK(orr_law_add_param(&laws[5], "k", 0.75, &err), &err);
+    TU_OK(orr_law_set_runtime(&laws[5], "k", &err), &err);
+    snprintf(laws[5].scale, sizeof laws[5].scale, "k");
+    double *pos = malloc(sizeof(double) * 4 * N), *attr = malloc(sizeof(double) * N),
+           *acc = malloc(sizeof(double) * 3 * N), *ref = malloc(sizeof(double) * 3 * N);
+    /* a jittered lattice (no two bodies closer than ~0.8: Lennard-Jones stays tame) */
+    uint64_t seed = 2026;
+    long side = (long)ceil(cbrt((double)N));
+    for (long i = 0; i < N; i++) {
+        long c[3] = {i % side, (i / side) % side, i / (side * side)};
+        for (int k = 0; k < 3; k++)
+            pos[4 * i + k] = (float)(1.1 * c[k] + 0.3 * (tu_rand(&seed) - 0.5));
+        pos[4 * i + 3] = (float)(0.5 + tu_rand(&seed));
+        attr[i] = (float)((i % 2 ? -1 : 1) * (0.5 + tu_rand(&seed)));
+    }
+    for (int l = 0; l < 6; l++)
+        for (int p = 0; p < 2; p++) {
+            orr_kspec gs, cs;
+            orr_kspec_default(&gs, ORR_TARGET_GPU);
+            orr_kspec_default(&cs, ORR_TARGET_CPU);
+            memcpy(gs.force, laws[l].name, sizeof gs.force);
+            memcpy(cs.force, laws[l].name, sizeof cs.force);
+            gs.law = cs.law = &laws[l];
+            gs.precision = (orr_precision)p;
+            cs.precision = ORR_DOUBLE;
+            gs.softening = cs.softening = 0.3;
+            orr_engine *g = NULL, *c = NULL;
+            TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);
+            TU_OK(orr_engine_create(&c, ORR_BACKEND_CPU, &cs, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);
+            TU_OK(orr_engine_set_state(g, pos, NULL, &err), &err);
+            TU_OK(orr_engine_set_state(c, pos, NULL, &err), &err);
+            TU_OK(orr_engine_set_attr(g, attr, &err), &err);
+            TU_OK(orr_engine_set_attr(c, attr, &err), &err);
+            if (l == 5) {   /* a runtime param change reaches both */
+                double k2[ORR_LAW_MAX_RUNTIME] = {1.25};
+                orr_engine_set_runtime(g, k2);
+                orr_engine_set_runtime(c, k2);
+            }
+            TU_OK(orr_engine_accel(g, acc, &err), &err);
+            TU_OK(orr_engine_accel(c, ref, &err), &err);
+            double e = orr_max_rel_err(acc, ref, N), ug, uc;
+            TU_OK(orr_engine_potential(g, &ug, &err), &err);
+            TU_OK(orr_engine_potential(c, &uc, &err), &err);
+            double eu = fabs(ug - uc) / fabs(uc);
+            print_message("%-14s %-6s max rel err %.2e, potential rel err %.2e\n", laws[l].name,
+                          orr_precision_name((orr_precision)p), e, eu);
+            assert_true(e <= (p ? 1e-12 : 1e-5));
+            assert_true(eu <= (p ? 1e-12 : 1e-5));
+            orr_engine_destroy(g);
+            orr_engine_destroy(c);
+        }
+    /* a user copy of gravity: bitwise the built-in's accelerations */
+    orr_law copy;
+    TU_OK(orr_law_init(&copy, "mygravity", "real inv = orr_rsqrt_nz(r2);\nf = mj * (inv * inv * inv);\n",
+                       "u = -(mi * mj) * orr_rsqrt_nz(r2);\n", "test_gpu.c", &err), &err);
+    snprintf(copy.scale, sizeof copy.scale, "G");
+    for (int p = 0; p < 2; p++) {
+        orr_kspec a, b;
+        orr_kspec_default(&a, ORR_TARGET_GPU);
+        orr_kspec_default(&b, ORR_TARGET_GPU);
+        snprintf(b.force, sizeof b.force, "mygravity");
+        b.law = &copy;
+        a.precision = b.precision = (orr_precision)p;
+        orr_engine *ea = NULL, *eb = NULL;
+        TU_OK(orr_engine_create(&ea, ORR_BACKEND_CUDA, &a, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);
+        TU_OK(orr_engine_create(&eb, ORR_BACKEND_CUDA, &b, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);
+        TU_OK(orr_engine_set_state(ea, pos, NULL, &err), &err);
+        TU_OK(orr_engine_set_state(eb, pos, NULL, &err), &err);
+        TU_OK(orr_engine_accel(ea, acc, &err), &err);
+        TU_OK(orr_engine_accel(eb, ref, &err), &err);
+        assert_memory_equal(acc, ref, sizeof(double) * 3 * N);
+        orr_engine_destroy(ea);
+        orr_engine_destroy(eb);
+    }
+    orr_law_free(&copy);
+    for (int l = 0; l < 6; l++)
+        orr_law_free(&laws[l]);
+    free(pos);
+    free(attr);
+    free(acc);
+    free(ref);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -271,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_cache_second_start),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_sim_cuda_matches_cpu),
+        cmocka_unit_test(test_force_laws),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

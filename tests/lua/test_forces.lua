@@ -1,0 +1,173 @@
+-- test_forces: force laws from Lua: orrery.force{} (user laws and laws
+-- derived from a built-in), the orrery.Force fields, simulation{force=,
+-- params=}, sim:set_param (runtime: no recompile; baked: recompile),
+-- attributes (set_attribute, attribute, sim.attr buffers), sim:verify, a law
+-- script for --force, and the exact errors for bad definitions and snippets.
+-- CPU backend, small N.
+local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
+local orrery = require "orrery"
+
+local GRAV_PAIR = [[
+real inv = orr_rsqrt_nz(r2);
+f = mj * (inv * inv * inv);
+]]
+local GRAV_POT = "u = -(mi * mj) * orr_rsqrt_nz(r2);"
+
+local function screened(extra)
+  local spec = {
+    name = "screened", params = { lambda = 0.5, k = 1.0 }, runtime_params = { "k" },
+    attributes = { "charge" }, scale = "k",
+    pair = [[
+real inv = orr_rsqrt_nz(r2), r = r2 * inv;
+f = -(charge_i / mi) * charge_j * orr_exp(-r / lambda) * (1 + r / lambda) * (inv * inv * inv);
+]],
+    potential = [[
+real inv = orr_rsqrt_nz(r2);
+u = charge_i * charge_j * orr_exp(-r2 * inv / lambda) * inv;
+]],
+  }
+  for k, v in pairs(extra or {}) do spec[k] = v end
+  return orrery.force(spec)
+end
+
+T.test("built-in laws are listed and inspectable", function()
+  T.eq(table.concat(orrery.forces, ","), "coulomb,gravity,gravity_spline,lennard_jones,yukawa")
+  local lj = orrery.force("lennard_jones")
+  T.eq(lj.name, "lennard_jones"); T.eq(lj.builtin, true)
+  T.eq(lj.params.sigma, 1); T.eq(lj.params.cutoff, 2.5)
+  T.eq(#lj.attributes, 0)
+  T.eq(orrery.force("coulomb").attributes[1], "charge")
+  T.eq(orrery.force("gravity").scale, "G")
+  T.ok(tostring(lj):match("^orrery.Force %(lennard_jones; "), tostring(lj))
+end)
+
+T.test("a user copy of gravity is bitwise the built-in", function()
+  local g = orrery.force{ name = "mygrav", scale = "G", pair = GRAV_PAIR, potential = GRAV_POT }
+  T.eq(g.origin, arg[0] .. ":" .. debug.getinfo(1, "l").currentline - 1)
+  T.eq(g.builtin, false)
+  local ic = orrery.ic.plummer{ n = 300, seed = 11 }
+  local a <close> = orrery.simulation{ n = 300, force = g, backend = "cpu" }
+  local b <close> = orrery.simulation{ n = 300, backend = "cpu" }
+  T.eq(a.force, "mygrav")
+  a:load(ic); b:load(ic)
+  a:step(4); b:step(4)
+  for i = 1, 300 do
+    local p, q = a.pos[i], b.pos[i]
+    for k = 1, 3 do T.eq(p[k], q[k], "body " .. i) end
+  end
+  T.eq(a:energy().potential, b:energy().potential)
+end)
+
+T.test("runtime params, baked params and attributes", function()
+  local law = screened()
+  T.eq(law.runtime_params[1], "k")
+  local sim <close> = orrery.simulation{ n = 50, force = law, backend = "cpu", precision = "double" }
+  sim:load(orrery.ic.uniform_cube{ n = 50, seed = 5, side = 4 })
+  local q = {}
+  for i = 1, 50 do q[i] = (i % 2 == 0 and 1 or -1) * (0.5 + i / 100) end
+  sim:set_attribute("charge", q)
+  T.eq(sim:attribute("charge", 7), q[7])
+  T.eq(sim.attr.charge[8], q[8]); T.eq(#sim.attr.charge, 50)
+  sim.attr.charge[8] = 2.5
+  T.eq(sim:attribute("charge")[8], 2.5)
+  sim:set_attribute("charge", 8, q[8])
+  local u1 = sim:energy().potential
+  T.ok(u1 ~= 0, "charges interact")
+  T.eq(sim:set_param("k", 2), false, "runtime: no recompile")
+  T.eq(sim:energy().potential, 2 * u1)
+  T.eq(sim:param("k"), 2)
+  T.eq(sim:set_param("lambda", 1.5), true, "baked: recompiled")
+  T.eq(sim:params().lambda, 1.5)
+  T.ok(math.abs(sim:energy().potential) > math.abs(2 * u1), "longer screening, more energy")
+  T.eq(sim:attribute("charge", 8), q[8], "attributes survive the rebuild")
+  local e, n = sim:verify()
+  T.ok(e < 1e-12, "double CPU verifies against itself: " .. e); T.eq(n, 50)
+end)
+
+T.test("simulation params override a law's values", function()
+  local sim <close> = orrery.simulation{ n = 8, force = "yukawa", params = { lambda = 3 },
+    backend = "cpu" }
+  T.eq(sim:param("lambda"), 3)
+  local derived = orrery.force{ base = "lennard_jones", name = "argon",
+    params = { sigma = 3.4, epsilon = 0.997 }, runtime_params = { "epsilon" } }
+  T.eq(derived.name, "argon"); T.eq(derived.params.sigma, 3.4)
+  T.eq(derived.runtime_params[1], "epsilon")
+  local s2 <close> = orrery.simulation{ n = 8, force = derived, backend = "cpu" }
+  T.eq(s2:set_param("epsilon", 1.1), false)
+end)
+
+T.test("verify: float CPU against double", function()
+  local sim <close> = orrery.simulation{ n = 400, force = "coulomb", backend = "cpu",
+    softening = 0.05 }
+  sim:load(orrery.ic.uniform_cube{ n = 400, seed = 9 })
+  for i = 1, 400 do sim:set_attribute("charge", i, i % 2 == 0 and 1 or -1) end
+  local e, n, tol = sim:verify{ sample = 100 }
+  T.eq(n, 100); T.eq(tol, 1e-5)
+  T.ok(e > 0 and e < 1e-5, "float error " .. e)
+end)
+
+T.test("a law script for --force", function()
+  local path = os.getenv("TEST_TMP") .. "/law.lua"
+  local f = assert(io.open(path, "w"))
+  f:write('local orrery = require "orrery"\nreturn orrery.force{ name = "plummerish", scale = "G",\n',
+    string.format("pair = %q, potential = %q }\n", GRAV_PAIR, GRAV_POT))
+  f:close()
+  T.eq(dofile(path).name, "plummerish")
+end)
+
+T.test("definition errors", function()
+  local W = "orrery.force: "
+  T.raises(W .. "'name' is required (or 'base', a built-in law to start from)",
+    orrery.force, { pair = "f = 0;" })
+  T.raises(W .. "'pair' is required: C code that sets f, the acceleration of body i being scale * f * (x_j - x_i)",
+    orrery.force, { name = "x" })
+  T.raises(W .. "force law 'x': invalid param name 'r2': it is a variable, keyword or function already in scope in the snippets",
+    orrery.force, { name = "x", pair = "f = 0;", params = { r2 = 1 } })
+  T.raises(W .. "param 'a' must be a finite number (got nan)",
+    orrery.force, { name = "x", pair = "f = 0;", params = { a = 0 / 0 } })
+  T.raises(W .. "param 'a' must be a finite number (got \"1\")",
+    orrery.force, { name = "x", pair = "f = 0;", params = { a = "1" } })
+  T.raises(W .. "force law 'x': runtime param 'b' is not one of its params",
+    orrery.force, { name = "x", pair = "f = 0;", params = { a = 1 }, runtime_params = { "b" } })
+  T.raises(W .. "force law 'x': attribute 'mass' is defined twice",
+    orrery.force, { name = "x", pair = "f = 0;", attributes = { "mass", "mass" } })
+  T.raises(W .. "'pair' cannot be combined with 'base' (a law derived from 'coulomb' keeps its code)",
+    orrery.force, { base = "coulomb", pair = "f = 0;" })
+  T.raises(W .. "unknown key 'pairs' (valid: name, base, doc, params, runtime_params, attributes, pair, potential, scale, finite_at_zero)",
+    orrery.force, { name = "x", pairs = "f = 0;" })
+  T.raises(W .. "force law 'coulomb' has no param 'q' (params: k)",
+    orrery.force, { base = "coulomb", params = { q = 1 } })
+  T.raises("orrery.simulation: force law 'yukawa' has no param 'mu' (params: lambda)",
+    orrery.simulation, { n = 4, force = "yukawa", params = { mu = 1 }, backend = "cpu" })
+end)
+
+T.test("use errors", function()
+  local sim <close> = orrery.simulation{ n = 4, force = "coulomb", backend = "cpu" }
+  T.raises("bad argument #1 to 'set_attribute' (force law 'coulomb' has no attribute 'spin' (attributes: charge))",
+    function() sim:set_attribute("spin", 1, 1) end)
+  T.raises("bad argument #2 to 'set_attribute' (index 5 out of range 1..4)",
+    function() sim:set_attribute("charge", 5, 1) end)
+  T.raises("bad argument #2 to 'set_attribute' (4 values expected (one per body), got 3)",
+    function() sim:set_attribute("charge", { 1, 2, 3 }) end)
+  T.raises("sim:set_param: force law 'coulomb' has no param 'kk' (params: k)",
+    function() sim:set_param("kk", 1) end)
+  local plain <close> = orrery.simulation{ n = 4, backend = "cpu" }
+  T.eq(next(plain.attr), nil)
+  T.raises("bad argument #1 to 'attribute' (force law 'gravity' has no attribute 'charge' (attributes: none))",
+    function() plain:attribute("charge", 1) end)
+end)
+
+T.test("a snippet that does not compile names the definition and the snippet line", function()
+  local bad = orrery.force{ name = "broken", pair = "real x = r2;\nf = x *;\n" }
+  local line = debug.getinfo(1, "l").currentline - 1
+  local ok, err = pcall(orrery.simulation, { n = 4, force = bad, backend = "cpu" })
+  T.eq(ok, false)
+  local where = arg[0] .. ":" .. line
+  T.ok(err:find("orrery.simulation: force law 'broken' (defined at " .. where .. "): ", 1, true), err)
+  T.ok(err:find(where .. " (force 'broken', pair):2:", 1, true), err)
+  -- the script goes on: a good law still works
+  local good <close> = orrery.simulation{ n = 4, force = screened(), backend = "cpu" }
+  T.eq(good.force, "screened")
+end)
+
+T.done()

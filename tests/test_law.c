@@ -1,0 +1,455 @@
+/* test_law: force laws on the CPU backend: the built-in laws' metadata,
+ * force = -grad potential for every built-in law (central differences, in
+ * double), the analytic two-body Coulomb force (also across a periodic
+ * boundary), the Lennard-Jones zero at 2^(1/6) sigma and its cut-off, Yukawa
+ * tending to gravity, a user copy of gravity giving bitwise the built-in's
+ * accelerations, runtime vs baked params and the kernel cache, compile
+ * errors naming the snippet's origin and line (host compiler and NVRTC), and
+ * the errors for bad names and values. */
+#include "testutil.h"
+
+#include "engine.h"
+#include "kcache.h"
+#include "law.h"
+#include "rtc.h"
+#include "sim.h"
+
+/* Bodies on a jittered 3-D lattice of spacing 1.1 (so no two are closer
+ * than about 0.8), masses in [0.5, 1.5), attributes of both signs with
+ * magnitudes in [0.5, 1.5) (attr[a * n + i]); float-representable. */
+static void lattice_bodies(long n, uint64_t seed, double *pos, double *attr, int nattr)
+{
+    long side = (long)ceil(cbrt((double)n));
+    for (long i = 0; i < n; i++) {
+        long c[3] = {i % side, (i / side) % side, i / (side * side)};
+        for (int k = 0; k < 3; k++)
+            pos[4 * i + k] = (float)(1.1 * c[k] + 0.3 * (tu_rand(&seed) - 0.5));
+        pos[4 * i + 3] = (float)(0.5 + tu_rand(&seed));
+    }
+    for (long k = 0; k < n * nattr; k++) {
+        double v = 0.5 + tu_rand(&seed);
+        attr[k] = (float)(tu_rand(&seed) < 0.5 ? -v : v);
+    }
+}
+
+static orr_engine *cpu_engine(const orr_law *law, orr_precision p, double eps, long n,
+                              const double *pos, const double *attr)
+{
+    orr_error err = {0};
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.force, sizeof s.force, "%s", law->name);
+    s.law = law;
+    s.precision = p;
+    s.softening = eps;
+    orr_engine *e = NULL;
+    TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
+    TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+    if (law->nattrs)
+        TU_OK(orr_engine_set_attr(e, attr, &err), &err);
+    return e;
+}
+
+static void test_builtin_metadata(void **state)
+{
+    const char *const *names = orr_law_builtin_names();
+    const char *want[] = {"coulomb", "gravity", "gravity_spline", "lennard_jones", "yukawa", NULL};
+    for (int k = 0; want[k] || names[k]; k++) {
+        assert_non_null(names[k]);
+        assert_string_equal(names[k], want[k]);
+    }
+    orr_error err = {0};
+    orr_law l;
+    TU_OK(orr_law_builtin("lennard_jones", &l, &err), &err);
+    assert_int_equal(l.nparams, 3);
+    assert_string_equal(l.params[0].name, "epsilon");
+    assert_string_equal(l.params[2].name, "cutoff");
+    assert_true(l.params[2].value == 2.5);
+    assert_int_equal(l.nattrs, 0);
+    assert_string_equal(l.scale, "1");
+    assert_true(orr_law_has_potential(&l));
+    orr_law_free(&l);
+    TU_OK(orr_law_builtin("coulomb", &l, &err), &err);
+    assert_int_equal(l.nattrs, 1);
+    assert_string_equal(l.attrs[0], "charge");
+    assert_string_equal(l.scale, "k");
+    orr_law_free(&l);
+    TU_OK(orr_law_builtin("gravity", &l, &err), &err);
+    assert_int_equal(l.nparams, 0);
+    assert_string_equal(l.scale, "G");
+    assert_int_equal(l.finite_at_zero, 1);
+    assert_int_equal(l.pair_line, 12);
+    orr_law_free(&l);
+    assert_int_equal(orr_law_builtin("nope", &l, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "unknown force law 'nope' (built in: coulomb, gravity, "
+                                 "gravity_spline, lennard_jones, yukawa)");
+    orr_error_clear(&err);
+}
+
+/* m_i a_i = -dU/dx_i by central differences, every body and axis, in double. */
+static void gradient_check(const char *name, double eps, const char *param, double value)
+{
+    enum { N = 27 };
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_builtin(name, &law, &err), &err);
+    if (param)
+        TU_OK(orr_law_set_param(&law, param, value, &err), &err);
+    double pos[4 * N], attr[ORR_LAW_MAX_ATTRS * N], acc[3 * N];
+    lattice_bodies(N, 0x5eed + (uint64_t)strlen(name), pos, attr, law.nattrs);
+    orr_engine *e = cpu_engine(&law, ORR_DOUBLE, eps, N, pos, attr);
+    TU_OK(orr_engine_accel(e, acc, &err), &err);
+    double scale = 0, worst = 0;
+    for (long i = 0; i < N; i++)
+        for (int k = 0; k < 3; k++)
+            scale = fmax(scale, fabs(pos[4 * i + 3] * acc[3 * i + k]));
+    const double h = 1e-5;
+    for (long i = 0; i < N; i++)
+        for (int k = 0; k < 3; k++) {
+            double x0 = pos[4 * i + k], up, dn;
+            pos[4 * i + k] = x0 + h;
+            TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+            TU_OK(orr_engine_potential(e, &up, &err), &err);
+            pos[4 * i + k] = x0 - h;
+            TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+            TU_OK(orr_engine_potential(e, &dn, &err), &err);
+            pos[4 * i + k] = x0;
+            double force = -(up - dn) / (2 * h);
+            worst = fmax(worst, fabs(force - pos[4 * i + 3] * acc[3 * i + k]) / scale);
+        }
+    print_message("%-14s max |m a + dU/dx| / max |m a| = %.2e (max |m a| = %.3g)\n", name, worst,
+                  scale);
+    assert_true(scale > 0);
+    assert_true(worst < 1e-7);
+    orr_engine_destroy(e);
+    orr_law_free(&law);
+}
+
+static void test_gradient_builtins(void **state)
+{
+    gradient_check("gravity", 0.3, NULL, 0);
+    gradient_check("gravity", 0.0, NULL, 0);
+    gradient_check("gravity_spline", 0.6, NULL, 0);   /* h = 1.68: pairs in both spline ranges */
+    gradient_check("coulomb", 0.2, NULL, 0);
+    gradient_check("lennard_jones", 0.0, NULL, 0);
+    gradient_check("lennard_jones", 0.0, "sigma", 0.9);
+    gradient_check("yukawa", 0.1, "lambda", 0.7);
+}
+
+/* Two charges: the exact Coulomb acceleration, and the same across a
+ * periodic boundary (minimum image). */
+static void test_coulomb_two_body(void **state)
+{
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_builtin("coulomb", &law, &err), &err);
+    TU_OK(orr_law_set_param(&law, "k", 8.5, &err), &err);
+    const double q1 = 2, q2 = -3, m1 = 1.5;
+    double pos[8] = {0.25, -0.5, 1.0, m1, 1.75, 1.5, -1.0, 0.5}, attr[2] = {q1, q2}, acc[6];
+    orr_engine *e = cpu_engine(&law, ORR_DOUBLE, 0.0, 2, pos, attr);
+    TU_OK(orr_engine_accel(e, acc, &err), &err);
+    double d[3] = {1.5, 2.0, -2.0}, r = sqrt(1.5 * 1.5 + 4 + 4);
+    for (int k = 0; k < 3; k++) {
+        double want = -8.5 * q1 * q2 / m1 * d[k] / (r * r * r);   /* opposite charges attract */
+        assert_true(fabs(acc[k] - want) <= 1e-14 * fabs(want));
+        assert_true(acc[k] * d[k] > 0);
+    }
+    double u;
+    TU_OK(orr_engine_potential(e, &u, &err), &err);
+    assert_true(fabs(u - 8.5 * q1 * q2 / r) <= 1e-14 * fabs(u));
+    orr_engine_destroy(e);
+
+    /* box of 10: bodies at x = 0.5 and 9.5 are 1 apart through the boundary */
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.force, sizeof s.force, "coulomb");
+    s.law = &law;
+    s.precision = ORR_DOUBLE;
+    s.softening = 0;
+    s.box[0] = s.box[1] = s.box[2] = 10;
+    double bp[8] = {0.5, 5, 5, 1, 9.5, 5, 5, 1}, like[2] = {1, 1};
+    TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 2, 0, NULL, 0, &err), &err);
+    TU_OK(orr_engine_set_state(e, bp, NULL, &err), &err);
+    TU_OK(orr_engine_set_attr(e, like, &err), &err);
+    TU_OK(orr_engine_accel(e, acc, &err), &err);
+    /* like charges repel: body 1 is pushed from its image neighbour at x = -0.5 to +x */
+    assert_true(fabs(acc[0] - 8.5) <= 1e-14 * 8.5);
+    assert_true(fabs(acc[3] + 8.5) <= 1e-14 * 8.5);
+    assert_true(acc[1] == 0 && acc[2] == 0);
+    orr_engine_destroy(e);
+    orr_law_free(&law);
+}
+
+/* Lennard-Jones: zero force at 2^(1/6) sigma, repulsive inside, attractive
+ * outside, nothing beyond the cut-off; the potential is shifted to 0 there. */
+static void test_lennard_jones(void **state)
+{
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_builtin("lennard_jones", &law, &err), &err);
+    TU_OK(orr_law_set_param(&law, "sigma", 1.3, &err), &err);
+    TU_OK(orr_law_set_param(&law, "epsilon", 0.7, &err), &err);
+    const double r0 = pow(2.0, 1.0 / 6.0) * 1.3, typical = 24 * 0.7 / 1.3;
+    const double at[] = {r0, 0.95 * r0, 1.2 * r0, 2.5 * 1.3 * 1.001};
+    for (int c = 0; c < 4; c++) {
+        double pos[8] = {1, 2, 3, 1, 1 + at[c], 2, 3, 1}, acc[6], u;
+        orr_engine *e = cpu_engine(&law, ORR_DOUBLE, 0.0, 2, pos, NULL);
+        TU_OK(orr_engine_accel(e, acc, &err), &err);
+        TU_OK(orr_engine_potential(e, &u, &err), &err);
+        print_message("r = %.6f: a_x = %.3e, U = %.6f\n", at[c], acc[0], u);
+        if (c == 0) {
+            assert_true(fabs(acc[0]) < 1e-13 * typical);
+            double sc6 = pow(2.5, -6), want = 4 * 0.7 * (0.25 - 0.5) - 4 * 0.7 * (sc6 * sc6 - sc6);
+            assert_true(fabs(u - want) < 1e-14);   /* well depth, shifted */
+        } else if (c == 1) {
+            assert_true(acc[0] < -1e-3 * typical);   /* pushed away from j (+x) */
+        } else if (c == 2) {
+            assert_true(acc[0] > 1e-3 * typical);
+        } else {
+            assert_true(acc[0] == 0 && u == 0);
+        }
+        assert_true(acc[0] == -acc[3]);
+        orr_engine_destroy(e);
+    }
+    orr_law_free(&law);
+}
+
+/* Yukawa with a huge screening length is gravity. */
+static void test_yukawa_to_gravity(void **state)
+{
+    enum { N = 200 };
+    orr_error err = {0};
+    orr_law y, g;
+    TU_OK(orr_law_builtin("yukawa", &y, &err), &err);
+    TU_OK(orr_law_builtin("gravity", &g, &err), &err);
+    double pos[4 * N], a1[3 * N], a2[3 * N], worst[3];
+    tu_random_bodies(N, 77, pos, NULL);
+    const double lambdas[] = {1.0, 1e3, 1e9};
+    orr_engine *eg = cpu_engine(&g, ORR_DOUBLE, 0.05, N, pos, NULL);
+    TU_OK(orr_engine_accel(eg, a2, &err), &err);
+    for (int c = 0; c < 3; c++) {
+        TU_OK(orr_law_set_param(&y, "lambda", lambdas[c], &err), &err);
+        orr_engine *ey = cpu_engine(&y, ORR_DOUBLE, 0.05, N, pos, NULL);
+        TU_OK(orr_engine_accel(ey, a1, &err), &err);
+        orr_engine_destroy(ey);
+        worst[c] = 0;
+        for (long i = 0; i < N; i++) {
+            double d = 0, m = 0;
+            for (int k = 0; k < 3; k++) {
+                d += (a1[3 * i + k] - a2[3 * i + k]) * (a1[3 * i + k] - a2[3 * i + k]);
+                m += a2[3 * i + k] * a2[3 * i + k];
+            }
+            worst[c] = fmax(worst[c], sqrt(d / m));
+        }
+        print_message("lambda %g: max rel difference from gravity %.2e\n", lambdas[c], worst[c]);
+    }
+    assert_true(worst[0] > 1e-2);
+    assert_true(worst[1] < 1e-5 && worst[1] < worst[0]);
+    assert_true(worst[2] < 1e-10);
+    orr_engine_destroy(eg);
+    orr_law_free(&y);
+    orr_law_free(&g);
+}
+
+static const char grav_pair[] = "real inv = orr_rsqrt_nz(r2);\nf = mj * (inv * inv * inv);\n";
+static const char grav_pot[] = "u = -(mi * mj) * orr_rsqrt_nz(r2);\n";
+
+/* A user law with gravity's code gives bitwise the built-in's accelerations
+ * (it is not marked finite_at_zero, so it also carries the d2 > 0 guard). */
+static void test_user_copy_bitwise(void **state)
+{
+    enum { N = 777 };
+    orr_error err = {0};
+    orr_law user, g;
+    TU_OK(orr_law_init(&user, "mygravity", grav_pair, grav_pot, "copy.lua:3", &err), &err);
+    snprintf(user.scale, sizeof user.scale, "G");
+    TU_OK(orr_law_builtin("gravity", &g, &err), &err);
+    double pos[4 * N], a1[3 * N], a2[3 * N];
+    tu_random_bodies(N, 4242, pos, NULL);
+    for (int p = 0; p < 2; p++) {
+        orr_engine *eu = cpu_engine(&user, (orr_precision)p, 0.02, N, pos, NULL);
+        orr_engine *eg = cpu_engine(&g, (orr_precision)p, 0.02, N, pos, NULL);
+        TU_OK(orr_engine_accel(eu, a1, &err), &err);
+        TU_OK(orr_engine_accel(eg, a2, &err), &err);
+        assert_memory_equal(a1, a2, sizeof a1);
+        double u1, u2;
+        TU_OK(orr_engine_potential(eu, &u1, &err), &err);
+        TU_OK(orr_engine_potential(eg, &u2, &err), &err);
+        assert_true(u1 == u2);
+        orr_engine_destroy(eu);
+        orr_engine_destroy(eg);
+    }
+    orr_law_free(&user);
+    orr_law_free(&g);
+}
+
+/* A runtime param changes the forces without a new kernel; a baked one
+ * builds (and caches) a new kernel. */
+static void test_runtime_and_baked_params(void **state)
+{
+    enum { N = 64 };
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_init(&law, "screened",
+                       "real inv = orr_rsqrt_nz(r2), r = r2 * inv;\n"
+                       "f = -(charge_i / mi) * charge_j * orr_exp(-r / lambda) * (1 + r / lambda) * inv * inv * inv;\n",
+                       "real inv = orr_rsqrt_nz(r2);\nu = charge_i * charge_j * orr_exp(-r2 * inv / lambda) * inv;\n",
+                       "screened.lua:1", &err), &err);
+    TU_OK(orr_law_add_attr(&law, "charge", &err), &err);
+    TU_OK(orr_law_add_param(&law, "lambda", 0.5, &err), &err);
+    TU_OK(orr_law_add_param(&law, "k", 1.0, &err), &err);
+    TU_OK(orr_law_set_runtime(&law, "k", &err), &err);
+    snprintf(law.scale, sizeof law.scale, "k");
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+    c.n = N;
+    c.law = &law;
+    c.backend = ORR_BACKEND_CPU;
+    c.precision = ORR_DOUBLE;
+    orr_sim *s = NULL;
+    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+    double *pos, *q;
+    TU_OK(orr_sim_pos(s, &pos, &err), &err);
+    TU_OK(orr_sim_attr(s, 0, &q, &err), &err);
+    double attr[N];
+    lattice_bodies(N, 99, pos, attr, 1);
+    memcpy(q, attr, sizeof attr);
+    orr_sim_touch(s);
+    double u1, u2, u3, saved[4 * N];
+    memcpy(saved, pos, sizeof saved);
+    TU_OK(orr_sim_energy(s, NULL, &u1, &err), &err);
+    size_t before, after, bytes;
+    TU_OK(orr_kcache_usage(&before, &bytes, &err), &err);
+    int recompiled = -1;
+    TU_OK(orr_sim_set_param(s, "k", 2.0, &recompiled, &err), &err);
+    assert_int_equal(recompiled, 0);
+    TU_OK(orr_sim_energy(s, NULL, &u2, &err), &err);
+    TU_OK(orr_kcache_usage(&after, &bytes, &err), &err);
+    assert_int_equal(after, before);   /* no new kernel */
+    assert_true(u2 == 2 * u1);        /* the scale doubled exactly */
+    TU_OK(orr_sim_set_param(s, "lambda", 0.75, &recompiled, &err), &err);
+    assert_int_equal(recompiled, 1);
+    TU_OK(orr_kcache_usage(&after, &bytes, &err), &err);
+    assert_int_equal(after, before + 1);   /* one new kernel, cached */
+    TU_OK(orr_sim_energy(s, NULL, &u3, &err), &err);
+    assert_true(fabs(u3) > fabs(u2));     /* longer screening length: more energy */
+    assert_true(orr_sim_law(s)->params[orr_law_param_index(orr_sim_law(s), "k")].value == 2.0);
+    /* the state survived the rebuild */
+    double *p2;
+    TU_OK(orr_sim_pos(s, &p2, &err), &err);
+    assert_memory_equal(p2, saved, sizeof saved);
+    /* unknown params and bad values */
+    assert_int_equal(orr_sim_set_param(s, "kappa", 1, NULL, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'screened' has no param 'kappa' (params: lambda, k)");
+    assert_int_equal(orr_sim_set_param(s, "k", NAN, NULL, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'screened': param 'k' must be a finite number (got nan)");
+    orr_error_clear(&err);
+    orr_sim_destroy(s);
+    orr_law_free(&law);
+}
+
+/* A snippet that does not compile: both compilers name the origin and the
+ * snippet line; nothing is cached. */
+static void test_bad_snippet(void **state)
+{
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_init(&law, "broken", "real inv = orr_rsqrt(r2);\nf = mj * inv *;\n", "",
+                       "plasma.lua:7", &err), &err);
+    size_t before, after, bytes;
+    TU_OK(orr_kcache_usage(&before, &bytes, &err), &err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.force, sizeof s.force, "broken");
+    s.law = &law;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    print_message("host cc: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "force law 'broken' (defined at plasma.lua:7): "));
+    assert_non_null(strstr(err.msg, "plasma.lua:7 (force 'broken', pair):2:"));
+    assert_null(e);
+    orr_error_clear(&err);
+    TU_OK(orr_kcache_usage(&after, &bytes, &err), &err);
+    assert_int_equal(before, after);
+
+    /* NVRTC (no GPU needed to compile) */
+    orr_error rerr = {0};
+    int major, minor;
+    if (orr_rtc_version(&major, &minor, &rerr) != ORR_OK) {
+        print_message("NVRTC unavailable (%s): GPU half skipped\n", rerr.msg);
+        orr_error_clear(&rerr);
+    } else {
+        orr_kspec_default(&s, ORR_TARGET_GPU);
+        snprintf(s.force, sizeof s.force, "broken");
+        s.law = &law;
+        char *src = NULL;
+        TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+        const char *exprs[ORR_K_COUNT], *opts[ORR_KSPEC_MAX_OPTS];
+        orr_kspec_name_exprs(&s, exprs);
+        int nopts = orr_kspec_nvrtc_options(&s, opts);
+        orr_rtc_result r = {0};
+        assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, nopts, exprs,
+                                         ORR_K_COUNT, ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
+        print_message("NVRTC: %s\n", err.msg);
+        assert_non_null(strstr(err.msg, "plasma.lua:7 (force 'broken', pair)(2): error"));
+        free(src);
+        orr_error_clear(&err);
+    }
+    orr_law_free(&law);
+}
+
+static void test_law_errors(void **state)
+{
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_init(&law, "mine", "f = 0;", "", "x.lua:1", &err), &err);
+    assert_int_equal(orr_law_add_param(&law, "r2", 1, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': invalid param name 'r2': it is a variable, "
+                                 "keyword or function already in scope in the snippets");
+    assert_int_equal(orr_law_add_param(&law, "orr_x", 1, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': invalid param name 'orr_x': names starting "
+                                 "with orr_, ORR_ or __ are reserved");
+    assert_int_equal(orr_law_add_param(&law, "2x", 1, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "it is not a C identifier"));
+    assert_int_equal(orr_law_add_param(&law, "alpha", INFINITY, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': param 'alpha' must be a finite number (got inf)");
+    TU_OK(orr_law_add_param(&law, "alpha", 2, &err), &err);
+    assert_int_equal(orr_law_add_param(&law, "alpha", 3, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': param 'alpha' is defined twice");
+    assert_int_equal(orr_law_add_attr(&law, "alpha", &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': attribute 'alpha' clashes with param 'alpha'");
+    TU_OK(orr_law_add_param(&law, "spin_i", 2, &err), &err);
+    assert_int_equal(orr_law_add_attr(&law, "spin", &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': attribute 'spin' clashes with param 'spin_i'");
+    TU_OK(orr_law_add_attr(&law, "charge", &err), &err);
+    assert_int_equal(orr_law_add_param(&law, "charge_j", 2, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': param 'charge_j' is defined twice");
+    assert_int_equal(orr_law_set_runtime(&law, "beta", &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'mine': runtime param 'beta' is not one of its params");
+    orr_law_free(&law);
+    assert_int_equal(orr_law_init(&law, "Bad-Name", "f = 0;", "", "x.lua:1", &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "invalid force law name 'Bad-Name'"));
+    TU_OK(orr_law_init(&law, "empty", "  \n", "", "x.lua:1", &err), &err);
+    assert_int_equal(orr_law_validate(&law, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force law 'empty': the pair snippet is empty (it must set f)");
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
+int main(void)
+{
+    tu_private_cache();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtin_metadata),
+        cmocka_unit_test(test_gradient_builtins),
+        cmocka_unit_test(test_coulomb_two_body),
+        cmocka_unit_test(test_lennard_jones),
+        cmocka_unit_test(test_yukawa_to_gravity),
+        cmocka_unit_test(test_user_copy_bitwise),
+        cmocka_unit_test(test_runtime_and_baked_params),
+        cmocka_unit_test(test_bad_snippet),
+        cmocka_unit_test(test_law_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
