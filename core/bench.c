@@ -60,6 +60,25 @@ orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double
     return st;
 }
 
+double orr_accel_err(const double *acc, const double *ref, long ni)
+{
+    double ss = 0, worst = 0;
+    for (long k = 0; k < ni; k++)
+        ss += ref[3 * k] * ref[3 * k] + ref[3 * k + 1] * ref[3 * k + 1] +
+              ref[3 * k + 2] * ref[3 * k + 2];
+    double rms = ni > 0 ? sqrt(ss / (double)ni) : 0;
+    for (long k = 0; k < ni; k++) {
+        const double *a = acc + 3 * k, *r = ref + 3 * k;
+        double d = sqrt((a[0] - r[0]) * (a[0] - r[0]) + (a[1] - r[1]) * (a[1] - r[1]) +
+                        (a[2] - r[2]) * (a[2] - r[2]));
+        double m = fmax(sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]), rms);
+        double e = m > 0 ? d / m : d;
+        if (!(e <= worst))   /* NaN counts as the worst */
+            worst = isnan(e) ? INFINITY : e;
+    }
+    return worst;
+}
+
 /* Compares the engine's accelerations on its current state with the CPU
  * backend in double on a sample of up to 512 bodies spread over the set. */
 static orr_status check_accuracy(orr_engine *e, const double *attr, orr_bench_row *row,

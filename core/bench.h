@@ -40,6 +40,14 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
 orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double *pos,
                             double *vel, double **attr, orr_error *err);
 
+/* The largest per-body relative error |a - a_ref| / |a_ref| (|a - a_ref|
+ * where a_ref = 0; NaN counts as infinite): the bench tables' "max rel err". */
 double orr_max_rel_err(const double *acc, const double *ref, long ni);
+/* The verification error: the largest |a - a_ref| / max(|a_ref|, rms |a_ref|)
+ * over the ni bodies.  Like orr_max_rel_err, but a body whose net
+ * acceleration is a small remainder of large cancelling terms (the centre of
+ * a cluster, an ion in a neutral plasma) is judged against the typical
+ * acceleration instead of its own: the tuner, sim:verify and --verify use it. */
+double orr_accel_err(const double *acc, const double *ref, long ni);
 
 #endif

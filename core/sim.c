@@ -578,7 +578,7 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
     if (!st)
         st = orr_engine_accel_sample(cpu, ni, idx, ref, err);
     if (!st) {
-        *max_rel_err = orr_max_rel_err(got, ref, ni);
+        *max_rel_err = orr_accel_err(got, ref, ni);
         if (nsample)
             *nsample = ni;
     } else {
@@ -611,6 +611,16 @@ orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err
     s->time_c = 0;
     s->steps = steps;
     return ORR_OK;
+}
+
+double orr_sim_time_compensation(const orr_sim *s)
+{
+    return s->time_c;
+}
+
+void orr_sim_set_time_compensation(orr_sim *s, double c)
+{
+    s->time_c = isfinite(c) ? c : 0;
 }
 
 /* For restarts: the tuning fields of spec, the rest (law, precision,

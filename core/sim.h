@@ -99,8 +99,9 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
 /* Compares the accelerations of the current backend on the current state
  * with the CPU backend in double for a sample of up to max_sample bodies
  * spread over the set (all when n <= max_sample; max_sample <= 0 means
- * 1024): *max_rel_err is the largest |a - a_ref| / |a_ref| (|a - a_ref| where
- * a_ref = 0), *nsample the bodies compared (may be NULL). */
+ * 1024): *max_rel_err is orr_accel_err (bench.h): the largest
+ * |a - a_ref| / max(|a_ref|, rms |a_ref|); *nsample the bodies compared (may
+ * be NULL). */
 orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long *nsample,
                           orr_error *err);
 
@@ -110,6 +111,10 @@ orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err);
 /* Sets the clock and step count (restarts from a checkpoint); time finite,
  * steps >= 0.  The clock's rounding compensation starts anew. */
 orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err);
+/* The clock's (Kahan) rounding compensation, so a checkpoint can carry it
+ * and a restart continue the clock bit for bit; set it after the clock. */
+double orr_sim_time_compensation(const orr_sim *s);
+void orr_sim_set_time_compensation(orr_sim *s, double c);
 
 /* Switches to the kernel configuration of spec (its block, unroll, split,
  * ipt, ftz, newton and threads; law, precision, softening, G and box stay

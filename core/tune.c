@@ -702,7 +702,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
     if (!st) {
         if (t->o->tamper)
             t->o->tamper(&tr.spec, t->got, t->ni, t->o->ctx);
-        tr.max_rel_err = orr_max_rel_err(t->got, t->ref, t->ni);
+        tr.max_rel_err = orr_accel_err(t->got, t->ref, t->ni);
         if (!(tr.max_rel_err <= t->tol)) {
             snprintf(tr.why, sizeof tr.why, "max rel err %.1e > %.0e", tr.max_rel_err, t->tol);
             st = ORR_ERR_ARG;

@@ -499,7 +499,7 @@ void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when)
     double tol = verify_tolerance(s);
     int ok = e <= tol;
     orr_lua_verify_failures += !ok;
-    fprintf(stderr, "orrery: verify (%s): %s %s '%s' vs cpu double: max rel err %.3g over %ld "
+    fprintf(stderr, "orrery: verify (%s): %s %s '%s' vs cpu double: error %.3g over %ld "
             "bodies (tolerance %.0e): %s\n", when, orr_sim_engine(s)->ops->name,
             orr_precision_name(orr_sim_config_of(s)->precision), orr_sim_law(s)->name, e, ni, tol,
             ok ? "ok" : "FAILED");

@@ -1,7 +1,7 @@
 -- lj_gas.lua: a Lennard-Jones gas (argon-like, reduced units sigma =
 -- epsilon = m = 1) in a periodic box with the built-in lennard_jones law
 -- (cut off at 2.5 sigma, energy-shifted), started on a simple cubic lattice
--- with Maxwellian velocities; leapfrog with an energy log, then the
+-- (each atom displaced by up to 5% of the spacing) with Maxwellian velocities; leapfrog with an energy log, then the
 -- temperature T = 2 K / (3 N).
 --   orrery run scripts/lj_gas.lua [CELLS_PER_SIDE] [STEPS]
 local orrery = require "orrery"
@@ -31,7 +31,8 @@ for x = 0, cells - 1 do
   for y = 0, cells - 1 do
     for z = 0, cells - 1 do
       i = i + 1
-      sim.pos:set(i, (x + 0.5) * a, (y + 0.5) * a, (z + 0.5) * a)
+      local j = function() return 0.05 * a * (2 * (gauss() % 1) - 1) end   -- off the lattice
+      sim.pos:set(i, (x + 0.5) * a + j(), (y + 0.5) * a + j(), (z + 0.5) * a + j())
       sim.vel:set(i, math.sqrt(T0) * gauss(), math.sqrt(T0) * gauss(), math.sqrt(T0) * gauss())
       sim.mass[i] = 1
     end
