@@ -13,28 +13,36 @@ BUILD     ?= build
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBDIR = $(shell pkg-config --variable=libdir lua5.4 2>/dev/null)
 LUA_STATIC = $(if $(LUA_LIBDIR),$(LUA_LIBDIR)/liblua5.4.a,-llua5.4)
+# libhdf5 (Debian's serial build) and libpng, for snapshots and frames.
+HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
+HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+PNG_CFLAGS  = $(shell pkg-config --cflags libpng 2>/dev/null)
+PNG_LIBS    = $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
             -Wno-unused-parameter -pthread
-CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote lua -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS)
-LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash -ldl -lm -pthread
+CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote lua -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
+            $(HDF5_CFLAGS) $(PNG_CFLAGS)
+LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) -ldl -lm -pthread
 
 VERSION  := 0.1.0
 
 CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rtc.c \
             core/hostcc.c core/law.c core/kspec.c core/ic.c core/engine.c core/backend_cpu.c \
-            core/backend_cuda.c core/bench.c core/sim.c core/tune.c
+            core/backend_cuda.c core/bench.c core/sim.c core/tune.c \
+            core/outfile.c core/snapshot.c core/render.c
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
 KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
 
 # The Lua layer (one C file per module or type) and its Lua-side library,
 # embedded like the kernel sources and installed in package.preload.
-LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c
+LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lio.c
 LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 
-TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu
+TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu \
+            test_snapshot test_render
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: all run test gpu-test deps clean bundle

@@ -182,6 +182,7 @@ int orr_lua_open_core(lua_State *L)
     lua_setfield(L, -2, "version");
     orr_lua_open_buffer(L);
     orr_lua_open_sim(L);
+    orr_lua_open_io(L);
     orr_lua_open_force(L);
     orr_lua_open_ic(L);
     return 1;

@@ -5,6 +5,8 @@
  *   lbuffer.c  type orrery.Buffer (sim.pos, sim.vel, sim.mass)
  *   lic.c      module table orrery.ic and type orrery.Bodies
  *   lforce.c   orrery.force{} and type orrery.Force; the Sim's law methods
+ *   lio.c      files: orrery.read, orrery.restore, sim:write (HDF5, numbered
+ *              paths), sim:checkpoint, sim:render
  *   lrun.c     `orrery run SCRIPT.lua`: the state, preloads, Ctrl-C, reports
  * The Lua-side parts (lua/orrery/NAME.lua) are embedded at build time into
  * orr_lua_embedded and installed in package.preload. */
@@ -55,6 +57,8 @@ void orr_lua_open_sim(lua_State *L);      /* simulation, Sim */
 void orr_lua_open_buffer(lua_State *L);   /* metatable only */
 void orr_lua_open_ic(lua_State *L);       /* ic */
 void orr_lua_open_force(lua_State *L);    /* force, forces, Force; after open_sim */
+void orr_lua_open_io(lua_State *L);       /* read, restore; Sim write, checkpoint, render;
+                                             after open_sim */
 
 /* The orrery.Force at idx (raises otherwise). */
 const struct orr_law *orr_lua_checklaw(lua_State *L, int idx);

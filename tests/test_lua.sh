@@ -198,6 +198,55 @@ else
   [ "$rc" -eq 0 ] && [ ! -s err ] && ok auto-no-notice-on-gpu || bad auto-no-notice-on-gpu
 fi
 
+# checkpoints from the outside: `orrery run --resume` continues a run to the
+# same final state as one that never stopped; bad --resume; a checkpoint
+# write that fails (ORRERY_TEST_WRITE_FAIL) keeps the previous file
+cat >res.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.resumed or orrery.simulation{
+  bodies = orrery.ic.plummer{ n = 128, seed = 5 }, backend = "cpu" }
+local stop, out = math.tointeger(tonumber(arg[1])), arg[2]
+sim:run{ steps = stop - sim.steps, progress = false, checkpoint_every = 5,
+  checkpoint = "res.ckpt.hdf5" }
+print(sim:write(out))
+EOF
+"$orr_abs" run res.lua 20 full.txt >out 2>&1 &&
+  "$orr_abs" run res.lua 12 part.txt >>out 2>&1 &&
+  "$orr_abs" run --resume res.ckpt.hdf5 res.lua 20 resumed.txt >>out 2>&1; rc=$?
+[ "$rc" -eq 0 ] && cmp -s full.txt resumed.txt && ! cmp -s full.txt part.txt &&
+  ok resume-same-final-state || { bad "resume-same-final-state: exit $rc"; sed 's/^/    /' out; }
+printf "orrery: --resume: orrery.restore: cannot read 'gone.hdf5': No such file or directory\n" >exp
+expect resume-missing 1 exp -- "$orr_abs" run --resume gone.hdf5 res.lua 20 x.txt
+"$orr_abs" run --resume >out 2>&1; rc=$?
+check resume-without-file 2 $rc "run: --resume needs a checkpoint file" out
+cat >atomic.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.resumed or orrery.simulation{
+  bodies = orrery.ic.plummer{ n = 32 }, backend = "cpu" }
+sim:step(3)
+sim:checkpoint("atomic.ckpt.hdf5")
+EOF
+"$orr_abs" run atomic.lua >out 2>&1 && cp atomic.ckpt.hdf5 atomic.before; rc=$?
+printf "atomic.lua:5: cannot write 'atomic.ckpt.hdf5': simulated failure (ORRERY_TEST_WRITE_FAIL is set)\n" >exp
+expect checkpoint-write-fails 1 exp -- env ORRERY_TEST_WRITE_FAIL=1 "$orr_abs" run --resume atomic.ckpt.hdf5 atomic.lua
+[ "$rc" -eq 0 ] && cmp -s atomic.ckpt.hdf5 atomic.before && [ -z "$(ls | grep '\.tmp\.')" ] &&
+  ok checkpoint-kept-after-failure || bad "checkpoint-kept-after-failure: exit $rc; $(ls)"
+printf 'print(require("orrery").resumed.steps)\n' >steps.lua
+"$orr_abs" run --resume atomic.ckpt.hdf5 steps.lua >out 2>&1; rc=$?
+check checkpoint-still-readable 0 $rc '^3$' out
+
+# the snapshots open in yt and h5py (tests/test_yt.py, counted like the Lua
+# files; Debian's python3-yt and python3-h5py, so /usr/bin/python3)
+/usr/bin/python3 "$here/test_yt.py" "$orr_abs" >out 2>&1; rc=$?
+grep -E '^(\[|    )' out
+line=$(grep -E '^\[ RESULT   \] ' out | tail -1)
+p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
+f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
+pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
+if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+  bad "test_yt.py: exit $rc"; sed 's/^/    /' out | tail -30
+fi
+
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."
 [ "$skip" -eq 0 ] || echo "[  SKIPPED ] $skip test(s)."

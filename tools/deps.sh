@@ -3,7 +3,8 @@
 # root, with apt-get); otherwise prints the exact command to run.  Also checks
 # for the CUDA toolkit headers (cuda.h, nvrtc.h under $CUDA_PATH).
 set -euo pipefail
-pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev)
+pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
+      libhdf5-dev libpng-dev python3-yt python3-h5py)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,4 +1,5 @@
--- run: sim:run{steps=, every=, on_step=, progress=}, stepping a simulation
+-- run: sim:run{steps=, every=, on_step=, progress=, render_every=, render=,
+-- checkpoint_every=, checkpoint=}, stepping a simulation
 -- with an energy log on stdout (a header and one line every `every` steps)
 -- and a progress bar with ETA on stderr, only when stderr is a terminal (and
 -- $CI is unset): never in pipes or CI logs.
@@ -8,7 +9,8 @@ local clock, isatty = core._clock, core._isatty
 local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqrt
 
 local WHO = "sim:run"
-local KEYS = { steps = true, every = true, on_step = true, progress = true }
+local KEYS = { steps = true, every = true, on_step = true, progress = true,
+  checkpoint_every = true, checkpoint = true, render_every = true, render = true }
 
 -- A value as error messages show it: strings quoted, numbers as written.
 local function describe(v)
@@ -55,8 +57,29 @@ local function check_opts(self, nargs, opts)
   if opts.progress ~= nil and type(opts.progress) ~= "boolean" then
     bad("'progress' must be true or false (got %s)", describe(opts.progress))
   end
+  -- outputs on the way: a rolling checkpoint and frames (sim:checkpoint, sim:render)
+  local out = {}
+  if opts.checkpoint_every ~= nil then
+    if not is_count(opts.checkpoint_every, 1) then
+      bad("'checkpoint_every' must be a positive integer (got %s)", describe(opts.checkpoint_every))
+    end
+    out.ck_every, out.ck_path = floor(opts.checkpoint_every), opts.checkpoint or "checkpoint.hdf5"
+  end
+  if opts.checkpoint ~= nil and (type(opts.checkpoint) ~= "string" or not out.ck_every) then
+    bad("'checkpoint' must be a file name, with 'checkpoint_every' (got %s)",
+      describe(opts.checkpoint))
+  end
+  if opts.render_every ~= nil and not is_count(opts.render_every, 1) then
+    bad("'render_every' must be a positive integer (got %s)", describe(opts.render_every))
+  end
+  if (opts.render_every == nil) ~= (opts.render == nil)
+      or (opts.render ~= nil and type(opts.render) ~= "table" and type(opts.render) ~= "string") then
+    bad("'render_every' and 'render' (sim:render's options or a path) go together (got %s, %s)",
+      describe(opts.render_every), describe(opts.render))
+  end
+  out.r_every, out.render = opts.render_every and floor(opts.render_every), opts.render
   return floor(opts.steps), opts.every and floor(opts.every), opts.on_step,
-    opts.progress ~= false
+    opts.progress ~= false, out
 end
 
 local HEADER = format("%10s %12s %17s %11s %11s %8s %10s",
@@ -92,9 +115,14 @@ end
 -- count, t, total energy E, (E-E0)/|E0| against the start of this run, |P|,
 -- the virial ratio (sim:virial_ratio()) and steps per second since the last
 -- line.  on_step(sim, step) runs after every step (step = 1..steps of this
--- run); returning false stops the run.  Returns {steps=, seconds=}.
+-- run); returning false stops the run.  render_every=K with render={...}
+-- (sim:render's options) writes a frame whenever sim.steps is a multiple of
+-- K (at the start too when sim.steps is 0); checkpoint_every=K writes
+-- sim:checkpoint(checkpoint or "checkpoint.hdf5") whenever sim.steps is a
+-- multiple of K, one rolling file (after on_step and the frame, so a resumed
+-- run continues the series).  Returns {steps=, seconds=}.
 function Sim:run(...)
-  local steps, every, on_step, progress = check_opts(self, select("#", ...), ...)
+  local steps, every, on_step, progress, out = check_opts(self, select("#", ...), ...)
   local show_bar = progress and steps > 0 and isatty(2) and not os.getenv("CI")
   local t_start = clock()
   local E0, last_clock, last_done, logged = nil, t_start, 0, -1
@@ -122,11 +150,16 @@ function Sim:run(...)
     io.stdout:write(HEADER, "\n")
     logline(0)
   end
+  -- frames at every multiple of render_every of sim.steps (0 included), a
+  -- checkpoint at every multiple of checkpoint_every after a step
+  if out.r_every and self.steps == 0 and steps > 0 then self:render(out.render) end
   local done, next_log, chunk = 0, every or huge, 1
   local bar_clock = clock()
   while done < steps do
     local k = steps - done
     if every then k = math.min(k, next_log - done) end
+    if out.r_every then k = math.min(k, out.r_every - self.steps % out.r_every) end
+    if out.ck_every then k = math.min(k, out.ck_every - self.steps % out.ck_every) end
     if on_step then k = 1 end
     if show_bar then k = math.min(k, chunk) end
     local t0 = clock()
@@ -139,6 +172,8 @@ function Sim:run(...)
       chunk = dt > 0 and math.max(1, floor(k * 0.2 / dt)) or chunk * 2
     end
     local stop = on_step and on_step(self, done) == false
+    if out.r_every and self.steps % out.r_every == 0 then self:render(out.render) end
+    if out.ck_every and self.steps % out.ck_every == 0 then self:checkpoint(out.ck_path) end
     if every and done == next_log then
       logline(done)
       next_log = next_log + every

@@ -1,0 +1,418 @@
+/* lio: files from Lua.  orrery.read(path) loads the bodies of a snapshot
+ * (HDF5 or text) as an orrery.Bodies; orrery.restore(path) makes a
+ * simulation from a checkpoint; the Sim methods write (text, or HDF5
+ * snapshots with numbered paths such as "snap_%03d.hdf5"), checkpoint and
+ * render (PNG frames).  What a simulation's outputs share, the next
+ * snapshot and frame numbers and the frames' view, is an orr_output_state
+ * kept per simulation in a registry table with weak keys, so it goes with
+ * the simulation and into its checkpoints. */
+#include "lorrery.h"
+#include "outfile.h"
+#include "render.h"
+#include "snapshot.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define STATE_KEY "orrery.io.state"
+#define SNAPSHOT_GUARD "orrery.io.snapshot"
+#define CHECKPOINT_GUARD "orrery.io.checkpoint"
+#define PATH_SIZE 4096
+
+/* ---- per-simulation output state ----------------------------------------------- */
+
+/* The output state of the Sim userdata at index sim (created zeroed). */
+static orr_output_state *state_of(lua_State *L, int sim)
+{
+    sim = lua_absindex(L, sim);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, STATE_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, STATE_KEY);
+    }
+    lua_pushvalue(L, sim);
+    if (lua_rawget(L, -2) != LUA_TUSERDATA) {
+        lua_pop(L, 1);
+        orr_output_state *o = lua_newuserdatauv(L, sizeof *o, 0);
+        memset(o, 0, sizeof *o);
+        lua_pushvalue(L, sim);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -4);
+    }
+    orr_output_state *o = lua_touserdata(L, -1);
+    lua_pop(L, 2);   /* the table keeps it while the sim lives */
+    return o;
+}
+
+/* ---- guards: C results freed by __gc even when a Lua error intervenes ------------ */
+
+static int snapshot_gc(lua_State *L)
+{
+    orr_snapshot_free(luaL_checkudata(L, 1, SNAPSHOT_GUARD));
+    return 0;
+}
+
+static int checkpoint_gc(lua_State *L)
+{
+    orr_checkpoint_free(luaL_checkudata(L, 1, CHECKPOINT_GUARD));
+    return 0;
+}
+
+static void *push_guard(lua_State *L, size_t size, const char *meta)
+{
+    void *p = lua_newuserdatauv(L, size, 0);
+    memset(p, 0, size);
+    luaL_setmetatable(L, meta);
+    return p;
+}
+
+static const char *extension(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return strrchr(base ? base + 1 : path, '.');
+}
+
+static int is_ext(const char *path, const char *a, const char *b)
+{
+    const char *e = extension(path);
+    return e && (strcasecmp(e, a) == 0 || (b && strcasecmp(e, b) == 0));
+}
+
+/* ---- orrery.read ---------------------------------------------------------------- */
+
+/* orrery.read(path) -> bodies, extra, time: an orrery.Bodies (what sim:load
+ * and orrery.simulation{bodies=} take), a table of the file's other
+ * per-body datasets (name -> list of n numbers; empty for text) and the
+ * file's time. */
+static int l_read(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    orr_snapshot *snap = push_guard(L, sizeof *snap, SNAPSHOT_GUARD);
+    orr_error err = {0};
+    if (orr_snapshot_read(path, snap, &err))
+        return orr_lua_fail(L, &err, NULL);
+    if (snap->n > INT_MAX)
+        return orr_lua_error(L, "cannot read '%s': %I bodies is too many", path,
+                             (lua_Integer)snap->n);
+    const long n = snap->n;
+    orr_lua_bodies *b = lua_newuserdatauv(L, sizeof *b + sizeof(double) * 7 * (size_t)n, 0);
+    b->n = n;
+    memcpy(b->data, snap->pos, sizeof(double) * 4 * (size_t)n);
+    memcpy(b->data + 4 * n, snap->vel, sizeof(double) * 3 * (size_t)n);
+    luaL_setmetatable(L, ORR_LUA_BODIES);
+    lua_createtable(L, 0, snap->nextra);
+    for (int k = 0; k < snap->nextra; k++) {
+        lua_createtable(L, (int)n, 0);
+        for (long i = 0; i < n; i++) {
+            lua_pushnumber(L, snap->extra[k].values[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, snap->extra[k].name);
+    }
+    lua_pushnumber(L, snap->time);
+    return 3;
+}
+
+/* ---- sim:write ------------------------------------------------------------------ */
+
+/* The extra datasets in the table at idx (name -> list of n numbers) as
+ * fields over a scratch buffer left on the stack; returns how many. */
+static int check_extra(lua_State *L, int idx, long n, orr_snapshot_field **fields)
+{
+    idx = lua_absindex(L, idx);
+    int count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        count++;
+    }
+    orr_snapshot_field *f = lua_newuserdatauv(
+        L, sizeof *f * (size_t)(count ? count : 1) + sizeof(double) * (size_t)n * (size_t)count, 0);
+    double *values = (double *)(f + (count ? count : 1));
+    int k = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            orr_lua_error(L, "sim:write: extra dataset names must be strings (got %s)",
+                          orr_lua_describe(L, -2));
+        const char *name = lua_tostring(L, -2);
+        if (lua_type(L, -1) != LUA_TTABLE || lua_rawlen(L, -1) != (lua_Unsigned)n)
+            orr_lua_error(L, "sim:write: extra dataset '%s' must be a list of %I numbers (got %s)",
+                          name, (lua_Integer)n, orr_lua_describe(L, -1));
+        double *v = values + (size_t)k * (size_t)n;
+        for (long i = 0; i < n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i + 1);
+            if (lua_type(L, -1) != LUA_TNUMBER)
+                orr_lua_error(L, "sim:write: extra dataset '%s': value %I must be a number (got %s)",
+                              name, (lua_Integer)i + 1, orr_lua_describe(L, -1));
+            v[i] = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        }
+        f[k].name = name;   /* the key stays in the caller's table */
+        f[k].values = v;
+        k++;
+        lua_pop(L, 1);
+    }
+    *fields = f;
+    return count;
+}
+
+/* sim:write(path [, extra]) -> path written.  .hdf5/.h5: a GADGET-4 HDF5
+ * snapshot (extra: name -> list of n numbers, more PartType1 datasets);
+ * .txt/.csv: text.  A %d in path takes the simulation's next snapshot
+ * number. */
+static int io_write(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const char *pattern = luaL_checkstring(L, 2);
+    if (!lua_isnoneornil(L, 3))
+        luaL_checktype(L, 3, LUA_TTABLE);
+    orr_output_state *o = state_of(L, 1);
+    char path[PATH_SIZE];
+    int numbered = 0;
+    orr_error err = {0};
+    if (orr_outfile_expand(pattern, o->snapshot, path, sizeof path, &numbered, &err))
+        return orr_lua_fail(L, &err, NULL);
+    orr_status st;
+    if (is_ext(path, ".hdf5", ".h5")) {
+        orr_snapshot_field *fields = NULL;
+        int nf = lua_isnoneornil(L, 3) ? 0 : check_extra(L, 3, orr_sim_n(s), &fields);
+        st = orr_snapshot_write(s, path, fields, nf, &err);
+    } else if (is_ext(path, ".txt", ".csv")) {
+        if (!lua_isnoneornil(L, 3))
+            return orr_lua_error(L, "sim:write: extra datasets need an HDF5 file (.hdf5 or .h5), "
+                                 "not '%s'", path);
+        st = orr_sim_write(s, path, &err);
+    } else {
+        return orr_lua_error(L, "cannot write '%s': unknown format (expected .txt, .csv, .hdf5 "
+                             "or .h5)", path);
+    }
+    if (st)
+        return orr_lua_fail(L, &err, NULL);
+    if (numbered)
+        o->snapshot++;
+    lua_pushstring(L, path);
+    return 1;
+}
+
+/* ---- checkpoints ---------------------------------------------------------------- */
+
+/* sim:checkpoint(path) -> path: everything to continue this run exactly. */
+static int io_checkpoint(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    if (!is_ext(path, ".hdf5", ".h5"))
+        return orr_lua_error(L, "sim:checkpoint: the path must end in .hdf5 or .h5 (got \"%s\")",
+                             path);
+    orr_output_state *o = state_of(L, 1);
+    orr_error err = {0};
+    if (orr_checkpoint_write(s, path, o, &err))
+        return orr_lua_fail(L, &err, NULL);
+    lua_pushstring(L, path);
+    return 1;
+}
+
+/* orrery.restore(path [, {backend=}]) -> a new simulation where the
+ * checkpoint left off (on the backend it ran on unless backend is given). */
+static int l_restore(lua_State *L)
+{
+    static const char *const keys[] = {"backend", NULL};
+    static const char *const backends[] = {"auto", "cuda", "cpu", NULL};
+    static int notice_shown = 0;
+    const char *path = luaL_checkstring(L, 1);
+    int backend = -1;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        orr_lua_checkkeys(L, 2, "orrery.restore", keys, 1);
+        if (lua_getfield(L, 2, "backend") != LUA_TNIL) {
+            for (int i = 0; backends[i] && backend < 0; i++)
+                if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), backends[i]) == 0)
+                    backend = i;
+            if (backend < 0)
+                return orr_lua_error(L, "orrery.restore: 'backend' must be \"auto\", \"cuda\" or "
+                                     "\"cpu\" (got %s)", orr_lua_describe(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+    lua_settop(L, 1);
+    orr_checkpoint *ck = push_guard(L, sizeof *ck, CHECKPOINT_GUARD);
+    orr_error err = {0};
+    if (orr_checkpoint_read(path, ck, &err))
+        return orr_lua_fail(L, &err, "orrery.restore");
+    if (ck->bodies.n > INT_MAX)
+        return orr_lua_error(L, "orrery.restore: '%s' has too many bodies", path);
+    if (backend >= 0)
+        ck->config.backend = backend == 1 ? ORR_BACKEND_CUDA
+                             : backend == 2 ? ORR_BACKEND_CPU : ORR_BACKEND_AUTO;
+    orr_lua_sim *p = lua_newuserdatauv(L, sizeof *p, 3);
+    p->sim = NULL;
+    luaL_setmetatable(L, ORR_LUA_SIM);
+    char notice[1024];
+    if (orr_checkpoint_restore(ck, &p->sim, notice, sizeof notice, &err))
+        return orr_lua_fail(L, &err, "orrery.restore");
+    if (notice[0] && !notice_shown) {
+        notice_shown = 1;
+        fprintf(stderr, "orrery: %s\n", notice);
+    }
+    *state_of(L, -1) = ck->output;
+    return 1;
+}
+
+/* ---- sim:render ----------------------------------------------------------------- */
+
+#define RWHO "sim:render"
+
+static int opt_pixels(lua_State *L, int t, const char *key, int def)
+{
+    int v = def;
+    if (lua_getfield(L, t, key) != LUA_TNIL) {
+        int isint = 0;
+        lua_Integer x = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+        if (!isint || x < 1 || x > 16384)
+            orr_lua_error(L, RWHO ": '%s' must be an integer from 1 to 16384 (got %s)", key,
+                          orr_lua_describe(L, -1));
+        v = (int)x;
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Options table at t into o; returns the path pattern. */
+static const char *render_options(lua_State *L, int t, orr_render_options *o)
+{
+    static const char *const keys[] = {"path", "width", "height", "axis", "extent", "log",
+                                       "colormap", NULL};
+    static const char *const axes[] = {"xy", "xz", "yz", NULL};
+    static const char *const maps[] = {"inferno", "viridis", "gray", NULL};
+    orr_lua_checkkeys(L, t, RWHO, keys, 1);
+    if (lua_getfield(L, t, "path") != LUA_TSTRING)
+        orr_lua_error(L, RWHO ": 'path' must be a file name ending in .png (got %s)",
+                      orr_lua_describe(L, -1));
+    const char *path = lua_tostring(L, -1);   /* stays in the table */
+    lua_pop(L, 1);
+    o->width = opt_pixels(L, t, "width", o->width);
+    o->height = opt_pixels(L, t, "height", o->height);
+    if (lua_getfield(L, t, "axis") != LUA_TNIL) {
+        int found = -1;
+        for (int i = 0; axes[i]; i++)
+            if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), axes[i]) == 0)
+                found = i;
+        if (found < 0)
+            orr_lua_error(L, RWHO ": 'axis' must be \"xy\", \"xz\" or \"yz\" (got %s)",
+                          orr_lua_describe(L, -1));
+        o->axis = (orr_render_axis)found;
+    }
+    lua_pop(L, 1);
+    int et = lua_getfield(L, t, "extent");
+    if (et == LUA_TNUMBER) {
+        o->extent_mode = ORR_EXTENT_HALF;
+        o->half_width = lua_tonumber(L, -1);
+        if (!(o->half_width > 0) || !isfinite(o->half_width))
+            orr_lua_error(L, RWHO ": 'extent' must be a positive half-width or {xmin, xmax, ymin, "
+                          "ymax} (got %s)", orr_lua_describe(L, -1));
+    } else if (et == LUA_TTABLE) {
+        int ok = lua_rawlen(L, -1) == 4;
+        for (int k = 0; ok && k < 4; k++) {
+            ok = lua_rawgeti(L, -1, k + 1) == LUA_TNUMBER && isfinite(lua_tonumber(L, -1));
+            o->box[k] = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        }
+        if (!ok || !(o->box[0] < o->box[1]) || !(o->box[2] < o->box[3]))
+            orr_lua_error(L, RWHO ": 'extent' must be {xmin, xmax, ymin, ymax} with xmin < xmax "
+                          "and ymin < ymax");
+        o->extent_mode = ORR_EXTENT_BOX;
+    } else if (et != LUA_TNIL) {
+        orr_lua_error(L, RWHO ": 'extent' must be a positive half-width or {xmin, xmax, ymin, "
+                      "ymax} (got %s)", orr_lua_describe(L, -1));
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, t, "log") != LUA_TNIL) {
+        if (lua_type(L, -1) != LUA_TBOOLEAN)
+            orr_lua_error(L, RWHO ": 'log' must be true or false (got %s)",
+                          orr_lua_describe(L, -1));
+        o->log = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, t, "colormap") != LUA_TNIL) {
+        int found = -1;
+        for (int i = 0; maps[i]; i++)
+            if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), maps[i]) == 0)
+                found = i;
+        if (found < 0)
+            orr_lua_error(L, RWHO ": 'colormap' must be \"inferno\", \"viridis\" or \"gray\" "
+                          "(got %s)", orr_lua_describe(L, -1));
+        o->colormap = maps[found];
+    }
+    lua_pop(L, 1);
+    return path;
+}
+
+/* sim:render{path=, width=1024, height=1024, axis="xy", extent=, log=true,
+ * colormap="inferno"} or sim:render(path) -> path written. */
+static int io_render(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    orr_render_options o;
+    orr_render_options_default(&o);
+    const char *pattern;
+    if (lua_type(L, 2) == LUA_TSTRING)
+        pattern = lua_tostring(L, 2);
+    else if (lua_type(L, 2) == LUA_TTABLE)
+        pattern = render_options(L, 2, &o);
+    else
+        return luaL_typeerror(L, 2, "table or string");
+    if (!is_ext(pattern, ".png", NULL))
+        return orr_lua_error(L, RWHO ": 'path' must end in .png (got \"%s\")", pattern);
+    orr_output_state *st = state_of(L, 1);
+    char path[PATH_SIZE];
+    int numbered = 0;
+    orr_error err = {0};
+    if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err) ||
+        orr_render_sim(s, path, &o, &st->view, &err))
+        return orr_lua_fail(L, &err, NULL);
+    if (numbered)
+        st->frame++;
+    lua_pushstring(L, path);
+    return 1;
+}
+
+/* ---- registration ------------------------------------------------------------------ */
+
+static const luaL_Reg funcs[] = {
+    {"read", l_read},
+    {"restore", l_restore},
+    {NULL, NULL},
+};
+
+static const luaL_Reg sim_methods[] = {
+    {"write", io_write},   /* replaces lsim.c's text-only write */
+    {"checkpoint", io_checkpoint},
+    {"render", io_render},
+    {NULL, NULL},
+};
+
+void orr_lua_open_io(lua_State *L)
+{
+    luaL_newmetatable(L, SNAPSHOT_GUARD);
+    lua_pushcfunction(L, snapshot_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, CHECKPOINT_GUARD);
+    lua_pushcfunction(L, checkpoint_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_setfuncs(L, funcs, 0);
+    lua_getfield(L, -1, "Sim");   /* the Sim methods table (orr_lua_open_sim ran first) */
+    luaL_setfuncs(L, sim_methods, 0);
+    lua_pop(L, 1);
+}

@@ -1,0 +1,322 @@
+/* test_render: pictures of the bodies: the density grid (cloud in cell
+ * conserves mass, the projection axes, row 0 at the top), the colour maps'
+ * ends, the view fixed by the first frame, option checks, and PNG files
+ * read back with libpng: the right size, brighter where bodies are denser,
+ * and an old frame kept when a write fails. */
+#include "testutil.h"
+
+#include <png.h>
+#include <unistd.h>
+
+#include "render.h"
+
+static char dir[256];
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static orr_sim *make_sim(long n, const double *pos)
+{
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+    c.n = n;
+    c.precision = ORR_DOUBLE;
+    c.backend = ORR_BACKEND_CPU;
+    c.tune = ORR_SIM_TUNE_OFF;
+    orr_error err = {0};
+    orr_sim *s = NULL;
+    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+    double *p;
+    TU_OK(orr_sim_pos(s, &p, &err), &err);
+    memcpy(p, pos, sizeof(double) * 4 * (size_t)n);
+    orr_sim_touch(s);
+    return s;
+}
+
+/* Reads a PNG back as 8-bit RGB (heap); fails the test when libpng cannot. */
+static uint8_t *read_png(const char *path, int *w, int *h)
+{
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_file(&img, path))
+        fail_msg("libpng cannot read %s: %s", path, img.message);
+    img.format = PNG_FORMAT_RGB;
+    uint8_t *buf = malloc(PNG_IMAGE_SIZE(img));
+    assert_non_null(buf);
+    if (!png_image_finish_read(&img, NULL, buf, 0, NULL))
+        fail_msg("libpng cannot decode %s: %s", path, img.message);
+    *w = (int)img.width;
+    *h = (int)img.height;
+    png_image_free(&img);
+    return buf;
+}
+
+static void test_density(void **state)
+{
+    (void)state;
+    /* a body at a pixel centre lands in that pixel; one between four shares */
+    const double pos[] = {
+        -0.75, 0.75, 0, 2,   /* pixel (0, 0) of a 4x4 grid over [-1, 1]^2 */
+        0.0, 0.0, 0.5, 1,    /* the corner shared by the four middle pixels */
+        5, 5, 5, 7,          /* outside */
+    };
+    orr_render_options o;
+    orr_render_options_default(&o);
+    o.width = o.height = 4;
+    o.extent_mode = ORR_EXTENT_BOX;
+    o.box[0] = o.box[2] = -1;
+    o.box[1] = o.box[3] = 1;
+    orr_render_view v;
+    memset(&v, 0, sizeof v);
+    double d[16], ext[4];
+    orr_error err = {0};
+    TU_OK(orr_render_density(3, pos, &o, &v, d, ext, &err), &err);
+    const double area = 0.5 * 0.5;
+    assert_true(d[0] == 2 / area);
+    assert_true(d[5] == 0.25 / area && d[6] == 0.25 / area);
+    assert_true(d[9] == 0.25 / area && d[10] == 0.25 / area);
+    double total = 0;
+    for (int k = 0; k < 16; k++)
+        total += d[k] * area;
+    assert_true(fabs(total - 3) < 1e-12);   /* the body outside adds nothing */
+
+    /* xz: horizontal x, vertical z; yz: horizontal y, vertical z (pixel
+     * centres, so one pixel takes all) */
+    const double up[] = {0.25, -0.75, 0.75, 1};
+    o.axis = ORR_AXIS_XZ;
+    TU_OK(orr_render_density(1, up, &o, &v, d, ext, &err), &err);
+    assert_true(d[2] == 1 / area);   /* row 0 (top), column 2 */
+    o.axis = ORR_AXIS_YZ;
+    TU_OK(orr_render_density(1, up, &o, &v, d, ext, &err), &err);
+    assert_true(d[0] == 1 / area);   /* row 0, column 0 */
+    o.axis = ORR_AXIS_XY;
+    TU_OK(orr_render_density(1, up, &o, &v, d, ext, &err), &err);
+    assert_true(d[14] == 1 / area);   /* row 3 (bottom, y = -0.75), column 2 */
+}
+
+static void test_colormaps(void **state)
+{
+    (void)state;
+    uint8_t c[3];
+    orr_error err = {0};
+    TU_OK(orr_render_colormap("inferno", 0, c, &err), &err);
+    assert_true(c[0] == 0 && c[1] == 0 && c[2] == 4);
+    TU_OK(orr_render_colormap("inferno", 1, c, &err), &err);
+    assert_true(c[0] == 252 && c[1] == 255 && c[2] == 164);
+    TU_OK(orr_render_colormap("viridis", 0, c, &err), &err);
+    assert_true(c[0] == 68 && c[1] == 1 && c[2] == 84);
+    TU_OK(orr_render_colormap("viridis", 1, c, &err), &err);
+    assert_true(c[0] == 253 && c[1] == 231 && c[2] == 37);
+    TU_OK(orr_render_colormap("gray", 0.5, c, &err), &err);
+    assert_true(c[0] == 128 && c[1] == 128 && c[2] == 128);
+    TU_OK(orr_render_colormap("gray", 7, c, &err), &err);   /* clamped */
+    assert_true(c[0] == 255);
+    assert_int_equal(orr_render_colormap("jet", 0, c, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "render: unknown colormap 'jet' (expected inferno, viridis or "
+                                 "gray)");
+}
+
+static void test_options(void **state)
+{
+    (void)state;
+    orr_render_options o;
+    orr_error err = {0};
+    orr_render_options_default(&o);
+    TU_OK(orr_render_check(&o, &err), &err);
+    assert_int_equal(o.width, 1024);
+    assert_string_equal(o.colormap, "inferno");
+    o.width = 0;
+    assert_int_equal(orr_render_check(&o, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "render: width must be 1..16384 (got 0)");
+    orr_render_options_default(&o);
+    o.extent_mode = ORR_EXTENT_BOX;
+    o.box[0] = 1;
+    o.box[1] = -1;
+    o.box[3] = 1;
+    assert_int_equal(orr_render_check(&o, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "render: extent must be {xmin, xmax, ymin, ymax} with xmin < "
+                                 "xmax and ymin < ymax (got {1, -1, 0, 1})");
+    orr_render_options_default(&o);
+    o.extent_mode = ORR_EXTENT_HALF;
+    o.half_width = -2;
+    assert_int_equal(orr_render_check(&o, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "render: extent must be a positive half-width (got -2)");
+}
+
+/* A dense clump on the left, a few bodies spread on the right. */
+static orr_sim *clump_and_sparse(void)
+{
+    enum { NC = 400, NS = 20, N = NC + NS };
+    static double pos[4 * N];
+    uint64_t seed = 17;
+    for (int i = 0; i < N; i++) {
+        double *p = pos + 4 * i;
+        if (i < NC) {
+            p[0] = -0.5 + 0.1 * (tu_rand(&seed) - 0.5);
+            p[1] = 0.1 * (tu_rand(&seed) - 0.5);
+        } else {
+            p[0] = 0.2 + 0.7 * tu_rand(&seed);
+            p[1] = 1.6 * (tu_rand(&seed) - 0.5);
+        }
+        p[2] = tu_rand(&seed) - 0.5;
+        p[3] = 1.0 / N;
+    }
+    return make_sim(N, pos);
+}
+
+static void test_png(void **state)
+{
+    (void)state;
+    orr_sim *s = clump_and_sparse();
+    orr_render_options o;
+    orr_render_options_default(&o);
+    o.width = 96;
+    o.height = 64;
+    o.extent_mode = ORR_EXTENT_BOX;
+    o.box[0] = -1.5;
+    o.box[1] = 1.5;
+    o.box[2] = -1;
+    o.box[3] = 1;
+    o.colormap = "gray";
+    orr_render_view v;
+    memset(&v, 0, sizeof v);
+    orr_error err = {0};
+    const char *p = tmp_path("frame.png");
+    TU_OK(orr_render_sim(s, p, &o, &v, &err), &err);
+    int w, h;
+    uint8_t *rgb = read_png(p, &w, &h);
+    assert_int_equal(w, 96);
+    assert_int_equal(h, 64);
+    /* gray: r = g = b; the densest pixel is white, empty ones black */
+    int max_left = 0, max_right = 0;
+    double sum_left = 0, sum_right = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *c = rgb + 3 * (y * w + x);
+            assert_true(c[0] == c[1] && c[1] == c[2]);
+            if (x < w / 2) {
+                sum_left += c[0];
+                max_left = c[0] > max_left ? c[0] : max_left;
+            } else {
+                sum_right += c[0];
+                max_right = c[0] > max_right ? c[0] : max_right;
+            }
+        }
+    print_message("left: max %d sum %.0f; right: max %d sum %.0f\n", max_left, sum_left,
+                  max_right, sum_right);
+    assert_int_equal(max_left, 255);
+    assert_true(max_right < 200);
+    assert_true(max_right > 0);   /* the sparse bodies show */
+    assert_true(sum_left > sum_right);
+    /* the clump's centre pixel (x = -0.5, y = 0) is the brightest region */
+    int cx = (int)((-0.5 + 1.5) / 3.0 * w), cy = h / 2;
+    int centre = 0;
+    for (int dy = -2; dy <= 2; dy++)
+        for (int dx = -2; dx <= 2; dx++) {
+            int b = rgb[3 * ((cy + dy) * w + cx + dx)];
+            centre = b > centre ? b : centre;
+        }
+    assert_int_equal(centre, 255);
+    /* a corner far from every body is black */
+    assert_int_equal(rgb[0], 0);
+    free(rgb);
+    orr_sim_destroy(s);
+}
+
+static void test_view_fixed(void **state)
+{
+    (void)state;
+    orr_sim *s = clump_and_sparse();
+    orr_render_options o;
+    orr_render_options_default(&o);
+    o.width = 40;
+    o.height = 20;
+    orr_render_view v;
+    memset(&v, 0, sizeof v);
+    orr_error err = {0};
+    TU_OK(orr_render_sim(s, tmp_path("v0.png"), &o, &v, &err), &err);
+    assert_int_equal(v.have_view, 1);
+    assert_int_equal(v.have_range, 1);
+    assert_int_equal(v.range_log, 1);
+    assert_true(v.range[0] == v.range[1] * 1e-3);
+    /* the extent has the picture's aspect and holds the bodies */
+    double wx = v.extent[1] - v.extent[0], wy = v.extent[3] - v.extent[2];
+    assert_true(fabs(wx / wy - 2) < 1e-12);
+    assert_true(v.extent[0] < -0.55 && v.extent[1] > 0.9);
+    orr_render_view first = v;
+    /* spread the bodies out: the next frame keeps extent and range */
+    double *pos;
+    TU_OK(orr_sim_pos(s, &pos, &err), &err);
+    for (long i = 0; i < orr_sim_n(s); i++)
+        pos[4 * i] *= 3;
+    orr_sim_touch(s);
+    TU_OK(orr_render_sim(s, tmp_path("v1.png"), &o, &v, &err), &err);
+    assert_memory_equal(&v, &first, sizeof v);
+    /* a linear scale chooses its own range once */
+    o.log = 0;
+    TU_OK(orr_render_sim(s, tmp_path("v2.png"), &o, &v, &err), &err);
+    assert_int_equal(v.range_log, 0);
+    assert_true(v.range[0] == 0);
+    assert_memory_equal(v.extent, first.extent, sizeof v.extent);
+    orr_sim_destroy(s);
+}
+
+static void test_png_atomic(void **state)
+{
+    (void)state;
+    orr_sim *s = clump_and_sparse();
+    orr_render_options o;
+    orr_render_options_default(&o);
+    o.width = o.height = 16;
+    orr_render_view v;
+    memset(&v, 0, sizeof v);
+    orr_error err = {0};
+    const char *p = tmp_path("keep.png");
+    TU_OK(orr_render_sim(s, p, &o, &v, &err), &err);
+    o.width = 32;
+    setenv("ORRERY_TEST_WRITE_FAIL", "1", 1);
+    assert_int_equal(orr_render_sim(s, p, &o, &v, &err), ORR_ERR_IO);
+    unsetenv("ORRERY_TEST_WRITE_FAIL");
+    char want[700];
+    snprintf(want, sizeof want,
+             "cannot write '%s': simulated failure (ORRERY_TEST_WRITE_FAIL is set)", p);
+    assert_string_equal(err.msg, want);
+    int w, h;
+    free(read_png(p, &w, &h));
+    assert_int_equal(w, 16);   /* the old frame */
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
+    assert_int_equal(access(tmp, F_OK), -1);
+    orr_sim_destroy(s);
+}
+
+int main(void)
+{
+    tu_private_cache();
+    snprintf(dir, sizeof dir, "/tmp/orrery-render-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_density),
+        cmocka_unit_test(test_colormaps),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_png),
+        cmocka_unit_test(test_view_fixed),
+        cmocka_unit_test(test_png_atomic),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}

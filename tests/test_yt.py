@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""test_yt: orrery's HDF5 snapshots as other tools see them.
+
+orrery writes a snapshot (and, as the reference, the same state as text,
+whose %.17g values are exact); h5py must find the GADGET-4 header and the
+PartType1 datasets with exactly those values, and yt must open the file with
+its gadget_hdf5 frontend and give the same particle count, positions,
+velocities and masses (in code units), and the periodic box as the domain.
+
+    /usr/bin/python3 tests/test_yt.py build/orrery
+
+Prints one "[       OK ] test_yt: NAME" or "[  FAILED  ] ..." line per check
+and a closing "[ RESULT   ] test_yt: N passed, M failed, 0 skipped" line
+(the format tests/test_lua.sh counts); exits 1 when any check failed.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+passed = failed = 0
+
+
+def check(name, fn):
+    global passed, failed
+    try:
+        fn()
+        passed += 1
+        print(f"[       OK ] test_yt: {name}", flush=True)
+    except Exception:
+        failed += 1
+        detail = traceback.format_exc().strip().replace("\n", "\n    ")
+        print(f"[  FAILED  ] test_yt: {name}\n    {detail}", flush=True)
+
+
+def finish():
+    print(f"[ RESULT   ] test_yt: {passed} passed, {failed} failed, 0 skipped", flush=True)
+    sys.exit(0 if failed == 0 else 1)
+
+
+SCRIPT = r"""
+local orrery = require "orrery"
+local open <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 300, seed = 12 },
+  backend = "cpu", precision = "double", dt = 0.01 }
+open:step(4)
+open:write("open.hdf5"); open:write("open.txt")
+local boxed <close> = orrery.simulation{ bodies = orrery.ic.uniform_cube{ n = 200, seed = 3 },
+  backend = "cpu", box = { 4, 4, 4 } }
+boxed:step(2)
+boxed:write("box.hdf5"); boxed:write("box.txt")
+print(("%.17g %.17g"):format(open.time, boxed.time))
+"""
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: test_yt.py path/to/orrery", file=sys.stderr)
+        sys.exit(2)
+    orr = os.path.abspath(sys.argv[1])
+    try:
+        import numpy as np
+        import h5py
+        import yt
+    except ImportError as e:
+        print(f"[  FAILED  ] test_yt: import: {e} (install python3-yt and python3-h5py: "
+              "bash tools/deps.sh)")
+        global failed
+        failed += 1
+        finish()
+    yt.set_log_level(40)
+    tmp = tempfile.mkdtemp(prefix="orrery-yt-")
+    try:
+        with open(os.path.join(tmp, "write.lua"), "w") as f:
+            f.write(SCRIPT)
+        run = subprocess.run([orr, "run", "write.lua"], cwd=tmp, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise SystemExit(f"orrery failed: {run.stdout}{run.stderr}")
+        times = [float(x) for x in run.stdout.split()]
+
+        def ref(name):
+            # id x y z vx vy vz m, exact doubles
+            return np.loadtxt(os.path.join(tmp, name), skiprows=1)
+
+        def h5py_layout():
+            r = ref("open.txt")
+            with h5py.File(os.path.join(tmp, "open.hdf5"), "r") as f:
+                h = f["Header"].attrs
+                assert list(h["NumPart_ThisFile"]) == [0, 300, 0, 0, 0, 0]
+                assert list(h["NumPart_Total"]) == [0, 300, 0, 0, 0, 0]
+                assert list(h["NumPart_Total_HighWord"]) == [0] * 6
+                assert list(h["MassTable"]) == [0.0] * 6
+                assert h["Time"] == times[0]
+                assert h["Redshift"] == 0 and h["BoxSize"] == 0
+                assert h["NumFilesPerSnapshot"] == 1
+                assert h["Omega0"] == 0 and h["OmegaLambda"] == 0 and h["HubbleParam"] == 1
+                assert h["Flag_DoublePrecision"] == 1
+                p = f["PartType1"]
+                assert p["Coordinates"].shape == (300, 3)
+                assert p["Coordinates"].dtype == np.float64
+                assert (p["Coordinates"][:] == r[:, 1:4]).all()
+                assert (p["Velocities"][:] == r[:, 4:7]).all()
+                assert (p["Masses"][:] == r[:, 7]).all()
+                assert p["ParticleIDs"].dtype == np.uint64
+                assert (p["ParticleIDs"][:] == np.arange(1, 301)).all()
+                u = f["Units"].attrs
+                assert u["UnitLength_in_cm"] == 3.0856775814913673e21
+                assert u["UnitSystem"] in (b"nbody", "nbody")
+
+        check("h5py: header and datasets exact", h5py_layout)
+
+        def yt_open():
+            r = ref("open.txt")
+            ds = yt.load(os.path.join(tmp, "open.hdf5"))
+            assert type(ds).__name__ == "GadgetHDF5Dataset", type(ds).__name__
+            assert ds.particle_type_counts["PartType1"] == 300, ds.particle_type_counts
+            t = float(ds.current_time.to("code_time"))
+            assert abs(t - times[0]) <= 1e-13 * max(1, times[0]), (t, times[0])
+            ad = ds.all_data()
+            # yt returns particles in its own order: match them by ParticleIDs
+            ids = ad["PartType1", "ParticleIDs"].d.astype(np.int64)
+            order = np.argsort(ids)
+            assert (ids[order] == np.arange(1, 301)).all()
+            x = ad["PartType1", "Coordinates"].to("code_length").d[order]
+            v = ad["PartType1", "Velocities"].to("code_velocity").d[order]
+            m = ad["PartType1", "Masses"].to("code_mass").d[order]
+            assert np.allclose(x, r[:, 1:4], rtol=1e-13, atol=1e-13), abs(x - r[:, 1:4]).max()
+            assert np.allclose(v, r[:, 4:7], rtol=1e-13, atol=1e-13), abs(v - r[:, 4:7]).max()
+            assert np.allclose(m, r[:, 7], rtol=1e-13, atol=0), abs(m - r[:, 7]).max()
+            assert abs(m.sum() - 1) < 1e-12, m.sum()
+
+        check("yt: gadget_hdf5 count, positions, velocities, masses", yt_open)
+
+        def yt_box():
+            r = ref("box.txt")
+            ds = yt.load(os.path.join(tmp, "box.hdf5"))
+            assert (ds.domain_left_edge.to("code_length").d == 0).all()
+            assert np.allclose(ds.domain_right_edge.to("code_length").d, 4, rtol=1e-14)
+            ad = ds.all_data()
+            ids = ad["PartType1", "ParticleIDs"].d.astype(np.int64)
+            order = np.argsort(ids)
+            x = ad["PartType1", "Coordinates"].to("code_length").d[order]
+            assert x.shape == (200, 3)
+            assert np.allclose(x, r[:, 1:4], rtol=1e-13, atol=1e-13)
+            assert (x >= 0).all() and (x < 4).all()
+
+        check("yt: periodic box as the domain", yt_box)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
