@@ -48,13 +48,13 @@ static void put(cpu_impl *c, int arr, long i, double v)
 }
 
 typedef struct {
-    const char *src;
+    const char *src, *extra;
 } cpu_build_ctx;
 
 static orr_status cpu_build(void *ctx, void **data, size_t *len, double *seconds, orr_error *err)
 {
     cpu_build_ctx *b = ctx;
-    return orr_hostcc_compile(b->src, "orrery_gen.c", data, len, seconds, err);
+    return orr_hostcc_compile(b->src, "orrery_gen.c", b->extra, data, len, seconds, err);
 }
 
 static double now_s(void)
@@ -109,11 +109,12 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         return st;
     }
     snprintf(e->build.target, sizeof e->build.target, "cpu");
-    const char *parts[] = {"orrery-cpu-1", src, compiler, orr_hostcc_flags(), cpu};
-    cpu_build_ctx ctx = {src};
+    const char *extra = orr_hostcc_precision_flags(e->spec.precision == ORR_DOUBLE);
+    const char *parts[] = {"orrery-cpu-1", src, compiler, orr_hostcc_flags(), extra, cpu};
+    cpu_build_ctx ctx = {src, extra};
     void *so = NULL;
     size_t len = 0;
-    st = orr_engine_cached_build(parts, 5, "so", cpu_build, &ctx, &so, &len, &e->build, err);
+    st = orr_engine_cached_build(parts, 6, "so", cpu_build, &ctx, &so, &len, &e->build, err);
     free(src);
     if (st) {
         cpu_destroy(e);

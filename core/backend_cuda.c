@@ -140,6 +140,45 @@ static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
     return st;
 }
 
+/* The spec's kernels for arch as a cache payload: from the kernel cache, or
+ * compiled by NVRTC and cached. */
+static orr_status build_kernels(const orr_kspec *spec, const char *arch, void **data, size_t *len,
+                                orr_build_info *info, orr_error *err)
+{
+    int major = 0, minor = 0;
+    char *src = NULL, nvrtc_id[64];
+    orr_status st = orr_rtc_version(&major, &minor, err);
+    if (!st)
+        st = orr_kspec_source(spec, ORR_TARGET_GPU, &src, err);
+    if (st)
+        return st;
+    snprintf(nvrtc_id, sizeof nvrtc_id, "nvrtc %d.%d", major, minor);
+    cuda_build_ctx ctx = {.src = src, .arch = arch};
+    orr_kspec_name_exprs(spec, ctx.exprs);
+    ctx.nopts = orr_kspec_nvrtc_options(spec, ctx.opts);
+    const char *parts[5 + ORR_KSPEC_MAX_OPTS + ORR_K_COUNT] = {"orrery-cuda-1", src, arch, nvrtc_id,
+                                                                "cubin"};
+    int np = 5;
+    for (int k = 0; k < ctx.nopts; k++)
+        parts[np++] = ctx.opts[k];
+    for (int k = 0; k < ORR_K_COUNT; k++)
+        parts[np++] = ctx.exprs[k];
+    st = orr_engine_cached_build(parts, np, "cubin", cuda_build, &ctx, data, len, info, err);
+    free(src);
+    return st;
+}
+
+orr_status orr_cuda_prebuild(const orr_kspec *spec, const char *arch, orr_error *err)
+{
+    void *data = NULL;
+    size_t len = 0;
+    orr_build_info info;
+    memset(&info, 0, sizeof info);
+    orr_status st = build_kernels(spec, arch, &data, &len, &info, err);
+    free(data);
+    return st;
+}
+
 static orr_status cuda_create(orr_engine *e, orr_error *err)
 {
     cuda_impl *c = calloc(1, sizeof *c);
@@ -169,32 +208,16 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
                         c->info.max_shared_per_block);
     }
 
-    int major = 0, minor = 0;
-    char *src = NULL, nvrtc_id[64], arch[32];
-    st = orr_rtc_version(&major, &minor, err);
-    if (!st)
-        st = orr_kspec_source(&e->spec, ORR_TARGET_GPU, &src, err);
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d%d", c->info.cc_major, c->info.cc_minor);
+    snprintf(e->build.target, sizeof e->build.target, "%s", arch);
+    void *data = NULL;
+    size_t len = 0;
+    st = build_kernels(&e->spec, arch, &data, &len, &e->build, err);
     if (st) {
         cuda_destroy(e);
         return st;
     }
-    snprintf(nvrtc_id, sizeof nvrtc_id, "nvrtc %d.%d", major, minor);
-    snprintf(arch, sizeof arch, "sm_%d%d", c->info.cc_major, c->info.cc_minor);
-    snprintf(e->build.target, sizeof e->build.target, "%s", arch);
-    cuda_build_ctx ctx = {.src = src, .arch = arch};
-    orr_kspec_name_exprs(&e->spec, ctx.exprs);
-    ctx.nopts = orr_kspec_nvrtc_options(&e->spec, ctx.opts);
-    const char *parts[5 + ORR_KSPEC_MAX_OPTS + ORR_K_COUNT] = {"orrery-cuda-1", src, arch, nvrtc_id,
-                                                                "cubin"};
-    int np = 5;
-    for (int k = 0; k < ctx.nopts; k++)
-        parts[np++] = ctx.opts[k];
-    for (int k = 0; k < ORR_K_COUNT; k++)
-        parts[np++] = ctx.exprs[k];
-    void *data = NULL;
-    size_t len = 0;
-    st = orr_engine_cached_build(parts, np, "cubin", cuda_build, &ctx, &data, &len, &e->build, err);
-    free(src);
     char *names[ORR_K_COUNT];
     const void *cubin = NULL;
     double t0 = now_s();

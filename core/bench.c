@@ -2,10 +2,15 @@
 #include "bench.h"
 #include "law.h"
 #include "ic.h"
+#include "util.h"
+#include "ksrc.h"
+#include "hostcc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 double orr_max_rel_err(const double *acc, const double *ref, long ni)
 {
@@ -52,7 +57,7 @@ orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double
     if (!st && spec->precision == ORR_FLOAT) {
         for (long k = 0; k < 4 * n; k++)
             pos[k] = (float)pos[k];
-        for (long k = 0; vel && k < 3 * n; k++)
+        for (long k = 0; k < 3 * n; k++)
             vel[k] = (float)vel[k];
         for (long k = 0; *attr && k < nattr * n; k++)
             (*attr)[k] = (float)(*attr)[k];
@@ -134,11 +139,150 @@ done:
     return st;
 }
 
+typedef struct {
+    const char *src;
+} ref_ctx;
+
+static orr_status ref_build(void *ctx, void **data, size_t *len, double *seconds, orr_error *err)
+{
+    return orr_hostcc_compile(((ref_ctx *)ctx)->src, "reference_cpu.c", "-ffast-math", data, len,
+                              seconds, err);
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* The reference loop (kernels_src/reference_cpu.c) on the benchmark's bodies:
+ * compiled (through the kernel cache) with -ffast-math, timed force-only,
+ * checked against the CPU backend in double like the other rows. */
+static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_bench_row *row,
+                                orr_error *err)
+{
+    if (spec->precision != ORR_FLOAT || strcmp(spec->force, "gravity") != 0 ||
+        (spec->law && !spec->law->builtin) || spec->box[0] > 0 || spec->box[1] > 0 ||
+        spec->box[2] > 0)
+        return orr_fail(err, ORR_ERR_ARG, "the reference variant is float gravity in an open "
+                        "box on the CPU only");
+    const char *compiler, *cpu;
+    orr_status st = orr_hostcc_identity(&compiler, &cpu, err);
+    if (st)
+        return st;
+    char *text = NULL, eps2[64], g[64];
+    if ((st = orr_ksrc_get("reference_cpu.c", &text, NULL, 0, err)) != ORR_OK)
+        return st;
+    orr_hexfloat(eps2, sizeof eps2, spec->softening * spec->softening);
+    orr_hexfloat(g, sizeof g, spec->G);
+    orr_buf b = {0};
+    if (orr_buf_printf(&b, "#define ORR_EPS2 %s\n#define ORR_G %s\n#line 1 \"reference_cpu.c\"\n%s",
+                       eps2, g, text)) {
+        free(text);
+        orr_buf_free(&b);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    free(text);
+    const char *parts[] = {"orrery-ref-1", b.data, compiler, orr_hostcc_flags(), "-ffast-math", cpu};
+    ref_ctx ctx = {b.data};
+    void *so = NULL;
+    size_t len = 0;
+    orr_hostcc_lib lib = {NULL, -1};
+    float *f = malloc(sizeof(float) * 7 * (size_t)n);
+    double *pos = malloc(sizeof(double) * 4 * (size_t)n), *attr = NULL;
+    double *vel = malloc(sizeof(double) * 3 * (size_t)n);
+    long ni = n < 512 ? n : 512;
+    long *idx = malloc(sizeof(long) * (size_t)ni);
+    double *got = malloc(sizeof(double) * 3 * (size_t)ni), *ref = malloc(sizeof(double) * 3 * (size_t)ni);
+    orr_engine *dbl = NULL;
+    if (!f || !pos || !vel || !idx || !got || !ref)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", n);
+    snprintf(row->build.target, sizeof row->build.target, "cpu (reference loop)");
+    if (!st)
+        st = orr_engine_cached_build(parts, 6, "so", ref_build, &ctx, &so, &len, &row->build, err);
+    if (!st)
+        st = orr_hostcc_load(so, len, &lib, err);
+    void (*accel)(long, const float *, const float *, const float *, const float *, float *,
+                  float *, float *) = NULL;
+    if (!st && !(accel = (void (*)(long, const float *, const float *, const float *,
+                                   const float *, float *, float *, float *))
+                     orr_hostcc_sym(&lib, "orr_ref_accel")))
+        st = orr_fail(err, ORR_ERR_LOAD, "compiled reference loop lacks orr_ref_accel");
+    if (!st)
+        st = orr_bench_bodies(spec, n, 20261122u + (uint64_t)n, pos, vel, &attr, err);
+    if (!st) {
+        for (long i = 0; i < n; i++)
+            for (int k = 0; k < 4; k++)
+                f[(size_t)k * (size_t)n + (size_t)i] = (float)pos[4 * i + k];
+        float *x = f, *y = f + n, *z = f + 2 * n, *m = f + 3 * n, *ax = f + 4 * n,
+              *ay = f + 5 * n, *az = f + 6 * n;
+        double t0 = wall_s();
+        accel(n, x, y, z, m, ax, ay, az);   /* warm-up and first estimate */
+        double warm = (wall_s() - t0) * 1e3;
+        if (steps <= 0) {
+            steps = warm > 0 ? (int)(250.0 / warm) : 100;
+            steps = steps < 3 ? 3 : steps > 200 ? 200 : steps;
+        }
+        t0 = wall_s();
+        for (int s = 0; s < steps; s++)
+            accel(n, x, y, z, m, ax, ay, az);
+        double ms = (wall_s() - t0) * 1e3 / steps;
+        row->n = n;
+        row->backend = "cpu";
+        row->spec = *spec;
+        row->spec.block = row->spec.unroll = row->spec.split = 0;
+        row->variant = ORR_VARIANT_REFERENCE;
+        row->steps = steps;
+        row->ms_per_step = row->ms_force = ms;
+        row->interactions_per_s = (double)n * (double)n / (ms * 1e-3);
+        row->gflops = row->interactions_per_s * 20 * 1e-9;
+        for (long k = 0; k < ni; k++) {
+            idx[k] = (long)((double)k * n / ni);
+            got[3 * k] = ax[idx[k]];
+            got[3 * k + 1] = ay[idx[k]];
+            got[3 * k + 2] = az[idx[k]];
+        }
+        orr_kspec ds;
+        orr_kspec_default(&ds, ORR_TARGET_CPU);
+        ds.precision = ORR_DOUBLE;
+        ds.softening = spec->softening;
+        ds.G = spec->G;
+        st = orr_engine_create(&dbl, ORR_BACKEND_CPU, &ds, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
+        if (!st)
+            st = orr_engine_set_state(dbl, pos, NULL, err);
+        if (!st)
+            st = orr_engine_accel_sample(dbl, ni, idx, ref, err);
+        if (!st) {
+            row->sample = ni;
+            row->max_rel_err = orr_max_rel_err(got, ref, ni);
+        }
+    }
+    orr_engine_destroy(dbl);
+    if (lib.dl)
+        orr_hostcc_unload(&lib);
+    free(so);
+    orr_buf_free(&b);
+    free(f);
+    free(pos);
+    free(vel);
+    free(attr);
+    free(idx);
+    free(got);
+    free(ref);
+    return st;
+}
+
 orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_variant variant,
                          long n, int steps, orr_bench_row *row, char *notice,
                          size_t notice_size, orr_error *err)
 {
     memset(row, 0, sizeof *row);
+    if (variant == ORR_VARIANT_REFERENCE) {
+        if (kind == ORR_BACKEND_CUDA)
+            return orr_fail(err, ORR_ERR_ARG, "the reference variant runs on the CPU backend only");
+        return run_reference(spec, n, steps, row, err);
+    }
     double *pos = malloc(sizeof(double) * 4 * (size_t)n);
     double *vel = malloc(sizeof(double) * 3 * (size_t)n), *attr = NULL;
     orr_engine *e = NULL;

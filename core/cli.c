@@ -206,6 +206,8 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
     return 1;
 }
 
+#define ORR_CLI_MAX_N 32   /* body counts in one --n list */
+
 /* ---- info ---------------------------------------------------------------- */
 
 /* orrery info --forces: the built-in laws, their params and attributes. */
@@ -282,8 +284,9 @@ static int cmd_info(args_t *a)
         printf("host C compiler: unusable: %s\n", e.msg);
         orr_error_clear(&e);
     } else {
-        printf("host C compiler: %s\n  flags: %s\n  CPU: %s, %ld threads\n", cc, orr_hostcc_flags(),
-               cpu, sysconf(_SC_NPROCESSORS_ONLN));
+        printf("host C compiler: %s\n  flags: %s (float kernels add %s)\n  CPU: %s, %ld threads\n",
+               cc, orr_hostcc_flags(), orr_hostcc_precision_flags(0), cpu,
+               sysconf(_SC_NPROCESSORS_ONLN));
     }
     char dir[4096];
     size_t entries = 0, bytes = 0;
@@ -419,7 +422,9 @@ static int cmd_compile(args_t *a)
         void *so = NULL;
         size_t len = 0;
         double secs = 0;
-        if (orr_hostcc_compile(src, "orrery_gen.c", &so, &len, &secs, &e)) {
+        if (orr_hostcc_compile(src, "orrery_gen.c",
+                               orr_hostcc_precision_flags(spec.precision == ORR_DOUBLE), &so, &len,
+                               &secs, &e)) {
             rc = report(&e);
         } else {
             rc = write_output(out, so, len);
@@ -496,7 +501,7 @@ static void print_build(FILE *info, const orr_bench_row *r)
 typedef struct {
     orr_kspec spec;
     orr_backend_kind kind;
-    long ns[32];
+    long ns[ORR_CLI_MAX_N];
     int nn, set_block;
 } run_opts;
 
@@ -521,7 +526,7 @@ static int run_option(args_t *a, run_opts *r, int *bad)
     }
     if (opt_value(a, "--n", &v, bad)) {
         if (!*bad)
-            *bad = parse_list(v, r->ns, 32, &r->nn);
+            *bad = parse_list(v, r->ns, ORR_CLI_MAX_N, &r->nn);
         return 1;
     }
     return 0;
@@ -581,17 +586,18 @@ static int cmd_bench(args_t *a)
     }
     if (bad)
         return bad;
+    if ((bad = resolve_run("bench", &r)))
+        return bad;
+    /* both: the tiled kernel and its baseline, the naive kernel on the GPU
+     * and the -ffast-math reference loop on the CPU */
     orr_variant variants[2];
     int nv = 0;
     if (strcmp(variant_arg, "both") == 0) {
         variants[nv++] = ORR_VARIANT_TILED;
-        variants[nv++] = ORR_VARIANT_NAIVE;
+        variants[nv++] = r.kind == ORR_BACKEND_CUDA ? ORR_VARIANT_NAIVE : ORR_VARIANT_REFERENCE;
     } else if (orr_variant_parse(variant_arg, &variants[nv++], &e)) {
         return usage_error("bench: %s (or both)", e.msg);
     }
-
-    if ((bad = resolve_run("bench", &r)))
-        return bad;
     orr_backend_kind kind = r.kind;
     orr_kspec spec = r.spec;
     const long *ns = r.ns;
@@ -622,6 +628,7 @@ static int cmd_bench(args_t *a)
                "max rel err");
     fflush(stdout);
     int rc = 0;
+    double tiled_rate[ORR_CLI_MAX_N] = {0};
     for (int vi = 0; vi < nv; vi++) {
         for (int k = 0; k < nn; k++) {
             orr_bench_row row;
@@ -656,6 +663,11 @@ static int cmd_bench(args_t *a)
                        orr_variant_name(row.variant), row.spec.block, row.spec.unroll,
                        row.spec.split, row.ms_per_step, row.ms_force, 1e3 / row.ms_per_step,
                        row.interactions_per_s, row.gflops, row.max_rel_err);
+            if (row.variant == ORR_VARIANT_TILED && k < ORR_CLI_MAX_N)
+                tiled_rate[k] = row.interactions_per_s;
+            if (row.variant == ORR_VARIANT_REFERENCE && k < ORR_CLI_MAX_N && tiled_rate[k] > 0)
+                fprintf(info, "  N=%ld: tiled / reference = %.2f\n", row.n,
+                        tiled_rate[k] / row.interactions_per_s);
             fflush(stdout);
         }
     }

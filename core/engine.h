@@ -95,6 +95,12 @@ orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, doubl
 const char *orr_backend_name(orr_backend_kind k);
 orr_status orr_backend_parse(const char *name, orr_backend_kind *k, orr_error *err);
 
+/* Compiles the spec's GPU kernels for arch ("sm_90") into the kernel cache
+ * unless they are there already, without a device or context: a later
+ * engine for the same spec loads them at once.  Safe to call from several
+ * threads at a time (the tuner compiles candidates in parallel). */
+orr_status orr_cuda_prebuild(const orr_kspec *spec, const char *arch, orr_error *err);
+
 /* Shared by the backends: fetch key from the kernel cache or run build() and
  * store its result; fills info (cached, compile time, key, note). */
 typedef orr_status (*orr_build_fn)(void *ctx, void **data, size_t *len, double *seconds,

@@ -172,8 +172,13 @@ static void first_error_line(const char *log, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)strcspn(p, "\n"), p);
 }
 
-orr_status orr_hostcc_compile(const char *src, const char *name, void **so, size_t *len,
-                              double *seconds, orr_error *err)
+const char *orr_hostcc_precision_flags(int is_double)
+{
+    return is_double ? "" : "-ffast-math";
+}
+
+orr_status orr_hostcc_compile(const char *src, const char *name, const char *extra, void **so,
+                              size_t *len, double *seconds, orr_error *err)
 {
     orr_status st = orr_hostcc_identity(NULL, NULL, err);
     if (st)
@@ -194,8 +199,8 @@ orr_status orr_hostcc_compile(const char *src, const char *name, void **so, size
         goto done;
     /* The #line directives make diagnostics name kernels_src files; the
      * temporary directory is stripped from the log below. */
-    snprintf(words, sizeof words, "%s %s -o %s %s %s", cc_command(), HOSTCC_FLAGS, so_path, src_path,
-             HOSTCC_LIBS);
+    snprintf(words, sizeof words, "%s %s %s -o %s %s %s", cc_command(), HOSTCC_FLAGS,
+             extra ? extra : "", so_path, src_path, HOSTCC_LIBS);
     build_argv(words, argv, 64);
     int status = -1;
     double t0 = now_s();

@@ -10,17 +10,23 @@
 
 /* The compile flags used for every kernel object. */
 const char *orr_hostcc_flags(void);
+/* The flags added for kernels of one precision: "-ffast-math" for float
+ * (approximate rsqrt with a Newton step, as a GPU has; the compensated tile
+ * sums are kept out of it), none for double, which stays the exact
+ * reference. */
+const char *orr_hostcc_precision_flags(int is_double);
 
 /* Identity for cache keys and `orrery info`: the compiler's first --version
  * line, and the CPU model with a hash of its feature flags (code built with
  * -march=native on one CPU may not run on another).  Computed once. */
 orr_status orr_hostcc_identity(const char **compiler, const char **cpu, orr_error *err);
 
-/* Compiles src (named `name` in diagnostics) into a shared object; *so (heap)
- * and *len receive its bytes.  On a compile error returns ORR_ERR_COMPILE with
- * the first error line in msg and the full compiler output in err->log. */
-orr_status orr_hostcc_compile(const char *src, const char *name, void **so, size_t *len,
-                              double *seconds, orr_error *err);
+/* Compiles src (named `name` in diagnostics) with the kernel flags and
+ * `extra` (more flags, may be NULL) into a shared object; *so (heap) and *len
+ * receive its bytes.  On a compile error returns ORR_ERR_COMPILE with the
+ * first error line in msg and the full compiler output in err->log. */
+orr_status orr_hostcc_compile(const char *src, const char *name, const char *extra, void **so,
+                              size_t *len, double *seconds, orr_error *err);
 
 typedef struct {
     void *dl;   /* dlopen handle */

@@ -178,7 +178,7 @@ orr_status orr_precision_parse(const char *name, orr_precision *p, orr_error *er
 
 const char *orr_variant_name(orr_variant v)
 {
-    return v == ORR_VARIANT_NAIVE ? "naive" : "tiled";
+    return v == ORR_VARIANT_NAIVE ? "naive" : v == ORR_VARIANT_REFERENCE ? "reference" : "tiled";
 }
 
 orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err)
@@ -187,8 +187,11 @@ orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err)
         *v = ORR_VARIANT_TILED;
     else if (strcmp(name, "naive") == 0)
         *v = ORR_VARIANT_NAIVE;
+    else if (strcmp(name, "reference") == 0)
+        *v = ORR_VARIANT_REFERENCE;
     else
-        return orr_fail(err, ORR_ERR_ARG, "invalid variant '%s' (expected tiled or naive)", name);
+        return orr_fail(err, ORR_ERR_ARG,
+                        "invalid variant '%s' (expected tiled, naive or reference)", name);
     return ORR_OK;
 }
 

@@ -14,7 +14,10 @@
 
 typedef enum { ORR_FLOAT = 0, ORR_DOUBLE = 1 } orr_precision;
 typedef enum { ORR_TARGET_GPU = 0, ORR_TARGET_CPU = 1 } orr_target;
-typedef enum { ORR_VARIANT_TILED = 0, ORR_VARIANT_NAIVE = 1 } orr_variant;
+/* Accel kernel variants: tiled (orrery's), naive (the GPU baseline), and
+ * reference (CPU float gravity only: the plain -ffast-math loop of
+ * kernels_src/reference_cpu.c, the yardstick for the CPU backend). */
+typedef enum { ORR_VARIANT_TILED = 0, ORR_VARIANT_NAIVE = 1, ORR_VARIANT_REFERENCE = 2 } orr_variant;
 
 struct orr_law;   /* law.h */
 

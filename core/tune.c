@@ -5,6 +5,7 @@
 #include "hostcc.h"
 #include "ic.h"
 #include "kcache.h"
+#include "law.h"
 #include "rtc.h"
 
 #include <cjson/cJSON.h>
@@ -13,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -659,6 +661,68 @@ static int budget_left(const tuner *t)
 
 /* Builds, verifies and times one candidate; records it as a trial.  Only an
  * interruption or a host allocation failure is returned as an error. */
+/* The complete spec of a candidate. */
+static orr_kspec spec_of(const tuner *t, params p)
+{
+    orr_kspec s = t->id.base;
+    s.block = p.block;
+    s.unroll = p.unroll;
+    s.split = p.split;
+    s.threads = p.threads;
+    return s;
+}
+
+/* Parallel compilation of GPU candidates into the kernel cache, before they
+ * are timed one by one: NVRTC is thread-safe and the cache writes are
+ * atomic.  A candidate that fails here is compiled again (and its error
+ * recorded) when measured. */
+typedef struct {
+    const tuner *t;
+    const params *list;
+    int count, next;
+    char arch[16];
+    pthread_mutex_t lock;
+} prebuild_pool;
+
+static void *prebuild_worker(void *arg)
+{
+    prebuild_pool *pool = arg;
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        int k = pool->next++;
+        pthread_mutex_unlock(&pool->lock);
+        if (k >= pool->count || (pool->t->o->stop && *pool->t->o->stop))
+            return NULL;
+        orr_kspec spec = spec_of(pool->t, pool->list[k]);
+        orr_error e = {0};
+        orr_cuda_prebuild(&spec, pool->arch, &e);
+        orr_error_clear(&e);
+    }
+}
+
+static void prebuild(const tuner *t, const params *list, int count)
+{
+    enum { MAX_WORKERS = 64 };
+    orr_error e = {0};
+    int workers = online_cpus();
+    workers = workers > MAX_WORKERS ? MAX_WORKERS : workers;
+    if (t->id.target != ORR_TARGET_GPU || count < 2 || workers < 2 || orr_rtc_open(&e)) {
+        orr_error_clear(&e);
+        return;
+    }
+    (void)orr_law_builtin_names();   /* its one-time setup, before the threads */
+    prebuild_pool pool = {.t = t, .list = list, .count = count};
+    snprintf(pool.arch, sizeof pool.arch, "sm_%d%d", t->id.gpu.cc_major, t->id.gpu.cc_minor);
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_t tid[MAX_WORKERS];
+    int started = 0;
+    for (int k = 0; k < workers; k++)
+        started += pthread_create(&tid[started], NULL, prebuild_worker, &pool) == 0;
+    for (int k = 0; k < started; k++)
+        pthread_join(tid[k], NULL);
+    pthread_mutex_destroy(&pool.lock);
+}
+
 static orr_status measure(tuner *t, params p, orr_error *err)
 {
     if (t->o->stop && *t->o->stop)
@@ -678,11 +742,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
     }
     orr_tune_trial tr;
     memset(&tr, 0, sizeof tr);
-    tr.spec = t->id.base;
-    tr.spec.block = p.block;
-    tr.spec.unroll = p.unroll;
-    tr.spec.split = p.split;
-    tr.spec.threads = p.threads;
+    tr.spec = spec_of(t, p);
     tr.ms = -1;
     tr.max_rel_err = -1;
 
@@ -796,15 +856,29 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         while (sfill < smax && (double)t->id.n * sfill < half)
             sfill *= 2;
         int splits[3] = {sfill, smax < 4 * sfill ? smax : 4 * sfill, 1};
+        static const int order[][2] = {{128, 4},  {512, 4},  {256, 16}, {128, 16},
+                                       {512, 16}, {64, 4},   {64, 16},  {256, 1},
+                                       {128, 1},  {512, 1},  {64, 1}};
+        enum { NORDER = sizeof order / sizeof order[0] };
+        if (online_cpus() >= 4) {   /* compile the whole coarse grid at once, in parallel */
+            params list[3 + 3 * NORDER];
+            int count = 0;
+            for (int k = 0; k < 3; k++) {
+                if (sfill > 1)
+                    list[count++] = (params){256, 4, splits[k], 0};
+                for (int q = 0; q < NORDER && (k == 0 || splits[k] != splits[k - 1]); q++)
+                    list[count++] = (params){order[q][0], order[q][1], splits[k], 0};
+            }
+            double t0 = now_s();
+            prebuild(t, list, count);
+            t->spent_s += now_s() - t0;
+        }
         for (int k = 0; !st && sfill > 1 && k < 3; k++) {
             params p = {256, 4, splits[k], 0};
             st = try_params(t, p, spent, err);
         }
         int split = t->best >= 0 ? t->tried[t->best].split : 1;
-        static const int order[][2] = {{128, 4},  {512, 4},  {256, 16}, {128, 16},
-                                       {512, 16}, {64, 4},   {64, 16},  {256, 1},
-                                       {128, 1},  {512, 1},  {64, 1}};
-        for (size_t k = 0; !st && k < sizeof order / sizeof order[0]; k++) {
+        for (size_t k = 0; !st && k < NORDER; k++) {
             params p = {order[k][0], order[k][1], split, 0};
             st = try_params(t, p, spent, err);
         }
@@ -898,12 +972,22 @@ static orr_status exhaustive(tuner *t, orr_error *err)
             }
         return st;
     }
-    for (int split = 1; !st && split <= 32; split *= 2)
-        for (int block = 32; !st && block <= 1024; block += 32)
-            for (size_t u = 0; !st && u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
+    params *list = malloc(sizeof *list * 32 * 32 * (sizeof gpu_unrolls / sizeof gpu_unrolls[0]));
+    if (!list)
+        return st ? st : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    int count = 0;
+    for (int split = 1; split <= 32; split *= 2)
+        for (int block = 32; block <= 1024; block += 32)
+            for (size_t u = 0; u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
                 params p = {block, gpu_unrolls[u], split, 0};
-                st = try_params(t, p, &spent, err);
+                if (valid(t, p) && find_tried(t, p) < 0)
+                    list[count++] = p;
             }
+    if (!st)
+        prebuild(t, list, count);
+    for (int k = 0; !st && k < count; k++)
+        st = try_params(t, list[k], &spent, err);
+    free(list);
     return st;
 }
 

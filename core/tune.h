@@ -46,6 +46,11 @@
  * ~8x what fills the GPU (sm_count * 2048 / block), so small N gets larger
  * splits.  CPU: tile 256..8192 (powers of two) and threads 1, 2, 4, ...,
  * nproc, 0 (all).  The default configuration is always tried first.
+ * Parallel compiling (GPU, 4 or more CPU cores): the coarse grid (for each
+ * split it may settle on) and, in an exhaustive search, every candidate are
+ * compiled into the kernel cache first by one thread per core (NVRTC is
+ * thread-safe, cache writes are atomic); the coarse grid's compile time
+ * counts toward the budget.
  * Coarse pass: GPU: the split that gives the GPU half its resident threads
  * (and 4x that; skipped when N does that alone) at block 256, unroll 4,
  * then blocks {64,128,256,512} x unroll {1,4,16} at the best split, most

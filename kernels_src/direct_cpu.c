@@ -39,7 +39,14 @@ ORR_EXPORT void orr_cpu_drift(long n, real *restrict x, real *restrict y, real *
                               const real *restrict vx, const real *restrict vy,
                               const real *restrict vz, double dt);
 
+/* s += t with compensation c.  Float kernels are compiled with -ffast-math
+ * (for the vectorised approximate rsqrt); this function is kept out of it,
+ * since reassociation would cancel the compensation.  Called once per tile. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-fast-math"))) static void kahan_add(real *s, real *c, real t)
+#else
 static inline void kahan_add(real *s, real *c, real t)
+#endif
 {
     real yv = t - *c;
     real u = *s + yv;

@@ -8,6 +8,7 @@
  * the errors for bad names and values. */
 #include "testutil.h"
 
+#include "bench.h"
 #include "engine.h"
 #include "kcache.h"
 #include "law.h"
@@ -251,11 +252,38 @@ static void test_yukawa_to_gravity(void **state)
     orr_law_free(&g);
 }
 
+/* Every built-in law on the CPU in float (compiled with -ffast-math) agrees
+ * with double within 1e-5 (orr_accel_err), zero-separation guard included. */
+static void test_float_vs_double(void **state)
+{
+    enum { N = 343 };
+    orr_error err = {0};
+    const char *const *names = orr_law_builtin_names();
+    double pos[4 * N], attr[ORR_LAW_MAX_ATTRS * N], af[3 * N], ad[3 * N];
+    for (int l = 0; names[l]; l++) {
+        orr_law law;
+        TU_OK(orr_law_builtin(names[l], &law, &err), &err);
+        lattice_bodies(N, 31 + (uint64_t)l, pos, attr, law.nattrs);
+        for (int eps = 0; eps < 2; eps++) {
+            orr_engine *f = cpu_engine(&law, ORR_FLOAT, eps ? 0.1 : 0.0, N, pos, attr);
+            orr_engine *d = cpu_engine(&law, ORR_DOUBLE, eps ? 0.1 : 0.0, N, pos, attr);
+            TU_OK(orr_engine_accel(f, af, &err), &err);
+            TU_OK(orr_engine_accel(d, ad, &err), &err);
+            double e = orr_accel_err(af, ad, N);
+            print_message("%-14s eps %.1f: float vs double %.2e\n", names[l], eps ? 0.1 : 0.0, e);
+            assert_true(e < 1e-5);
+            orr_engine_destroy(f);
+            orr_engine_destroy(d);
+        }
+        orr_law_free(&law);
+    }
+}
+
 static const char grav_pair[] = "real inv = orr_rsqrt_nz(r2);\nf = mj * (inv * inv * inv);\n";
 static const char grav_pot[] = "u = -(mi * mj) * orr_rsqrt_nz(r2);\n";
 
-/* A user law with gravity's code gives bitwise the built-in's accelerations
- * (it is not marked finite_at_zero, so it also carries the d2 > 0 guard). */
+/* A user law with gravity's code (and, like gravity.h, finite_at_zero) gives
+ * bitwise the built-in's accelerations, in float and double. */
 static void test_user_copy_bitwise(void **state)
 {
     enum { N = 777 };
@@ -263,6 +291,7 @@ static void test_user_copy_bitwise(void **state)
     orr_law user, g;
     TU_OK(orr_law_init(&user, "mygravity", grav_pair, grav_pot, "copy.lua:3", &err), &err);
     snprintf(user.scale, sizeof user.scale, "G");
+    user.finite_at_zero = 1;
     TU_OK(orr_law_builtin("gravity", &g, &err), &err);
     double pos[4 * N], a1[3 * N], a2[3 * N];
     tu_random_bodies(N, 4242, pos, NULL);
@@ -446,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_coulomb_two_body),
         cmocka_unit_test(test_lennard_jones),
         cmocka_unit_test(test_yukawa_to_gravity),
+        cmocka_unit_test(test_float_vs_double),
         cmocka_unit_test(test_user_copy_bitwise),
         cmocka_unit_test(test_runtime_and_baked_params),
         cmocka_unit_test(test_bad_snippet),
