@@ -49,8 +49,7 @@
  * Parallel compiling (GPU, 4 or more CPU cores): the coarse grid (for each
  * split it may settle on) and, in an exhaustive search, every candidate are
  * compiled into the kernel cache first by one thread per core (NVRTC is
- * thread-safe, cache writes are atomic); the coarse grid's compile time
- * counts toward the budget.
+ * thread-safe, cache writes are atomic).
  * Coarse pass: GPU: the split that gives the GPU half its resident threads
  * (and 4x that; skipped when N does that alone) at block 256, unroll 4,
  * then blocks {64,128,256,512} x unroll {1,4,16} at the best split, most
@@ -85,10 +84,11 @@ typedef struct {
 } orr_tune_trial;
 
 typedef struct {
-    double budget_s;     /* seconds spent on candidates: compiling (or loading from the
-                            kernel cache), verifying and timing them, the final
-                            re-timing included; the one-off reference is not counted;
-                            <= 0 means the default (2.0) */
+    double budget_s;     /* seconds of device work on candidates: verifying and timing
+                            them, the final re-timing included; compiling (a one-off
+                            the kernel cache keeps, done in parallel where it can) and
+                            the reference are not counted; <= 0 means the default
+                            (2.0) */
     int exhaustive;      /* 1: every valid candidate, ignoring the budget (0) */
     int retune;          /* 1: ignore a stored tuning and tune anew (0) */
     int device;          /* GPU ordinal (0) */
