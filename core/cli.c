@@ -44,7 +44,7 @@ static const char *usage_text =
     "      --n LIST              body counts, e.g. 16384,65536 (GPU: 16384,65536,262144;\n"
     "                            CPU: 1024,4096,16384)\n"
     "      --steps K             timed steps per row (default: about 0.25 s worth)\n"
-    "      --variant tiled|naive|both   kernel variant (tiled)\n"
+    "      --variant tiled|naive|reference|both   (tiled; both: + naive on GPU, reference loop on CPU)\n"
     "      --block B --unroll U --split S --softening EPS --G G --force NAME|LAW.lua\n"
     "      --tune                use the stored tuning per N, tuning first where there is none\n"
     "      --csv                 machine-readable rows\n"
