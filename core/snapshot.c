@@ -3,6 +3,7 @@
  * checked; a failure becomes a message naming the file, the object and
  * HDF5's own innermost reason, and every handle is closed on every path. */
 #include "snapshot.h"
+#include "law.h"
 #include "outfile.h"
 #include "util.h"
 
@@ -361,13 +362,72 @@ static orr_status write_kernel(hid_t file, orr_sim *s, const char *path, orr_err
     return r < 0 ? write_failed(path, "Kernel", err) : ORR_OK;
 }
 
-/* Force: the force law.  Kept apart (with read_force) so the law's params,
- * per-body attributes and source can join it. */
+/* Names joined by commas ("" for none). */
+static void join_names(char *buf, size_t size, int count, const char *(*name)(const orr_law *, int),
+                       const orr_law *law)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < count && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", k ? "," : "", name(law, k));
+}
+
+static const char *param_name(const orr_law *law, int k)
+{
+    return law->params[k].name;
+}
+
+static const char *attr_name(const orr_law *law, int k)
+{
+    return law->attrs[k];
+}
+
+/* Force: the force law, complete (name, snippets with their origin and
+ * lines, scale, params with values and runtime flags, attribute names), so
+ * a restart compiles exactly the same kernels; the attribute values are
+ * PartType1 datasets. */
 static orr_status write_force(hid_t file, orr_sim *s, const char *path, orr_error *err)
 {
-    const orr_sim_config *c = orr_sim_config_of(s);
+    const orr_law *law = orr_sim_law(s);
+    char names[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1];
     hid_t g = H5Gcreate2(file, "Force", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = g < 0 ? -1 : put_string(g, "name", c->force);
+    herr_t r = g < 0 ? -1 : put_string(g, "name", law->name);
+    if (r >= 0)
+        r = put_int(g, "builtin", law->builtin);
+    if (r >= 0)
+        r = put_string(g, "origin", law->origin);
+    if (r >= 0)
+        r = put_string(g, "doc", law->doc);
+    if (r >= 0)
+        r = put_string(g, "scale", law->scale);
+    if (r >= 0)
+        r = put_int(g, "finite_at_zero", law->finite_at_zero);
+    if (r >= 0)
+        r = put_string(g, "pair", law->pair);
+    if (r >= 0)
+        r = put_int(g, "pair_line", law->pair_line);
+    if (r >= 0)
+        r = put_string(g, "potential", law->potential);
+    if (r >= 0)
+        r = put_int(g, "potential_line", law->potential_line);
+    join_names(names, sizeof names, law->nparams, param_name, law);
+    if (r >= 0)
+        r = put_string(g, "params", names);
+    if (r >= 0 && law->nparams) {
+        double v[ORR_LAW_MAX_PARAMS];
+        int rt[ORR_LAW_MAX_PARAMS];
+        for (int k = 0; k < law->nparams; k++) {
+            v[k] = law->params[k].value;
+            rt[k] = law->params[k].runtime;
+        }
+        r = put_doubles(g, "param_values", v, (hsize_t)law->nparams);
+        if (r >= 0)
+            r = put_attr(g, "param_runtime", H5T_STD_I32LE, H5T_NATIVE_INT,
+                         (hsize_t)law->nparams, rt);
+    }
+    join_names(names, sizeof names, law->nattrs, attr_name, law);
+    if (r >= 0)
+        r = put_string(g, "attributes", names);
     close_id(&g, H5Gclose);
     return r < 0 ? write_failed(path, "Force", err) : ORR_OK;
 }
@@ -404,12 +464,39 @@ static orr_status write_output(hid_t file, const orr_output_state *o, const char
     return r < 0 ? write_failed(path, "Output", err) : ORR_OK;
 }
 
+static orr_status write_all(orr_sim *s, const char *path, const orr_snapshot_field *extra,
+                            int nextra, int checkpoint, const orr_output_state *out,
+                            orr_error *err);
+
 /* A snapshot, or with checkpoint set a checkpoint, written atomically. */
 static orr_status write_file(orr_sim *s, const char *path, const orr_snapshot_field *extra,
                              int nextra, int checkpoint, const orr_output_state *out,
                              orr_error *err)
 {
     h5_quiet();
+    /* the force law's attributes go with the bodies, one dataset each */
+    const orr_law *law = orr_sim_law(s);
+    orr_snapshot_field *all = malloc(sizeof *all * (size_t)(nextra + law->nattrs + 1));
+    if (!all)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (nextra > 0 && extra)
+        memcpy(all, extra, sizeof *all * (size_t)nextra);
+    for (int a = 0; a < law->nattrs; a++) {
+        double *v = NULL;
+        orr_sim_attr(s, a, &v, NULL);
+        all[nextra + a] = (orr_snapshot_field){law->attrs[a], v};
+    }
+    orr_status st = write_all(s, path, all, nextra < 0 ? nextra : nextra + law->nattrs,
+                              checkpoint, out, err);
+    free(all);
+    return st;
+}
+
+/* write_file with the attribute datasets added. */
+static orr_status write_all(orr_sim *s, const char *path, const orr_snapshot_field *extra,
+                            int nextra, int checkpoint, const orr_output_state *out,
+                            orr_error *err)
+{
     orr_status st = check_fields(path, orr_sim_n(s), extra, nextra, err);
     /* the state being integrated: pending writes uploaded (2D and box
      * fix-ups, float rounding), then read back */
@@ -1135,18 +1222,109 @@ static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, 
     return rc < 0 ? (err ? err->code : ORR_ERR_IO) : ORR_OK;
 }
 
-/* The force law (see write_force). */
+/* A string attribute of any length (heap, caller frees), or NULL with err set. */
+static char *get_long_string(hid_t g, const char *where, const char *name, const char *path,
+                             orr_error *err)
+{
+    enum { MAX = 1 << 20 };
+    char *buf = malloc(MAX);
+    if (!buf) {
+        orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (need_string(g, where, name, buf, MAX, path, err) < 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Splits a comma-separated list of names into fn(law, name) calls. */
+static orr_status each_name(orr_law *law, const char *list,
+                            orr_status (*fn)(orr_law *, const char *, orr_error *),
+                            orr_error *err)
+{
+    char copy[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        orr_status st = fn(law, t, err);
+        if (st)
+            return st;
+    }
+    return ORR_OK;
+}
+
+static orr_status add_param0(orr_law *law, const char *name, orr_error *err)
+{
+    return orr_law_add_param(law, name, 0.0, err);
+}
+
+/* The force law (see write_force).  A checkpoint that names the law only
+ * (from before the law was stored whole) restores it as the built-in law of
+ * that name. */
 static orr_status read_force(hid_t file, const char *path, orr_checkpoint *ck, orr_error *err)
 {
     hid_t g = open_group(file, "Force", "not an orrery checkpoint", path, err);
     if (g < 0)
         return err ? err->code : ORR_ERR_IO;
     int rc = need_string(g, "Force", "name", ck->force, sizeof ck->force, path, err);
-    H5Gclose(g);
-    if (rc < 0)
-        return err ? err->code : ORR_ERR_IO;
     ck->config.force = ck->force;
-    return ORR_OK;
+    if (rc < 0 || H5Aexists(g, "pair") <= 0) {
+        H5Gclose(g);
+        return rc < 0 ? (err ? err->code : ORR_ERR_IO) : ORR_OK;
+    }
+    orr_status st = ORR_OK;
+    char origin[256], doc[160], scale[256], list[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1];
+    int builtin = 0, finite = 0, pl = 1, ul = 1;
+    char *pair = get_long_string(g, "Force", "pair", path, err);
+    char *pot = pair ? get_long_string(g, "Force", "potential", path, err) : NULL;
+    if (!pair || !pot || need_string(g, "Force", "origin", origin, sizeof origin, path, err) < 0 ||
+        need_string(g, "Force", "scale", scale, sizeof scale, path, err) < 0 ||
+        need_attr(g, "Force", "builtin", H5T_NATIVE_INT, 1, &builtin, path, err) < 0 ||
+        need_attr(g, "Force", "finite_at_zero", H5T_NATIVE_INT, 1, &finite, path, err) < 0 ||
+        need_attr(g, "Force", "pair_line", H5T_NATIVE_INT, 1, &pl, path, err) < 0 ||
+        need_attr(g, "Force", "potential_line", H5T_NATIVE_INT, 1, &ul, path, err) < 0)
+        st = err ? err->code : ORR_ERR_IO;
+    if (!st && (st = orr_law_init(&ck->law, ck->force, pair, pot, origin, err)) == ORR_OK)
+        ck->have_law = 1;
+    if (!st) {
+        ck->law.builtin = builtin;
+        ck->law.finite_at_zero = finite;
+        ck->law.pair_line = pl;
+        ck->law.potential_line = ul;
+        snprintf(ck->law.scale, sizeof ck->law.scale, "%s", scale);
+        if (get_string(g, "Force", "doc", doc, sizeof doc, path, err) > 0)
+            snprintf(ck->law.doc, sizeof ck->law.doc, "%s", doc);
+        if (need_string(g, "Force", "params", list, sizeof list, path, err) < 0)
+            st = err ? err->code : ORR_ERR_IO;
+    }
+    if (!st)
+        st = each_name(&ck->law, list, add_param0, err);
+    if (!st && ck->law.nparams) {
+        double v[ORR_LAW_MAX_PARAMS];
+        int rt[ORR_LAW_MAX_PARAMS];
+        if (need_attr(g, "Force", "param_values", H5T_NATIVE_DOUBLE, ck->law.nparams, v, path,
+                      err) < 0 ||
+            need_attr(g, "Force", "param_runtime", H5T_NATIVE_INT, ck->law.nparams, rt, path,
+                      err) < 0)
+            st = err ? err->code : ORR_ERR_IO;
+        for (int k = 0; !st && k < ck->law.nparams; k++) {
+            ck->law.params[k].value = v[k];
+            ck->law.params[k].runtime = rt[k] != 0;
+        }
+    }
+    if (!st && need_string(g, "Force", "attributes", list, sizeof list, path, err) < 0)
+        st = err ? err->code : ORR_ERR_IO;
+    if (!st)
+        st = each_name(&ck->law, list, orr_law_add_attr, err);
+    if (!st && (st = orr_law_validate(&ck->law, err)) != ORR_OK)
+        orr_error_context(err, "checkpoint '%s'", path);
+    free(pair);
+    free(pot);
+    H5Gclose(g);
+    if (!st)
+        ck->config.law = &ck->law;
+    return st;
 }
 
 /* Output: optional (all 0 when absent). */
@@ -1222,8 +1400,13 @@ orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *
 
 void orr_checkpoint_free(orr_checkpoint *ck)
 {
-    if (ck)
-        orr_snapshot_free(&ck->bodies);
+    if (!ck)
+        return;
+    orr_snapshot_free(&ck->bodies);
+    if (ck->have_law)
+        orr_law_free(&ck->law);
+    ck->have_law = 0;
+    ck->config.law = NULL;
 }
 
 orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char *notice,
@@ -1248,6 +1431,22 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
         st = orr_sim_set_clock(s, ck->time, ck->steps, err);
         orr_sim_set_time_compensation(s, ck->time_c);
     }
+    /* the law's attributes, from their PartType1 datasets */
+    const orr_law *law = orr_sim_law(s);
+    for (int a = 0; !st && a < law->nattrs; a++) {
+        const orr_snapshot_column *col = NULL;
+        for (int k = 0; k < ck->bodies.nextra; k++)
+            if (strcmp(ck->bodies.extra[k].name, law->attrs[a]) == 0)
+                col = &ck->bodies.extra[k];
+        double *v = NULL;
+        if (!col)
+            st = orr_fail(err, ORR_ERR_ARG, "checkpoint has no dataset PartType1/%s for the "
+                          "force law's attribute '%s'", law->attrs[a], law->attrs[a]);
+        else if ((st = orr_sim_attr(s, a, &v, err)) == ORR_OK)
+            memcpy(v, col->values, sizeof(double) * (size_t)c.n);
+    }
+    if (!st)
+        orr_sim_touch(s);
     /* the stored kernel configuration, where it is meant for this backend */
     const orr_kspec *k = orr_sim_kspec(s, NULL);
     const orr_kspec *w = &ck->kspec;

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include "render.h"
 #include "sim.h"
+#include "law.h"
 
 /* An extra per-body dataset for PartType1, e.g. {"charge", q} with n values
  * in body order.  Names: 1..63 letters, digits or '_', not one of the
@@ -94,6 +95,8 @@ typedef struct {
     long steps;
     orr_output_state output;
     orr_snapshot bodies;
+    orr_law law;             /* the force law as stored (config.law points here) */
+    int have_law;            /* 0 for a checkpoint that names its law only */
 } orr_checkpoint;
 
 orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *err);

@@ -17,13 +17,9 @@ local sim <close> = orrery.simulation{
   n = n, force = "lennard_jones", params = { epsilon = 1, sigma = 1, cutoff = 2.5 },
   box = { L, L, L }, softening = 0, dt = 2e-3, precision = "double",
 }
-local seed = 4242
-local function gauss()
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  local u1 = (seed + 1) / 2147483649
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  local u2 = seed / 2147483648
-  return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+math.randomseed(4242)   -- Lua's generator: the same run every time
+local function gauss()   -- Box-Muller
+  return math.sqrt(-2 * math.log(1 - math.random())) * math.cos(2 * math.pi * math.random())
 end
 local T0 = 1.2
 local i = 0

@@ -16,13 +16,9 @@ local sim <close> = orrery.simulation{
   softening = 0.1, dt = 1e-3, integrator = "leapfrog",
 }
 -- uniform_cube is centred on the origin; the box is [0, L): shift (wrapping does the rest)
-local seed = 12345
-local function gauss()   -- Box-Muller from a small LCG, deterministic
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  local u1 = (seed + 1) / 2147483649
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  local u2 = seed / 2147483648
-  return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+math.randomseed(12345)   -- Lua's generator: the same run every time
+local function gauss()   -- Box-Muller
+  return math.sqrt(-2 * math.log(1 - math.random())) * math.cos(2 * math.pi * math.random())
 end
 local T = 0.5   -- temperature, k_B = 1
 for i = 1, n do

@@ -159,6 +159,35 @@ T.test("use errors", function()
     function() plain:attribute("charge", 1) end)
 end)
 
+T.test("checkpoints carry the law, its params and attributes", function()
+  local law = screened()
+  local function make()
+    local s = orrery.simulation{ n = 120, force = law, backend = "cpu" }
+    s:load(orrery.ic.uniform_cube{ n = 120, seed = 3, side = 3 })
+    for i = 1, 120 do s:set_attribute("charge", i, (i % 2 == 0 and 1 or -1) * (0.5 + i / 240)) end
+    s:set_param("k", 1.5)
+    return s
+  end
+  local a <close> = make()
+  a:step(5)
+  local path = os.getenv("TEST_TMP") .. "/law.ckpt.hdf5"
+  a:checkpoint(path)
+  a:step(7)
+  local b <close> = orrery.restore(path)
+  T.eq(b.force, "screened"); T.eq(b:param("k"), 1.5); T.eq(b:param("lambda"), 0.5)
+  T.eq(b:attribute("charge", 3), a:attribute("charge", 3))
+  b:step(7)
+  for i = 1, 120 do
+    local p, q = a.pos[i], b.pos[i]
+    for k = 1, 3 do T.eq(p[k], q[k], "body " .. i) end
+  end
+  T.eq(b:set_param("k", 2), false, "still a runtime param")
+  local snap = os.getenv("TEST_TMP") .. "/law_snap.hdf5"
+  a:write(snap)
+  local bodies, extra = orrery.read(snap)
+  T.eq(extra.charge[3], a:attribute("charge", 3), "one dataset per attribute")
+end)
+
 T.test("a snippet that does not compile names the definition and the snippet line", function()
   local bad = orrery.force{ name = "broken", pair = "real x = r2;\nf = x *;\n" }
   local line = debug.getinfo(1, "l").currentline - 1
