@@ -2,7 +2,11 @@
 -- the built-in coulomb law (charge attribute; like charges repel): heavy
 -- ions (charge +1, mass 1) and light electrons (charge -1, mass 0.05), all
 -- with thermal velocities.  Forces use the minimum image (no Ewald sum), and
--- the Plummer softening keeps close electron-ion encounters finite.
+-- the Plummer softening keeps close electron-ion encounters finite.  The
+-- minimum-image Coulomb force jumps where a pair is half a box apart; in
+-- double precision rounding decides that jump for no pair in practice (in
+-- float, for a few pairs per million), so the run is in double and
+-- `orrery run --verify` checks it to 1e-12.
 --   orrery run scripts/plasma_coulomb.lua [N] [STEPS]
 local orrery = require "orrery"
 
@@ -13,7 +17,7 @@ local L = 16.0
 local bodies = orrery.ic.uniform_cube{ n = n, seed = 21, side = L }
 local sim <close> = orrery.simulation{
   bodies = bodies, force = "coulomb", params = { k = 1.0 }, box = { L, L, L },
-  softening = 0.1, dt = 1e-3, integrator = "leapfrog",
+  softening = 0.1, dt = 1e-3, integrator = "leapfrog", precision = "double",
 }
 -- uniform_cube is centred on the origin; the box is [0, L): shift (wrapping does the rest)
 math.randomseed(12345)   -- Lua's generator: the same run every time
