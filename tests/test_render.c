@@ -300,11 +300,7 @@ static void test_png_atomic(void **state)
 int main(void)
 {
     tu_private_cache();
-    snprintf(dir, sizeof dir, "/tmp/orrery-render-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    tu_temp_dir(dir, sizeof dir, "orrery-render");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_density),
         cmocka_unit_test(test_colormaps),

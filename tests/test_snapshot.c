@@ -818,11 +818,7 @@ static void test_checkpoint_errors(void **state_)
 int main(void)
 {
     tu_private_cache();
-    snprintf(dir, sizeof dir, "/tmp/orrery-snapshot-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    tu_temp_dir(dir, sizeof dir, "orrery-snapshot");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_layout),

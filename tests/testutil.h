@@ -17,16 +17,23 @@
 #include "err.h"
 #include "util.h"
 
+/* Makes a fresh directory /tmp/PREFIX-XXXXXX into dir (size bytes); aborts
+ * the test binary when it cannot. */
+static inline void tu_temp_dir(char *dir, size_t size, const char *prefix)
+{
+    snprintf(dir, size, "/tmp/%s-XXXXXX", prefix);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        abort();
+    }
+}
+
 /* Points ORRERY_CACHE_DIR at a fresh temporary directory; returns its path. */
 static inline const char *tu_private_cache(void)
 {
     static char dir[256];
     if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/orrery-test-XXXXXX");
-        if (!mkdtemp(dir)) {
-            perror("mkdtemp");
-            abort();
-        }
+        tu_temp_dir(dir, sizeof dir, "orrery-test");
         setenv("ORRERY_CACHE_DIR", dir, 1);
     }
     return dir;
