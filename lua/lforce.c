@@ -37,18 +37,14 @@ static orr_law *push_law(lua_State *L)
     return &f->law;
 }
 
-/* "file.lua:12" of the innermost Lua function outside the embedded library. */
+/* "file.lua:12" of the user's code calling (orr_lua_caller), or "?". */
 static void where(lua_State *L, char *buf, size_t size)
 {
     lua_Debug ar;
-    snprintf(buf, size, "?");
-    for (int level = 0; lua_getstack(L, level, &ar); level++) {
-        lua_getinfo(L, "Sl", &ar);
-        if (ar.currentline <= 0 || strncmp(ar.source, "=orrery/", 8) == 0)
-            continue;
+    if (orr_lua_caller(L, &ar))
         snprintf(buf, size, "%s:%d", ar.short_src, ar.currentline);
-        return;
-    }
+    else
+        snprintf(buf, size, "?");
 }
 
 static void raise(lua_State *L, orr_error *err)
@@ -137,19 +133,13 @@ static void each_name(lua_State *L, const char *key, orr_law *law,
     lua_pop(L, 1);
 }
 
-/* t[key] as a string or absent (NULL). */
+/* t[key] as a string or absent (NULL); the table keeps the string alive. */
 static const char *opt_string(lua_State *L, const char *key)
 {
     int t = lua_getfield(L, 1, key);
-    lua_pop(L, 1);   /* the table keeps the string alive */
-    if (t == LUA_TNIL)
-        return NULL;
-    if (t != LUA_TSTRING) {
-        lua_getfield(L, 1, key);
+    if (t != LUA_TNIL && t != LUA_TSTRING)
         orr_lua_error(L, "%s: '%s' must be a string (got %s)", WHO, key, orr_lua_describe(L, -1));
-    }
-    lua_getfield(L, 1, key);
-    const char *s = lua_tostring(L, -1);
+    const char *s = t == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     lua_pop(L, 1);
     return s;
 }

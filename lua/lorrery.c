@@ -22,17 +22,23 @@ volatile int *orr_lua_stop = NULL;
 /* "file.lua:12: " of the innermost Lua function that is not part of the
  * embedded library (chunk names "=orrery/..."), or "".  Level 0 counts: in
  * a hook it is the Lua function that was running; C functions are skipped. */
+int orr_lua_caller(lua_State *L, lua_Debug *ar)
+{
+    for (int level = 0; lua_getstack(L, level, ar); level++) {
+        lua_getinfo(L, "Sl", ar);
+        if (ar->currentline > 0 && strncmp(ar->source, "=orrery/", 8) != 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void push_where(lua_State *L)
 {
     lua_Debug ar;
-    for (int level = 0; lua_getstack(L, level, &ar); level++) {
-        lua_getinfo(L, "Sl", &ar);
-        if (ar.currentline <= 0 || strncmp(ar.source, "=orrery/", 8) == 0)
-            continue;
+    if (orr_lua_caller(L, &ar))
         lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
-        return;
-    }
-    lua_pushliteral(L, "");
+    else
+        lua_pushliteral(L, "");
 }
 
 int orr_lua_error(lua_State *L, const char *fmt, ...)

@@ -87,6 +87,10 @@ void orr_lua_push_buffer(lua_State *L, int sim, int kind);
  * function outside the embedded library, so a script sees its own
  * file:line; an interruption reads "interrupted".  Clears err first. */
 int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix);
+/* The innermost Lua function outside the embedded library (chunk names
+ * "=orrery/..."), with source and current line filled in: the user's code.
+ * Returns 0 when there is none. */
+int orr_lua_caller(lua_State *L, lua_Debug *ar);
 /* Like luaL_error, positioned like orr_lua_fail. */
 int orr_lua_error(lua_State *L, const char *fmt, ...);
 /* Pushes a short description of the value at idx for messages: strings in
