@@ -31,20 +31,16 @@ orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double
                             double *vel, double **attr, orr_error *err)
 {
     *attr = NULL;
-    orr_law builtin;
-    const orr_law *law = spec->law;
-    orr_status st = ORR_OK;
-    if (!law && (st = orr_law_builtin(spec->force, &builtin, err)) == ORR_OK)
-        law = &builtin;
+    orr_law law;
+    orr_status st = orr_kspec_law(spec, &law, err);
     if (st)
         return st;
-    if (strcmp(law->scale, "G") == 0)
+    if (strcmp(law.scale, "G") == 0)
         st = orr_ic_plummer(n, seed, 1.0, pos, vel, err);
     else
         st = orr_ic_uniform_cube(n, seed, cbrt((double)n), pos, vel, err);
-    int nattr = law->nattrs;
-    if (law == &builtin)
-        orr_law_free(&builtin);
+    int nattr = law.nattrs;
+    orr_law_free(&law);
     if (!st && nattr) {
         *attr = malloc(sizeof(double) * (size_t)nattr * (size_t)n);
         if (!*attr)

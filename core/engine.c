@@ -80,22 +80,21 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
     e->n = n;
     e->device = device;
     orr_status st = orr_kspec_validate(&e->spec, target, err);
-    if (!st) {
-        orr_law builtin;
-        const orr_law *law = e->spec.law;
-        if (!law && (st = orr_law_builtin(e->spec.force, &builtin, err)) == ORR_OK)
-            law = &builtin;
-        if (!st) {
-            e->nattr = law->nattrs;
-            e->nrt = orr_law_runtime_count(law);
-            orr_law_runtime_values(law, e->rt);
-            st = e->ops->create(e, err);
-            if (st == ORR_ERR_COMPILE)
-                orr_error_context(err, "force law '%s' (%s %s)", law->name,
-                                  law->builtin ? "from" : "defined at", law->origin);
-        }
-        if (law == &builtin)
-            orr_law_free(&builtin);
+    orr_law law;
+    if (!st && (st = orr_kspec_law(&e->spec, &law, err)) == ORR_OK) {
+        /* the backend generates its source from this copy: a built-in law
+         * is read once; the caller's law pointer is put back afterwards */
+        const struct orr_law *given = e->spec.law;
+        e->spec.law = &law;
+        e->nattr = law.nattrs;
+        e->nrt = orr_law_runtime_count(&law);
+        orr_law_runtime_values(&law, e->rt);
+        st = e->ops->create(e, err);
+        if (st == ORR_ERR_COMPILE)
+            orr_error_context(err, "force law '%s' (%s %s)", law.name,
+                              law.builtin ? "from" : "defined at", law.origin);
+        e->spec.law = given;
+        orr_law_free(&law);
     }
     if (st) {
         free(e);

@@ -82,6 +82,11 @@ static orr_status append_file(orr_buf *b, const char *name, orr_error *err)
     return bad ? orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source") : ORR_OK;
 }
 
+orr_status orr_kspec_law(const orr_kspec *s, orr_law *out, orr_error *err)
+{
+    return s->law ? orr_law_copy(out, s->law, err) : orr_law_builtin(s->force, out, err);
+}
+
 orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err)
 {
     orr_status st = orr_kspec_validate(s, target, err);
@@ -119,15 +124,11 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
     }
     st = append_file(&b, "prelude.h", err);
-    if (!st) {
-        orr_law builtin;
-        const orr_law *l = s->law;
-        if (!l && (st = orr_law_builtin(s->force, &builtin, err)) == ORR_OK)
-            l = &builtin;
-        if (!st && (st = orr_law_validate(l, err)) == ORR_OK && orr_law_emit(l, &b))
+    orr_law law;
+    if (!st && (st = orr_kspec_law(s, &law, err)) == ORR_OK) {
+        if ((st = orr_law_validate(&law, err)) == ORR_OK && orr_law_emit(&law, &b))
             st = orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
-        if (l == &builtin)
-            orr_law_free(&builtin);
+        orr_law_free(&law);
     }
     if (!st)
         st = append_file(&b, target == ORR_TARGET_GPU ? "direct.cu" : "direct_cpu.c", err);

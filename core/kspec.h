@@ -51,6 +51,10 @@ void orr_kspec_default(orr_kspec *s, orr_target target);
  * G finite, force a plain name.  Messages say which value and the limit. */
 orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *err);
 
+/* A copy of the spec's force law into *out: s->law, or the built-in law
+ * s->force with its default params.  Free it with orr_law_free. */
+orr_status orr_kspec_law(const orr_kspec *s, struct orr_law *out, orr_error *err);
+
 /* The complete generated source (heap, caller frees). */
 orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err);
 

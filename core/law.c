@@ -456,10 +456,9 @@ int orr_law_emit(const orr_law *law, orr_buf *b)
         "#line 1 \"<law %s: generated>\"\n"
         "/* force law '%s' (%s) */\n"
         "#define ORR_NATTR %d\n#define ORR_NATTRS %d\n#define ORR_NRT %d\n#define ORR_NRTS %d\n"
-        "#define ORR_LAW_GUARD %d\n"
         "ORR_LAW real orr_law_scale(const real *rt)\n{\n",
         law->name, law->name, law->origin, law->nattrs, law->nattrs ? law->nattrs : 1, nrt,
-        nrt ? nrt : 1, !law->finite_at_zero);
+        nrt ? nrt : 1);
     bad = bad || emit_bindings(law, b, 0);
     bad = bad || orr_buf_printf(b, "    return (real)(%s);\n}\n", law->scale);
     static const char args[] = "(real dx, real dy, real dz, real d2, real r2, real mi, real mj, "

@@ -52,61 +52,44 @@ static void raise(lua_State *L, orr_error *err)
     orr_lua_fail(L, err, WHO);
 }
 
-/* Sorted string keys of the table at t (pushed as a Lua array). */
-static void sorted_keys(lua_State *L, int t, const char *field)
+static int by_name(const void *a, const void *b)
 {
-    t = lua_absindex(L, t);
-    lua_newtable(L);
-    int n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING)
-            orr_lua_error(L, "%s: '%s' keys must be param names (got %s)", WHO, field,
-                          orr_lua_describe(L, -1));
-        lua_pushvalue(L, -1);
-        lua_rawseti(L, -3, ++n);
-    }
-    /* insertion sort through the Lua stack: a handful of names */
-    for (int a = 2; a <= n; a++)
-        for (int b = a; b > 1; b--) {
-            lua_rawgeti(L, -1, b - 1);
-            lua_rawgeti(L, -2, b);
-            int swap = strcmp(lua_tostring(L, -2), lua_tostring(L, -1)) > 0;
-            if (swap) {
-                lua_rawseti(L, -3, b - 1);
-                lua_rawseti(L, -2, b);
-            } else {
-                lua_pop(L, 2);
-                break;
-            }
-        }
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* params = {name = number, ...} applied to law: added (add = 1) or set. */
+/* params = {name = number, ...} applied to law: added (add = 1) or set, in
+ * name order, so the generated source does not depend on Lua's table order. */
 static void apply_params(lua_State *L, int t, orr_law *law, int add, const char *who)
 {
     t = lua_absindex(L, t);
     if (lua_type(L, t) != LUA_TTABLE)
         orr_lua_error(L, "%s: 'params' must be a table of name = number (got %s)", who,
                       orr_lua_describe(L, t));
-    sorted_keys(L, t, "params");
-    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
-    for (lua_Integer k = 1; k <= n; k++) {
-        lua_rawgeti(L, -1, k);
-        const char *name = lua_tostring(L, -1);
-        lua_pushvalue(L, -1);
-        lua_gettable(L, t);
+    const char *names[ORR_LAW_MAX_PARAMS + 1];   /* the table keeps the strings alive */
+    int n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            orr_lua_error(L, "%s: 'params' keys must be param names (got %s)", who,
+                          orr_lua_describe(L, -1));
+        if (n > ORR_LAW_MAX_PARAMS)
+            orr_lua_error(L, "%s: too many params (at most %d)", who, ORR_LAW_MAX_PARAMS);
+        names[n++] = lua_tostring(L, -1);
+    }
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    for (int k = 0; k < n; k++) {
+        lua_getfield(L, t, names[k]);
         if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)))
-            orr_lua_error(L, "%s: param '%s' must be a finite number (got %s)", who, name,
+            orr_lua_error(L, "%s: param '%s' must be a finite number (got %s)", who, names[k],
                           orr_lua_describe(L, -1));
         orr_error err = {0};
         double v = lua_tonumber(L, -1);
-        if (add ? orr_law_add_param(law, name, v, &err) : orr_law_set_param(law, name, v, &err))
+        if (add ? orr_law_add_param(law, names[k], v, &err)
+                : orr_law_set_param(law, names[k], v, &err))
             orr_lua_fail(L, &err, who);
-        lua_pop(L, 2);
+        lua_pop(L, 1);
     }
-    lua_pop(L, 1);
 }
 
 /* t[key] as a list of names, calling fn for each. */
