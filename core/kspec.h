@@ -32,9 +32,10 @@ typedef struct {
     int split;                /* GPU threads per body, power of two 1..32 (1) */
     int ipt;                  /* GPU target bodies per thread (register blocking), 1..8 (1) */
     int ftz;                  /* GPU float: flush denormals to zero (--ftz=true), 0/1 (1) */
-    int newton;               /* GPU double: Newton steps refining the hardware rsqrt:
-                                 2 = full double accuracy, 1 = faster but only
-                                 ~1e-12 to 1e-11 relative (2) */
+    int newton;               /* GPU double: refinement of the hardware rsqrt:
+                                 2 = one third-order correction, full double
+                                 accuracy; 1 = one Newton step, faster but
+                                 only ~1e-12 to 1e-11 relative (2) */
     int threads;              /* CPU OpenMP threads; 0 = the OpenMP default (0) */
     double softening;         /* Plummer softening length epsilon (0.01) */
     double G;                 /* coupling constant (1) */

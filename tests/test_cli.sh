@@ -57,7 +57,7 @@ check cache-clear 0 'removed [1-9][0-9]* entr.* and 1 stored tuning' -- "$orr" c
 check info 0 'kernel cache: ' -- "$orr" info
 # a broken kernel source: file and line named, exit 1, nothing cached
 mkdir -p "$tmp/ksrc" && cp -r kernels_src/. "$tmp/ksrc/"
-sed -i '14s/.*/    real inv = orr_rsqrt_nz(r2) +;/' "$tmp/ksrc/forces/gravity.h"
+sed -i '14s/.*/f = mj * orr_rsqrt3_nz(r2) +;/' "$tmp/ksrc/forces/gravity.h"
 check nvrtc-error-line 1 'forces/gravity\.h\(14\): error' -- env ORRERY_KERNELS_DIR="$tmp/ksrc" "$orr" compile --emit ptx -o "$tmp/bad.ptx"
 check nvrtc-no-output 0 'absent' -- sh -c "test -e '$tmp/bad.ptx' && echo present || echo absent"
 check cc-error-line 1 'forces/gravity\.h:14:[0-9]+: error' -- env ORRERY_KERNELS_DIR="$tmp/ksrc" "$orr" bench --backend cpu --n 100 --steps 1

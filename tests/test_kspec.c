@@ -62,7 +62,7 @@ static void test_baked_constants(void **state)
     assert_true(strtod(e2 + strlen("#define ORR_EPS2 "), NULL) == 0.1 * 0.1);
     /* every kernels_src file is under a #line directive */
     assert_non_null(strstr(src, "#line 1 \"prelude.h\""));
-    assert_non_null(strstr(src, "\"forces/gravity.h\"\nreal inv = orr_rsqrt_nz(r2);"));
+    assert_non_null(strstr(src, "\"forces/gravity.h\"\nf = mj * orr_rsqrt3_nz(r2);"));
     assert_non_null(strstr(src, "#line 1 \"direct.cu\""));
     free(src);
     TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
@@ -110,7 +110,7 @@ static void test_unroll_in_ptx(void **state)
     orr_rtc_result_free(&r16);
 }
 
-/* A copy of kernels_src with line 12 of forces/gravity.h (the pair snippet) broken. */
+/* A copy of kernels_src with line 14 of forces/gravity.h (the pair snippet) broken. */
 static const char *broken_kernels(void)
 {
     static char dir[256];
@@ -120,7 +120,7 @@ static const char *broken_kernels(void)
     assert_non_null(mkdtemp(dir));
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "cp -r kernels_src/. %s/ && sed -i '12s/.*/    real inv = orr_rsqrt_nz(r2) +;/' "
+             "cp -r kernels_src/. %s/ && sed -i '14s/.*/f = mj * orr_rsqrt3_nz(r2) +;/' "
              "%s/forces/gravity.h", dir, dir);
     assert_int_equal(system(cmd), 0);
     return dir;
@@ -142,9 +142,9 @@ static void test_compile_error_names_line(void **state)
     assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, 1, exprs, ORR_K_COUNT,
                                      ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
     print_message("NVRTC: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "forces/gravity.h(12)"));
+    assert_non_null(strstr(err.msg, "forces/gravity.h(14)"));
     assert_non_null(err.log);
-    assert_non_null(strstr(err.log, "forces/gravity.h(12): error"));
+    assert_non_null(strstr(err.log, "forces/gravity.h(14): error"));
     free(src);
     orr_error_clear(&err);
 
@@ -156,7 +156,7 @@ static void test_compile_error_names_line(void **state)
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &c, ORR_VARIANT_TILED, 10, 0, NULL, 0,
                                        &err), ORR_ERR_COMPILE);
     print_message("host cc: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "forces/gravity.h:12:"));
+    assert_non_null(strstr(err.msg, "forces/gravity.h:14:"));
     assert_null(e);
     orr_error_clear(&err);
     unsetenv("ORRERY_KERNELS_DIR");

@@ -11,7 +11,6 @@
 //@scale k
 //@pair
 const real qm = charge_i / mi;
-real inv = orr_rsqrt_nz(r2);
-f = -(qm * charge_j) * (inv * inv * inv);
+f = -(qm * charge_j) * orr_rsqrt3_nz(r2);
 //@potential
 u = (charge_i * charge_j) * orr_rsqrt_nz(r2);

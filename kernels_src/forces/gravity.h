@@ -2,14 +2,15 @@
  *   a_i    += G m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2)
  *   phi_ij  = -G m_i m_j / sqrt(|x_j - x_i|^2 + eps^2)
  * G is the scale, applied once per body rather than once per interaction.
- * On the GPU the pair is one MUFU.RSQ and three multiplies; with the
- * separation, r2 (softening folded into the first FMA) and the accumulation
- * it is 13 FP32 instructions and the rsqrt. */
+ * On the GPU, in float, the pair is one MUFU.RSQ and three multiplies; with
+ * the separation, r2 (softening folded into the first FMA) and the
+ * accumulation it is 12 FP32 instructions and the rsqrt.  In double,
+ * orr_rsqrt3 refines the hardware rsqrt and cubes it in 6 FP64 operations
+ * (16 per interaction in all). */
 //@law Plummer-softened Newtonian gravity (the default)
 //@scale G
 //@finite_at_zero
 //@pair
-real inv = orr_rsqrt_nz(r2);
-f = mj * (inv * inv * inv);
+f = mj * orr_rsqrt3_nz(r2);
 //@potential
 u = -(mi * mj) * orr_rsqrt_nz(r2);

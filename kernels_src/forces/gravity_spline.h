@@ -16,8 +16,7 @@
 //@pair
 const real h = (real)2.8 * eps, h2 = h * h, hinv = h > 0 ? (real)1 / h : (real)0;
 if (d2 >= h2) {
-    real inv = orr_rsqrt_nz(d2);
-    f = mj * (inv * inv * inv);
+    f = mj * orr_rsqrt3_nz(d2);
 } else {
     real q = orr_sqrt(d2) * hinv, q2 = q * q, hinv3 = hinv * hinv * hinv;
     if (q < (real)0.5)

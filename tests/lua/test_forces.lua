@@ -7,10 +7,7 @@
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
 
-local GRAV_PAIR = [[
-real inv = orr_rsqrt_nz(r2);
-f = mj * (inv * inv * inv);
-]]
+local GRAV_PAIR = "f = mj * orr_rsqrt3_nz(r2);"
 local GRAV_POT = "u = -(mi * mj) * orr_rsqrt_nz(r2);"
 
 local function screened(extra)
