@@ -98,9 +98,10 @@ run: $(BUILD)/orrery
 test: $(BUILD)/orrery $(TEST_BIN)
 	@bash tests/run.sh $(BUILD)
 
-# No build prerequisites: runs what was built (here or carried to the GPU machine).
+# No build prerequisites: runs what was built (here or carried to the GPU machine):
+# the C GPU tests and tests/lua/test_gpu.lua (build/orrery embeds Lua).
 gpu-test:
-	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu
+	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu lua:test_gpu
 
 deps:
 	@bash tools/deps.sh

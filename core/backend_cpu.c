@@ -110,11 +110,12 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     }
     snprintf(e->build.target, sizeof e->build.target, "cpu");
     const char *extra = orr_hostcc_precision_flags(e->spec.precision == ORR_DOUBLE);
-    const char *parts[] = {"orrery-cpu-1", src, compiler, orr_hostcc_flags(), extra, cpu};
+    const char *parts[] = {"orrery-cpu-1", src, orr_hostcc_command(), compiler,
+                           orr_hostcc_flags(), extra, cpu};
     cpu_build_ctx ctx = {src, extra};
     void *so = NULL;
     size_t len = 0;
-    st = orr_engine_cached_build(parts, 6, "so", cpu_build, &ctx, &so, &len, &e->build, err);
+    st = orr_engine_cached_build(parts, 7, "so", cpu_build, &ctx, &so, &len, &e->build, err);
     free(src);
     if (st) {
         cpu_destroy(e);

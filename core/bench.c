@@ -180,7 +180,8 @@ static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_be
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
     free(text);
-    const char *parts[] = {"orrery-ref-1", b.data, compiler, orr_hostcc_flags(), "-ffast-math", cpu};
+    const char *parts[] = {"orrery-ref-1", b.data, orr_hostcc_command(), compiler,
+                           orr_hostcc_flags(), "-ffast-math", cpu};
     ref_ctx ctx = {b.data};
     void *so = NULL;
     size_t len = 0;
@@ -196,7 +197,7 @@ static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_be
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", n);
     snprintf(row->build.target, sizeof row->build.target, "cpu (reference loop)");
     if (!st)
-        st = orr_engine_cached_build(parts, 6, "so", ref_build, &ctx, &so, &len, &row->build, err);
+        st = orr_engine_cached_build(parts, 7, "so", ref_build, &ctx, &so, &len, &row->build, err);
     if (!st)
         st = orr_hostcc_load(so, len, &lib, err);
     void (*accel)(long, const float *, const float *, const float *, const float *, float *,
@@ -306,6 +307,7 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
     row->n = n;
     row->backend = e->ops->name;
     row->spec = e->spec;
+    row->spec.ranges = e->ranges;   /* as run: the automatic choice resolved */
     row->variant = variant;
     row->steps = steps;
     row->build = e->build;

@@ -11,7 +11,7 @@
 typedef struct {
     long n;
     const char *backend;     /* "cuda" or "cpu" */
-    orr_kspec spec;          /* as run */
+    orr_kspec spec;          /* as run (ranges: the count the engine chose) */
     orr_variant variant;
     int steps;               /* timed steps */
     double ms_per_step;      /* force + kick + drift */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,19 +45,37 @@ static const char *usage_text =
     "      --n LIST              body counts, e.g. 16384,65536 (GPU: 16384,65536,262144;\n"
     "                            CPU: 1024,4096,16384)\n"
     "      --steps K             timed steps per row (default: about 0.25 s worth)\n"
-    "      --variant tiled|naive|reference|both   (tiled; both: + naive on GPU, reference loop on CPU)\n"
-    "      --block B --unroll U --split S --softening EPS --G G --force NAME|LAW.lua\n"
+    "      --variant tiled|naive|reference|both   (tiled; naive: the GPU baseline; reference:\n"
+    "                            the CPU's plain float gravity loop; both: tiled + the baseline)\n"
     "      --tune                use the stored tuning per N, tuning first where there is none\n"
     "      --csv                 machine-readable rows\n"
+    "      and the kernel options below\n"
     "  tune [OPTIONS]            autotune the kernels for this device; results are stored\n"
-    "      --backend auto|cuda|cpu  --precision P  --force NAME|LAW.lua  --n LIST (as bench)\n"
+    "      --backend auto|cuda|cpu  --precision P  --n LIST (as bench), kernel options\n"
     "      --budget SECONDS (2)  --exhaustive  --retune (ignore the stored result)\n"
     "  compile [OPTIONS]         generate and compile a kernel, print or write it\n"
     "      --target gpu|cpu (gpu)   --arch sm_XY (the GPU's own, else sm_90)\n"
     "      --emit source|ptx|cubin (GPU) or source|so (CPU)   -o FILE\n"
-    "      --precision P --block B --unroll U --split S --softening EPS --G G --force NAME|LAW.lua\n"
+    "      --precision float|double (float), kernel options\n"
     "  cache list|clear          list or remove compiled kernels (clear: tunings too)\n"
-    "  --help, --version\n"
+    "  --help (also COMMAND --help), --version\n"
+    "\n"
+    "kernel options (bench, tune, compile):\n"
+    "  --force NAME|LAW.lua      a built-in force law (orrery info --forces) or a law script\n"
+    "                            (gravity)\n"
+    "  --softening EPS (0.01)    0, or with EPS^2 a normal number in the precision\n"
+    "  --G G (1)                 the coupling constant\n"
+    "  --block B                 GPU: threads per block, a multiple of 32 up to 1024 (512);\n"
+    "                            CPU: the j-tile, 16 to 1048576 (1024)\n"
+    "  GPU only (a usage error on the CPU):\n"
+    "  --unroll U (16)           inner-loop unroll, 1 to 64\n"
+    "  --split S (1)             threads per body, 1, 2, 4, ..., 32\n"
+    "  --ipt R (1)               bodies per thread (register blocking), 1 to 8\n"
+    "  --ftz 0|1 (1)             float: flush denormals to zero\n"
+    "  --newton 1|2 (2)          double rsqrt refinement: 2 full accuracy, 1 faster, ~1e-12\n"
+    "  --ranges R (0)            blocks sharing each body's j-loop, up to 64; 0: from occupancy\n"
+    "  CPU only:\n"
+    "  --threads T (0)           OpenMP threads, 0 for the OpenMP default\n"
     "\n"
     "environment: ORRERY_CACHE_DIR (kernel cache), ORRERY_KERNELS_DIR (read kernel\n"
     "sources from disk), CC (host compiler for the CPU backend), CUDA_PATH.\n";
@@ -188,6 +207,9 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
     } else if (opt_value(a, "--newton", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--newton", v, 1, 2, &iv)))
             s->newton = (int)iv;
+    } else if (opt_value(a, "--ranges", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--ranges", v, 0, ORR_KSPEC_MAX_RANGES, &iv)))
+            s->ranges = (int)iv;
     } else if (opt_value(a, "--threads", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--threads", v, 0, 4096, &iv)))
             s->threads = (int)iv;
@@ -235,19 +257,25 @@ static int list_forces(void)
 
 static void list_tuning(const orr_tune_entry *t, void *ctx)
 {
-    printf("  %s %s %s N<=%ld: block %d unroll %d split %d threads %d, %.4g ms, %.3g "
+    printf("  %s %s %s N<=%ld: block %d unroll %d split %d threads %d ranges %d, %.4g ms, %.3g "
            "interactions/s (%d tried, %d rejected, %s)\n    on %s\n", t->backend, t->force,
-           t->precision, t->n_bucket, t->block, t->unroll, t->split, t->threads, t->ms,
+           t->precision, t->n_bucket, t->block, t->unroll, t->split, t->threads, t->ranges, t->ms,
            t->interactions_per_s, t->ntrials, t->nfailed, t->when, t->device);
     ++*(int *)ctx;
 }
 
 static int cmd_info(args_t *a)
 {
-    if (a->argc == 3 && strcmp(a->argv[2], "--forces") == 0)
+    int forces = 0;
+    for (int k = 2; k < a->argc; k++) {
+        if (strcmp(a->argv[k], "--forces") == 0 && !forces)
+            forces = 1;
+        else
+            return usage_error("info: unexpected argument '%s' (orrery info [--forces])",
+                               a->argv[k]);
+    }
+    if (forces)
         return list_forces();
-    if (a->argc > 2)
-        return usage_error("info: unexpected argument '%s' (orrery info [--forces])", a->argv[2]);
     orr_error e = {0};
     printf("orrery %s\n", ORR_VERSION);
     printf("GPUs:\n");
@@ -284,8 +312,10 @@ static int cmd_info(args_t *a)
         printf("host C compiler: unusable: %s\n", e.msg);
         orr_error_clear(&e);
     } else {
-        printf("host C compiler: %s\n  flags: %s (float kernels add %s)\n  CPU: %s, %ld threads\n",
-               cc, orr_hostcc_flags(), orr_hostcc_precision_flags(0), cpu,
+        printf("host C compiler: %s\n  command: %s%s\n  flags: %s (float kernels add %s)\n"
+               "  CPU: %s, %ld threads\n", cc, orr_hostcc_command(),
+               getenv("CC") && *getenv("CC") ? " ($CC)" : " (set CC to change)",
+               orr_hostcc_flags(), orr_hostcc_precision_flags(0), cpu,
                sysconf(_SC_NPROCESSORS_ONLN));
     }
     char dir[4096];
@@ -315,7 +345,11 @@ static void list_entry(const orr_kcache_entry *en, void *ctx)
     time_t t = (time_t)en->mtime;
     char when[32];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-    printf("%-44s %10zu  %s%s\n", en->name, en->bytes, when, en->valid ? "" : "  (corrupt)");
+    if (en->refused)
+        printf("%-44s %10zu  %s  (refused: %s; remove it or run 'orrery cache clear')\n",
+               en->name, en->bytes, when, en->refused);
+    else
+        printf("%-44s %10zu  %s%s\n", en->name, en->bytes, when, en->valid ? "" : "  (corrupt)");
     ++*(int *)ctx;
 }
 
@@ -368,15 +402,103 @@ static int write_output(const char *path, const void *data, size_t len)
     return 0;
 }
 
+/* Checks, before anything is compiled, that -o FILE can be written: not a
+ * directory, in a directory that exists.  Returns 0, or 1 after saying why. */
+static int check_output(const char *path)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "orrery: compile: cannot write %s: it is a directory\n", path);
+        return 1;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir] = '\0';   /* "/k.ptx" lives in "/" */
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "orrery: compile: cannot write %s: no directory %s\n", path, dir);
+        return 1;
+    }
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "orrery: compile: cannot write %s: directory %s is not writable\n", path,
+                dir);
+        return 1;
+    }
+    return 0;
+}
+
+/* --arch: sm_XY or compute_XY (an optional a or f suffix: sm_90a) that this
+ * NVRTC supports, when it can list them (without NVRTC only the form is
+ * checked; compiling then says what is missing).  Returns 0 or a usage exit
+ * code. */
+static int check_arch(const char *arch)
+{
+    const char *num = strncmp(arch, "sm_", 3) == 0        ? arch + 3
+                      : strncmp(arch, "compute_", 8) == 0 ? arch + 8
+                                                          : NULL;
+    size_t digits = num ? strspn(num, "0123456789") : 0;
+    if (!num || digits < 2 || digits > 4 ||
+        (num[digits] && ((num[digits] != 'a' && num[digits] != 'f') || num[digits + 1])))
+        return usage_error("compile: --arch expects sm_XY or compute_XY (e.g. sm_90), got '%s'",
+                           arch);
+    int archs[128], n = 0, major = 0, minor = 0, want = atoi(num);
+    orr_error e = {0};
+    if (orr_rtc_supported_archs(archs, 128, &n, &e) || orr_rtc_version(&major, &minor, &e)) {
+        orr_error_clear(&e);
+        return 0;
+    }
+    char list[1024] = "";
+    size_t used = 0;
+    for (int k = 0; k < n; k++) {
+        if (archs[k] == want)
+            return 0;
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%ssm_%d", k ? ", " : "",
+                                     archs[k]);
+    }
+    return usage_error("compile: --arch %s is not supported by NVRTC %d.%d (it supports %s)", arch,
+                       major, minor, list);
+}
+
+/* The GPU-only kernel option that arg is ("--unroll" for "--unroll=8"),
+ * or NULL: the CPU backend has no unroll, threads per body, bodies per
+ * thread, ftz, double rsqrt refinement or j-ranges. */
+static const char *gpu_only_option(const char *arg)
+{
+    static const char *const names[] = {"--unroll", "--split", "--ipt",
+                                        "--ftz",    "--newton", "--ranges"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        size_t len = strlen(names[k]);
+        if (strncmp(arg, names[k], len) == 0 && (arg[len] == '\0' || arg[len] == '='))
+            return names[k];
+    }
+    return NULL;
+}
+
+static int gpu_only_error(const char *cmd, const char *opt)
+{
+    return usage_error("%s: %s applies to the GPU kernels only; the CPU backend takes --block "
+                       "(its j-tile) and --threads", cmd, opt);
+}
+
 static int cmd_compile(args_t *a)
 {
     orr_kspec spec;
     orr_kspec_default(&spec, ORR_TARGET_GPU);
-    const char *arch = NULL, *emit = "source", *out = NULL, *target = "gpu", *v;
+    const char *arch = NULL, *emit = "source", *out = NULL, *target = "gpu", *v, *gpu_only = NULL;
     int bad = 0, set_block = 0;
     for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
-        if (spec_option(a, &spec, &set_block, &bad))
+        const char *arg = a->argv[a->pos];
+        if (spec_option(a, &spec, &set_block, &bad)) {
+            if (!gpu_only)
+                gpu_only = gpu_only_option(arg);
             continue;
+        }
         if (opt_value(a, "--arch", &v, &bad))
             arch = v;
         else if (opt_value(a, "--emit", &v, &bad))
@@ -397,6 +519,8 @@ static int cmd_compile(args_t *a)
         t = ORR_TARGET_CPU;
     else
         return usage_error("compile: --target expects gpu or cpu, got '%s'", target);
+    if (t == ORR_TARGET_CPU && gpu_only)
+        return gpu_only_error("compile --target cpu", gpu_only);
     if (t == ORR_TARGET_CPU && !set_block)
         spec.block = 1024;
     int is_src = strcmp(emit, "source") == 0;
@@ -404,14 +528,16 @@ static int cmd_compile(args_t *a)
         return usage_error("compile: --emit expects source, ptx or cubin, got '%s'", emit);
     if (t == ORR_TARGET_CPU && !is_src && strcmp(emit, "so"))
         return usage_error("compile: --emit expects source or so for --target cpu, got '%s'", emit);
-    if (arch && (strncmp(arch, "sm_", 3) && strncmp(arch, "compute_", 8)))
-        return usage_error("compile: --arch expects sm_XY or compute_XY, got '%s'", arch);
+    if (arch && (bad = check_arch(arch)))
+        return bad;
     if (strcmp(emit, "cubin") == 0 && !out && isatty(1))
         return usage_error("compile: --emit cubin writes binary; give -o FILE");
 
     orr_error e = {0};
     if (orr_kspec_validate(&spec, t, &e))
         return usage_error("compile: %s", e.msg);
+    if (check_output(out))
+        return 1;
     char *src = NULL;
     if (orr_kspec_source(&spec, t, &src, &e))
         return report(&e);
@@ -428,7 +554,8 @@ static int cmd_compile(args_t *a)
             rc = report(&e);
         } else {
             rc = write_output(out, so, len);
-            fprintf(stderr, "orrery: compiled CPU kernel (%zu bytes) in %.2f s\n", len, secs);
+            if (!rc)
+                fprintf(stderr, "orrery: compiled CPU kernel (%zu bytes) in %.2f s\n", len, secs);
         }
         free(so);
     } else {
@@ -454,10 +581,13 @@ static int cmd_compile(args_t *a)
             rc = report(&e);
         } else {
             rc = write_output(out, r.image, ptx ? r.size - 1 : r.size);
-            fprintf(stderr, "orrery: compiled %s for %s in %.2f s; kernels:", emit, arch, r.seconds);
-            for (int k = 0; k < r.nlowered; k++)
-                fprintf(stderr, " %s", r.lowered[k]);
-            fprintf(stderr, "\n");
+            if (!rc) {
+                fprintf(stderr, "orrery: compiled %s for %s in %.2f s; kernels:", emit, arch,
+                        r.seconds);
+                for (int k = 0; k < r.nlowered; k++)
+                    fprintf(stderr, " %s", r.lowered[k]);
+                fprintf(stderr, "\n");
+            }
         }
         orr_rtc_result_free(&r);
     }
@@ -503,6 +633,7 @@ typedef struct {
     orr_backend_kind kind;
     long ns[ORR_CLI_MAX_N];
     int nn, set_block;
+    const char *gpu_only;   /* the first GPU-only kernel option given, or NULL */
 } run_opts;
 
 static void run_opts_init(run_opts *r)
@@ -515,10 +646,13 @@ static void run_opts_init(run_opts *r)
 /* Returns 1 when the current argument was a shared option. */
 static int run_option(args_t *a, run_opts *r, int *bad)
 {
-    const char *v;
+    const char *v, *arg = a->argv[a->pos];
     orr_error e = {0};
-    if (spec_option(a, &r->spec, &r->set_block, bad))
+    if (spec_option(a, &r->spec, &r->set_block, bad)) {
+        if (!r->gpu_only)
+            r->gpu_only = gpu_only_option(arg);
         return 1;
+    }
     if (opt_value(a, "--backend", &v, bad)) {
         if (!*bad && orr_backend_parse(v, &r->kind, &e))
             *bad = usage_error("%s: %s", a->cmd, e.msg);
@@ -533,8 +667,8 @@ static int run_option(args_t *a, run_opts *r, int *bad)
 }
 
 /* Resolves the auto backend (saying so when it falls back to the CPU), the
- * backend's default tile and body counts, and validates the spec.  Returns
- * a usage exit code, or 0. */
+ * backend's default tile and body counts, and validates the spec (GPU-only
+ * options on the CPU are usage errors).  Returns a usage exit code, or 0. */
 static int resolve_run(const char *cmd, run_opts *r)
 {
     orr_error e = {0};
@@ -548,8 +682,18 @@ static int resolve_run(const char *cmd, run_opts *r)
         orr_error_clear(&e);
     }
     orr_target t = r->kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
-    if (t == ORR_TARGET_CPU && !r->set_block)
-        r->spec.block = 1024;
+    if (t == ORR_TARGET_CPU && r->gpu_only)
+        return gpu_only_error(cmd, r->gpu_only);
+    if (t == ORR_TARGET_CPU) {
+        /* the CPU's defaults, also for the GPU-only fields it does not use */
+        orr_kspec d;
+        orr_kspec_default(&d, ORR_TARGET_CPU);
+        if (!r->set_block)
+            r->spec.block = d.block;
+        r->spec.unroll = d.unroll;
+        r->spec.split = d.split;
+        r->spec.ipt = d.ipt;
+    }
     if (orr_kspec_validate(&r->spec, t, &e))
         return usage_error("%s: %s", cmd, e.msg);
     if (r->nn == 0) {
@@ -558,6 +702,17 @@ static int resolve_run(const char *cmd, run_opts *r)
             r->ns[r->nn++] = t == ORR_TARGET_GPU ? gpu_ns[k] : cpu_ns[k];
     }
     return 0;
+}
+
+/* Why the reference variant (kernels_src/reference_cpu.c: float, built-in
+ * gravity) cannot run spec, or NULL when it can. */
+static const char *reference_unfit(const orr_kspec *s)
+{
+    if (s->precision != ORR_FLOAT)
+        return "double precision";
+    if (strcmp(s->force, "gravity") != 0 || s->law)
+        return "another force law";
+    return NULL;
 }
 
 static int cmd_bench(args_t *a)
@@ -586,17 +741,39 @@ static int cmd_bench(args_t *a)
     }
     if (bad)
         return bad;
+    /* the variant before the backend: a bad one is reported before any
+     * notice about falling back to the CPU */
+    int both = strcmp(variant_arg, "both") == 0;
+    orr_variant one = ORR_VARIANT_TILED;
+    if (!both && orr_variant_parse(variant_arg, &one, NULL))
+        return usage_error("bench: invalid variant '%s' (expected tiled, naive, reference or both)",
+                           variant_arg);
+    const char *unfit = reference_unfit(&r.spec);
+    if (!both && one == ORR_VARIANT_REFERENCE) {
+        if (r.kind == ORR_BACKEND_CUDA)
+            return usage_error("bench: the reference variant is a CPU loop; use --backend cpu");
+        if (unfit)
+            return usage_error("bench: the reference variant is the float gravity loop of the "
+                               "CPU; it cannot run %s", unfit);
+        r.kind = ORR_BACKEND_CPU;   /* under auto too: it runs nowhere else */
+    }
     if ((bad = resolve_run("bench", &r)))
         return bad;
+    if (!both && one == ORR_VARIANT_NAIVE && r.kind == ORR_BACKEND_CPU)
+        return usage_error("bench: the naive variant is GPU only; on the CPU use --variant "
+                           "reference or both");
+    if (both && r.kind == ORR_BACKEND_CPU && unfit)
+        return usage_error("bench: --variant both on the CPU adds the float gravity reference "
+                           "loop, which cannot run %s; use --variant tiled", unfit);
     /* both: the tiled kernel and its baseline, the naive kernel on the GPU
      * and the -ffast-math reference loop on the CPU */
     orr_variant variants[2];
     int nv = 0;
-    if (strcmp(variant_arg, "both") == 0) {
+    if (both) {
         variants[nv++] = ORR_VARIANT_TILED;
         variants[nv++] = r.kind == ORR_BACKEND_CUDA ? ORR_VARIANT_NAIVE : ORR_VARIANT_REFERENCE;
-    } else if (orr_variant_parse(variant_arg, &variants[nv++], &e)) {
-        return usage_error("bench: %s (or both)", e.msg);
+    } else {
+        variants[nv++] = one;
     }
     orr_backend_kind kind = r.kind;
     orr_kspec spec = r.spec;
@@ -623,9 +800,9 @@ static int cmd_bench(args_t *a)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err\n");
     else
-        printf("%9s %-7s %5s %6s %5s %10s %10s %10s %14s %10s %11s\n", "N", "variant", "block",
-               "unroll", "split", "ms/step", "force ms", "steps/s", "interactions/s", "GFLOP/s",
-               "max rel err");
+        printf("%9s %-7s %5s %6s %5s %6s %10s %10s %10s %14s %10s %11s\n", "N", "variant",
+               "block", "unroll", "split", "ranges", "ms/step", "force ms", "steps/s",
+               "interactions/s", "GFLOP/s", "max rel err");
     fflush(stdout);
     int rc = 0;
     double tiled_rate[ORR_CLI_MAX_N] = {0};
@@ -659,10 +836,19 @@ static int cmd_bench(args_t *a)
                        row.spec.block, row.spec.unroll, row.spec.split, row.ms_per_step,
                        row.interactions_per_s, row.gflops, row.max_rel_err);
             else
-                printf("%9ld %-7s %5d %6d %5d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n", row.n,
-                       orr_variant_name(row.variant), row.spec.block, row.spec.unroll,
-                       row.spec.split, row.ms_per_step, row.ms_force, 1e3 / row.ms_per_step,
-                       row.interactions_per_s, row.gflops, row.max_rel_err);
+                printf("%9ld %-7s %5d %6d %5d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n",
+                       row.n, orr_variant_name(row.variant), row.spec.block, row.spec.unroll,
+                       row.spec.split, row.spec.ranges, row.ms_per_step, row.ms_force,
+                       1e3 / row.ms_per_step, row.interactions_per_s, row.gflops,
+                       row.max_rel_err);
+            if (!isfinite(row.max_rel_err)) {
+                fflush(stdout);
+                fprintf(stderr, "orrery: bench N=%ld %s: max rel err is %g: non-finite "
+                        "accelerations in %s (overflow or NaN; G %g, softening %g)\n", row.n,
+                        orr_variant_name(row.variant), row.max_rel_err,
+                        orr_precision_name(row.spec.precision), row.spec.G, row.spec.softening);
+                rc = 1;
+            }
             if (row.variant == ORR_VARIANT_TILED && k < ORR_CLI_MAX_N)
                 tiled_rate[k] = row.interactions_per_s;
             if (row.variant == ORR_VARIANT_REFERENCE && k < ORR_CLI_MAX_N && tiled_rate[k] > 0)
@@ -683,13 +869,14 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
     if (s->threads || strcmp((const char *)ctx, "cpu") == 0)
         snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->block, s->threads);
     else
-        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d", s->block, s->unroll, s->split);
+        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ranges %s%.0d", s->block,
+                 s->unroll, s->split, s->ranges ? "" : "auto", s->ranges);
     if (t->ok)
-        printf("  %s %-30s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
+        printf("  %s %-40s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
                t->retimed ? "re-timed" : "        ", cfg, t->ms, t->interactions_per_s,
                t->max_rel_err);
     else
-        printf("           %-30s %10s    %12s                 rejected: %s\n", cfg, "-", "-",
+        printf("           %-40s %10s    %12s                 rejected: %s\n", cfg, "-", "-",
                t->why);
     fflush(stdout);
 }
@@ -745,13 +932,32 @@ static int cmd_tune(args_t *a)
         if (r.note[0])
             printf("  note: %s\n", r.note);
         const orr_kspec *b = &r.best;
-        printf("  winner (%s) for N<=%ld: block %d unroll %d split %d threads %d: %.4g ms, %.3e "
-               "interactions/s; %d tried, %d rejected, %.2f s\n", r.source, r.n_bucket, b->block,
-               b->unroll, b->split, b->threads, r.best_ms, r.best_interactions_per_s, r.ntrials,
+        printf("  winner (%s) for N<=%ld: block %d unroll %d split %d threads %d ranges %d: %.4g "
+               "ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source, r.n_bucket,
+               b->block, b->unroll, b->split, b->threads, b->ranges, r.best_ms, r.best_interactions_per_s, r.ntrials,
                r.nfailed, r.elapsed_s);
         fflush(stdout);
     }
     return rc;
+}
+
+/* 1 when a command's arguments ask for help (--help or -h): anywhere among
+ * its options, and for run before the script (what follows the script is
+ * the script's own). */
+static int wants_help(int argc, char **argv)
+{
+    static const char *const cmds[] = {"run", "info", "bench", "compile", "cache", "tune"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
+        known |= strcmp(argv[1], cmds[k]) == 0;
+    int run = strcmp(argv[1], "run") == 0;
+    for (int k = 2; known && k < argc; k++) {
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
+            return 1;
+        if (run && argv[k][0] != '-')
+            return 0;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -760,7 +966,8 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage_error("missing command");
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0 ||
+        wants_help(argc, argv)) {
         fputs(usage_text, stdout);
         return 0;
     }

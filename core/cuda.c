@@ -37,6 +37,7 @@ typedef CUresult (*pfn_cuModuleLoadData)(CUmodule *, const void *);
 typedef CUresult (*pfn_cuModuleUnload)(CUmodule);
 typedef CUresult (*pfn_cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 typedef CUresult (*pfn_cuFuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+typedef CUresult (*pfn_cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
 typedef CUresult (*pfn_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                        unsigned, unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*pfn_cuEventCreate)(CUevent *, unsigned);
@@ -67,6 +68,7 @@ static pfn_cuModuleLoadData p_cuModuleLoadData;
 static pfn_cuModuleUnload p_cuModuleUnload;
 static pfn_cuModuleGetFunction p_cuModuleGetFunction;
 static pfn_cuFuncGetAttribute p_cuFuncGetAttribute;
+static pfn_cuOccupancyMaxActiveBlocksPerMultiprocessor p_cuOccupancyMaxActiveBlocksPerMultiprocessor;
 static pfn_cuLaunchKernel p_cuLaunchKernel;
 static pfn_cuEventCreate p_cuEventCreate;
 static pfn_cuEventDestroy p_cuEventDestroy;
@@ -104,6 +106,8 @@ static const cu_sym cu_syms[] = {
     {(void **)&p_cuModuleUnload, "cuModuleUnload", NULL},
     {(void **)&p_cuModuleGetFunction, "cuModuleGetFunction", NULL},
     {(void **)&p_cuFuncGetAttribute, "cuFuncGetAttribute", NULL},
+    {(void **)&p_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+     "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL},
     {(void **)&p_cuLaunchKernel, "cuLaunchKernel", NULL},
     {(void **)&p_cuEventCreate, "cuEventCreate", NULL},
     {(void **)&p_cuEventDestroy, "cuEventDestroy_v2", NULL},
@@ -394,18 +398,34 @@ done:
     return st;
 }
 
-orr_status orr_cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
-                           void **args, orr_error *err)
+orr_status orr_cuda_occupancy(void *fn, int block, int *blocks_per_sm, orr_error *err)
 {
     orr_status st = ORR_OK;
     CU_ENSURE();
-    CU_CHECK(cuLaunchKernel, ((CUfunction)fn, grid, 1, 1, block, 1, 1, shared_bytes,
+    CU_CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+             (blocks_per_sm, (CUfunction)fn, block, (size_t)0));
+done:
+    return st;
+}
+
+orr_status orr_cuda_launch_2d(void *fn, unsigned grid_x, unsigned grid_y, unsigned block,
+                              unsigned shared_bytes, void **args, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuLaunchKernel, ((CUfunction)fn, grid_x, grid_y, 1, block, 1, 1, shared_bytes,
                               (CUstream)NULL, args, (void **)NULL));
 done:
     if (st != ORR_OK)
-        orr_error_context(err, "launch of %u blocks of %u threads, %u bytes shared", grid, block,
-                          shared_bytes);
+        orr_error_context(err, "launch of %u x %u blocks of %u threads, %u bytes shared", grid_x,
+                          grid_y, block, shared_bytes);
     return st;
+}
+
+orr_status orr_cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
+                           void **args, orr_error *err)
+{
+    return orr_cuda_launch_2d(fn, grid, 1, block, shared_bytes, args, err);
 }
 
 orr_status orr_cuda_event_create(void **ev, orr_error *err)

@@ -51,9 +51,14 @@ void orr_cuda_module_unload(void *module);
 orr_status orr_cuda_function(void *module, const char *name, void **fn, orr_error *err);
 /* Registers used and the largest block the function can be launched with. */
 orr_status orr_cuda_function_limits(void *fn, int *regs, int *max_threads, orr_error *err);
+/* How many blocks of `block` threads of fn an SM holds at once. */
+orr_status orr_cuda_occupancy(void *fn, int block, int *blocks_per_sm, orr_error *err);
 /* Launches on the default stream; 1D grid and block; args as for cuLaunchKernel. */
 orr_status orr_cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
                            void **args, orr_error *err);
+/* The same with a 2D grid (grid_x x grid_y blocks). */
+orr_status orr_cuda_launch_2d(void *fn, unsigned grid_x, unsigned grid_y, unsigned block,
+                              unsigned shared_bytes, void **args, orr_error *err);
 
 /* Events for timing on the default stream. */
 orr_status orr_cuda_event_create(void **ev, orr_error *err);

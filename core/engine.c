@@ -78,6 +78,7 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
         orr_kspec_default(&e->spec, target);
     e->variant = variant;
     e->n = n;
+    e->ranges = 1;
     e->device = device;
     orr_status st = orr_kspec_validate(&e->spec, target, err);
     orr_law law;

@@ -56,6 +56,8 @@ struct orr_engine {
     int nrt;               /* the law's runtime params */
     double rt[ORR_LAW_MAX_RUNTIME];   /* their values, passed at every launch */
     int device;            /* GPU ordinal */
+    int ranges;            /* j-ranges the GPU accel kernel runs with (see
+                              orr_kspec.ranges); 1 on the CPU */
     orr_build_info build;
     void *impl;            /* backend state */
 };

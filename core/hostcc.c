@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fenv.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -31,6 +32,11 @@ static const char *cc_command(void)
 {
     const char *cc = getenv("CC");
     return cc && *cc ? cc : "cc";
+}
+
+const char *orr_hostcc_command(void)
+{
+    return cc_command();
 }
 
 /* Splits "$CC FLAGS -o out in" into argv (whitespace-separated words). */
@@ -270,7 +276,19 @@ orr_status orr_hostcc_load(const void *so, size_t len, orr_hostcc_lib *lib, orr_
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", lib->fd);
+    /* Float kernels are compiled with -ffast-math, and GCC then links
+     * crtfastmath.o into the object, whose constructor sets flush-to-zero and
+     * denormals-are-zero in MXCSR when it is loaded: that would change the
+     * arithmetic of the whole process (a Lua script's 1e-310 would read as 0).
+     * So the floating-point environment is put back as it was.  OpenMP
+     * worker threads inherit the environment of the thread that creates them,
+     * which is this one after the restore; those that already exist never see
+     * the constructor, which runs only in the loading thread. */
+    fenv_t fe;
+    int saved = fegetenv(&fe) == 0;
     lib->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (saved)
+        fesetenv(&fe);
     if (!lib->dl) {
         orr_status st = orr_fail(err, ORR_ERR_LOAD, "cannot load compiled CPU kernel: %s", dlerror());
         close(lib->fd);

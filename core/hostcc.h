@@ -10,6 +10,11 @@
 
 /* The compile flags used for every kernel object. */
 const char *orr_hostcc_flags(void);
+/* The compiler command as given: $CC (with any flags it carries, e.g.
+ * "gcc -O2"), else "cc".  Part of the kernel cache key, next to the
+ * compiler's identity, since the same compiler run differently makes
+ * different objects. */
+const char *orr_hostcc_command(void);
 /* The flags added for kernels of one precision: "-ffast-math" for float
  * (approximate rsqrt with a Newton step, as a GPU has; the compensated tile
  * sums are kept out of it), none for double, which stays the exact

@@ -2,6 +2,8 @@
 #include "ic.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t splitmix64(uint64_t *x)
@@ -63,13 +65,40 @@ static void recentre(long n, double *pos, double *vel)
         }
 }
 
+/* Scale parameters (masses, lengths, G, factors) are kept within
+ * 1e-100..1e100, so that their squares and products stay finite in double. */
+#define SCALE_MIN 1e-100
+#define SCALE_MAX 1e100
+
+static orr_status check_positive(const char *gen, const char *name, double v, orr_error *err)
+{
+    if (!(v > 0) || !isfinite(v))
+        return orr_fail(err, ORR_ERR_ARG, "%s: %s must be positive (got %g)", gen, name, v);
+    if (v < SCALE_MIN || v > SCALE_MAX)
+        return orr_fail(err, ORR_ERR_ARG, "%s: %s must be from %g to %g (got %g)", gen, name,
+                        SCALE_MIN, SCALE_MAX, v);
+    return ORR_OK;
+}
+
+/* A parameter that may be 0: in 0..1e100. */
+static orr_status check_nonnegative(const char *gen, const char *name, double v, orr_error *err)
+{
+    if (!(v >= 0) || !isfinite(v))
+        return orr_fail(err, ORR_ERR_ARG, "%s: %s must be >= 0 (got %g)", gen, name, v);
+    if (v > SCALE_MAX)
+        return orr_fail(err, ORR_ERR_ARG, "%s: %s must be from 0 to %g (got %g)", gen, name,
+                        SCALE_MAX, v);
+    return ORR_OK;
+}
+
 orr_status orr_ic_plummer(long n, uint64_t seed, double mass, double *pos, double *vel,
                           orr_error *err)
 {
     if (n < 1)
         return orr_fail(err, ORR_ERR_ARG, "plummer: n must be at least 1 (got %ld)", n);
-    if (!(mass > 0) || !isfinite(mass))
-        return orr_fail(err, ORR_ERR_ARG, "plummer: mass must be positive (got %g)", mass);
+    orr_status st = check_positive("plummer", "mass", mass, err);
+    if (st)
+        return st;
     orr_rng r;
     orr_rng_seed(&r, seed);
     const double rscale = 3 * M_PI / 16, vscale = sqrt(mass / rscale);
@@ -98,8 +127,9 @@ orr_status orr_ic_uniform_cube(long n, uint64_t seed, double side, double *pos, 
 {
     if (n < 1)
         return orr_fail(err, ORR_ERR_ARG, "uniform_cube: n must be at least 1 (got %ld)", n);
-    if (!(side > 0) || !isfinite(side))
-        return orr_fail(err, ORR_ERR_ARG, "uniform_cube: side must be positive (got %g)", side);
+    orr_status st = check_positive("uniform_cube", "side", side, err);
+    if (st)
+        return st;
     orr_rng r;
     orr_rng_seed(&r, seed);
     for (long i = 0; i < n; i++) {
@@ -113,13 +143,6 @@ orr_status orr_ic_uniform_cube(long n, uint64_t seed, double side, double *pos, 
 }
 
 /* ---- more generators ------------------------------------------------------ */
-
-static orr_status check_positive(const char *gen, const char *name, double v, orr_error *err)
-{
-    if (!(v > 0) || !isfinite(v))
-        return orr_fail(err, ORR_ERR_ARG, "%s: %s must be positive (got %g)", gen, name, v);
-    return ORR_OK;
-}
 
 /* Uniform ball of radius r at rest, total mass `mass`. */
 static void fill_ball(orr_rng *r, long n, double radius, double mass, double *pos, double *vel)
@@ -163,8 +186,8 @@ static orr_status gen_cold_collapse(long n, uint64_t seed, const double *p, doub
     orr_status st = check_positive("cold_collapse", "radius", radius, err);
     if (!st)
         st = check_positive("cold_collapse", "mass", mass, err);
-    if (!st && (!(q >= 0) || !isfinite(q)))
-        st = orr_fail(err, ORR_ERR_ARG, "cold_collapse: virial must be >= 0 (got %g)", q);
+    if (!st)
+        st = check_nonnegative("cold_collapse", "virial", q, err);
     if (!st)
         st = check_positive("cold_collapse", "G", G, err);
     if (st)
@@ -285,7 +308,8 @@ static orr_status gen_solar_system(long n, uint64_t seed, const double *p, doubl
 
 /* Two Plummer spheres (masses in ratio q, total 1, bodies of equal mass)
  * approaching on a bound orbit: separation d along x, impact parameter b
- * along y, relative speed v_ratio times the escape speed at d. */
+ * along y, relative speed v_ratio times the escape speed of two point masses
+ * at their distance sqrt(d^2 + b^2), so bound for v_ratio < 1. */
 static orr_status gen_galaxy_collision(long n, uint64_t seed, const double *p, double *pos,
                                        double *vel, orr_error *err)
 {
@@ -293,10 +317,12 @@ static orr_status gen_galaxy_collision(long n, uint64_t seed, const double *p, d
     orr_status st = check_positive("galaxy_collision", "mass_ratio", q, err);
     if (!st)
         st = check_positive("galaxy_collision", "separation", d, err);
-    if (!st && (!(b >= 0) || !isfinite(b)))
-        st = orr_fail(err, ORR_ERR_ARG, "galaxy_collision: impact must be >= 0 (got %g)", b);
-    if (!st && (!(vr >= 0) || !isfinite(vr)))
-        st = orr_fail(err, ORR_ERR_ARG, "galaxy_collision: v_ratio must be >= 0 (got %g)", vr);
+    if (!st)
+        st = check_nonnegative("galaxy_collision", "impact", b, err);
+    /* relative energy (v_ratio^2 - 1) G M / r: bound (as point masses) below 1 */
+    if (!st && (!(vr >= 0 && vr < 1)))
+        st = orr_fail(err, ORR_ERR_ARG,
+                      "galaxy_collision: v_ratio must be in [0, 1) for a bound orbit (got %g)", vr);
     if (!st && n < 2)
         st = orr_fail(err, ORR_ERR_ARG, "galaxy_collision: n must be at least 2 (got %ld)", n);
     if (st)
@@ -331,8 +357,8 @@ static orr_status gen_uniform_cube(long n, uint64_t seed, const double *p, doubl
                                    double *vel, orr_error *err)
 {
     orr_status st = orr_ic_uniform_cube(n, seed, p[0], pos, vel, err);
-    if (!st && !(p[1] > 0 && isfinite(p[1])))
-        st = orr_fail(err, ORR_ERR_ARG, "uniform_cube: mass must be positive (got %g)", p[1]);
+    if (!st)
+        st = check_positive("uniform_cube", "mass", p[1], err);
     for (long i = 0; !st && i < n; i++)
         pos[4 * i + 3] = p[1] / n;
     return st;
@@ -387,4 +413,47 @@ const orr_ic_generator *const *orr_ic_generators(void)
     for (size_t k = 0; k < sizeof generators / sizeof generators[0]; k++)
         list[k] = &generators[k];
     return list;
+}
+
+/* v in the fewest digits that read back as v ("0.999999999999", "1e+100"). */
+static void shortest(double v, char *out, size_t size)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, size, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+orr_status orr_ic_generate(const orr_ic_generator *g, long n, uint64_t seed, const double *p,
+                           double *pos, double *vel, orr_error *err)
+{
+    orr_status st = g->generate(n, seed, p, pos, vel, err);
+    if (st)
+        return st;
+    /* a last check that the parameters, each in range, did not combine into
+     * an overflow (kepler with a tiny a and e near 1, say) */
+    static const char *const fields[7] = {"x", "y", "z", "m", "vx", "vy", "vz"};
+    long count = g->count(n, p);
+    for (long i = 0; i < count; i++)
+        for (int k = 0; k < 7; k++) {
+            double v = k < 4 ? pos[4 * i + k] : vel[3 * i + k - 4];
+            if (isfinite(v))
+                continue;
+            char list[512] = "";
+            size_t used = 0;
+            for (int j = 0; j < g->nparams && used < sizeof list; j++) {
+                char num[32];
+                shortest(p[j], num, sizeof num);
+                int w = snprintf(list + used, sizeof list - used, "%s%s=%s", j ? ", " : "",
+                                 g->params[j], num);
+                if (w < 0)
+                    break;
+                used += (size_t)w;
+            }
+            return orr_fail(err, ORR_ERR_ARG,
+                            "%s: body %ld would have %s = %g with %s: use less extreme values",
+                            g->name, i + 1, fields[k], v, list);
+        }
+    return ORR_OK;
 }

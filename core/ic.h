@@ -42,6 +42,12 @@ typedef struct {
                            orr_error *err);
 } orr_ic_generator;
 
+/* Runs g->generate and checks that every value it made is finite: a
+ * combination of parameters that overflows is an ORR_ERR_ARG naming them
+ * ("kepler: body 2 would have vy = inf with m1=1, ..."). */
+orr_status orr_ic_generate(const orr_ic_generator *g, long n, uint64_t seed, const double *p,
+                           double *pos, double *vel, orr_error *err);
+
 const orr_ic_generator *orr_ic_find(const char *name);
 /* NULL-terminated list of all generators. */
 const orr_ic_generator *const *orr_ic_generators(void);

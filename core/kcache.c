@@ -25,6 +25,8 @@
 #define KC_HDR_SIZE (KC_MAGIC_LEN + KC_KEY_LEN + 8 + 8)
 #define KC_KIND_MAX 16
 #define KC_TMP_MARK ".tmp."
+/* what a refused entry's message advises */
+#define KC_ADVICE "remove it or run 'orrery cache clear'"
 
 /* ---- keys ---------------------------------------------------------------- */
 
@@ -410,7 +412,7 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
             return ORR_OK;
         if (errno == ELOOP)
             return orr_fail(err, ORR_ERR_CACHE,
-                            "refusing cache entry %s: it is a symbolic link", path);
+                            "refusing cache entry %s: it is a symbolic link; " KC_ADVICE, path);
         return orr_fail(err, ORR_ERR_CACHE, "cannot open cache entry %s: %s", path,
                         strerror(errno));
     }
@@ -422,17 +424,20 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
     }
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
-        return orr_fail(err, ORR_ERR_CACHE, "refusing cache entry %s: not a regular file", path);
+        return orr_fail(err, ORR_ERR_CACHE,
+                        "refusing cache entry %s: not a regular file; " KC_ADVICE, path);
     }
     if (sb.st_uid != geteuid()) {
         close(fd);
-        return orr_fail(err, ORR_ERR_CACHE, "refusing cache entry %s: not owned by you (uid %lu)",
-                        path, (unsigned long)sb.st_uid);
+        return orr_fail(err, ORR_ERR_CACHE,
+                        "refusing cache entry %s: not owned by you (uid %lu); " KC_ADVICE, path,
+                        (unsigned long)sb.st_uid);
     }
     if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
         close(fd);
         return orr_fail(err, ORR_ERR_CACHE,
-                        "refusing cache entry %s: writable by group or others", path);
+                        "refusing cache entry %s: writable by group or others; " KC_ADVICE,
+                        path);
     }
 
     char why[160];
@@ -565,18 +570,27 @@ typedef struct {
     size_t entries, bytes;
 } list_ctx;
 
-/* Fills e for one entry; returns 0, or 1 if it vanished or is not a file. */
+/* Fills e for one entry; returns 0, or 1 if it vanished or is a directory.
+ * Entries that orr_kcache_get would refuse get the reason in e->refused. */
 static int describe(const char *dir, int dfd, const char *name, int check, orr_kcache_entry *e)
 {
     (void)dir;
     struct stat sb;
-    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode))
+    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(sb.st_mode))
         return 1;
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s", name);
     e->bytes = (size_t)sb.st_size;
     e->mtime = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
-    if (!check)
+    if (S_ISLNK(sb.st_mode))
+        e->refused = "a symbolic link";
+    else if (!S_ISREG(sb.st_mode))
+        e->refused = "not a regular file";
+    else if (sb.st_uid != geteuid())
+        e->refused = "not owned by you";
+    else if (sb.st_mode & (S_IWGRP | S_IWOTH))
+        e->refused = "writable by group or others";
+    if (!check || e->refused)
         return 0;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)

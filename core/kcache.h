@@ -42,8 +42,9 @@ orr_status orr_kcache_dir(char *out, size_t size, orr_error *err);
  * (heap, caller frees) / *len hold the payload.  On a miss: *hit = 0, and if
  * an entry existed but was corrupt or truncated, *note (may be NULL) gets a
  * heap message saying so; the caller rebuilds and stores anew.  Returns
- * ORR_ERR_CACHE (with a message naming the file) if the entry is not owned by
- * the user or is writable by group/others. */
+ * ORR_ERR_CACHE (with a message naming the file and advising to remove it or
+ * run 'orrery cache clear') if the entry is not owned by the user, is
+ * writable by group/others, or is not a regular file. */
 orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, size_t *len,
                           int *hit, char **note, orr_error *err);
 
@@ -55,7 +56,9 @@ typedef struct {
     char name[128];   /* file name, "<key>.<kind>" */
     size_t bytes;     /* file size */
     double mtime;     /* seconds since the epoch */
-    int valid;        /* header and checksum good */
+    int valid;        /* header and checksum good (0 when refused: not read) */
+    const char *refused;   /* why orr_kcache_get refuses it ("not owned by you",
+                              "writable by group or others", ...; static), or NULL */
 } orr_kcache_entry;
 
 /* Calls fn for every entry (files matching the entry name pattern). */

@@ -4,6 +4,7 @@
 #include "law.h"
 #include "util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,8 @@ void orr_kspec_default(orr_kspec *s, orr_target target)
     memset(s, 0, sizeof *s);
     snprintf(s->force, sizeof s->force, "gravity");
     s->precision = ORR_FLOAT;
-    s->block = target == ORR_TARGET_GPU ? 256 : 1024;
-    s->unroll = 4;
+    s->block = target == ORR_TARGET_GPU ? 512 : 1024;
+    s->unroll = target == ORR_TARGET_GPU ? 16 : 4;
     s->split = 1;
     s->ipt = 1;
     s->ftz = 1;
@@ -50,6 +51,10 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
             return orr_fail(err, ORR_ERR_ARG, "invalid ftz %d: must be 0 or 1", s->ftz);
         if (s->newton != 1 && s->newton != 2)
             return orr_fail(err, ORR_ERR_ARG, "invalid newton %d: must be 1 or 2", s->newton);
+        if (s->ranges < 0 || s->ranges > ORR_KSPEC_MAX_RANGES)
+            return orr_fail(err, ORR_ERR_ARG,
+                            "invalid ranges %d: must be from 0 (automatic) to %d", s->ranges,
+                            ORR_KSPEC_MAX_RANGES);
     } else if (s->block < 16 || s->block > (1 << 20)) {
         return orr_fail(err, ORR_ERR_ARG, "invalid CPU tile size %d: must be from 16 to 1048576",
                         s->block);
@@ -60,8 +65,20 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
     if (!isfinite(s->softening) || s->softening < 0)
         return orr_fail(err, ORR_ERR_ARG, "invalid softening %g: must be finite and >= 0",
                         s->softening);
-    if (!isfinite(s->G))
-        return orr_fail(err, ORR_ERR_ARG, "invalid G %g: must be finite", s->G);
+    /* eps^2 is baked in the spec's precision: it must be 0 or a normal
+     * number there, else it flushes to 0 (unsoftened r2 = 0 divides by
+     * zero) or overflows */
+    const char *pname = orr_precision_name(s->precision);
+    double lo = s->precision == ORR_DOUBLE ? DBL_MIN : FLT_MIN;
+    double hi = s->precision == ORR_DOUBLE ? DBL_MAX : FLT_MAX;
+    double eps2 = s->softening * s->softening;
+    if (s->softening > 0 && !(eps2 >= lo && eps2 <= hi))
+        return orr_fail(err, ORR_ERR_ARG, "invalid softening %g: its square %s in %s (softening "
+                        "must be 0 or from %.3g to %.3g)", s->softening,
+                        eps2 < lo ? "underflows" : "overflows", pname, sqrt(lo), sqrt(hi));
+    if (!isfinite(s->G) || fabs(s->G) > hi)
+        return orr_fail(err, ORR_ERR_ARG, "invalid G %g: must be finite and at most %.3g in "
+                        "magnitude in %s", s->G, hi, pname);
     for (int k = 0; k < 3; k++)
         if (!isfinite(s->box[k]) || s->box[k] < 0)
             return orr_fail(err, ORR_ERR_ARG, "invalid box length %g on axis %c: must be finite "
@@ -92,19 +109,22 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
     orr_status st = orr_kspec_validate(s, target, err);
     if (st)
         return st;
+    /* validated: e2 is 0 or normal in the spec's precision, so ORR_SOFTENED
+     * says exactly whether r2 = d2 + ORR_EPS2 can be 0 */
+    const double e2 = s->softening * s->softening;
     char eps[64], eps2[64], g[64];
     orr_hexfloat(eps, sizeof eps, s->softening);
-    orr_hexfloat(eps2, sizeof eps2, s->softening * s->softening);
+    orr_hexfloat(eps2, sizeof eps2, e2);
     orr_hexfloat(g, sizeof g, s->G);
     orr_buf b = {0};
     int bad = orr_buf_printf(
         &b,
         "/* orrery generated kernel source: %s law, %s target */\n"
-        "#define ORR_BLOCK %d\n#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n#define ORR_IPT %d\n"
+        "#define ORR_BLOCK %d\n"
         "#define ORR_SOFTENING %s /* %.17g */\n#define ORR_EPS2 %s\n"
         "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n",
-        s->force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->block, s->unroll, s->split, s->ipt, eps,
-        s->softening, eps2, s->softening > 0 ? 1 : 0, g, s->G);
+        s->force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->block, eps, s->softening, eps2,
+        e2 > 0 ? 1 : 0, g, s->G);
     for (int k = 0; k < 3; k++) {
         char l[64], inv[64];
         orr_hexfloat(l, sizeof l, s->box[k]);
@@ -117,8 +137,10 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
     if (target == ORR_TARGET_CPU)
         bad = bad || orr_buf_printf(&b, "#define ORR_DOUBLE %d\n#define ORR_THREADS %d\n",
                                     s->precision == ORR_DOUBLE, s->threads);
-    else
-        bad = bad || orr_buf_printf(&b, "#define ORR_RSQRT64_NEWTON %d\n", s->newton);
+    else   /* GPU-only constants stay out of CPU sources (and their cache keys) */
+        bad = bad || orr_buf_printf(&b, "#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n"
+                                    "#define ORR_IPT %d\n#define ORR_RSQRT64_NEWTON %d\n",
+                                    s->unroll, s->split, s->ipt, s->newton);
     if (bad) {
         orr_buf_free(&b);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
@@ -144,10 +166,10 @@ void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT])
 {
     static const char *f[ORR_K_COUNT] = {"orr_accel<float>", "orr_accel_naive<float>",
                                          "orr_kick<float>", "orr_drift<float>",
-                                         "orr_potential<float>"};
+                                         "orr_potential<float>", "orr_combine<float>"};
     static const char *d[ORR_K_COUNT] = {"orr_accel<double>", "orr_accel_naive<double>",
                                          "orr_kick<double>", "orr_drift<double>",
-                                         "orr_potential<double>"};
+                                         "orr_potential<double>", "orr_combine<double>"};
     for (int k = 0; k < ORR_K_COUNT; k++)
         exprs[k] = s->precision == ORR_DOUBLE ? d[k] : f[k];
 }

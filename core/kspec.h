@@ -26,9 +26,9 @@ typedef struct {
     const struct orr_law *law; /* the law (borrowed: it must outlive the spec), or NULL:
                                  the built-in `force` with its default params */
     orr_precision precision;  /* ORR_FLOAT */
-    int block;                /* GPU: threads per block = bodies per tile (256);
+    int block;                /* GPU: threads per block = bodies per tile (512);
                                  CPU: j-tile length (1024) */
-    int unroll;               /* GPU inner-loop unroll factor (4) */
+    int unroll;               /* GPU inner-loop unroll factor (16) */
     int split;                /* GPU threads per body, power of two 1..32 (1) */
     int ipt;                  /* GPU target bodies per thread (register blocking), 1..8 (1) */
     int ftz;                  /* GPU float: flush denormals to zero (--ftz=true), 0/1 (1) */
@@ -36,6 +36,11 @@ typedef struct {
                                  2 = one third-order correction, full double
                                  accuracy; 1 = one Newton step, faster but
                                  only ~1e-12 to 1e-11 relative (2) */
+    int ranges;               /* GPU: j-ranges, blocks that each sum over a share of the
+                                 bodies j, their partial sums combined in a fixed
+                                 order; a launch setting, not in the source.
+                                 0 = chosen from the kernel's occupancy so the
+                                 last wave of blocks fills the GPU (0) */
     int threads;              /* CPU OpenMP threads; 0 = the OpenMP default (0) */
     double softening;         /* Plummer softening length epsilon (0.01) */
     double G;                 /* coupling constant (1) */
@@ -44,12 +49,16 @@ typedef struct {
                                  minimum image. */
 } orr_kspec;
 
+#define ORR_KSPEC_MAX_RANGES 64
+
 /* Fills the defaults for a target (see the field comments). */
 void orr_kspec_default(orr_kspec *s, orr_target target);
 
 /* Checks the device-independent limits: block a multiple of 32 (GPU) from 32
- * to 1024, split dividing block, unroll 1..64, softening >= 0 and finite,
- * G finite, force a plain name.  Messages say which value and the limit. */
+ * to 1024, split dividing block, unroll 1..64, softening 0 or with a square
+ * that is a normal number in the spec's precision (float: about 1.08e-19 to
+ * 1.84e19), G finite and representable in that precision, force a plain
+ * name.  Messages say which value and the limit. */
 orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *err);
 
 /* A copy of the spec's force law into *out: s->law, or the built-in law
@@ -60,8 +69,9 @@ orr_status orr_kspec_law(const orr_kspec *s, struct orr_law *out, orr_error *err
 orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err);
 
 /* Name expressions of the GPU kernels for the spec's precision, in this
- * order: accel, accel_naive, kick, drift, potential. */
-enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COUNT };
+ * order: accel, accel_naive, kick, drift, potential, combine. */
+enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COMBINE,
+       ORR_K_COUNT };
 void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT]);
 
 /* The NVRTC options the spec compiles with (static strings, at most

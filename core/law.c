@@ -392,6 +392,14 @@ orr_status orr_law_builtin(const char *name, orr_law *law, orr_error *err)
     orr_error e = {0};
     orr_status st = orr_ksrc_get(file, &text, NULL, 0, &e);
     if (st) {
+        /* a built-in law that ORRERY_KERNELS_DIR lacks (or cannot be read
+         * there): the read error says what is wrong, not "unknown law" */
+        for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++)
+            if (strcmp(f->name, file) == 0) {
+                orr_fail(err, st, "%s", e.msg);
+                orr_error_clear(&e);
+                return st;
+            }
         orr_error_clear(&e);
         char list[512] = "";
         size_t used = 0;

@@ -29,6 +29,8 @@ typedef nvrtcResult (*pfn_nvrtcGetProgramLogSize)(nvrtcProgram, size_t *);
 typedef nvrtcResult (*pfn_nvrtcGetProgramLog)(nvrtcProgram, char *);
 typedef nvrtcResult (*pfn_nvrtcAddNameExpression)(nvrtcProgram, const char *const);
 typedef nvrtcResult (*pfn_nvrtcGetLoweredName)(nvrtcProgram, const char *const, const char **);
+typedef nvrtcResult (*pfn_nvrtcGetNumSupportedArchs)(int *);
+typedef nvrtcResult (*pfn_nvrtcGetSupportedArchs)(int *);
 
 static pfn_nvrtcVersion p_nvrtcVersion;
 static pfn_nvrtcGetErrorString p_nvrtcGetErrorString;
@@ -43,6 +45,9 @@ static pfn_nvrtcGetProgramLogSize p_nvrtcGetProgramLogSize;
 static pfn_nvrtcGetProgramLog p_nvrtcGetProgramLog;
 static pfn_nvrtcAddNameExpression p_nvrtcAddNameExpression;
 static pfn_nvrtcGetLoweredName p_nvrtcGetLoweredName;
+/* optional (NVRTC 11.2 and later): NULL when the library lacks them */
+static pfn_nvrtcGetNumSupportedArchs p_nvrtcGetNumSupportedArchs;
+static pfn_nvrtcGetSupportedArchs p_nvrtcGetSupportedArchs;
 
 typedef struct {
     void **slot;
@@ -63,6 +68,11 @@ static const nv_sym nv_syms[] = {
     {(void **)&p_nvrtcGetProgramLog, "nvrtcGetProgramLog"},
     {(void **)&p_nvrtcAddNameExpression, "nvrtcAddNameExpression"},
     {(void **)&p_nvrtcGetLoweredName, "nvrtcGetLoweredName"},
+};
+
+static const nv_sym nv_optional_syms[] = {
+    {(void **)&p_nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs"},
+    {(void **)&p_nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"},
 };
 
 /* The first result of orr_rtc_open, handed to every later caller. */
@@ -157,6 +167,8 @@ static void nv_open_once(void)
         }
         *nv_syms[i].slot = f;
     }
+    for (size_t i = 0; i < sizeof nv_optional_syms / sizeof nv_optional_syms[0]; i++)
+        *nv_optional_syms[i].slot = dlsym(nv_lib, nv_optional_syms[i].sym);
     nv_status = ORR_OK;
 }
 
@@ -176,6 +188,33 @@ orr_status orr_rtc_version(int *major, int *minor, orr_error *err)
         return st;
     NV_CHECK(nvrtcVersion, (major, minor));
 done:
+    return st;
+}
+
+orr_status orr_rtc_supported_archs(int *archs, int max, int *count, orr_error *err)
+{
+    int n = 0;
+    *count = 0;
+    orr_status st = orr_rtc_open(err);
+    if (st != ORR_OK)
+        return st;
+    if (!p_nvrtcGetNumSupportedArchs || !p_nvrtcGetSupportedArchs)
+        return orr_fail(err, ORR_ERR_NONVRTC,
+                        "this NVRTC cannot list its architectures (nvrtcGetSupportedArchs is "
+                        "missing)");
+    int *all = NULL;
+    NV_CHECK(nvrtcGetNumSupportedArchs, (&n));
+    all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
+    if (!all) {
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    NV_CHECK(nvrtcGetSupportedArchs, (all));
+    for (int i = 0; i < n && i < max; i++)
+        archs[i] = all[i];
+    *count = n < max ? n : max;
+done:
+    free(all);
     return st;
 }
 

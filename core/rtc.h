@@ -23,6 +23,11 @@ typedef struct {
 orr_status orr_rtc_open(orr_error *err);
 /* NVRTC version; opens the library if needed. */
 orr_status orr_rtc_version(int *major, int *minor, orr_error *err);
+/* The architectures NVRTC compiles for, as numbers (75 for sm_75), in its
+ * order (ascending), at most max of them into archs; *count gets how many.
+ * ORR_ERR_NONVRTC when NVRTC is missing or too old to list them (the
+ * nvrtcGetSupportedArchs symbols are optional). */
+orr_status orr_rtc_supported_archs(int *archs, int max, int *count, orr_error *err);
 
 /* Compiles src (file name `name` is used in diagnostics) for arch
  * ("sm_90", "compute_90"; "-arch=" is added here) with extra options,

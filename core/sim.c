@@ -233,6 +233,15 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                 snprintf(notice, notice_size, "no usable GPU (%s); using the CPU backend", why.msg);
         }
         orr_error_clear(&why);
+    } else if (kind == ORR_BACKEND_CUDA) {
+        /* checked here, before tuning, so the message says what was asked */
+        orr_error why = {0};
+        st = orr_cuda_usable(c->device, &why);
+        if (st) {
+            orr_fail(err, st, "backend 'cuda': no usable GPU (%s)", why.msg);
+            orr_error_clear(&why);
+            return st;
+        }
     }
 
     orr_sim *s = calloc(1, sizeof *s);
@@ -636,6 +645,7 @@ orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *sour
     k.ftz = spec->ftz;
     k.newton = spec->newton;
     k.threads = spec->threads;
+    k.ranges = spec->ranges;
     orr_status st = switch_engine(s, &k, err);
     if (!st)
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);

@@ -357,6 +357,8 @@ static orr_status write_kernel(hid_t file, orr_sim *s, const char *path, orr_err
     if (r >= 0)
         r = put_int(g, "threads", k->threads);
     if (r >= 0)
+        r = put_int(g, "ranges", k->ranges);
+    if (r >= 0)
         r = put_string(g, "source", source);
     close_id(&g, H5Gclose);
     return r < 0 ? write_failed(path, "Kernel", err) : ORR_OK;
@@ -1215,6 +1217,8 @@ static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, 
         rc = need_attr(g, "Kernel", "newton", H5T_NATIVE_INT, 1, &k->newton, path, err);
     if (rc > 0)
         rc = need_attr(g, "Kernel", "threads", H5T_NATIVE_INT, 1, &k->threads, path, err);
+    if (rc > 0 && get_attr(g, "Kernel", "ranges", H5T_NATIVE_INT, 1, &k->ranges, path, err) < 0)
+        rc = -1;   /* absent (checkpoints before j-ranges): 0, automatic */
     if (rc > 0 && get_string(g, "Kernel", "source", ck->kspec_source, sizeof ck->kspec_source,
                              path, err) < 0)
         rc = -1;
@@ -1453,7 +1457,7 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
     if (!st && strcmp(orr_sim_engine(s)->ops->name, ck->backend) == 0 &&
         (k->block != w->block || k->unroll != w->unroll || k->split != w->split ||
          k->ipt != w->ipt || k->ftz != w->ftz || k->newton != w->newton ||
-         k->threads != w->threads))
+         k->threads != w->threads || k->ranges != w->ranges))
         st = orr_sim_set_kspec(s, w, "checkpoint", err);
     if (st) {
         orr_sim_destroy(s);

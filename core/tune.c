@@ -31,6 +31,8 @@
 #define TUNE_SEED 20261122u      /* Plummer sphere of every tuning run */
 #define SAMPLE_MAX 256           /* bodies whose accelerations are verified */
 #define REPS 5                   /* timed runs per candidate (median) */
+#define LONG_REPS 3              /* the same for a long evaluation (>= LONG_MS): */
+#define LONG_MS 20.0             /* its timing varies little, and the budget buys more candidates */
 #define MIN_RUN_MS 2.0           /* one timed run lasts at least this long */
 #define FINALISTS 3              /* at most this many re-timed alternately at the end, */
 #define FINALIST_SPREAD 1.10     /* those within 10% of the best */
@@ -44,6 +46,7 @@
 #define CANON_GPU_BLOCK 256
 #define CANON_CPU_BLOCK 1024
 #define CANON_UNROLL 4
+#define MAX_TUNED_RANGES 8       /* j-ranges the tuner tries: 1..8 or automatic */
 
 static double now_s(void)
 {
@@ -111,6 +114,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     id->base.unroll = def.unroll;
     id->base.split = def.split;
     id->base.threads = def.threads;
+    id->base.ranges = def.ranges;
     if ((st = orr_kspec_validate(&id->base, id->target, err)) != ORR_OK)
         return st;
 
@@ -462,6 +466,8 @@ static int entry_spec(const ident *id, const cJSON *e, orr_kspec *spec, double *
     if (!int_item(best, "block", &spec->block) || !int_item(best, "unroll", &spec->unroll) ||
         !int_item(best, "split", &spec->split) || !int_item(best, "threads", &spec->threads))
         return 0;
+    if (!int_item(best, "ranges", &spec->ranges))   /* absent in stores before ranges */
+        spec->ranges = 0;
     if (!num_item(best, "ms", ms))
         *ms = -1;
     if (orr_kspec_validate(spec, id->target, NULL) != ORR_OK)
@@ -520,6 +526,7 @@ static orr_status lookup(const ident *id, int tuning, int need_exhaustive, orr_t
 
 typedef struct {
     int block, unroll, split, threads;
+    int ranges;   /* GPU j-ranges; 0 = the engine's automatic choice */
 } params;
 
 static const int gpu_unrolls[] = {1, 2, 4, 8, 16, 32};
@@ -547,7 +554,7 @@ typedef struct {
 static int params_eq(params a, params b)
 {
     return a.block == b.block && a.unroll == b.unroll && a.split == b.split &&
-           a.threads == b.threads;
+           a.threads == b.threads && a.ranges == b.ranges;
 }
 
 static int max_split(const tuner *t)
@@ -570,9 +577,10 @@ static int valid(const tuner *t, params p)
             okb |= cpu_blocks[k] == p.block;
         for (int k = 0; k < t->nthreads; k++)
             okt |= t->cpu_threads[k] == p.threads;
-        return okb && okt && p.unroll == 4 && p.split == 1;
+        return okb && okt && p.unroll == 4 && p.split == 1 && p.ranges == 0;
     }
-    if (!gpu_fits(&t->id, p.block) || p.threads != 0)
+    if (!gpu_fits(&t->id, p.block) || p.threads != 0 || p.ranges < 0 ||
+        p.ranges > MAX_TUNED_RANGES)
         return 0;
     if (p.split < 1 || p.split > max_split(t) || (p.split & (p.split - 1)) || p.block % p.split)
         return 0;
@@ -599,6 +607,12 @@ static double median(double *v, int n)
             v[j - 1] = x;
         }
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Timed runs for a candidate whose evaluation takes ms. */
+static int reps_for(double ms)
+{
+    return ms >= LONG_MS ? LONG_REPS : REPS;
 }
 
 /* k evaluations per timed run so that a run takes >= MIN_RUN_MS. */
@@ -651,7 +665,7 @@ static double reserve_s(const tuner *t)
     if (nf < 2)
         return 0;
     double ms = t->trials[fin[0]].ms;
-    return nf * (REPS + 1) * ms * evals_per_run(ms) * 1e-3;
+    return nf * (reps_for(ms) + 1) * ms * evals_per_run(ms) * 1e-3;
 }
 
 static int budget_left(const tuner *t)
@@ -669,6 +683,7 @@ static orr_kspec spec_of(const tuner *t, params p)
     s.unroll = p.unroll;
     s.split = p.split;
     s.threads = p.threads;
+    s.ranges = p.ranges;
     return s;
 }
 
@@ -779,7 +794,8 @@ static orr_status measure(tuner *t, params p, orr_error *err)
             runs[nruns++] = ms0;
         double best_ms = t->best >= 0 ? t->trials[t->best].ms : INFINITY;
         double fastest = nruns ? ms0 : INFINITY;
-        while (!st && nruns < REPS) {
+        const int reps = reps_for(ms0);
+        while (!st && nruns < reps) {
             /* a candidate clearly slower than the best needs no median */
             if (nruns >= 2 && fastest > EARLY_OUT * best_ms)
                 break;
@@ -833,14 +849,36 @@ static orr_status try_params(tuner *t, params p, int *spent, orr_error *err)
 
 static params default_params(const tuner *t)
 {
-    params p = {t->id.base.block, t->id.base.unroll, t->id.base.split, t->id.base.threads};
+    params p = {t->id.base.block, t->id.base.unroll, t->id.base.split, t->id.base.threads, 0};
     return p;
+}
+
+/* GPU j-ranges for the best so far (no compiling: a launch setting).  The
+ * engine's automatic choice (0) is what the other candidates ran with; this
+ * tries fixed counts, where each range keeps at least 4 tiles. */
+static orr_status ranges_pass(tuner *t, int *spent, orr_error *err)
+{
+    static const int counts[] = {6, 4, 2, 8, 1};   /* the likeliest gains first */
+    orr_status st = ORR_OK;
+    if (t->id.target != ORR_TARGET_GPU || t->best < 0)
+        return st;
+    params base = t->tried[t->best];
+    long tiles = (t->id.n + base.block - 1) / base.block;
+    for (size_t k = 0; !st && k < sizeof counts / sizeof counts[0]; k++) {
+        params p = base;
+        p.ranges = counts[k];
+        if (4L * counts[k] <= tiles)
+            st = try_params(t, p, spent, err);
+    }
+    return st;
 }
 
 /* Coarse pass.  GPU: threads per body first (the coarse set for N at block
  * 256, unroll 4; none when N fills the GPU alone), then blocks
- * {64,128,256,512} x unroll {1,4,16} at the best split, most promising
- * first, so a small budget still sees the main axes.  CPU: thread counts at
+ * {64,128,256,512} x unroll {1,4,8,16,32} (a subset) at the best split, most
+ * promising first (from the H100 sweeps: unroll 8-32 for gravity-like laws,
+ * 4 for laws with branches or exponentials), so a small budget still sees
+ * the main axes.  CPU: thread counts at
  * the default tile, then tiles {256, 4096} (1024 is the default). */
 static orr_status coarse(tuner *t, int *spent, orr_error *err)
 {
@@ -856,28 +894,29 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         while (sfill < smax && (double)t->id.n * sfill < half)
             sfill *= 2;
         int splits[3] = {sfill, smax < 4 * sfill ? smax : 4 * sfill, 1};
-        static const int order[][2] = {{128, 4},  {512, 4},  {256, 16}, {128, 16},
-                                       {512, 16}, {64, 4},   {64, 16},  {256, 1},
-                                       {128, 1},  {512, 1},  {64, 1}};
+        static const int order[][2] = {{256, 16}, {512, 4},  {256, 32}, {512, 8},
+                                       {128, 4},  {128, 16}, {256, 4},  {512, 16},
+                                       {64, 4},   {64, 16},  {256, 1},  {128, 1},
+                                       {512, 1},  {64, 1}};
         enum { NORDER = sizeof order / sizeof order[0] };
         if (online_cpus() >= 4) {   /* compile the whole coarse grid at once, in parallel */
             params list[3 + 3 * NORDER];
             int count = 0;
             for (int k = 0; k < 3; k++) {
                 if (sfill > 1)
-                    list[count++] = (params){256, 4, splits[k], 0};
+                    list[count++] = (params){256, 4, splits[k], 0, 0};
                 for (int q = 0; q < NORDER && (k == 0 || splits[k] != splits[k - 1]); q++)
-                    list[count++] = (params){order[q][0], order[q][1], splits[k], 0};
+                    list[count++] = (params){order[q][0], order[q][1], splits[k], 0, 0};
             }
             prebuild(t, list, count);
         }
         for (int k = 0; !st && sfill > 1 && k < 3; k++) {
-            params p = {256, 4, splits[k], 0};
+            params p = {256, 4, splits[k], 0, 0};
             st = try_params(t, p, spent, err);
         }
         int split = t->best >= 0 ? t->tried[t->best].split : 1;
         for (size_t k = 0; !st && k < NORDER; k++) {
-            params p = {order[k][0], order[k][1], split, 0};
+            params p = {order[k][0], order[k][1], split, 0, 0};
             st = try_params(t, p, spent, err);
         }
         return st;
@@ -887,13 +926,13 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         half *= 2;
     int threads[3] = {1, half, t->id.nproc};
     for (int k = 0; !st && k < 3; k++) {
-        params p = {t->id.base.block, 4, 1, threads[k]};
+        params p = {t->id.base.block, 4, 1, threads[k], 0};
         st = try_params(t, p, spent, err);
     }
     int th = t->best >= 0 ? t->tried[t->best].threads : 0;
     static const int blocks[] = {256, 4096};
     for (size_t k = 0; !st && k < sizeof blocks / sizeof blocks[0]; k++) {
-        params p = {blocks[k], 4, 1, th};
+        params p = {blocks[k], 4, 1, th, 0};
         st = try_params(t, p, spent, err);
     }
     return st;
@@ -965,7 +1004,7 @@ static orr_status exhaustive(tuner *t, orr_error *err)
     if (t->id.target == ORR_TARGET_CPU) {
         for (size_t b = 0; !st && b < sizeof cpu_blocks / sizeof cpu_blocks[0]; b++)
             for (int k = 0; !st && k < t->nthreads; k++) {
-                params p = {cpu_blocks[b], 4, 1, t->cpu_threads[k]};
+                params p = {cpu_blocks[b], 4, 1, t->cpu_threads[k], 0};
                 st = try_params(t, p, &spent, err);
             }
         return st;
@@ -977,7 +1016,7 @@ static orr_status exhaustive(tuner *t, orr_error *err)
     for (int split = 1; split <= 32; split *= 2)
         for (int block = 32; block <= 1024; block += 32)
             for (size_t u = 0; u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
-                params p = {block, gpu_unrolls[u], split, 0};
+                params p = {block, gpu_unrolls[u], split, 0, 0};
                 if (valid(t, p) && find_tried(t, p) < 0)
                     list[count++] = p;
             }
@@ -986,10 +1025,11 @@ static orr_status exhaustive(tuner *t, orr_error *err)
     for (int k = 0; !st && k < count; k++)
         st = try_params(t, list[k], &spent, err);
     free(list);
-    return st;
+    return st ? st : ranges_pass(t, &spent, err);
 }
 
-/* Re-times the finalists alternately (A B C A B C ...), REPS rounds, and
+/* Re-times the finalists alternately (A B C A B C ...), REPS rounds
+ * (LONG_REPS for long evaluations), and
  * makes the best median the winner (with one finalist, its search median).  Returns the
  * winner's index and its median in *ms. */
 static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
@@ -1016,7 +1056,8 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
         evals[f] = evals_per_run(t->trials[fin[f]].ms);
         orr_error_clear(&e);
     }
-    for (int r = 0; r < REPS; r++)
+    const int reps = reps_for(t->trials[fin[0]].ms);
+    for (int r = 0; r < reps; r++)
         for (int f = 0; f < nf; f++)
             if (live[f] && orr_engine_time_steps(eng[f], evals[f], 1, &runs[f][r], &e) != ORR_OK) {
                 live[f] = 0;
@@ -1028,7 +1069,7 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
         if (!live[f])
             continue;
         orr_tune_trial tr = t->trials[fin[f]];
-        tr.ms = median(runs[f], REPS);
+        tr.ms = median(runs[f], reps);
         tr.interactions_per_s = (double)t->id.n * (double)t->id.n / (tr.ms * 1e-3);
         tr.retimed = 1;
         if (t->o->report)
@@ -1125,6 +1166,7 @@ static cJSON *make_entry(const tuner *t, int winner, double ms)
           !cJSON_AddNumberToObject(best, "unroll", w->unroll) ||
           !cJSON_AddNumberToObject(best, "split", w->split) ||
           !cJSON_AddNumberToObject(best, "threads", w->threads) ||
+          !cJSON_AddNumberToObject(best, "ranges", w->ranges) ||
           !cJSON_AddNumberToObject(best, "ms", ms) ||
           !cJSON_AddNumberToObject(best, "interactions_per_s",
                                    (double)t->id.n * (double)t->id.n / (ms * 1e-3));
@@ -1142,6 +1184,7 @@ static cJSON *make_entry(const tuner *t, int winner, double ms)
               !cJSON_AddNumberToObject(o, "unroll", tr->spec.unroll) ||
               !cJSON_AddNumberToObject(o, "split", tr->spec.split) ||
               !cJSON_AddNumberToObject(o, "threads", tr->spec.threads) ||
+              !cJSON_AddNumberToObject(o, "ranges", tr->spec.ranges) ||
               !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
               !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||
               !cJSON_AddBoolToObject(o, "ok", tr->ok) ||
@@ -1246,6 +1289,8 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     } else if (!st) {
         st = coarse(&t, &spent, err);
         if (!st)
+            st = ranges_pass(&t, &spent, err);
+        if (!st)
             st = refine(&t, &spent, err);
     }
     if (!st)
@@ -1324,6 +1369,7 @@ orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), v
         int_item(best, "unroll", &en.unroll);
         int_item(best, "split", &en.split);
         int_item(best, "threads", &en.threads);
+        int_item(best, "ranges", &en.ranges);
         en.ms = num_item(best, "ms", &d) ? d : -1;
         en.interactions_per_s = num_item(best, "interactions_per_s", &d) ? d : 0;
         const cJSON *tr;

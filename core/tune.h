@@ -131,6 +131,7 @@ typedef struct {
     char force[64];
     long n_bucket;
     int block, unroll, split, threads;   /* the stored winner */
+    int ranges;                          /* its GPU j-ranges (0 = automatic) */
     double ms, interactions_per_s;       /* its timing */
     int ntrials, nfailed;                /* trials stored with it */
     char when[32];                       /* ISO 8601, UTC */

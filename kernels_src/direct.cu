@@ -12,7 +12,13 @@
  *                  tile, and combine their partial sums with warp shuffles
  *                  (fills the GPU when N is small).  Tile sums are added with
  *                  compensation, which keeps float error at the level of one
- *                  tile rather than growing with N.
+ *                  tile rather than growing with N.  Block row blockIdx.y
+ *                  sums the j-range [y jlen, (y + 1) jlen) and writes its
+ *                  partial accelerations to acc + y n: with several ranges
+ *                  the grid has more, shorter blocks, so the last wave of
+ *                  blocks leaves fewer SMs idle (the host picks the count).
+ *   orr_combine    acc[i] = the sum of the ranges' partials, in a fixed order
+ *                  and in double, so results do not depend on scheduling.
  *   orr_accel_naive  one thread per body reading j-bodies from global memory:
  *                  the baseline that `orrery bench --variant naive` runs.
  *   orr_kick, orr_drift   v = (v + a dt) * damping;  x += v dt, wrapped into
@@ -76,7 +82,7 @@ static __device__ __forceinline__ void orr_kahan_add(real &s, real &c, real t)
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
-          orr_rtparams rtp, typename orr_vec4<real>::type *__restrict__ acc, int n)
+          orr_rtparams rtp, typename orr_vec4<real>::type *__restrict__ acc, int n, int jlen)
 {
     typedef typename orr_vec4<real>::type vec4;
     constexpr int groups = ORR_BLOCK / ORR_SPLIT;   /* body groups per block */
@@ -100,18 +106,19 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
             ai[r][a] = ORR_NATTR > 0 && i < n ? attr[i * ORR_NATTR + a] : (real)0;
     }
 
-    for (int base = 0; base < n; base += ORR_BLOCK) {
+    const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
+    for (int base = jbeg; base < jend; base += ORR_BLOCK) {
         const int j = base + t;
-        tile[t] = j < n ? pos[j] : zero;
+        tile[t] = j < jend ? pos[j] : zero;
 #pragma unroll
         for (int a = 0; a < ORR_NATTR; a++)
-            tattr[t * ORR_NATTR + a] = j < n ? attr[j * ORR_NATTR + a] : (real)0;
+            tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
         __syncthreads();
         real sx[ORR_IPT], sy[ORR_IPT], sz[ORR_IPT];
 #pragma unroll
         for (int r = 0; r < ORR_IPT; r++)
             sx[r] = sy[r] = sz[r] = 0;
-        if (base + ORR_BLOCK <= n) {
+        if (base + ORR_BLOCK <= jend) {
 #pragma unroll orr_unroll
             for (int k = 0; k < ORR_BLOCK / ORR_SPLIT; k++) {
                 const vec4 pj = tile[k * ORR_SPLIT + part];
@@ -121,7 +128,7 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
                     orr_interact<real>(pi[r], pj, ai[r], aj, rt, sx[r], sy[r], sz[r]);
             }
         } else {
-            for (int k = part; k < n - base; k += ORR_SPLIT) {
+            for (int k = part; k < jend - base; k += ORR_SPLIT) {
                 const vec4 pj = tile[k];
                 const real *aj = &tattr[ORR_NATTR > 0 ? k * ORR_NATTR : 0];
 #pragma unroll
@@ -149,9 +156,28 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
         const int i = first + r * groups;
         if (part == 0 && i < n) {
             vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
-            acc[i] = a;
+            acc[(size_t)blockIdx.y * n + i] = a;
         }
     }
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_combine(const typename orr_vec4<real>::type *__restrict__ part,
+            typename orr_vec4<real>::type *__restrict__ acc, int n, int ranges)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i >= n)
+        return;
+    double x = 0, y = 0, z = 0;
+    for (int r = 0; r < ranges; r++) {
+        const typename orr_vec4<real>::type p = part[(size_t)r * n + i];
+        x += p.x;
+        y += p.y;
+        z += p.z;
+    }
+    const typename orr_vec4<real>::type a = {(real)x, (real)y, (real)z, 0};
+    acc[i] = a;
 }
 
 template <typename real>

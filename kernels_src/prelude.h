@@ -3,7 +3,9 @@
  * force-law source serves both.
  *
  * The generated header placed before this file defines the baked constants:
- *   ORR_BLOCK, ORR_UNROLL, ORR_SPLIT   tile size, unroll factor, threads per body
+ *   ORR_BLOCK                          tile size
+ *   ORR_UNROLL, ORR_SPLIT, ORR_IPT     GPU only: unroll factor, threads per body,
+ *                                      bodies per thread
  *   ORR_SOFTENING, ORR_EPS2, ORR_G     softening length, its square, coupling G
  *   ORR_SOFTENED                       1 when ORR_EPS2 > 0
  *   ORR_BOX_X/Y/Z, ORR_INV_BOX_X/Y/Z   periodic box lengths and inverses (0 = open)

@@ -72,7 +72,7 @@ static int ic_generate(lua_State *L)
     b->n = 0;   /* empty until generated */
     luaL_setmetatable(L, ORR_LUA_BODIES);
     orr_error err = {0};
-    if (g->generate((long)n, (uint64_t)seed, p, b->data, b->data + 4 * count, &err)) {
+    if (orr_ic_generate(g, (long)n, (uint64_t)seed, p, b->data, b->data + 4 * count, &err)) {
         /* "plummer: mass must be positive" -> "orrery.ic.plummer: mass ..." */
         size_t len = strlen(g->name);
         const char *m = err.msg;

@@ -117,6 +117,19 @@ static const char *load_from(lua_State *L, orr_sim *s, int idx)
     double *pos, *vel;
     orr_lua_bodies *bd = luaL_testudata(L, idx, ORR_LUA_BODIES);
     if (bd) {
+        /* checked like body tables: orrery.read can hand over a file's nan */
+        for (long i = 0; i < n; i++) {
+            double b[7];
+            get_body(bd->data, bd->data + 4 * n, i, b);
+            for (int k = 0; k < 7; k++)
+                if (!isfinite(b[k]) || (k == 6 && b[k] < 0)) {
+                    lua_pushnumber(L, b[k]);
+                    return lua_pushfstring(L, "body %I: '%s' must be a %sfinite number (got %s)",
+                                           (lua_Integer)i + 1, body_keys[k],
+                                           k == 6 ? "non-negative " : "",
+                                           orr_lua_describe(L, -1));
+                }
+        }
         mirror(L, s, &pos, &vel);
         memcpy(pos, bd->data, sizeof(double) * 4 * (size_t)n);
         memcpy(vel, bd->data + 4 * n, sizeof(double) * 3 * (size_t)n);
@@ -659,6 +672,8 @@ static int sim_index(lua_State *L)
         lua_setfield(L, -2, "ipt");
         lua_pushinteger(L, k->threads);
         lua_setfield(L, -2, "threads");
+        lua_pushinteger(L, orr_sim_engine(s)->ranges);   /* as run (the automatic choice resolved) */
+        lua_setfield(L, -2, "ranges");
         lua_pushstring(L, source);
         lua_setfield(L, -2, "source");
     } else if (strcmp(key, "attr") == 0) {
@@ -688,8 +703,10 @@ static const char *const fields[] = {
 static int sim_newindex(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
-    const char *key = lua_tostring(L, 2);
-    if (lua_type(L, 2) == LUA_TSTRING && strcmp(key, "dt") == 0) {
+    /* lua_tostring only on strings: it would turn a number key into a string
+     * in place, and the message would read "1" for sim[1] */
+    const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+    if (strcmp(key, "dt") == 0) {
         if (lua_type(L, 3) != LUA_TNUMBER || !(lua_tonumber(L, 3) > 0) ||
             !isfinite(lua_tonumber(L, 3)))
             return orr_lua_error(L, "orrery.Sim: 'dt' must be a positive number (got %s)",

@@ -4,6 +4,7 @@
 # tests/lua/*.lua too), then prints one closing line "N passed, N failed, N
 # skipped".  Exits non-zero when anything failed or a binary crashed.
 #   bash tests/run.sh BUILD_DIR [test_name ...]
+# A name lua:NAME runs only tests/lua/NAME.lua (through test_lua.sh).
 set -u
 build=${1:-build}; shift || true
 names=("$@")
@@ -17,6 +18,9 @@ for name in "${names[@]}"; do
   log=$(mktemp)
   if [ "$name" = cli ] || [ "$name" = lua ]; then
     bash "$(dirname "$0")/test_$name.sh" "$build" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+  elif [ "${name#lua:}" != "$name" ]; then
+    bash "$(dirname "$0")/test_lua.sh" "$build" "${name#lua:}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   else
     "$build/tests/$name" 2>&1 | tee "$log"

@@ -2,8 +2,13 @@
 # test_cli: the command line as a user meets it: help and version, usage
 # errors (exit 2, one line naming the problem), compile without a GPU, the
 # CPU bench with its CSV header and accuracy column, cache list/clear, and a
-# broken kernel source reported with file and line.  Prints cmocka-style
-# summary lines so tests/run.sh can count it.
+# broken kernel source reported with file and line; --help per command and
+# its agreement with README, GPU-only options and variants refused on the
+# CPU, softening/G ranges, -o checked before compiling, a refused cache
+# entry, the compiler command in the CPU cache key, two processes compiling
+# one kernel at once, the vectorised CPU all-pairs loop, and test binaries
+# that leave nothing in TMPDIR.  Prints cmocka-style summary lines so
+# tests/run.sh can count it.
 set -u
 build=${1:-build}
 orr="$build/orrery"
@@ -17,6 +22,18 @@ check() {
   local name=$1 want=$2 pat=$3; shift 4
   "$@" >"$tmp/out" 2>&1; local rc=$?
   if [ "$rc" -eq "$want" ] && grep -qE -- "$pat" "$tmp/out"; then
+    echo "[       OK ] $name"; pass=$((pass + 1))
+  else
+    echo "[  FAILED  ] $name: exit $rc (want $want), output:"; sed 's/^/    /' "$tmp/out" | head -20
+    fail=$((fail + 1))
+  fi
+}
+
+# check_not NAME EXPECTED_EXIT PATTERN -- CMD...  (PATTERN must not match)
+check_not() {
+  local name=$1 want=$2 pat=$3; shift 4
+  "$@" >"$tmp/out" 2>&1; local rc=$?
+  if [ "$rc" -eq "$want" ] && ! grep -qE -- "$pat" "$tmp/out"; then
     echo "[       OK ] $name"; pass=$((pass + 1))
   else
     echo "[  FAILED  ] $name: exit $rc (want $want), output:"; sed 's/^/    /' "$tmp/out" | head -20
@@ -62,6 +79,107 @@ check nvrtc-error-line 1 'forces/gravity\.h\(14\): error' -- env ORRERY_KERNELS_
 check nvrtc-no-output 0 'absent' -- sh -c "test -e '$tmp/bad.ptx' && echo present || echo absent"
 check cc-error-line 1 'forces/gravity\.h:14:[0-9]+: error' -- env ORRERY_KERNELS_DIR="$tmp/ksrc" "$orr" bench --backend cpu --n 100 --steps 1
 check cache-empty-after-error 0 '^0 entries' -- "$orr" cache list
+
+
+# --help: every command takes it; the kernel options are all listed, and
+# README's command-line section and --help name the same options
+check help-bench 0 'usage: orrery COMMAND' -- "$orr" bench --help
+check help-compile-h 0 'usage: orrery COMMAND' -- "$orr" compile -h
+check help-info 0 'usage: orrery COMMAND' -- "$orr" info --forces --help
+check help-run 0 'usage: orrery COMMAND' -- "$orr" run --help
+check help-kernel-options 0 '^all$' -- sh -c "h=\$('$orr' --help); for o in --ipt --ftz --newton --threads --ranges --unroll --split --block --softening --G --force; do echo \"\$h\" | grep -q -- \"\$o \" || { echo missing \$o; exit 0; }; done; echo all"
+"$orr" --help | grep -oE -- '--[a-z]+' | sort -u >"$tmp/help-opts"
+sed -n '/^## Command line/,/^## Layout/p' README.md | grep -oE -- '--[a-z]+' | sort -u >"$tmp/readme-opts"
+check help-readme-agree 0 '^same$' -- sh -c "diff '$tmp/help-opts' '$tmp/readme-opts' && echo same"
+
+# usage errors: one line, exit 2, naming the culprit
+check_not variant-before-notice 2 'no usable GPU|using the CPU' -- "$orr" bench --variant bogus
+check variant-bogus 2 "^orrery: bench: invalid variant 'bogus' \(expected tiled, naive, reference or both\)" -- "$orr" bench --variant bogus
+check reference-double 2 'reference variant .* cannot run double precision' -- "$orr" bench --variant reference --precision double
+check both-cpu-double 2 'cannot run double precision' -- "$orr" bench --backend cpu --variant both --precision double
+check info-forces-extra 2 "info: unexpected argument 'extra'" -- "$orr" info --forces extra
+check arch-unsupported 2 'compile: --arch sm_999 is not supported by NVRTC [0-9.]+ \(it supports .*sm_90' -- "$orr" compile --arch sm_999 --emit ptx -o "$tmp/a.ptx"
+check arch-malformed 2 "compile: --arch expects sm_XY or compute_XY \(e\.g\. sm_90\), got 'sm90'" -- "$orr" compile --arch sm90
+
+# the CPU backend has no naive kernel, no unroll or threads per body
+check cpu-naive 2 'the naive variant is GPU only; on the CPU use --variant reference or both' -- "$orr" bench --backend cpu --variant naive --n 100 --steps 1
+check cpu-unroll 2 'bench: --unroll applies to the GPU kernels only' -- "$orr" bench --backend cpu --unroll 8 --n 100 --steps 1
+check cpu-split 2 'bench: --split applies to the GPU kernels only' -- "$orr" bench --backend cpu --split=2 --n 100 --steps 1
+check cpu-tune-unroll 2 'tune: --unroll applies to the GPU kernels only' -- "$orr" tune --backend cpu --unroll 8 --n 100
+check cpu-compile-split 2 'compile --target cpu: --split applies to the GPU kernels only' -- "$orr" compile --target cpu --split 2
+if "$orr" info | grep -A1 '^GPUs:' | grep -q '^  none'; then
+  # no GPU here: auto resolves to the CPU, where naive is a usage error too
+  check auto-cpu-naive 2 'the naive variant is GPU only' -- "$orr" bench --variant naive --n 100 --steps 1
+fi
+
+# softening and G: eps^2 must be 0 or normal in the precision; G representable
+check softening-underflow 2 'invalid softening 1e-30: its square underflows in float \(softening must be 0 or from 1\.08e-19 to 1\.84e\+19\)' -- "$orr" bench --backend cpu --softening 1e-30 --n 100 --steps 1
+check softening-double-ok 0 '#define ORR_SOFTENED 1' -- "$orr" compile --precision double --softening 1e-30
+check softening-zero 0 '#define ORR_SOFTENED 0' -- "$orr" compile --softening 0
+check G-too-large 2 'invalid G 1e\+39: must be finite and at most 3\.4e\+38 in magnitude in float' -- "$orr" compile --G 1e39
+# a row whose accelerations overflow: the row is shown, then exit 1 with why
+check bench-nonfinite 1 'bench N=100 tiled: max rel err is inf: non-finite accelerations in float' -- "$orr" bench --backend cpu --n 100 --steps 1 --G 3e38
+
+# -o: checked before compiling; the success line only after a good write
+check_not compile-o-nodir 1 'compiled|^#define' -- "$orr" compile --emit ptx --arch sm_90 -o /nonexistent-orrery/dir/k.ptx
+check compile-o-nodir-says 1 'cannot write /nonexistent-orrery/dir/k\.ptx: no directory /nonexistent-orrery/dir' -- "$orr" compile --emit ptx --arch sm_90 -o /nonexistent-orrery/dir/k.ptx
+check_not compile-o-dir 1 'compiled' -- "$orr" compile --emit cubin --arch sm_90 -o "$tmp"
+check compile-o-dir-says 1 "cannot write $tmp: it is a directory" -- "$orr" compile --emit cubin --arch sm_90 -o "$tmp"
+check_not compile-so-nodir 1 'compiled CPU kernel' -- "$orr" compile --target cpu --emit so -o /nonexistent-orrery/k.so
+check compile-so 0 'compiled CPU kernel \([0-9]+ bytes\)' -- "$orr" compile --target cpu --emit so -o "$tmp/k.so"
+
+# ORRERY_KERNELS_DIR without forces/gravity.h: the real error, not "unknown law"
+mkdir -p "$tmp/ksrc-nolaw" && cp -r kernels_src/. "$tmp/ksrc-nolaw/" && rm "$tmp/ksrc-nolaw/forces/gravity.h"
+check kernels-dir-missing-law 1 "cannot open $tmp/ksrc-nolaw/forces/gravity\.h" -- env ORRERY_KERNELS_DIR="$tmp/ksrc-nolaw" "$orr" bench --backend cpu --n 100 --steps 1
+check_not kernels-dir-not-unknown 1 'unknown force law' -- env ORRERY_KERNELS_DIR="$tmp/ksrc-nolaw" "$orr" bench --backend cpu --n 100 --steps 1
+
+# the CPU kernel's cache key holds the compiler command: another $CC, another key
+cc1="${CC:-cc}" cc2="${CC:-cc} -O3"
+key_of() { sed -n 's/.*kernels for cpu: .*(key \([0-9a-f]*\)).*/\1/p' "$1" | head -1; }
+ORRERY_CACHE_DIR="$tmp/cache-cc" CC="$cc1" "$orr" bench --backend cpu --n 64 --steps 1 >"$tmp/k1" 2>&1
+ORRERY_CACHE_DIR="$tmp/cache-cc" CC="$cc2" "$orr" bench --backend cpu --n 64 --steps 1 >"$tmp/k2" 2>&1
+ORRERY_CACHE_DIR="$tmp/cache-cc" CC="$cc1" "$orr" bench --backend cpu --n 64 --steps 1 >"$tmp/k3" 2>&1
+check cc-command-in-key 0 '^differ$' -- sh -c "k1=\$(sed -n 's/.*(key \([0-9a-f]*\)).*/\1/p' '$tmp/k1'); k2=\$(sed -n 's/.*(key \([0-9a-f]*\)).*/\1/p' '$tmp/k2'); [ -n \"\$k1\" ] && [ \"\$k1\" != \"\$k2\" ] && echo differ || echo \"same: \$k1 \$k2\""
+check cc-second-compiles 0 'kernels for cpu: compiled in' -- cat "$tmp/k2"
+check cc-first-cached 0 "kernels for cpu: from cache \(key $(key_of "$tmp/k1")\)" -- cat "$tmp/k3"
+
+# a refused entry (group-writable): the error says what to do; list flags it
+ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" bench --backend cpu --precision double --n 64 --steps 1 >/dev/null 2>&1
+chmod g+w "$tmp"/cache-ref/*.so
+check refused-advice 1 "refusing cache entry .*: writable by group or others; remove it or run 'orrery cache clear'" -- env ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" bench --backend cpu --precision double --n 64 --steps 1
+check refused-listed 0 "\(refused: writable by group or others; remove it or run 'orrery cache clear'\)" -- env ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" cache list
+check refused-cleared 0 'removed 1 entry' -- env ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" cache clear
+
+# two processes compiling the same kernel at once (double: the bench kernel
+# is also its accuracy reference, so one key): both succeed, one valid entry
+conc="$tmp/cache-conc"
+ORRERY_CACHE_DIR="$conc" "$orr" bench --backend cpu --precision double --n 200 --steps 1 >"$tmp/c1" 2>&1 & p1=$!
+ORRERY_CACHE_DIR="$conc" "$orr" bench --backend cpu --precision double --n 200 --steps 1 >"$tmp/c2" 2>&1 & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+check concurrent-both-ok 0 '^ok$' -- sh -c "[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && echo ok || cat '$tmp/c1' '$tmp/c2'"
+check concurrent-one-entry 0 '^1 entry in ' -- env ORRERY_CACHE_DIR="$conc" "$orr" cache list
+check concurrent-entry-valid 0 '^[0-9a-f]{32}\.so +[0-9]+  [0-9-]+ [0-9:]+$' -- env ORRERY_CACHE_DIR="$conc" "$orr" cache list
+check concurrent-no-temp 0 '^1$' -- sh -c "ls -A '$conc' | wc -l"
+
+# the CPU all-pairs loop vectorises: the generated source, compiled with the
+# CPU backend's own flags (from orrery info), gets a "loop vectorized" note
+# on the j-loop of direct_cpu.c (its omp simd pragma or its for line)
+base=$("$orr" info | sed -n 's/^  flags: \(.*\) (float kernels add \(.*\))$/\1/p' | sed 's/ -shared//')
+fast=$("$orr" info | sed -n 's/^  flags: .* (float kernels add \(.*\))$/\1/p')
+for p in float double; do
+  "$orr" compile --target cpu --precision $p --emit source -o "$tmp/vec_$p.c"
+  start=$(grep -n '^#line 1 "direct_cpu.c"' "$tmp/vec_$p.c" | cut -d: -f1)
+  loop=$(grep -n 'for (long j = jb; j < je; j++)' "$tmp/vec_$p.c" | head -1 | cut -d: -f1)
+  jl=$((loop - start)); extra=$([ $p = float ] && echo "$fast")
+  check vectorised-$p 0 "direct_cpu\.c:($((jl - 1))|$jl):[0-9]+: optimized: loop vectorized" -- ${CC:-cc} $base $extra -fopt-info-vec-optimized -c "$tmp/vec_$p.c" -o "$tmp/vec_$p.o"
+done
+
+# the test binaries leave nothing behind in TMPDIR (private caches, kernel copies)
+if [ -x "$build/tests/test_kspec" ]; then
+  mkdir -p "$tmp/tmpdir"
+  TMPDIR="$tmp/tmpdir" "$build/tests/test_kspec" >"$tmp/tk" 2>&1
+  check test-binary-cleans-up 0 '^clean$' -- sh -c "[ -z \"\$(ls -A '$tmp/tmpdir')\" ] && echo clean || ls -A '$tmp/tmpdir'"
+fi
 
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."

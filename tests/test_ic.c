@@ -1,5 +1,5 @@
 /* test_ic: the initial-condition generators: body counts, total mass, centre
- * of mass, determinism per seed, and the physics each promises (Plummer in
+ * of mass (every generator), parameter ranges, determinism per seed, and the physics each promises (Plummer in
  * virial equilibrium with E = -1/4, the Kepler orbit's energy, the solar
  * system's Earth at 1 AU moving at 1 in G = 1 units). */
 #include "testutil.h"
@@ -173,6 +173,90 @@ static void test_box_and_collapse(void **state)
     done(&g);
 }
 
+/* Total mass and centre of mass (position and velocity) of every generator,
+ * with parameters other than the defaults.  The recentred ones (and the
+ * two-body and galaxy frames) are exact to rounding; the uniform ones are
+ * random around the centre of their region: 5 standard deviations of the
+ * mean position (sigma^2 = side^2 / 12 per axis in a cube or square,
+ * radius^2 / 5 in a ball), at rest exactly. */
+static void test_centre_of_mass(void **state)
+{
+    static const struct {
+        const char *name;
+        long n;
+        int np;
+        double p[5];
+        double mass, x[3], sigma;   /* sigma 0: exact */
+    } cases[] = {
+        {"plummer", 1000, 1, {2}, 2, {0, 0, 0}, 0},
+        {"uniform_cube", 2000, 2, {2, 3}, 3, {0, 0, 0}, 2 / 6.0},
+        {"uniform_sphere", 2000, 2, {2, 3}, 3, {0, 0, 0}, 2 / 2.2360679775},
+        {"random_box_2d", 2000, 2, {2, 3}, 3, {1, 1, 0}, 2 / 3.4641016151},
+        {"cold_collapse", 2000, 4, {2, 3, 0.3, 1}, 3, {0, 0, 0}, 0},
+        {"solar_system", 0, 0, {0}, 1.0013418, {0, 0, 0}, 0},
+        {"kepler", 0, 5, {2, 0.5, 1.5, 0.3, 1}, 2.5, {0, 0, 0}, 0},
+        {"galaxy_collision", 1000, 4, {3, 10, 2, 0.5}, 1, {0, 0, 0}, 0},
+    };
+    int covered = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bodies b = make(cases[c].name, cases[c].n, 5, cases[c].p, cases[c].np);
+        double m = total_mass(&b), x[3], v[3];
+        com(&b, x, v);
+        double tol = cases[c].sigma > 0 ? 5 * cases[c].sigma / sqrt((double)b.n) : 1e-12;
+        print_message("%-16s mass %.9g, centre (%.3g, %.3g, %.3g) within %.3g, velocity "
+                      "(%.3g, %.3g, %.3g)\n", cases[c].name, m, x[0], x[1], x[2], tol, v[0],
+                      v[1], v[2]);
+        assert_true(fabs(m - cases[c].mass) < 1e-7 * cases[c].mass);
+        for (int k = 0; k < 3; k++) {
+            assert_true(fabs(x[k] - cases[c].x[k]) < tol);
+            assert_true(fabs(v[k]) < 1e-12);
+        }
+        if (strcmp(cases[c].name, "random_box_2d") == 0)
+            assert_true(x[2] == 0);
+        done(&b);
+        covered++;
+    }
+    /* every generator has a case */
+    int count = 0;
+    for (const orr_ic_generator *const *g = orr_ic_generators(); *g; g++)
+        count++;
+    assert_int_equal(covered, count);
+}
+
+/* Parameters out of range are named; so is a combination that overflows. */
+static void test_extreme_params(void **state)
+{
+    double pos[4 * 16], vel[3 * 16];
+    orr_error err = {0};
+    const orr_ic_generator *g = orr_ic_find("plummer");
+    double m = 1e300;
+    assert_int_equal(orr_ic_generate(g, 16, 1, &m, pos, vel, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "plummer: mass must be from 1e-100 to 1e+100 (got 1e+300)");
+    m = 1e-320;
+    assert_int_equal(orr_ic_generate(g, 16, 1, &m, pos, vel, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "plummer: mass must be from 1e-100 to 1e+100 (got 9.99989e-321)");
+    g = orr_ic_find("galaxy_collision");
+    double gc[4] = {1, 10, 1, 5};
+    assert_int_equal(orr_ic_generate(g, 16, 1, gc, pos, vel, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "galaxy_collision: v_ratio must be in [0, 1) for a bound orbit "
+                                 "(got 5)");
+    g = orr_ic_find("kepler");
+    double kp[5] = {1e100, 1e100, 1e-100, 0.999999999999, 1e100};
+    assert_int_equal(orr_ic_generate(g, 0, 1, kp, pos, vel, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "kepler: body 1 would have vy = -inf with m1=1e+100, m2=1e+100, "
+                                 "a=1e-100, e=0.999999999999, G=1e+100: use less extreme values");
+    /* the extremes of the range still give finite bodies */
+    g = orr_ic_find("plummer");
+    for (m = 1e-100; m < 1e101; m *= 1e100) {
+        TU_OK(orr_ic_generate(g, 16, 1, &m, pos, vel, &err), &err);
+        for (int i = 0; i < 4 * 16; i++)
+            assert_true(isfinite(pos[i]));
+        for (int i = 0; i < 3 * 16; i++)
+            assert_true(isfinite(vel[i]));
+    }
+    orr_error_clear(&err);
+}
+
 static void test_bad_params(void **state)
 {
     const orr_ic_generator *g = orr_ic_find("kepler");
@@ -195,6 +279,8 @@ int main(void)
         cmocka_unit_test(test_kepler_energy),
         cmocka_unit_test(test_solar_system),
         cmocka_unit_test(test_box_and_collapse),
+        cmocka_unit_test(test_centre_of_mass),
+        cmocka_unit_test(test_extreme_params),
         cmocka_unit_test(test_bad_params),
     };
     return cmocka_run_group_tests_name("ic", tests, NULL, NULL);

@@ -256,6 +256,22 @@ static void test_corrupt(void **state)
     free(payload);
 }
 
+/* Counts listed entries that orr_kcache_get would refuse, with the last reason. */
+typedef struct {
+    int n;
+    char why[64];
+} refused_t;
+
+static void on_refused(const orr_kcache_entry *e, void *ctx)
+{
+    refused_t *r = ctx;
+    if (e->refused) {
+        r->n++;
+        snprintf(r->why, sizeof r->why, "%s", e->refused);
+        assert_int_equal(e->valid, 0);
+    }
+}
+
 /* 4. unsafe entries are refused */
 static void test_unsafe_entry(void **state)
 {
@@ -276,10 +292,16 @@ static void test_unsafe_entry(void **state)
     print_message("refused: %s\n", err.msg);
     assert_non_null(strstr(err.msg, "writable by group or others"));
     assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "remove it or run 'orrery cache clear'"));
     assert_int_equal(hit, 0);
     assert_null(data);
     assert_null(note);
     orr_error_clear(&err);
+    /* the listing flags it */
+    refused_t rs = {0};
+    TU_OK(orr_kcache_list(on_refused, &rs, &err), &err);
+    assert_int_equal(rs.n, 1);
+    assert_string_equal(rs.why, "writable by group or others");
 
     /* a symlink named like an entry is refused too */
     assert_int_equal(unlink(path), 0);
@@ -291,7 +313,12 @@ static void test_unsafe_entry(void **state)
     assert_int_equal(orr_kcache_get(&k, "so", &data, &len, &hit, &note, &err), ORR_ERR_CACHE);
     print_message("refused: %s\n", err.msg);
     assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "remove it or run 'orrery cache clear'"));
     orr_error_clear(&err);
+    memset(&rs, 0, sizeof rs);
+    TU_OK(orr_kcache_list(on_refused, &rs, &err), &err);
+    assert_int_equal(rs.n, 1);
+    assert_string_equal(rs.why, "a symbolic link");
     assert_int_equal(unlink(path), 0);
     assert_int_equal(unlink(target), 0);
 
@@ -303,7 +330,12 @@ static void test_unsafe_entry(void **state)
         print_message("refused: %s\n", err.msg);
         assert_non_null(strstr(err.msg, "not owned by you"));
         assert_non_null(strstr(err.msg, path));
+        assert_non_null(strstr(err.msg, "remove it or run 'orrery cache clear'"));
         orr_error_clear(&err);
+        memset(&rs, 0, sizeof rs);
+        TU_OK(orr_kcache_list(on_refused, &rs, &err), &err);
+        assert_int_equal(rs.n, 1);
+        assert_string_equal(rs.why, "not owned by you");
     } else {
         print_message("not root: skipping the foreign-owner case\n");
     }

@@ -2,7 +2,8 @@
  * GPU: baked constants (exact hex floats), PTX for sm_90 in both precisions
  * through name expressions, the unroll factor visible in the PTX, and a
  * broken kernel source reported with its file and line by NVRTC and by the
- * host compiler, with nothing written to the cache. */
+ * host compiler, with nothing written to the cache; softening and G limits
+ * in each precision. */
 #include "testutil.h"
 
 #include <sys/stat.h>
@@ -116,8 +117,8 @@ static const char *broken_kernels(void)
     static char dir[256];
     if (dir[0])
         return dir;
-    snprintf(dir, sizeof dir, "/tmp/orrery-ksrc-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tu_temp_dir(dir, sizeof dir, "orrery-ksrc");
+    tu_remove_at_exit(dir);
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "cp -r kernels_src/. %s/ && sed -i '14s/.*/f = mj * orr_rsqrt3_nz(r2) +;/' "
@@ -221,6 +222,62 @@ static void test_invalid_specs(void **state)
     orr_error_clear(&err);
 }
 
+/* eps^2 is baked in the spec's precision: 0 or a normal number there; G
+ * finite and representable.  ORR_SOFTENED follows eps^2. */
+static void test_softening_and_G_range(void **state)
+{
+    orr_error err = {0};
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    s.softening = 1e-30;   /* 1e-60 underflows in float, fine in double */
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid softening 1e-30: its square underflows in float "
+                                 "(softening must be 0 or from 1.08e-19 to 1.84e+19)");
+    char *src = NULL;
+    assert_int_equal(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), ORR_ERR_ARG);
+    assert_null(src);
+    s.precision = ORR_DOUBLE;
+    TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
+    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+    assert_non_null(strstr(src, "#define ORR_SOFTENED 1\n"));
+    free(src);
+    s.softening = 1e-160;   /* underflows in double too */
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_CPU, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "underflows in double (softening must be 0 or from 1.49e-154 "
+                                    "to 1.34e+154)"));
+    s.softening = 1e-320;   /* denormal: its square is 0 in double, yet it is not 0 */
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_CPU, &err), ORR_ERR_ARG);
+    s.precision = ORR_FLOAT;
+    s.softening = 1e20;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "invalid softening 1e+20: its square overflows in float"));
+    /* the edges: the smallest and largest softening with a normal square */
+    s.softening = 1.1e-19;
+    TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
+    s.softening = 1.8e19;
+    TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
+    /* no softening: ORR_SOFTENED 0, so r2 = 0 is guarded */
+    s.softening = 0;
+    TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
+    assert_non_null(strstr(src, "#define ORR_SOFTENED 0\n"));
+    free(src);
+    /* G: finite, and within the precision's range */
+    s.softening = 0.01;
+    s.G = 1e39;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid G 1e+39: must be finite and at most 3.4e+38 in "
+                                 "magnitude in float");
+    s.G = -1e39;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_CPU, &err), ORR_ERR_ARG);
+    s.precision = ORR_DOUBLE;
+    TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
+    s.G = INFINITY;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    s.G = NAN;
+    assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
+    orr_error_clear(&err);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -231,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_compile_error_names_line),
         cmocka_unit_test(test_performance_options),
         cmocka_unit_test(test_invalid_specs),
+        cmocka_unit_test(test_softening_and_G_range),
     };
     return cmocka_run_group_tests_name("kspec", tests, NULL, NULL);
 }

@@ -84,6 +84,20 @@ static void test_builtin_metadata(void **state)
     assert_int_equal(orr_law_builtin("nope", &l, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "unknown force law 'nope' (built in: coulomb, gravity, "
                                  "gravity_spline, lennard_jones, yukawa)");
+    /* ORRERY_KERNELS_DIR without the law's file: the read error, not
+     * "unknown force law" */
+    char dir[256];
+    tu_temp_dir(dir, sizeof dir, "orrery-law-kdir");
+    tu_remove_at_exit(dir);
+    setenv("ORRERY_KERNELS_DIR", dir, 1);
+    assert_int_equal(orr_law_builtin("gravity", &l, &err), ORR_ERR_IO);
+    char expect[600];
+    snprintf(expect, sizeof expect, "cannot open %s/forces/gravity.h", dir);
+    assert_non_null(strstr(err.msg, expect));
+    assert_null(strstr(err.msg, "unknown force law"));
+    assert_int_equal(orr_law_builtin("nope", &l, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "unknown force law 'nope'"));
+    unsetenv("ORRERY_KERNELS_DIR");
     orr_error_clear(&err);
 }
 

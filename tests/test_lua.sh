@@ -7,8 +7,12 @@
 # message (plus a traceback for run-time errors); arg; Ctrl-C (exit 130);
 # the energy log in a pipe (no progress bar) and on a terminal (a bar).
 # Prints cmocka-style summary lines so tests/run.sh can count it.
+#   bash tests/test_lua.sh BUILD_DIR [NAME ...]
+# With names (test_gpu, say), runs only tests/lua/NAME.lua, nothing else
+# (`make gpu-test` does this on the GPU machine).
 set -u
-build=${1:-build}
+build=${1:-build}; shift || true
+only=("$@")
 orr="$build/orrery"
 here=$(cd "$(dirname "$0")" && pwd)
 pass=0 fail=0 skip=0
@@ -21,8 +25,15 @@ ok() { echo "[       OK ] $1"; pass=$((pass + 1)); }
 bad() { echo "[  FAILED  ] $1"; fail=$((fail + 1)); }
 
 # ---- the Lua test files ----------------------------------------------------
-for t in "$here"/lua/test_*.lua; do
+files=()
+if [ ${#only[@]} -eq 0 ]; then
+  files=("$here"/lua/test_*.lua)
+else
+  for name in "${only[@]}"; do files+=("$here/lua/$name.lua"); done
+fi
+for t in "${files[@]}"; do
   name=$(basename "$t" .lua)
+  if [ ! -f "$t" ]; then bad "$name: no such file $t"; continue; fi
   "$orr" run "$t" >"$tmp/out" 2>&1; rc=$?
   cat "$tmp/out"
   line=$(grep -E '^\[ RESULT   \] ' "$tmp/out" | tail -1)
@@ -36,6 +47,15 @@ for t in "$here"/lua/test_*.lua; do
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
   if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then bad "$name: exit $rc"; fi
 done
+
+summary() {
+  echo "[==========] $((pass + fail)) test(s) run."
+  echo "[  PASSED  ] $pass test(s)."
+  [ "$skip" -eq 0 ] || echo "[  SKIPPED ] $skip test(s)."
+  [ "$fail" -eq 0 ] || echo "[  FAILED  ] $fail test(s), listed above."
+  [ "$fail" -eq 0 ]
+}
+if [ ${#only[@]} -gt 0 ]; then summary; exit; fi
 
 # ---- from the outside --------------------------------------------------------
 
@@ -180,6 +200,28 @@ sim:run{ steps = 60, progress = false }
 EOF
   script -qec "$orr_abs run nobar.lua" /dev/null >out 2>&1; rc=$?
   [ "$rc" -eq 0 ] && ! grep -q ETA out && ok progress-false || bad "progress-false: exit $rc"
+  # an error or Ctrl-C during the run clears the bar first: the message
+  # starts its own line (split at \r, its segment has no bar in it)
+  cat >errbar.lua <<'EOF2'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 1024 }, backend = "cpu" }
+local t0, sent = orrery._clock(), false
+local function check(s, step)
+  if orrery._clock() - t0 < 0.5 or sent then return end
+  sent = true
+  if arg[1] == "error" then error("boom") end
+  os.execute("(sleep 0.2; kill -INT $PPID) &")   -- Ctrl-C, after system() returns
+end
+sim:run{ steps = 20000, on_step = check }
+EOF2
+  script -qec "env -u CI $orr_abs run errbar.lua error" /dev/null >out 2>&1; rc=$?
+  tr '\r' '\n' <out >lines
+  [ "$rc" -eq 1 ] && grep -q ETA lines && grep -qE $'^\e\\[Kerrbar\\.lua:7: boom$' lines &&
+    ok progress-cleared-on-error || { bad "progress-cleared-on-error: exit $rc"; cat -v out | head -5; }
+  script -qec "env -u CI $orr_abs run errbar.lua" /dev/null >out 2>&1; rc=$?
+  tr '\r' '\n' <out >lines
+  [ "$rc" -eq 130 ] && grep -q ETA lines && grep -qE $'^\e\\[Kerrbar\\.lua:10: interrupted$' lines &&
+    ok progress-cleared-on-ctrl-c || { bad "progress-cleared-on-ctrl-c: exit $rc"; cat -v out | head -5; }
 fi
 
 # the auto-backend notice: once per run (only where there is no GPU)
@@ -247,8 +289,4 @@ if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
   bad "test_yt.py: exit $rc"; sed 's/^/    /' out | tail -30
 fi
 
-echo "[==========] $((pass + fail)) test(s) run."
-echo "[  PASSED  ] $pass test(s)."
-[ "$skip" -eq 0 ] || echo "[  SKIPPED ] $skip test(s)."
-[ "$fail" -eq 0 ] || echo "[  FAILED  ] $fail test(s), listed above."
-[ "$fail" -eq 0 ]
+summary

@@ -1,7 +1,7 @@
 /* test_sim: the simulation layer on the CPU backend: Kepler orbits closing
  * after one period, energy conservation in a Plummer sphere, the order of
  * each integrator (errors falling 2x, 4x, 16x when dt halves), momentum and
- * angular momentum, Euler damping, the 2D periodic box, the host mirror,
+ * angular momentum, Euler damping, the 2D and 3D periodic boxes, the host mirror,
  * text output, validation messages and interruption. */
 #include "testutil.h"
 
@@ -338,6 +338,80 @@ static void test_periodic_2d(void **state)
     assert_true(fabs(vx[0][0] / vx[1][0] + 81) < 1e-4 * 81);
 }
 
+/* ---- periodic box, 3D -------------------------------------------------------- */
+
+/* A 3D box of different lengths on each axis, float and double: bodies
+ * leaving through each face come back in [0, L) on every axis, and a pair
+ * across the z faces attracts through the boundary (minimum image). */
+static void test_periodic_3d(void **state)
+{
+    orr_error err = {0};
+    const double L[3] = {1, 1.5, 2};
+    const long n = 96;
+    double pos[4 * 96], vel[3 * 96];
+    for (int prec = 0; prec < 2; prec++) {
+        uint64_t seed = 11;
+        for (long i = 0; i < n; i++) {
+            int axis = (int)(i % 3), low = (int)((i / 3) % 2);
+            double *x = pos + 4 * i, *v = vel + 3 * i;
+            for (int k = 0; k < 3; k++) {
+                x[k] = L[k] * (0.1 + 0.8 * tu_rand(&seed));
+                v[k] = 0.2 * (tu_rand(&seed) - 0.5);
+            }
+            x[axis] = low ? 0.02 * tu_rand(&seed) : L[axis] - 0.02 * tu_rand(&seed);
+            v[axis] = low ? -0.5 : 0.5;   /* outward */
+            x[3] = 1e-6 / n;              /* light: the motion is ballistic */
+        }
+        orr_sim_config c = base_config(n, prec ? ORR_DOUBLE : ORR_FLOAT, "leapfrog", 0.01, 0.01);
+        memcpy(c.box, L, sizeof L);
+        orr_sim *s = make_sim(&c);
+        load_state(s, pos, vel);
+        TU_OK(orr_sim_step(s, 30, NULL, &err), &err);
+        double *p = NULL, *v = NULL;
+        TU_OK(orr_sim_pos(s, &p, &err), &err);
+        long crossed = 0;
+        for (long i = 0; i < n; i++) {
+            for (int k = 0; k < 3; k++) {
+                if (!(p[4 * i + k] >= 0 && p[4 * i + k] < L[k]))
+                    fail_msg("%s: body %ld axis %d at %.9g, outside [0, %g)",
+                             prec ? "double" : "float", i, k, p[4 * i + k], L[k]);
+            }
+            int axis = (int)(i % 3);
+            if (fabs(p[4 * i + axis] - pos[4 * i + axis]) > 0.5 * L[axis])
+                crossed++;
+        }
+        print_message("3D box (%s): %ld of %ld bodies crossed a face in 30 steps\n",
+                      prec ? "double" : "float", crossed, n);
+        assert_int_equal(crossed, n);
+        orr_sim_destroy(s);
+
+        /* z = 0.1 and 1.9 in a box of Lz = 2: the nearest image is across the
+         * z faces, 0.2 away instead of 1.8 (81 times the pull) */
+        double pos2[8] = {0.5, 0.75, 0.1, 0.5, 0.5, 0.75, 1.9, 0.5}, vel2[6] = {0};
+        c.n = 2;
+        c.softening = 0;
+        c.dt = 1e-4;
+        double vz[2][2];
+        for (int open = 0; open < 2; open++) {
+            c.box[2] = open ? 0 : L[2];
+            s = make_sim(&c);
+            load_state(s, pos2, vel2);
+            TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
+            TU_OK(orr_sim_vel(s, &v, &err), &err);
+            vz[open][0] = v[2];
+            vz[open][1] = v[5];
+            assert_true(v[0] == 0 && v[1] == 0 && v[3] == 0 && v[4] == 0);
+            orr_sim_destroy(s);
+        }
+        print_message("%s pair across the z faces: vz = %.6e, %.6e in the box; %.6e, %.6e "
+                      "open\n", prec ? "double" : "float", vz[0][0], vz[0][1], vz[1][0],
+                      vz[1][1]);
+        assert_true(vz[0][0] < 0 && vz[0][1] > 0);
+        assert_true(vz[1][0] > 0 && vz[1][1] < 0);
+        assert_true(fabs(vz[0][0] / vz[1][0] + 81) < (prec ? 1e-4 : 1e-3) * 81);
+    }
+}
+
 /* ---- host mirror ------------------------------------------------------------- */
 
 static void test_host_mirror(void **state)
@@ -644,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_momentum),
         cmocka_unit_test(test_euler_damping),
         cmocka_unit_test(test_periodic_2d),
+        cmocka_unit_test(test_periodic_3d),
         cmocka_unit_test(test_host_mirror),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_validation),

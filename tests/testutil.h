@@ -1,5 +1,6 @@
 /* testutil: shared helpers for the cmocka tests: a private cache directory
- * per test binary, deterministic random bodies, and the GPU skip rule. */
+ * per test binary (removed at exit, like any directory handed to
+ * tu_remove_at_exit), deterministic random bodies, and the GPU skip rule. */
 #ifndef ORR_TESTUTIL_H
 #define ORR_TESTUTIL_H
 
@@ -13,27 +14,82 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "util.h"
 
-/* Makes a fresh directory /tmp/PREFIX-XXXXXX into dir (size bytes); aborts
- * the test binary when it cannot. */
+/* Makes a fresh directory $TMPDIR/PREFIX-XXXXXX (TMPDIR defaults to /tmp)
+ * into dir (size bytes); aborts the test binary when it cannot. */
 static inline void tu_temp_dir(char *dir, size_t size, const char *prefix)
 {
-    snprintf(dir, size, "/tmp/%s-XXXXXX", prefix);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, size, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", prefix);
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         abort();
     }
 }
 
-/* Points ORRERY_CACHE_DIR at a fresh temporary directory; returns its path. */
+#define TU_MAX_CLEANUP 8
+
+/* The directories to remove at exit, and the process that registered them
+ * (a forked child exiting must not remove its parent's directories). */
+static inline char (*tu_cleanup_list(pid_t **owner))[256]
+{
+    static char dirs[TU_MAX_CLEANUP][256];
+    static pid_t pid;
+    if (owner)
+        *owner = &pid;
+    return dirs;
+}
+
+static inline int tu_rm_item(const char *path, const struct stat *sb, int flag, struct FTW *f)
+{
+    (void)sb;
+    (void)flag;
+    (void)f;
+    remove(path);
+    return 0;
+}
+
+static inline void tu_cleanup(void)
+{
+    pid_t *owner;
+    char (*dirs)[256] = tu_cleanup_list(&owner);
+    if (getpid() != *owner)
+        return;
+    for (int k = 0; k < TU_MAX_CLEANUP; k++)
+        if (dirs[k][0])
+            nftw(dirs[k], tu_rm_item, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Removes dir and everything in it when the test binary exits. */
+static inline void tu_remove_at_exit(const char *dir)
+{
+    pid_t *owner;
+    char (*dirs)[256] = tu_cleanup_list(&owner);
+    if (*owner == 0) {
+        *owner = getpid();
+        atexit(tu_cleanup);
+    }
+    for (int k = 0; k < TU_MAX_CLEANUP; k++)
+        if (!dirs[k][0]) {
+            snprintf(dirs[k], sizeof dirs[k], "%s", dir);
+            return;
+        }
+}
+
+/* Points ORRERY_CACHE_DIR at a fresh temporary directory, removed at exit;
+ * returns its path. */
 static inline const char *tu_private_cache(void)
 {
     static char dir[256];
     if (!dir[0]) {
         tu_temp_dir(dir, sizeof dir, "orrery-test");
+        tu_remove_at_exit(dir);
         setenv("ORRERY_CACHE_DIR", dir, 1);
     }
     return dir;

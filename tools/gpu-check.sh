@@ -16,7 +16,7 @@ ns=${BENCH_N:-1024,4096,16384,65536,262144,1048576}
 case "${PART:-tests}" in
 tests)
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-  if command -v make >/dev/null; then make gpu-test; else ORRERY_REQUIRE_GPU=1 bash tests/run.sh build test_gpu; fi \
+  if command -v make >/dev/null; then make gpu-test; else ORRERY_REQUIRE_GPU=1 bash tests/run.sh build test_gpu lua:test_gpu; fi \
     > "$out/gpu-test.txt" 2>&1; grep -E '^(tests:|\[  FAILED)|sim |first start' "$out/gpu-test.txt"
   bash tests/run.sh build > "$out/all-tests.txt" 2>&1; grep -E '^tests:|FAILED|SKIPPED \]' "$out/all-tests.txt" | sort | uniq -c
   { for s in "plummer.lua 65536 200" "galaxy_collision.lua 32768 200" "cold_collapse.lua 16384 200" \

@@ -124,6 +124,12 @@ end
 function Sim:run(...)
   local steps, every, on_step, progress, out = check_opts(self, select("#", ...), ...)
   local show_bar = progress and steps > 0 and isatty(2) and not os.getenv("CI")
+  -- an error or Ctrl-C on the way clears the bar (closed while the error
+  -- unwinds, so before the message is printed): the message gets its own line
+  local bar_shown = false
+  local _ <close> = setmetatable({}, { __close = function()
+    if bar_shown then clear_bar() end
+  end })
   local t_start = clock()
   local E0, last_clock, last_done, logged = nil, t_start, 0, -1
 
@@ -139,7 +145,7 @@ function Sim:run(...)
     if done > last_done and now > last_clock then
       rate = format("%.4g", (done - last_done) / (now - last_clock))
     end
-    if show_bar then clear_bar() end
+    if bar_shown then clear_bar() end
     io.stdout:write(format("%10d %12.6g %17.10g %11.3e %11.3e %8.4f %10s\n", self.steps,
       self.time, E, dE, sqrt(p.x * p.x + p.y * p.y + p.z * p.z), q, rate))
     io.stdout:flush()
@@ -180,12 +186,13 @@ function Sim:run(...)
     end
     if show_bar and (clock() - bar_clock > 0.1 or done == steps) then
       bar(done, steps, clock() - t_start)
-      bar_clock = clock()
+      bar_shown, bar_clock = true, clock()
     end
     if stop then break end
   end
   if every and logged ~= done then logline(done) end
-  if show_bar then clear_bar() end
+  if bar_shown then clear_bar() end
+  bar_shown = false
   self:sync()
   local seconds = clock() - t_start
   if core._verifying() then core._verify(self, "after sim:run") end

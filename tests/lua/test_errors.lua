@@ -110,6 +110,10 @@ T.test("fields", function()
   T.raises("orrery.Sim: 'dt' must be a positive number (got 0)", function() sim.dt = 0 end)
   T.raises("orrery.Sim: 'dt' must be a positive number (got \"1\")", function() sim.dt = "1" end)
   T.raises("orrery.Sim: cannot set field \"foo\" (only 'dt' can be set)", function() sim.foo = 1 end)
+  -- a number key is described as a number (not turned into the string "1")
+  T.raises("orrery.Sim: cannot set field 1 (only 'dt' can be set)", function() sim[1] = 3 end)
+  T.raises("orrery.Sim: cannot set field 2.5 (only 'dt' can be set)", function() sim[2.5] = 3 end)
+  T.raises("orrery.Sim: cannot set field true (only 'dt' can be set)", function() sim[true] = 3 end)
 end)
 
 T.test("buffers", function()
@@ -154,8 +158,72 @@ T.test("orrery.ic", function()
   T.raises("orrery.ic.plummer: mass must be positive (got -2)",
     function() orrery.ic.plummer{ n = 10, mass = -2 } end)
   T.raises("orrery.ic.kepler: e must be in [0, 1) (got 1)", function() orrery.ic.kepler{ e = 1 } end)
+  -- ranges that keep the bodies finite, and the bound orbit the docs promise
+  T.raises("orrery.ic.plummer: mass must be from 1e-100 to 1e+100 (got 1e+300)",
+    function() orrery.ic.plummer{ n = 10, mass = 1e300 } end)
+  T.raises("orrery.ic.uniform_sphere: radius must be from 1e-100 to 1e+100 (got 1e-200)",
+    function() orrery.ic.uniform_sphere{ n = 10, radius = 1e-200 } end)
+  T.raises("orrery.ic.cold_collapse: virial must be from 0 to 1e+100 (got 1e+300)",
+    function() orrery.ic.cold_collapse{ n = 10, virial = 1e300 } end)
+  T.raises("orrery.ic.galaxy_collision: v_ratio must be in [0, 1) for a bound orbit (got 5)",
+    function() orrery.ic.galaxy_collision{ n = 10, v_ratio = 5 } end)
+  T.raises("orrery.ic.galaxy_collision: v_ratio must be in [0, 1) for a bound orbit (got 1)",
+    function() orrery.ic.galaxy_collision{ n = 10, v_ratio = 1 } end)
+  T.raises("orrery.ic.kepler: body 1 would have vy = -inf with m1=1e+100, m2=1e+100, a=1e-100, "
+    .. "e=0.999999999999, G=1e+100: use less extreme values",
+    function() orrery.ic.kepler{ m1 = 1e100, m2 = 1e100, a = 1e-100, e = 0.999999999999, G = 1e100 } end)
   T.raises("bad argument #1 to 'body' (index 3 out of range 1..2)",
     function() orrery.ic.kepler():body(3) end)
+end)
+
+-- Every parameter of every generator at extreme values: an error that
+-- names the parameter, or bodies that are all finite, never NaN or inf.
+T.test("orrery.ic: extreme values give an error or finite bodies", function()
+  local extremes = { 1e300, -1e300, 1e100, 1e-100, 1e-300, 5e-324, 0, -1, 0.999999999999 }
+  local tried, refused = 0, 0
+  for _, name in ipairs(orrery.ic.list()) do
+    -- the parameter names, from the unknown-key message
+    local _, msg = pcall(orrery.ic[name], { nonexistent = 1 })
+    local valid = msg:match("%(valid: (.*)%)$")
+    T.ok(valid, name .. ": " .. tostring(msg))
+    for key in valid:gmatch("[%w_]+") do
+      if key ~= "n" and key ~= "seed" then
+        for _, v in ipairs(extremes) do
+          local args = { [key] = v }
+          local ok, b = pcall(orrery.ic[name], args)
+          if name ~= "kepler" and name ~= "solar_system" then
+            args.n = 16
+            ok, b = pcall(orrery.ic[name], args)
+          end
+          tried = tried + 1
+          if ok then
+            for i = 1, #b do
+              for f, x in pairs(b:body(i)) do
+                T.ok(x == x and x > -math.huge and x < math.huge,
+                  string.format("%s{%s=%g}: body %d %s = %s", name, key, v, i, f, tostring(x)))
+              end
+            end
+          else
+            refused = refused + 1
+            T.ok(b:find(key, 1, true), string.format("%s{%s=%g}: %s", name, key, v, b))
+          end
+        end
+      end
+    end
+  end
+  T.ok(tried > 100 and refused > 50, tried .. " tried, " .. refused .. " refused")
+end)
+
+T.test("sim:load and set_bodies: non-finite values name the body and field", function()
+  local sim <close> = orrery.simulation{ n = 2, backend = "cpu" }
+  T.raises("bad argument #1 to 'load' (body 2: 'vx' must be a finite number (got inf))",
+    function() sim:load{ {}, { vx = math.huge } } end)
+  T.raises("bad argument #1 to 'load' (body 1: 'm' must be a non-negative finite number (got nan))",
+    function() sim:load{ { m = 0 / 0 }, {} } end)
+  T.raises("bad argument #1 to 'set_bodies' (body 2: 'z' must be a finite number (got -inf))",
+    function() sim:set_bodies{ {}, { z = -math.huge } } end)
+  T.raises("orrery.simulation: 'bodies': body 1: 'y' must be a finite number (got nan)",
+    function() orrery.simulation{ bodies = { { y = 0 / 0 } }, backend = "cpu" } end)
 end)
 
 T.test("sim:run options", function()

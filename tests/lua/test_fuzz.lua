@@ -1,5 +1,7 @@
 -- test_fuzz: calls every function and method of the module with wrong
--- types, nil, NaN, infinities, negative and huge values (inside pcall).
+-- types, nil, NaN, infinities, negative and huge values (inside pcall),
+-- orrery.read and orrery.restore on good and broken files too, and
+-- orrery.force with every key.
 -- Every call must either succeed or raise a string error; values that can
 -- never be valid (NaN, infinities, wrong types) must raise.  The process
 -- must end normally: a crash fails the run in tests/test_lua.sh.
@@ -208,6 +210,174 @@ T.test("Bodies and module functions", function()
   T.eq(#bodies, 4)
 end)
 
+-- files for orrery.read and orrery.restore: good ones, and bad ones made
+-- from them (empty, truncated, garbage, wrong kind, non-finite values)
+local dir = (os.getenv("TEST_TMP") or "/tmp") .. "/fuzz-" .. math.random(1 << 30) .. "-"
+local made = {}   -- removed at the end
+local function write_file(name, data)
+  made[#made + 1] = dir .. name
+  local f = assert(io.open(dir .. name, "wb"))
+  f:write(data)
+  f:close()
+  return dir .. name
+end
+local function read_file(p)
+  local f = assert(io.open(p, "rb"))
+  local d = f:read("a")
+  f:close()
+  return d
+end
+
+local function bad_files()
+  local src <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 8 }, backend = "cpu" }
+  src:step(2)
+  local txt, csv = src:write(dir .. "good.txt"), src:write(dir .. "good.csv")
+  local h5, ck = src:write(dir .. "good.hdf5"), dir .. "good.ckpt.hdf5"
+  src:checkpoint(ck)
+  for _, f in ipairs{ txt, csv, h5, ck } do made[#made + 1] = f end
+  local t, h, c = read_file(txt), read_file(h5), read_file(ck)
+  local files = {
+    write_file("empty.txt", ""), write_file("empty.csv", ""), write_file("empty.hdf5", ""),
+    write_file("header.txt", t:match("^[^\n]*\n")),
+    write_file("cut.txt", t:sub(1, #t // 2)),
+    write_file("nan.txt", (t:gsub("\n(%S+ )%S+", "\n%1nan", 1))),
+    write_file("inf.txt", (t:gsub("\n(%S+ )%S+", "\n%11e999", 1))),
+    write_file("negmass.txt", (t:gsub("(%S+)\n", "-%1\n", 2))),
+    write_file("words.csv", "a,b,c\n1,2,3\n"),
+    write_file("huge.txt", t:match("^[^\n]*\n") .. string.rep("1 ", 7) .. "1e308\n"),
+    write_file("cut.hdf5", h:sub(1, #h // 2)), write_file("cut.ckpt.hdf5", c:sub(1, #c // 2)),
+    write_file("garbage.hdf5", string.rep("\0\1\255garbage", 200)),
+    write_file("noext", t), dir, dir .. "missing.hdf5", dir .. string.rep("a", 5000) .. ".txt",
+    dir .. "nul\0byte.txt",
+  }
+  return txt, csv, h5, ck, files
+end
+
+T.test("orrery.read", function()
+  each(function(v) must_fail("read(" .. name(v) .. ")", orrery.read, v) end)
+  local txt, csv, h5, ck, files = bad_files()
+  for _, good in ipairs{ txt, csv, h5, ck } do
+    local b = orrery.read(good)
+    T.eq(#b, 8, good)
+    each(function(v) try("read(good, " .. name(v) .. ")", orrery.read, good, v) end)
+  end
+  for _, f in ipairs(files) do
+    if f ~= dir .. "huge.txt" then must_fail("read(" .. f:sub(#dir + 1, #dir + 40) .. ")", orrery.read, f) end
+  end
+  -- a finite but huge value reads; the simulation takes it (it is finite)
+  try("read(huge.txt)", orrery.read, dir .. "huge.txt")
+  collectgarbage()
+end)
+
+T.test("orrery.restore", function()
+  each(function(v) must_fail("restore(" .. name(v) .. ")", orrery.restore, v) end)
+  local txt, csv, h5, ck, files = bad_files()
+  for _, f in ipairs{ txt, csv, h5 } do must_fail("restore(snapshot)", orrery.restore, f) end
+  for _, f in ipairs(files) do
+    must_fail("restore(" .. f:sub(#dir + 1, #dir + 40) .. ")", orrery.restore, f)
+  end
+  each(function(v)
+    local what = "restore(ck, " .. name(v) .. ")"
+    local ok = try(what, function()
+      local sim <close> = orrery.restore(ck, v)
+      sim:step(1)
+    end)
+    if ok and v ~= nil and type(v) ~= "table" then error(what .. ": expected an error") end
+    what = "restore(ck, {backend=" .. name(v) .. "})"
+    ok = try(what, function()
+      local sim <close> = orrery.restore(ck, { backend = v })
+      sim:step(1)
+    end)
+    if ok and v ~= nil and v ~= "auto" and v ~= "cpu" and v ~= "cuda" then
+      error(what .. ": expected an error")
+    end
+    if v ~= nil and v == v and v ~= "backend" then   -- any other key: an error
+      must_fail("restore(ck, {[" .. name(v) .. "]=1})", orrery.restore, ck, { [v] = 1 })
+    end
+  end)
+  local sim <close> = orrery.restore(ck, { backend = "cpu" })
+  T.eq(sim.n, 8)
+  collectgarbage()
+end)
+
+T.test("orrery.force", function()
+  each(function(v)
+    if type(v) ~= "table" then
+      local what = "force(" .. name(v) .. ")"
+      local ok = try(what, orrery.force, v)
+      if ok and not (type(v) == "string" and orrery.force(v)) then error(what .. ": expected an error") end
+    end
+  end)
+  for _, b in ipairs(orrery.forces) do T.eq(orrery.force(b).name, b) end
+  local keys = { "name", "base", "doc", "params", "runtime_params", "attributes", "pair",
+    "potential", "scale", "finite_at_zero" }
+  local laws = {}
+  for _, key in ipairs(keys) do
+    each(function(v)
+      -- a law of its own and one derived from a built-in, with key set to v
+      local own = { name = "fz", params = { k = 1 }, pair = "f = k * mj;", [key] = v }
+      local derived = { base = "lennard_jones", [key] = v }
+      for _, opts in ipairs{ own, derived } do
+        local what = string.format("force{%s%s=%s}", opts.base and "base, " or "", key, name(v))
+        local ok, law = pcall(orrery.force, opts)
+        calls = calls + 1
+        if not ok then
+          errors = errors + 1
+          T.eq(type(law), "string", what)
+        else
+          laws[#laws + 1] = law
+        end
+      end
+      -- params and names: tables holding v
+      for _, k in ipairs{ "params", "runtime_params", "attributes" } do
+        try(("force{%s={v}}"):format(k), orrery.force,
+          { name = "fz", params = { k = 1 }, pair = "f = k * mj;", [k] = { v } })
+        try(("force{%s={k=v}}"):format(k), orrery.force,
+          { name = "fz", params = { k = 1 }, pair = "f = k * mj;", [k] = { k = v } })
+      end
+      if v ~= nil and never_a_number(v) then
+        must_fail("force{params={k=" .. name(v) .. "}}", orrery.force,
+          { name = "fz", params = { k = v }, pair = "f = k * mj;" })
+        must_fail("force{base, params={epsilon=" .. name(v) .. "}}", orrery.force,
+          { base = "lennard_jones", params = { epsilon = v } })
+      end
+    end)
+  end
+  T.ok(#laws > 0, "some laws were accepted")
+  -- Force fields with any key
+  local law = orrery.force{ name = "fz", params = { k = 1 }, runtime_params = { "k" },
+    attributes = { "q" }, pair = "f = k * q_j * mj;", potential = "u = 0;" }
+  each(function(v)
+    try("law[" .. name(v) .. "]", function() return law[v] end)
+    if v ~= nil and v == v then try("law[v] = 1", function() law[v] = 1 end) end
+  end)
+  -- a law on a simulation: its params and attributes with any value
+  local sim <close> = orrery.simulation{ n = 4, backend = "cpu", force = law, precision = "double" }
+  each(function(v)
+    try("set_param(k, v)", sim.set_param, sim, "k", v)
+    try("set_param(v, 1)", sim.set_param, sim, v, 1)
+    try("param(v)", sim.param, sim, v)
+    try("set_attribute(q, 1, v)", sim.set_attribute, sim, "q", 1, v)
+    try("set_attribute(q, v, 1)", sim.set_attribute, sim, "q", v, 1)
+    try("set_attribute(v, 1, 1)", sim.set_attribute, sim, v, 1, 1)
+    try("set_attribute(q, {v})", sim.set_attribute, sim, "q", { v, v, v, v })
+    try("attribute(v)", sim.attribute, sim, v)
+    try("attribute(q, v)", sim.attribute, sim, "q", v)
+    -- (argument lists convert numeric strings, as Lua's own functions do)
+    if v ~= nil and never_a_number(tonumber(v)) then
+      must_fail("set_param(k, " .. name(v) .. ")", sim.set_param, sim, "k", v)
+      must_fail("set_attribute(q, 1, " .. name(v) .. ")", sim.set_attribute, sim, "q", 1, v)
+    end
+  end)
+  T.ok(sim.params and sim:param("k") == sim:param("k"), "the param is a number")
+  sim:step(1)
+  -- a law whose snippet does not compile fails the simulation, not the process
+  local broken = orrery.force{ name = "broken", pair = "this is not C;" }
+  must_fail("simulation{force=broken}", orrery.simulation,
+    { n = 4, backend = "cpu", force = broken, tune = false })
+  collectgarbage()
+end)
+
 T.test("closed simulation", function()
   for m, f in pairs(orrery.Sim) do
     if m ~= "close" then must_fail("closed:" .. m, f, closed, 1, {}) end
@@ -215,6 +385,8 @@ T.test("closed simulation", function()
   closed:close()
   T.eq(tostring(closed), "orrery.Sim (closed)")
 end)
+
+for _, f in ipairs(made) do os.remove(f) end
 
 T.test("summary", function()
   print(string.format("    %d calls, %d errors", calls, errors))
