@@ -103,22 +103,37 @@ double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
                          const double *restrict rtp)
 {
     ORR_RT_LOAD(rt, rtp);
-    double total = 0;
-#pragma omp parallel for schedule(static) reduction(+ : total)
-    for (long i = 0; i < n; i++) {
-        double phi = 0;
-        for (long j = 0; j < n; j++) {
-            if (j == i)
-                continue;
-            const real dx = orr_min_image(x[j] - x[i], X), dy = orr_min_image(y[j] - y[i], Y),
-                       dz = orr_min_image(z[j] - z[i], Z);
-            const real d2 = dx * dx + dy * dy + dz * dz;
-            phi += (double)orr_pair_potential(dx, dy, dz, d2, d2 + (real)ORR_EPS2, m[i], m[j],
-                                              ORR_NATTR > 0 ? attr + i : rt,
-                                              ORR_NATTR > 0 ? attr + j : rt, n, rt);
+    /* The rows are summed in ORR_POT_PARTS fixed parts, then the parts in
+     * order: the same total whatever the number of threads (an OpenMP
+     * reduction adds the threads' sums in any order, so its last bits
+     * changed from run to run on a 16-core machine). */
+    enum { ORR_POT_PARTS = 256 };
+    double part[ORR_POT_PARTS];
+    ORR_OMP_FOR
+    for (int p = 0; p < ORR_POT_PARTS; p++) {
+        const long lo = (long)((double)n * p / ORR_POT_PARTS),
+                   hi = (long)((double)n * (p + 1) / ORR_POT_PARTS);
+        double sum = 0;
+        for (long i = lo; i < hi; i++) {
+            double phi = 0;
+            for (long j = 0; j < n; j++) {
+                if (j == i)
+                    continue;
+                const real dx = orr_min_image(x[j] - x[i], X),
+                           dy = orr_min_image(y[j] - y[i], Y),
+                           dz = orr_min_image(z[j] - z[i], Z);
+                const real d2 = dx * dx + dy * dy + dz * dz;
+                phi += (double)orr_pair_potential(dx, dy, dz, d2, d2 + (real)ORR_EPS2, m[i],
+                                                  m[j], ORR_NATTR > 0 ? attr + i : rt,
+                                                  ORR_NATTR > 0 ? attr + j : rt, n, rt);
+            }
+            sum += phi;
         }
-        total += phi;
+        part[p] = sum;
     }
+    double total = 0;
+    for (int p = 0; p < ORR_POT_PARTS; p++)
+        total += part[p];
     return 0.5 * total * (double)orr_law_scale(rt);
 }
 

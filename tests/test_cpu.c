@@ -129,6 +129,40 @@ static void test_potential_kick_drift(void **state)
     free(vel2);
 }
 
+/* The potential is the same to the last bit whatever the number of threads
+ * (its rows are summed in fixed parts, then in order), and accelerations too. */
+static void test_thread_count_bitwise(void **state)
+{
+    enum { N = 3001 };
+    orr_error err = {0};
+    double *pos = malloc(sizeof(double) * 4 * N), *a[2], u[2];
+    tu_random_bodies(N, 31337, pos, NULL);
+    static const int threads[2] = {1, 7};
+    for (int p = 0; p < 2; p++) {
+        for (int k = 0; k < 2; k++) {
+            orr_kspec spec;
+            orr_kspec_default(&spec, ORR_TARGET_CPU);
+            spec.precision = (orr_precision)p;
+            spec.threads = threads[k];
+            orr_engine *e = NULL;
+            TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, N, 0, NULL, 0,
+                                    &err), &err);
+            TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+            a[k] = malloc(sizeof(double) * 3 * N);
+            TU_OK(orr_engine_accel(e, a[k], &err), &err);
+            TU_OK(orr_engine_potential(e, &u[k], &err), &err);
+            orr_engine_destroy(e);
+        }
+        print_message("%s: potential %.17g with 1 thread, %.17g with 7\n",
+                      orr_precision_name((orr_precision)p), u[0], u[1]);
+        assert_true(u[0] == u[1]);
+        assert_memory_equal(a[0], a[1], sizeof(double) * 3 * N);
+        free(a[0]);
+        free(a[1]);
+    }
+    free(pos);
+}
+
 static void test_second_start_cached(void **state)
 {
     orr_error err = {0};
@@ -216,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_accel_double),
         cmocka_unit_test(test_unsoftened),
         cmocka_unit_test(test_potential_kick_drift),
+        cmocka_unit_test(test_thread_count_bitwise),
         cmocka_unit_test(test_second_start_cached),
         cmocka_unit_test(test_auto_falls_back),
         cmocka_unit_test(test_bad_spec),
