@@ -272,6 +272,33 @@ static void test_euler_damping(void **state)
 
 /* ---- periodic box, 2D -------------------------------------------------------- */
 
+/* One step of the pair pos2 (bodies 0 and 1, at rest, unsoftened) with the
+ * box on `axis` as in c (periodic) and with that axis open: the velocity
+ * components along `axis`, v[0] in the box, v[1] open; every other
+ * component must stay exactly 0.  c->n, softening and dt are set here. */
+static void pull_across(orr_sim_config *c, const double pos2[8], int axis, double v[2][2])
+{
+    orr_error err = {0};
+    const double vel2[6] = {0}, len = c->box[axis];
+    c->n = 2;
+    c->softening = 0;
+    c->dt = 1e-4;
+    for (int open = 0; open < 2; open++) {
+        c->box[axis] = open ? 0 : len;
+        orr_sim *s = make_sim(c);
+        load_state(s, pos2, vel2);
+        TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
+        double *vv = NULL;
+        TU_OK(orr_sim_vel(s, &vv, &err), &err);
+        v[open][0] = vv[axis];
+        v[open][1] = vv[3 + axis];
+        for (int k = 0; k < 3; k++)
+            assert_true(k == axis || (vv[k] == 0 && vv[3 + k] == 0));
+        orr_sim_destroy(s);
+    }
+    c->box[axis] = len;
+}
+
 static void test_periodic_2d(void **state)
 {
     orr_error err = {0};
@@ -314,22 +341,9 @@ static void test_periodic_2d(void **state)
     orr_sim_destroy(s);
 
     /* two bodies at x = 0.05 and 0.95: the nearest image is across the edge */
-    double pos2[8] = {0.05, 0.5, 0, 0.5, 0.95, 0.5, 0, 0.5}, vel2[6] = {0};
-    c.n = 2;
-    c.softening = 0;
-    c.dt = 1e-4;
+    const double pos2[8] = {0.05, 0.5, 0, 0.5, 0.95, 0.5, 0, 0.5};
     double vx[2][2];
-    for (int open = 0; open < 2; open++) {
-        c.box[0] = c.box[1] = open ? 0 : 1;
-        s = make_sim(&c);
-        load_state(s, pos2, vel2);
-        TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
-        TU_OK(orr_sim_vel(s, &v, &err), &err);
-        vx[open][0] = v[0];
-        vx[open][1] = v[3];
-        assert_true(v[1] == 0 && v[4] == 0);
-        orr_sim_destroy(s);
-    }
+    pull_across(&c, pos2, 0, vx);
     print_message("pair across the edge: vx = %.6e, %.6e in the box; %.6e, %.6e open\n",
                   vx[0][0], vx[0][1], vx[1][0], vx[1][1]);
     assert_true(vx[0][0] < 0 && vx[0][1] > 0);
@@ -367,7 +381,7 @@ static void test_periodic_3d(void **state)
         orr_sim *s = make_sim(&c);
         load_state(s, pos, vel);
         TU_OK(orr_sim_step(s, 30, NULL, &err), &err);
-        double *p = NULL, *v = NULL;
+        double *p = NULL;
         TU_OK(orr_sim_pos(s, &p, &err), &err);
         long crossed = 0;
         for (long i = 0; i < n; i++) {
@@ -387,22 +401,9 @@ static void test_periodic_3d(void **state)
 
         /* z = 0.1 and 1.9 in a box of Lz = 2: the nearest image is across the
          * z faces, 0.2 away instead of 1.8 (81 times the pull) */
-        double pos2[8] = {0.5, 0.75, 0.1, 0.5, 0.5, 0.75, 1.9, 0.5}, vel2[6] = {0};
-        c.n = 2;
-        c.softening = 0;
-        c.dt = 1e-4;
+        const double pos2[8] = {0.5, 0.75, 0.1, 0.5, 0.5, 0.75, 1.9, 0.5};
         double vz[2][2];
-        for (int open = 0; open < 2; open++) {
-            c.box[2] = open ? 0 : L[2];
-            s = make_sim(&c);
-            load_state(s, pos2, vel2);
-            TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
-            TU_OK(orr_sim_vel(s, &v, &err), &err);
-            vz[open][0] = v[2];
-            vz[open][1] = v[5];
-            assert_true(v[0] == 0 && v[1] == 0 && v[3] == 0 && v[4] == 0);
-            orr_sim_destroy(s);
-        }
+        pull_across(&c, pos2, 2, vz);
         print_message("%s pair across the z faces: vz = %.6e, %.6e in the box; %.6e, %.6e "
                       "open\n", prec ? "double" : "float", vz[0][0], vz[0][1], vz[1][0],
                       vz[1][1]);

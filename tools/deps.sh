@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # deps: installs the Debian packages orrery needs when they are missing (as
 # root, with apt-get); otherwise prints the exact command to run.  Also checks
-# for the CUDA toolkit headers (cuda.h, nvrtc.h under $CUDA_PATH).
+# for the CUDA toolkit headers (cuda.h, nvrtc.h under $CUDA_PATH), and warns
+# when NVRTC (libnvrtc.so.13) cannot be found where orrery looks for it: the
+# CPU backend works without it, GPU compilation and its tests do not.
 set -euo pipefail
 pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
       libhdf5-dev libpng-dev python3-yt python3-h5py)
@@ -28,3 +30,10 @@ for h in cuda.h nvrtc.h; do
     exit 1
   fi
 done
+if ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so\.13 ' &&
+   [ ! -e "$cuda/lib64/libnvrtc.so.13" ] && [ ! -e "$cuda/lib/libnvrtc.so.13" ]; then
+  echo "deps: warning: NVRTC (libnvrtc.so.13) not found in the loader's paths or $cuda/lib64:" \
+       "kernel compilation for the GPU (orrery compile, the NVRTC tests) needs the CUDA 13" \
+       "toolkit's NVRTC (NVIDIA's Debian repository, package cuda-nvrtc-13-0); the CPU" \
+       "backend works without it" >&2
+fi
