@@ -22,6 +22,6 @@ local run = sim:run{ steps = steps, every = math.max(1, steps // 10) }
 local e = sim:energy()
 print(("t = %.4f after %d steps: E = %.8f, |dE/E0| = %.2e, virial ratio K/|U| = %.4f"):format(
   sim.time, sim.steps, e.total, math.abs((e.total - e0) / e0), sim:virial_ratio()))
-print(("%.3g interactions/s over the run (%.2f s); kernels: block %d, unroll %d, split %d (%s)"):format(
-  sim.n * sim.n * steps / run.seconds, run.seconds, sim.config.block, sim.config.unroll,
-  sim.config.split, sim.config.source))
+local k = sim.config
+print(("%.3g interactions/s over the run (%.2f s); kernels: block %d, unroll %d, split %d, ranges %d (%s)"):format(
+  sim.n * sim.n * steps / run.seconds, run.seconds, k.block, k.unroll, k.split, k.ranges, k.source))
