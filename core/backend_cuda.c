@@ -21,8 +21,8 @@ typedef struct {
     void *fn[ORR_K_COUNT];
     orr_devptr pos, vel, acc, partial;
     orr_devptr attr;      /* n * nattr reals, attr[i * nattr + a]; 0 without attributes */
-    orr_devptr parts;     /* ranges * n real4 partial accelerations; 0 with one range */
-    int ranges, jlen;     /* j-ranges of the accel kernel and bodies per range */
+    orr_devptr parts;     /* e->ranges * n real4 partial accelerations; 0 with one range */
+    int jlen;             /* bodies j per range of the accel kernel */
     unsigned npartial;
     size_t elem;          /* sizeof(real) */
     void *ev0, *ev1;
@@ -145,7 +145,7 @@ static int choose_ranges(const orr_engine *e, int blocks_per_sm, int sm_count)
 static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
 {
     size_t vec = 4 * c->elem * (size_t)e->n;
-    size_t parts = c->ranges > 1 ? vec * (size_t)c->ranges : 0;
+    size_t parts = e->ranges > 1 ? vec * (size_t)e->ranges : 0;
     c->npartial = blocks_for(e->n, e->spec.block);
     orr_status st = orr_cuda_alloc(&c->pos, vec, err);
     if (!st && parts)
@@ -270,11 +270,11 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
         if (!st)
             st = orr_cuda_occupancy(c->fn[ORR_K_ACCEL], e->spec.block, &per_sm, err);
         if (!st) {
-            c->ranges = e->variant == ORR_VARIANT_TILED ? choose_ranges(e, per_sm, c->info.sm_count) : 1;
-            long per = (e->n + c->ranges - 1) / c->ranges;
+            int r = e->variant == ORR_VARIANT_TILED ? choose_ranges(e, per_sm, c->info.sm_count)
+                                                    : 1;
+            long per = (e->n + r - 1) / r;
             c->jlen = (int)((per + e->spec.block - 1) / e->spec.block * e->spec.block);
-            c->ranges = (int)((e->n + c->jlen - 1) / c->jlen);
-            e->ranges = c->ranges;
+            e->ranges = (int)((e->n + c->jlen - 1) / c->jlen);   /* the last one short */
         }
     }
     if (!st)
@@ -373,14 +373,14 @@ static orr_status cuda_accel(orr_engine *e, orr_error *err)
         return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(n, e->spec.block),
                                (unsigned)e->spec.block, 0, args, err);
     }
-    orr_devptr out = c->ranges > 1 ? c->parts : c->acc;
+    orr_devptr out = e->ranges > 1 ? c->parts : c->acc;
     void *args[] = {&c->pos, &c->attr, &rtp, &out, &n, &c->jlen};
     orr_status st = orr_cuda_launch_2d(c->fn[ORR_K_ACCEL],
                                        blocks_for(n, e->spec.block / e->spec.split * e->spec.ipt),
-                                       (unsigned)c->ranges, (unsigned)e->spec.block, 0, args, err);
-    if (st || c->ranges == 1)
+                                       (unsigned)e->ranges, (unsigned)e->spec.block, 0, args, err);
+    if (st || e->ranges == 1)
         return st;
-    void *cargs[] = {&c->parts, &c->acc, &n, &c->ranges};
+    void *cargs[] = {&c->parts, &c->acc, &n, &e->ranges};
     return orr_cuda_launch(c->fn[ORR_K_COMBINE], blocks_for(n, e->spec.block),
                            (unsigned)e->spec.block, 0, cargs, err);
 }

@@ -28,15 +28,10 @@ const char *orr_hostcc_flags(void)
     return HOSTCC_FLAGS;
 }
 
-static const char *cc_command(void)
+const char *orr_hostcc_command(void)
 {
     const char *cc = getenv("CC");
     return cc && *cc ? cc : "cc";
-}
-
-const char *orr_hostcc_command(void)
-{
-    return cc_command();
 }
 
 /* Splits "$CC FLAGS -o out in" into argv (whitespace-separated words). */
@@ -97,14 +92,14 @@ static void identify(void)
     }
     char log[4200], words[512], *argv[16];
     snprintf(log, sizeof log, "%s/version.txt", d);
-    snprintf(words, sizeof words, "%s --version", cc_command());
+    snprintf(words, sizeof words, "%s --version", orr_hostcc_command());
     build_argv(words, argv, 16);
     int status = -1;
     orr_error e = {0};
     if (run_logged(argv, log, &status, &e) || status != 0) {
         ident.st = ORR_ERR_COMPILE;
         snprintf(ident.msg, sizeof ident.msg, "host C compiler '%.64s' not usable%s%.400s (set CC)",
-                 cc_command(), e.msg[0] ? ": " : "", e.msg);
+                 orr_hostcc_command(), e.msg[0] ? ": " : "", e.msg);
     } else {
         char *text = NULL;
         if (orr_read_file(log, &text, NULL, NULL) == ORR_OK) {
@@ -205,7 +200,7 @@ orr_status orr_hostcc_compile(const char *src, const char *name, const char *ext
         goto done;
     /* The #line directives make diagnostics name kernels_src files; the
      * temporary directory is stripped from the log below. */
-    snprintf(words, sizeof words, "%s %s %s -o %s %s %s", cc_command(), HOSTCC_FLAGS,
+    snprintf(words, sizeof words, "%s %s %s -o %s %s %s", orr_hostcc_command(), HOSTCC_FLAGS,
              extra ? extra : "", so_path, src_path, HOSTCC_LIBS);
     build_argv(words, argv, 64);
     int status = -1;
