@@ -4,6 +4,7 @@
  * precision.  In double precision it is also the reference that GPU results
  * are checked against. */
 #include "engine.h"
+#include "util.h"
 #include "hostcc.h"
 
 #include <stdio.h>
@@ -57,13 +58,6 @@ static orr_status cpu_build(void *ctx, void **data, size_t *len, double *seconds
     return orr_hostcc_compile(b->src, "orrery_gen.c", b->extra, data, len, seconds, err);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static void cpu_destroy(orr_engine *e)
 {
     cpu_impl *c = e->impl;
@@ -88,7 +82,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     c->lib.fd = -1;
     e->impl = c;
-    c->elem = e->spec.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    c->elem = e->spec.phys.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
     for (int k = 0; k < NARR; k++) {
         c->a[k] = calloc((size_t)e->n, c->elem);
         if (!c->a[k]) {
@@ -109,7 +103,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         return st;
     }
     snprintf(e->build.target, sizeof e->build.target, "cpu");
-    const char *extra = orr_hostcc_precision_flags(e->spec.precision == ORR_DOUBLE);
+    const char *extra = orr_hostcc_precision_flags(e->spec.phys.precision == ORR_DOUBLE);
     const char *parts[] = {"orrery-cpu-1", src, orr_hostcc_command(), compiler,
                            orr_hostcc_flags(), extra, cpu};
     cpu_build_ctx ctx = {src, extra};
@@ -121,10 +115,10 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         cpu_destroy(e);
         return st;
     }
-    double t0 = now_s();
+    double t0 = orr_now_s();
     st = orr_hostcc_load(so, len, &c->lib, err);
     free(so);
-    e->build.load_s = now_s() - t0;
+    e->build.load_s = orr_now_s() - t0;
     if (!st) {
         c->accel = (accel_fn)orr_hostcc_sym(&c->lib, "orr_cpu_accel");
         c->potential = (potential_fn)orr_hostcc_sym(&c->lib, "orr_cpu_potential");
@@ -235,7 +229,7 @@ static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, doub
 static orr_status cpu_time_steps(orr_engine *e, int steps, int force_only, double *ms,
                                  orr_error *err)
 {
-    double t0 = now_s();
+    double t0 = orr_now_s();
     for (int s = 0; s < steps; s++) {
         cpu_accel(e, err);
         if (!force_only) {
@@ -243,7 +237,7 @@ static orr_status cpu_time_steps(orr_engine *e, int steps, int force_only, doubl
             cpu_drift(e, 1e-6, err);
         }
     }
-    *ms = (now_s() - t0) * 1e3 / steps;
+    *ms = (orr_now_s() - t0) * 1e3 / steps;
     return ORR_OK;
 }
 

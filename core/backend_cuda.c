@@ -4,6 +4,7 @@
  * device as real4 arrays (x, y, z, m), (vx, vy, vz, -), (ax, ay, az, -) and
  * stay there between steps; nothing is copied unless asked for. */
 #include "engine.h"
+#include "util.h"
 #include "cuda.h"
 #include "rtc.h"
 
@@ -27,13 +28,6 @@ typedef struct {
     size_t elem;          /* sizeof(real) */
     void *ev0, *ev1;
 } cuda_impl;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 typedef struct {
     const char *src, *arch;
@@ -131,10 +125,10 @@ static unsigned blocks_for(long items, int per_block)
  * range and leave filling the GPU to threads per body). */
 static int choose_ranges(const orr_engine *e, int blocks_per_sm, int sm_count)
 {
-    const long tiles = (e->n + e->spec.block - 1) / e->spec.block;
-    if (e->spec.ranges > 0)
-        return (int)(e->spec.ranges < tiles ? e->spec.ranges : tiles);
-    const double iblocks = (double)blocks_for(e->n, e->spec.block / e->spec.split * e->spec.ipt);
+    const long tiles = (e->n + e->spec.launch.block - 1) / e->spec.launch.block;
+    if (e->spec.launch.ranges > 0)
+        return (int)(e->spec.launch.ranges < tiles ? e->spec.launch.ranges : tiles);
+    const double iblocks = (double)blocks_for(e->n, e->spec.launch.block / e->spec.launch.split * e->spec.launch.ipt);
     const double wave = (double)blocks_per_sm * sm_count;
     double want = wave > 0 ? ceil(16.0 * wave / iblocks) : 1;
     long r = want > 8 ? 8 : (long)want;
@@ -146,7 +140,7 @@ static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
 {
     size_t vec = 4 * c->elem * (size_t)e->n;
     size_t parts = e->ranges > 1 ? vec * (size_t)e->ranges : 0;
-    c->npartial = blocks_for(e->n, e->spec.block);
+    c->npartial = blocks_for(e->n, e->spec.launch.block);
     orr_status st = orr_cuda_alloc(&c->pos, vec, err);
     if (!st && parts)
         st = orr_cuda_alloc(&c->parts, parts, err);
@@ -165,7 +159,7 @@ static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_memset32(c->attr, 0, attr / 4, err);
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "%ld bodies in %s need %zu bytes of device memory", e->n,
-                          orr_precision_name(e->spec.precision), 3 * vec + parts + attr);
+                          orr_precision_name(e->spec.phys.precision), 3 * vec + parts + attr);
     return st;
 }
 
@@ -214,7 +208,7 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
     if (!c)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     e->impl = c;
-    c->elem = e->spec.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    c->elem = e->spec.phys.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
     orr_status st = orr_cuda_device_info(e->device, &c->info, err);
     if (!st)
         st = orr_cuda_ctx_acquire(e->device, err);
@@ -223,17 +217,17 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
         return st;
     }
     c->ctx_held = 1;
-    if (e->spec.block > c->info.max_threads_per_block) {
+    if (e->spec.launch.block > c->info.max_threads_per_block) {
         cuda_destroy(e);
         return orr_fail(err, ORR_ERR_ARG, "invalid block size %d for %s: the limit is %d threads",
-                        e->spec.block, c->info.name, c->info.max_threads_per_block);
+                        e->spec.launch.block, c->info.name, c->info.max_threads_per_block);
     }
-    size_t shared = (size_t)e->spec.block * (4 + (size_t)e->nattr) * c->elem;
+    size_t shared = (size_t)e->spec.launch.block * (4 + (size_t)e->nattr) * c->elem;
     if (shared > (size_t)c->info.max_shared_per_block) {
         cuda_destroy(e);
         return orr_fail(err, ORR_ERR_ARG,
                         "invalid block size %d: a tile needs %zu bytes of shared memory, the "
-                        "limit on %s is %d", e->spec.block, shared, c->info.name,
+                        "limit on %s is %d", e->spec.launch.block, shared, c->info.name,
                         c->info.max_shared_per_block);
     }
 
@@ -249,31 +243,31 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
     }
     char *names[ORR_K_COUNT];
     const void *cubin = NULL;
-    double t0 = now_s();
+    double t0 = orr_now_s();
     if (!st)
         st = parse_payload(data, len, names, &cubin, err);
     if (!st)
         st = orr_cuda_module_load(cubin, &c->module, err);
     for (int k = 0; !st && k < ORR_K_COUNT; k++)
         st = orr_cuda_function(c->module, names[k], &c->fn[k], err);
-    e->build.load_s = now_s() - t0;
+    e->build.load_s = orr_now_s() - t0;
     free(data);
     if (!st) {
         int regs = 0, max_threads = 0;
         st = orr_cuda_function_limits(c->fn[ORR_K_ACCEL], &regs, &max_threads, err);
-        if (!st && e->spec.block > max_threads)
+        if (!st && e->spec.launch.block > max_threads)
             st = orr_fail(err, ORR_ERR_ARG,
                           "invalid block size %d: the compiled kernel uses %d registers per "
                           "thread and can run at most %d threads per block",
-                          e->spec.block, regs, max_threads);
+                          e->spec.launch.block, regs, max_threads);
         int per_sm = 0;
         if (!st)
-            st = orr_cuda_occupancy(c->fn[ORR_K_ACCEL], e->spec.block, &per_sm, err);
+            st = orr_cuda_occupancy(c->fn[ORR_K_ACCEL], e->spec.launch.block, &per_sm, err);
         if (!st) {
             int r = e->variant == ORR_VARIANT_TILED ? choose_ranges(e, per_sm, c->info.sm_count)
                                                     : 1;
             long per = (e->n + r - 1) / r;
-            c->jlen = (int)((per + e->spec.block - 1) / e->spec.block * e->spec.block);
+            c->jlen = (int)((per + e->spec.launch.block - 1) / e->spec.launch.block * e->spec.launch.block);
             e->ranges = (int)((e->n + c->jlen - 1) / c->jlen);   /* the last one short */
         }
     }
@@ -370,19 +364,19 @@ static orr_status cuda_accel(orr_engine *e, orr_error *err)
     rtparams rtp = runtime_params(e);
     if (e->variant == ORR_VARIANT_NAIVE) {
         void *args[] = {&c->pos, &c->attr, &rtp, &c->acc, &n};
-        return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(n, e->spec.block),
-                               (unsigned)e->spec.block, 0, args, err);
+        return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(n, e->spec.launch.block),
+                               (unsigned)e->spec.launch.block, 0, args, err);
     }
     orr_devptr out = e->ranges > 1 ? c->parts : c->acc;
     void *args[] = {&c->pos, &c->attr, &rtp, &out, &n, &c->jlen};
     orr_status st = orr_cuda_launch_2d(c->fn[ORR_K_ACCEL],
-                                       blocks_for(n, e->spec.block / e->spec.split * e->spec.ipt),
-                                       (unsigned)e->ranges, (unsigned)e->spec.block, 0, args, err);
+                                       blocks_for(n, e->spec.launch.block / e->spec.launch.split * e->spec.launch.ipt),
+                                       (unsigned)e->ranges, (unsigned)e->spec.launch.block, 0, args, err);
     if (st || e->ranges == 1)
         return st;
     void *cargs[] = {&c->parts, &c->acc, &n, &e->ranges};
-    return orr_cuda_launch(c->fn[ORR_K_COMBINE], blocks_for(n, e->spec.block),
-                           (unsigned)e->spec.block, 0, cargs, err);
+    return orr_cuda_launch(c->fn[ORR_K_COMBINE], blocks_for(n, e->spec.launch.block),
+                           (unsigned)e->spec.launch.block, 0, cargs, err);
 }
 
 static orr_status cuda_get_accel(orr_engine *e, double *acc, orr_error *err)
@@ -401,7 +395,7 @@ static orr_status cuda_update(orr_engine *e, int kernel, orr_devptr x, orr_devpt
     float dtf = (float)dt, dampf = (float)damping;
     void *dtp = dbl ? (void *)&dt : (void *)&dtf, *dp = dbl ? (void *)&damping : (void *)&dampf;
     void *kick_args[] = {&x, &y, dtp, dp, &n}, *drift_args[] = {&x, &y, dtp, &n};
-    return orr_cuda_launch(c->fn[kernel], blocks_for(n, e->spec.block), (unsigned)e->spec.block, 0,
+    return orr_cuda_launch(c->fn[kernel], blocks_for(n, e->spec.launch.block), (unsigned)e->spec.launch.block, 0,
                            kernel == ORR_K_KICK ? kick_args : drift_args, err);
 }
 
@@ -423,7 +417,7 @@ static orr_status cuda_potential(orr_engine *e, double *u, orr_error *err)
     int n = (int)e->n;
     rtparams rtp = runtime_params(e);
     void *args[] = {&c->pos, &c->attr, &rtp, &c->partial, &n};
-    orr_status st = orr_cuda_launch(c->fn[ORR_K_POTENTIAL], c->npartial, (unsigned)e->spec.block, 0,
+    orr_status st = orr_cuda_launch(c->fn[ORR_K_POTENTIAL], c->npartial, (unsigned)e->spec.launch.block, 0,
                                     args, err);
     double *part = st ? NULL : malloc(sizeof(double) * c->npartial);
     if (!st && !part)

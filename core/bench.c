@@ -50,7 +50,7 @@ orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double
             (*attr)[k] = k % 2 ? -v : v;
         }
     }
-    if (!st && spec->precision == ORR_FLOAT) {
+    if (!st && spec->phys.precision == ORR_FLOAT) {
         for (long k = 0; k < 4 * n; k++)
             pos[k] = (float)pos[k];
         for (long k = 0; k < 3 * n; k++)
@@ -97,15 +97,9 @@ static orr_status check_accuracy(orr_engine *e, const double *attr, orr_bench_ro
         goto done;
     }
     for (long k = 0; k < ni; k++)
-        idx[k] = (long)((double)k * e->n / ni);
+        idx[k] = orr_sample_index(k, e->n, ni);
     orr_kspec ref_spec;
-    orr_kspec_default(&ref_spec, ORR_TARGET_CPU);
-    memcpy(ref_spec.force, e->spec.force, sizeof ref_spec.force);
-    ref_spec.law = e->spec.law;
-    ref_spec.precision = ORR_DOUBLE;
-    ref_spec.softening = e->spec.softening;
-    ref_spec.G = e->spec.G;
-    memcpy(ref_spec.box, e->spec.box, sizeof ref_spec.box);
+    orr_kspec_reference(&e->spec.phys, &ref_spec);
     st = orr_engine_accel_sample(e, ni, idx, got, err);
     if (!st)
         st = orr_engine_get_state(e, pos, NULL, err);
@@ -145,22 +139,15 @@ static orr_status ref_build(void *ctx, void **data, size_t *len, double *seconds
                               seconds, err);
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 /* The reference loop (kernels_src/reference_cpu.c) on the benchmark's bodies:
  * compiled (through the kernel cache) with -ffast-math, timed force-only,
  * checked against the CPU backend in double like the other rows. */
 static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_bench_row *row,
                                 orr_error *err)
 {
-    if (spec->precision != ORR_FLOAT || strcmp(spec->force, "gravity") != 0 ||
-        (spec->law && !spec->law->builtin) || spec->box[0] > 0 || spec->box[1] > 0 ||
-        spec->box[2] > 0)
+    if (spec->phys.precision != ORR_FLOAT || strcmp(spec->phys.force, "gravity") != 0 ||
+        (spec->phys.law && !spec->phys.law->builtin) || spec->phys.box[0] > 0 || spec->phys.box[1] > 0 ||
+        spec->phys.box[2] > 0)
         return orr_fail(err, ORR_ERR_ARG, "the reference variant is float gravity in an open "
                         "box on the CPU only");
     const char *compiler, *cpu;
@@ -170,8 +157,8 @@ static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_be
     char *text = NULL, eps2[64], g[64];
     if ((st = orr_ksrc_get("reference_cpu.c", &text, NULL, 0, err)) != ORR_OK)
         return st;
-    orr_hexfloat(eps2, sizeof eps2, spec->softening * spec->softening);
-    orr_hexfloat(g, sizeof g, spec->G);
+    orr_hexfloat(eps2, sizeof eps2, spec->phys.softening * spec->phys.softening);
+    orr_hexfloat(g, sizeof g, spec->phys.G);
     orr_buf b = {0};
     if (orr_buf_printf(&b, "#define ORR_EPS2 %s\n#define ORR_G %s\n#line 1 \"reference_cpu.c\"\n%s",
                        eps2, g, text)) {
@@ -214,37 +201,34 @@ static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_be
                 f[(size_t)k * (size_t)n + (size_t)i] = (float)pos[4 * i + k];
         float *x = f, *y = f + n, *z = f + 2 * n, *m = f + 3 * n, *ax = f + 4 * n,
               *ay = f + 5 * n, *az = f + 6 * n;
-        double t0 = wall_s();
+        double t0 = orr_now_s();
         accel(n, x, y, z, m, ax, ay, az);   /* warm-up and first estimate */
-        double warm = (wall_s() - t0) * 1e3;
+        double warm = (orr_now_s() - t0) * 1e3;
         if (steps <= 0) {
             steps = warm > 0 ? (int)(250.0 / warm) : 100;
             steps = steps < 3 ? 3 : steps > 200 ? 200 : steps;
         }
-        t0 = wall_s();
+        t0 = orr_now_s();
         for (int s = 0; s < steps; s++)
             accel(n, x, y, z, m, ax, ay, az);
-        double ms = (wall_s() - t0) * 1e3 / steps;
+        double ms = (orr_now_s() - t0) * 1e3 / steps;
         row->n = n;
         row->backend = "cpu";
         row->spec = *spec;
-        row->spec.block = row->spec.unroll = row->spec.split = 0;
+        row->spec.launch.block = row->spec.launch.unroll = row->spec.launch.split = 0;
         row->variant = ORR_VARIANT_REFERENCE;
         row->steps = steps;
         row->ms_per_step = row->ms_force = ms;
         row->interactions_per_s = (double)n * (double)n / (ms * 1e-3);
         row->gflops = row->interactions_per_s * 20 * 1e-9;
         for (long k = 0; k < ni; k++) {
-            idx[k] = (long)((double)k * n / ni);
+            idx[k] = orr_sample_index(k, n, ni);
             got[3 * k] = ax[idx[k]];
             got[3 * k + 1] = ay[idx[k]];
             got[3 * k + 2] = az[idx[k]];
         }
         orr_kspec ds;
-        orr_kspec_default(&ds, ORR_TARGET_CPU);
-        ds.precision = ORR_DOUBLE;
-        ds.softening = spec->softening;
-        ds.G = spec->G;
+        orr_kspec_reference(&spec->phys, &ds);
         st = orr_engine_create(&dbl, ORR_BACKEND_CPU, &ds, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
         if (!st)
             st = orr_engine_set_state(dbl, pos, NULL, err);
@@ -307,7 +291,7 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
     row->n = n;
     row->backend = e->ops->name;
     row->spec = e->spec;
-    row->spec.ranges = e->ranges;   /* as run: the automatic choice resolved */
+    row->spec.launch.ranges = e->ranges;   /* as run: the automatic choice resolved */
     row->variant = variant;
     row->steps = steps;
     row->build = e->build;
@@ -318,7 +302,7 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
         goto done;
     double inter = (double)n * (double)n;
     row->interactions_per_s = inter / (row->ms_per_step * 1e-3);
-    row->gflops = row->interactions_per_s * (e->spec.precision == ORR_DOUBLE ? 30 : 20) * 1e-9;
+    row->gflops = row->interactions_per_s * (e->spec.phys.precision == ORR_DOUBLE ? 30 : 20) * 1e-9;
     st = check_accuracy(e, attr, row, err);
 done:
     orr_engine_destroy(e);

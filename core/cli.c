@@ -168,11 +168,11 @@ static int set_force(const char *cmd, orr_kspec *s, const char *v)
             orr_error_clear(&e);
             return 1;
         }
-        s->law = &law;
-        snprintf(s->force, sizeof s->force, "%s", law.name);
+        s->phys.law = &law;
+        snprintf(s->phys.force, sizeof s->phys.force, "%s", law.name);
     } else {
-        s->law = NULL;
-        snprintf(s->force, sizeof s->force, "%s", v);
+        s->phys.law = NULL;
+        snprintf(s->phys.force, sizeof s->phys.force, "%s", v);
     }
     return 0;
 }
@@ -185,40 +185,40 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
     long iv;
     orr_error e = {0};
     if (opt_value(a, "--precision", &v, bad)) {
-        if (!*bad && orr_precision_parse(v, &s->precision, &e))
+        if (!*bad && orr_precision_parse(v, &s->phys.precision, &e))
             *bad = usage_error("%s: %s", a->cmd, e.msg);
     } else if (opt_value(a, "--block", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--block", v, 1, 1 << 20, &iv))) {
-            s->block = (int)iv;
+            s->launch.block = (int)iv;
             *set_block = 1;
         }
     } else if (opt_value(a, "--unroll", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--unroll", v, 1, 1024, &iv)))
-            s->unroll = (int)iv;
+            s->launch.unroll = (int)iv;
     } else if (opt_value(a, "--split", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--split", v, 1, 1024, &iv)))
-            s->split = (int)iv;
+            s->launch.split = (int)iv;
     } else if (opt_value(a, "--ipt", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--ipt", v, 1, 1024, &iv)))
-            s->ipt = (int)iv;
+            s->launch.ipt = (int)iv;
     } else if (opt_value(a, "--ftz", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--ftz", v, 0, 1, &iv)))
-            s->ftz = (int)iv;
+            s->launch.ftz = (int)iv;
     } else if (opt_value(a, "--newton", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--newton", v, 1, 2, &iv)))
-            s->newton = (int)iv;
+            s->launch.newton = (int)iv;
     } else if (opt_value(a, "--ranges", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--ranges", v, 0, ORR_KSPEC_MAX_RANGES, &iv)))
-            s->ranges = (int)iv;
+            s->launch.ranges = (int)iv;
     } else if (opt_value(a, "--threads", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--threads", v, 0, 4096, &iv)))
-            s->threads = (int)iv;
+            s->launch.threads = (int)iv;
     } else if (opt_value(a, "--softening", &v, bad)) {
         if (!*bad)
-            *bad = parse_double(a->cmd, "--softening", v, &s->softening);
+            *bad = parse_double(a->cmd, "--softening", v, &s->phys.softening);
     } else if (opt_value(a, "--G", &v, bad)) {
         if (!*bad)
-            *bad = parse_double(a->cmd, "--G", v, &s->G);
+            *bad = parse_double(a->cmd, "--G", v, &s->phys.G);
     } else if (opt_value(a, "--force", &v, bad)) {
         if (!*bad)
             *bad = set_force(a->cmd, s, v);
@@ -522,7 +522,7 @@ static int cmd_compile(args_t *a)
     if (t == ORR_TARGET_CPU && gpu_only)
         return gpu_only_error("compile --target cpu", gpu_only);
     if (t == ORR_TARGET_CPU && !set_block)
-        spec.block = 1024;
+        spec.launch.block = 1024;
     int is_src = strcmp(emit, "source") == 0;
     if (t == ORR_TARGET_GPU && !is_src && strcmp(emit, "ptx") && strcmp(emit, "cubin"))
         return usage_error("compile: --emit expects source, ptx or cubin, got '%s'", emit);
@@ -549,7 +549,7 @@ static int cmd_compile(args_t *a)
         size_t len = 0;
         double secs = 0;
         if (orr_hostcc_compile(src, "orrery_gen.c",
-                               orr_hostcc_precision_flags(spec.precision == ORR_DOUBLE), &so, &len,
+                               orr_hostcc_precision_flags(spec.phys.precision == ORR_DOUBLE), &so, &len,
                                &secs, &e)) {
             rc = report(&e);
         } else {
@@ -689,10 +689,10 @@ static int resolve_run(const char *cmd, run_opts *r)
         orr_kspec d;
         orr_kspec_default(&d, ORR_TARGET_CPU);
         if (!r->set_block)
-            r->spec.block = d.block;
-        r->spec.unroll = d.unroll;
-        r->spec.split = d.split;
-        r->spec.ipt = d.ipt;
+            r->spec.launch.block = d.launch.block;
+        r->spec.launch.unroll = d.launch.unroll;
+        r->spec.launch.split = d.launch.split;
+        r->spec.launch.ipt = d.launch.ipt;
     }
     if (orr_kspec_validate(&r->spec, t, &e))
         return usage_error("%s: %s", cmd, e.msg);
@@ -708,9 +708,9 @@ static int resolve_run(const char *cmd, run_opts *r)
  * gravity) cannot run spec, or NULL when it can. */
 static const char *reference_unfit(const orr_kspec *s)
 {
-    if (s->precision != ORR_FLOAT)
+    if (s->phys.precision != ORR_FLOAT)
         return "double precision";
-    if (strcmp(s->force, "gravity") != 0 || s->law)
+    if (strcmp(s->phys.force, "gravity") != 0 || s->phys.law)
         return "another force law";
     return NULL;
 }
@@ -786,16 +786,16 @@ static int cmd_bench(args_t *a)
         if (orr_cuda_usable(0, &e) || orr_cuda_device_info(0, &g, &e))
             return report(&e);
         fprintf(info, "orrery bench: cuda on %s (sm_%d%d, %d SMs), %s\n", g.name, g.cc_major,
-                g.cc_minor, g.sm_count, orr_precision_name(spec.precision));
+                g.cc_minor, g.sm_count, orr_precision_name(spec.phys.precision));
     } else {
         const char *cc, *cpu;
         if (orr_hostcc_identity(&cc, &cpu, &e))
             return report(&e);
         fprintf(info, "orrery bench: cpu on %s, %ld threads, %s\n", cpu,
-                sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec.precision));
+                sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec.phys.precision));
     }
     fprintf(info, "  law %s, softening %g, G %g; Plummer sphere; error vs CPU double on up to "
-            "512 bodies\n", spec.force, spec.softening, spec.G);
+            "512 bodies\n", spec.phys.force, spec.phys.softening, spec.phys.G);
     if (csv)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err\n");
@@ -832,13 +832,13 @@ static int cmd_bench(args_t *a)
                 print_build(info, &row);
             if (csv)
                 printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g\n", row.n, row.backend,
-                       orr_precision_name(row.spec.precision), orr_variant_name(row.variant),
-                       row.spec.block, row.spec.unroll, row.spec.split, row.ms_per_step,
+                       orr_precision_name(row.spec.phys.precision), orr_variant_name(row.variant),
+                       row.spec.launch.block, row.spec.launch.unroll, row.spec.launch.split, row.ms_per_step,
                        row.interactions_per_s, row.gflops, row.max_rel_err);
             else
                 printf("%9ld %-7s %5d %6d %5d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n",
-                       row.n, orr_variant_name(row.variant), row.spec.block, row.spec.unroll,
-                       row.spec.split, row.spec.ranges, row.ms_per_step, row.ms_force,
+                       row.n, orr_variant_name(row.variant), row.spec.launch.block, row.spec.launch.unroll,
+                       row.spec.launch.split, row.spec.launch.ranges, row.ms_per_step, row.ms_force,
                        1e3 / row.ms_per_step, row.interactions_per_s, row.gflops,
                        row.max_rel_err);
             if (!isfinite(row.max_rel_err)) {
@@ -846,7 +846,7 @@ static int cmd_bench(args_t *a)
                 fprintf(stderr, "orrery: bench N=%ld %s: max rel err is %g: non-finite "
                         "accelerations in %s (overflow or NaN; G %g, softening %g)\n", row.n,
                         orr_variant_name(row.variant), row.max_rel_err,
-                        orr_precision_name(row.spec.precision), row.spec.G, row.spec.softening);
+                        orr_precision_name(row.spec.phys.precision), row.spec.phys.G, row.spec.phys.softening);
                 rc = 1;
             }
             if (row.variant == ORR_VARIANT_TILED && k < ORR_CLI_MAX_N)
@@ -866,11 +866,11 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
 {
     const orr_kspec *s = &t->spec;
     char cfg[96];
-    if (s->threads || strcmp((const char *)ctx, "cpu") == 0)
-        snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->block, s->threads);
+    if (s->launch.threads || strcmp((const char *)ctx, "cpu") == 0)
+        snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->launch.block, s->launch.threads);
     else
-        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ranges %s%.0d", s->block,
-                 s->unroll, s->split, s->ranges ? "" : "auto", s->ranges);
+        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ranges %s%.0d", s->launch.block,
+                 s->launch.unroll, s->launch.split, s->launch.ranges ? "" : "auto", s->launch.ranges);
     if (t->ok)
         printf("  %s %-40s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
                t->retimed ? "re-timed" : "        ", cfg, t->ms, t->interactions_per_s,
@@ -919,8 +919,8 @@ static int cmd_tune(args_t *a)
     int rc = 0;
     for (int k = 0; k < nn; k++) {
         orr_tune_result r;
-        printf("tuning %s %s %s for N=%ld%s\n", bname, spec.force,
-               orr_precision_name(spec.precision), ns[k],
+        printf("tuning %s %s %s for N=%ld%s\n", bname, spec.phys.force,
+               orr_precision_name(spec.phys.precision), ns[k],
                o.exhaustive ? " (exhaustive)" : "");
         fflush(stdout);
         if (orr_tune(kind, &spec, ns[k], &o, &r, &e)) {
@@ -934,7 +934,7 @@ static int cmd_tune(args_t *a)
         const orr_kspec *b = &r.best;
         printf("  winner (%s) for N<=%ld: block %d unroll %d split %d threads %d ranges %d: %.4g "
                "ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source, r.n_bucket,
-               b->block, b->unroll, b->split, b->threads, b->ranges, r.best_ms, r.best_interactions_per_s, r.ntrials,
+               b->launch.block, b->launch.unroll, b->launch.split, b->launch.threads, b->launch.ranges, r.best_ms, r.best_interactions_per_s, r.ntrials,
                r.nfailed, r.elapsed_s);
         fflush(stdout);
     }

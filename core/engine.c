@@ -85,8 +85,8 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
     if (!st && (st = orr_kspec_law(&e->spec, &law, err)) == ORR_OK) {
         /* the backend generates its source from this copy: a built-in law
          * is read once; the caller's law pointer is put back afterwards */
-        const struct orr_law *given = e->spec.law;
-        e->spec.law = &law;
+        const struct orr_law *given = e->spec.phys.law;
+        e->spec.phys.law = &law;
         e->nattr = law.nattrs;
         e->nrt = orr_law_runtime_count(&law);
         orr_law_runtime_values(&law, e->rt);
@@ -94,7 +94,7 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
         if (st == ORR_ERR_COMPILE)
             orr_error_context(err, "force law '%s' (%s %s)", law.name,
                               law.builtin ? "from" : "defined at", law.origin);
-        e->spec.law = given;
+        e->spec.phys.law = given;
         orr_law_free(&law);
     }
     if (st) {

@@ -140,13 +140,6 @@ orr_status orr_hostcc_identity(const char **compiler, const char **cpu, orr_erro
     return ORR_OK;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static orr_status write_all(const char *path, const void *data, size_t len, orr_error *err)
 {
     FILE *f = fopen(path, "wb");
@@ -204,10 +197,10 @@ orr_status orr_hostcc_compile(const char *src, const char *name, const char *ext
              extra ? extra : "", so_path, src_path, HOSTCC_LIBS);
     build_argv(words, argv, 64);
     int status = -1;
-    double t0 = now_s();
+    double t0 = orr_now_s();
     st = run_logged(argv, log_path, &status, err);
     if (seconds)
-        *seconds = now_s() - t0;
+        *seconds = orr_now_s() - t0;
     if (st)
         goto done;
     if (orr_read_file(log_path, &log, NULL, NULL) != ORR_OK)

@@ -10,79 +10,97 @@
 #include <stdlib.h>
 #include <string.h>
 
+void orr_physics_default(orr_physics *p)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->force, sizeof p->force, "gravity");
+    p->precision = ORR_FLOAT;
+    p->softening = 0.01;
+    p->G = 1.0;
+}
+
+void orr_launch_default(orr_launch *l, orr_target target)
+{
+    memset(l, 0, sizeof *l);
+    l->block = target == ORR_TARGET_GPU ? 512 : 1024;
+    l->unroll = target == ORR_TARGET_GPU ? 16 : 4;
+    l->split = 1;
+    l->ipt = 1;
+    l->ftz = 1;
+    l->newton = 2;
+}
+
 void orr_kspec_default(orr_kspec *s, orr_target target)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->force, sizeof s->force, "gravity");
-    s->precision = ORR_FLOAT;
-    s->block = target == ORR_TARGET_GPU ? 512 : 1024;
-    s->unroll = target == ORR_TARGET_GPU ? 16 : 4;
-    s->split = 1;
-    s->ipt = 1;
-    s->ftz = 1;
-    s->newton = 2;
-    s->softening = 0.01;
-    s->G = 1.0;
+    orr_physics_default(&s->phys);
+    orr_launch_default(&s->launch, target);
+}
+
+void orr_kspec_reference(const orr_physics *p, orr_kspec *out)
+{
+    out->phys = *p;
+    out->phys.precision = ORR_DOUBLE;
+    orr_launch_default(&out->launch, ORR_TARGET_CPU);
 }
 
 orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *err)
 {
-    if (s->law && strcmp(s->law->name, s->force) != 0)
+    if (s->phys.law && strcmp(s->phys.law->name, s->phys.force) != 0)
         return orr_fail(err, ORR_ERR_ARG, "kernel spec names force law '%s' but carries law '%s'",
-                        s->force, s->law->name);
-    if (!s->force[0] || strspn(s->force, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(s->force))
+                        s->phys.force, s->phys.law->name);
+    if (!s->phys.force[0] || strspn(s->phys.force, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(s->phys.force))
         return orr_fail(err, ORR_ERR_ARG,
-                        "invalid force law name '%s' (lowercase letters, digits, '_')", s->force);
+                        "invalid force law name '%s' (lowercase letters, digits, '_')", s->phys.force);
     if (target == ORR_TARGET_GPU) {
-        if (s->block < 32 || s->block > 1024 || s->block % 32)
+        if (s->launch.block < 32 || s->launch.block > 1024 || s->launch.block % 32)
             return orr_fail(err, ORR_ERR_ARG,
                             "invalid block size %d: must be a multiple of 32 from 32 to 1024",
-                            s->block);
-        if (s->split < 1 || s->split > 32 || (s->split & (s->split - 1)))
+                            s->launch.block);
+        if (s->launch.split < 1 || s->launch.split > 32 || (s->launch.split & (s->launch.split - 1)))
             return orr_fail(err, ORR_ERR_ARG,
                             "invalid split %d: threads per body must be 1, 2, 4, 8, 16 or 32",
-                            s->split);
-        if (s->unroll < 1 || s->unroll > 64)
-            return orr_fail(err, ORR_ERR_ARG, "invalid unroll %d: must be from 1 to 64", s->unroll);
-        if (s->ipt < 1 || s->ipt > 8)
+                            s->launch.split);
+        if (s->launch.unroll < 1 || s->launch.unroll > 64)
+            return orr_fail(err, ORR_ERR_ARG, "invalid unroll %d: must be from 1 to 64", s->launch.unroll);
+        if (s->launch.ipt < 1 || s->launch.ipt > 8)
             return orr_fail(err, ORR_ERR_ARG,
-                            "invalid bodies per thread %d: must be from 1 to 8", s->ipt);
-        if (s->ftz != 0 && s->ftz != 1)
-            return orr_fail(err, ORR_ERR_ARG, "invalid ftz %d: must be 0 or 1", s->ftz);
-        if (s->newton != 1 && s->newton != 2)
-            return orr_fail(err, ORR_ERR_ARG, "invalid newton %d: must be 1 or 2", s->newton);
-        if (s->ranges < 0 || s->ranges > ORR_KSPEC_MAX_RANGES)
+                            "invalid bodies per thread %d: must be from 1 to 8", s->launch.ipt);
+        if (s->launch.ftz != 0 && s->launch.ftz != 1)
+            return orr_fail(err, ORR_ERR_ARG, "invalid ftz %d: must be 0 or 1", s->launch.ftz);
+        if (s->launch.newton != 1 && s->launch.newton != 2)
+            return orr_fail(err, ORR_ERR_ARG, "invalid newton %d: must be 1 or 2", s->launch.newton);
+        if (s->launch.ranges < 0 || s->launch.ranges > ORR_KSPEC_MAX_RANGES)
             return orr_fail(err, ORR_ERR_ARG,
-                            "invalid ranges %d: must be from 0 (automatic) to %d", s->ranges,
+                            "invalid ranges %d: must be from 0 (automatic) to %d", s->launch.ranges,
                             ORR_KSPEC_MAX_RANGES);
-    } else if (s->block < 16 || s->block > (1 << 20)) {
+    } else if (s->launch.block < 16 || s->launch.block > (1 << 20)) {
         return orr_fail(err, ORR_ERR_ARG, "invalid CPU tile size %d: must be from 16 to 1048576",
-                        s->block);
-    } else if (s->threads < 0 || s->threads > 4096) {
+                        s->launch.block);
+    } else if (s->launch.threads < 0 || s->launch.threads > 4096) {
         return orr_fail(err, ORR_ERR_ARG, "invalid thread count %d: must be from 0 (all) to 4096",
-                        s->threads);
+                        s->launch.threads);
     }
-    if (!isfinite(s->softening) || s->softening < 0)
+    if (!isfinite(s->phys.softening) || s->phys.softening < 0)
         return orr_fail(err, ORR_ERR_ARG, "invalid softening %g: must be finite and >= 0",
-                        s->softening);
+                        s->phys.softening);
     /* eps^2 is baked in the spec's precision: it must be 0 or a normal
      * number there, else it flushes to 0 (unsoftened r2 = 0 divides by
      * zero) or overflows */
-    const char *pname = orr_precision_name(s->precision);
-    double lo = s->precision == ORR_DOUBLE ? DBL_MIN : FLT_MIN;
-    double hi = s->precision == ORR_DOUBLE ? DBL_MAX : FLT_MAX;
-    double eps2 = s->softening * s->softening;
-    if (s->softening > 0 && !(eps2 >= lo && eps2 <= hi))
+    const char *pname = orr_precision_name(s->phys.precision);
+    double lo = s->phys.precision == ORR_DOUBLE ? DBL_MIN : FLT_MIN;
+    double hi = s->phys.precision == ORR_DOUBLE ? DBL_MAX : FLT_MAX;
+    double eps2 = s->phys.softening * s->phys.softening;
+    if (s->phys.softening > 0 && !(eps2 >= lo && eps2 <= hi))
         return orr_fail(err, ORR_ERR_ARG, "invalid softening %g: its square %s in %s (softening "
-                        "must be 0 or from %.3g to %.3g)", s->softening,
+                        "must be 0 or from %.3g to %.3g)", s->phys.softening,
                         eps2 < lo ? "underflows" : "overflows", pname, sqrt(lo), sqrt(hi));
-    if (!isfinite(s->G) || fabs(s->G) > hi)
+    if (!isfinite(s->phys.G) || fabs(s->phys.G) > hi)
         return orr_fail(err, ORR_ERR_ARG, "invalid G %g: must be finite and at most %.3g in "
-                        "magnitude in %s", s->G, hi, pname);
+                        "magnitude in %s", s->phys.G, hi, pname);
     for (int k = 0; k < 3; k++)
-        if (!isfinite(s->box[k]) || s->box[k] < 0)
+        if (!isfinite(s->phys.box[k]) || s->phys.box[k] < 0)
             return orr_fail(err, ORR_ERR_ARG, "invalid box length %g on axis %c: must be finite "
-                            "and >= 0 (0 = open)", s->box[k], "xyz"[k]);
+                            "and >= 0 (0 = open)", s->phys.box[k], "xyz"[k]);
     return ORR_OK;
 }
 
@@ -101,7 +119,7 @@ static orr_status append_file(orr_buf *b, const char *name, orr_error *err)
 
 orr_status orr_kspec_law(const orr_kspec *s, orr_law *out, orr_error *err)
 {
-    return s->law ? orr_law_copy(out, s->law, err) : orr_law_builtin(s->force, out, err);
+    return s->phys.law ? orr_law_copy(out, s->phys.law, err) : orr_law_builtin(s->phys.force, out, err);
 }
 
 orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err)
@@ -111,11 +129,11 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
         return st;
     /* validated: e2 is 0 or normal in the spec's precision, so ORR_SOFTENED
      * says exactly whether r2 = d2 + ORR_EPS2 can be 0 */
-    const double e2 = s->softening * s->softening;
+    const double e2 = s->phys.softening * s->phys.softening;
     char eps[64], eps2[64], g[64];
-    orr_hexfloat(eps, sizeof eps, s->softening);
+    orr_hexfloat(eps, sizeof eps, s->phys.softening);
     orr_hexfloat(eps2, sizeof eps2, e2);
-    orr_hexfloat(g, sizeof g, s->G);
+    orr_hexfloat(g, sizeof g, s->phys.G);
     orr_buf b = {0};
     int bad = orr_buf_printf(
         &b,
@@ -123,24 +141,24 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
         "#define ORR_BLOCK %d\n"
         "#define ORR_SOFTENING %s /* %.17g */\n#define ORR_EPS2 %s\n"
         "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n",
-        s->force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->block, eps, s->softening, eps2,
-        e2 > 0 ? 1 : 0, g, s->G);
+        s->phys.force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->launch.block, eps, s->phys.softening, eps2,
+        e2 > 0 ? 1 : 0, g, s->phys.G);
     for (int k = 0; k < 3; k++) {
         char l[64], inv[64];
-        orr_hexfloat(l, sizeof l, s->box[k]);
-        orr_hexfloat(inv, sizeof inv, s->box[k] > 0 ? 1.0 / s->box[k] : 0.0);
+        orr_hexfloat(l, sizeof l, s->phys.box[k]);
+        orr_hexfloat(inv, sizeof inv, s->phys.box[k] > 0 ? 1.0 / s->phys.box[k] : 0.0);
         bad = bad || orr_buf_printf(&b, "#define ORR_BOX_%c %s\n#define ORR_INV_BOX_%c %s\n",
                                     "XYZ"[k], l, "XYZ"[k], inv);
     }
     bad = bad || orr_buf_printf(&b, "#define ORR_PERIODIC %d\n",
-                                s->box[0] > 0 || s->box[1] > 0 || s->box[2] > 0);
+                                s->phys.box[0] > 0 || s->phys.box[1] > 0 || s->phys.box[2] > 0);
     if (target == ORR_TARGET_CPU)
         bad = bad || orr_buf_printf(&b, "#define ORR_DOUBLE %d\n#define ORR_THREADS %d\n",
-                                    s->precision == ORR_DOUBLE, s->threads);
+                                    s->phys.precision == ORR_DOUBLE, s->launch.threads);
     else   /* GPU-only constants stay out of CPU sources (and their cache keys) */
         bad = bad || orr_buf_printf(&b, "#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n"
                                     "#define ORR_IPT %d\n#define ORR_RSQRT64_NEWTON %d\n",
-                                    s->unroll, s->split, s->ipt, s->newton);
+                                    s->launch.unroll, s->launch.split, s->launch.ipt, s->launch.newton);
     if (bad) {
         orr_buf_free(&b);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
@@ -171,7 +189,7 @@ void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT])
                                          "orr_kick<double>", "orr_drift<double>",
                                          "orr_potential<double>", "orr_combine<double>"};
     for (int k = 0; k < ORR_K_COUNT; k++)
-        exprs[k] = s->precision == ORR_DOUBLE ? d[k] : f[k];
+        exprs[k] = s->phys.precision == ORR_DOUBLE ? d[k] : f[k];
 }
 
 int orr_kspec_nvrtc_options(const orr_kspec *s, const char *opts[ORR_KSPEC_MAX_OPTS])
@@ -179,7 +197,7 @@ int orr_kspec_nvrtc_options(const orr_kspec *s, const char *opts[ORR_KSPEC_MAX_O
     int n = 0;
     opts[n++] = "-std=c++17";
     opts[n++] = "--fmad=true";
-    opts[n++] = s->ftz ? "--ftz=true" : "--ftz=false";
+    opts[n++] = s->launch.ftz ? "--ftz=true" : "--ftz=false";
     return n;
 }
 
@@ -220,9 +238,9 @@ orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err)
 
 void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size)
 {
-    int n = snprintf(buf, size, "%s %s block=%d unroll=%d split=%d ipt=%d eps=%g G=%g", s->force,
-                     orr_precision_name(s->precision), s->block, s->unroll, s->split, s->ipt,
-                     s->softening, s->G);
-    if (n >= 0 && (size_t)n < size && (s->box[0] > 0 || s->box[1] > 0 || s->box[2] > 0))
-        snprintf(buf + n, size - (size_t)n, " box=%g,%g,%g", s->box[0], s->box[1], s->box[2]);
+    int n = snprintf(buf, size, "%s %s block=%d unroll=%d split=%d ipt=%d eps=%g G=%g", s->phys.force,
+                     orr_precision_name(s->phys.precision), s->launch.block, s->launch.unroll, s->launch.split, s->launch.ipt,
+                     s->phys.softening, s->phys.G);
+    if (n >= 0 && (size_t)n < size && (s->phys.box[0] > 0 || s->phys.box[1] > 0 || s->phys.box[2] > 0))
+        snprintf(buf + n, size - (size_t)n, " box=%g,%g,%g", s->phys.box[0], s->phys.box[1], s->phys.box[2]);
 }

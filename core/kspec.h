@@ -1,5 +1,6 @@
-/* kspec: a kernel specification (force law, precision, block size, unroll,
- * threads per body, softening, G) and the generated source it becomes.
+/* kspec: a kernel specification, the physics (force law, precision,
+ * softening, G, box) and the launch configuration (block size, unroll,
+ * threads per body, ...), and the generated source it becomes.
  * Block, unroll, split, softening and G are baked in as compile-time
  * constants (floating values as exact hex-float literals); on the GPU the
  * precision is a template parameter chosen by name expression, on the CPU a
@@ -21,11 +22,23 @@ typedef enum { ORR_VARIANT_TILED = 0, ORR_VARIANT_NAIVE = 1, ORR_VARIANT_REFEREN
 
 struct orr_law;   /* law.h */
 
+/* The physics a kernel computes: the same whatever the launch settings,
+ * and the same on every rank of a distributed run. */
 typedef struct {
     char force[64];           /* law name: kernels_src/forces/<force>.h; "gravity" */
     const struct orr_law *law; /* the law (borrowed: it must outlive the spec), or NULL:
                                  the built-in `force` with its default params */
     orr_precision precision;  /* ORR_FLOAT */
+    double softening;         /* Plummer softening length epsilon (0.01) */
+    double G;                 /* coupling constant (1) */
+    double box[3];            /* periodic box lengths per axis; 0 = open (0, 0, 0).
+                                 Bodies live in [0, L); separations use the
+                                 minimum image. */
+} orr_physics;
+
+/* How the kernels are built and launched: what the tuner varies.  None of
+ * it changes the physics (ftz and newton change the last bits). */
+typedef struct {
     int block;                /* GPU: threads per block = bodies per tile (512);
                                  CPU: j-tile length (1024) */
     int unroll;               /* GPU inner-loop unroll factor (16) */
@@ -42,17 +55,25 @@ typedef struct {
                                  0 = chosen from the kernel's occupancy so the
                                  last wave of blocks fills the GPU (0) */
     int threads;              /* CPU OpenMP threads; 0 = the OpenMP default (0) */
-    double softening;         /* Plummer softening length epsilon (0.01) */
-    double G;                 /* coupling constant (1) */
-    double box[3];            /* periodic box lengths per axis; 0 = open (0, 0, 0).
-                                 Bodies live in [0, L); separations use the
-                                 minimum image. */
+} orr_launch;
+
+/* A kernel specification: the physics and the launch configuration. */
+typedef struct {
+    orr_physics phys;
+    orr_launch launch;
 } orr_kspec;
 
 #define ORR_KSPEC_MAX_RANGES 64
 
-/* Fills the defaults for a target (see the field comments). */
+/* Fill the defaults (see the field comments); the launch defaults depend
+ * on the target. */
+void orr_physics_default(orr_physics *p);
+void orr_launch_default(orr_launch *l, orr_target target);
 void orr_kspec_default(orr_kspec *s, orr_target target);
+
+/* The reference spec for physics p: the CPU backend in double with its
+ * default launch settings (what verification and the tuner compare with). */
+void orr_kspec_reference(const orr_physics *p, orr_kspec *out);
 
 /* Checks the device-independent limits: block a multiple of 32 (GPU) from 32
  * to 1024, split dividing block, unroll 1..64, softening 0 or with a square

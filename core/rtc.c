@@ -218,13 +218,6 @@ done:
     return st;
 }
 
-static double mono_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The first line of log containing "error" (else the first non-empty line);
  * sets *len to its length without the line ending.  NULL when empty. */
 static const char *first_error_line(const char *log, int *len)
@@ -299,9 +292,9 @@ orr_status orr_rtc_compile(const char *src, const char *name, const char *arch,
     for (int i = 0; i < nexprs; i++)
         NV_CHECK(nvrtcAddNameExpression, (prog, name_exprs[i]));
 
-    double t0 = mono_seconds();
+    double t0 = orr_now_s();
     nvrtcResult cr = p_nvrtcCompileProgram(prog, nopts + 1, argv);
-    out->seconds = mono_seconds() - t0;
+    out->seconds = orr_now_s() - t0;
 
     /* The log first, whatever the result: it holds warnings on success. */
     size_t log_size = 0;

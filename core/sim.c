@@ -9,6 +9,7 @@
 #include "sim.h"
 #include "bench.h"
 #include "tune.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -205,9 +206,9 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
     if (c->damping != 1 && *integ != &integ_euler)
         return orr_fail(err, ORR_ERR_ARG, "damping applies to the euler integrator only");
     const char *force = c->law ? c->law->name : c->force ? c->force : "gravity";
-    if (!force[0] || strlen(force) >= sizeof(((orr_kspec *)0)->force))
+    if (!force[0] || strlen(force) >= sizeof(((orr_kspec *)0)->phys.force))
         return orr_fail(err, ORR_ERR_ARG, "force must be a name of 1 to %zu characters (got '%s')",
-                        sizeof(((orr_kspec *)0)->force) - 1, force);
+                        sizeof(((orr_kspec *)0)->phys.force) - 1, force);
     return ORR_OK;
 }
 
@@ -274,12 +275,12 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
 
     orr_kspec spec;
     orr_kspec_default(&spec, kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU);
-    snprintf(spec.force, sizeof spec.force, "%s", s->force);
-    spec.law = &s->law;
-    spec.precision = c->precision;
-    spec.softening = c->softening;
-    spec.G = c->G;
-    memcpy(spec.box, c->box, sizeof spec.box);
+    snprintf(spec.phys.force, sizeof spec.phys.force, "%s", s->force);
+    spec.phys.law = &s->law;
+    spec.phys.precision = c->precision;
+    spec.phys.softening = c->softening;
+    spec.phys.G = c->G;
+    memcpy(spec.phys.box, c->box, sizeof spec.phys.box);
     snprintf(s->kspec_source, sizeof s->kspec_source, "default");
     if (c->tune == ORR_SIM_TUNE_ON || (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA)) {
         orr_tune_options o;
@@ -562,18 +563,12 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
     if (!idx || !got || !ref)
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     for (long k = 0; !st && k < ni; k++)
-        idx[k] = (long)((double)k * (double)n / (double)ni);
+        idx[k] = orr_sample_index(k, n, ni);
     if (!st)
         st = orr_engine_accel_sample(s->engine, ni, idx, got, err);
     s->acc_valid = 0;   /* the GPU's sample run overwrote the acceleration buffer */
     orr_kspec spec;
-    orr_kspec_default(&spec, ORR_TARGET_CPU);
-    snprintf(spec.force, sizeof spec.force, "%s", s->law.name);
-    spec.law = &s->law;
-    spec.precision = ORR_DOUBLE;
-    spec.softening = s->cfg.softening;
-    spec.G = s->cfg.G;
-    memcpy(spec.box, s->cfg.box, sizeof spec.box);
+    orr_kspec_reference(&s->engine->spec.phys, &spec);
     if (!st)
         st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
     if (!st) {
@@ -637,15 +632,7 @@ void orr_sim_set_time_compensation(orr_sim *s, double c)
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err)
 {
-    orr_kspec k = s->engine->spec;
-    k.block = spec->block;
-    k.unroll = spec->unroll;
-    k.split = spec->split;
-    k.ipt = spec->ipt;
-    k.ftz = spec->ftz;
-    k.newton = spec->newton;
-    k.threads = spec->threads;
-    k.ranges = spec->ranges;
+    orr_kspec k = {.phys = s->engine->spec.phys, .launch = spec->launch};
     orr_status st = switch_engine(s, &k, err);
     if (!st)
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);

@@ -343,21 +343,21 @@ static orr_status write_kernel(hid_t file, orr_sim *s, const char *path, orr_err
     const char *source;
     const orr_kspec *k = orr_sim_kspec(s, &source);
     hid_t g = H5Gcreate2(file, "Kernel", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = g < 0 ? -1 : put_int(g, "block", k->block);
+    herr_t r = g < 0 ? -1 : put_int(g, "block", k->launch.block);
     if (r >= 0)
-        r = put_int(g, "unroll", k->unroll);
+        r = put_int(g, "unroll", k->launch.unroll);
     if (r >= 0)
-        r = put_int(g, "split", k->split);
+        r = put_int(g, "split", k->launch.split);
     if (r >= 0)
-        r = put_int(g, "ipt", k->ipt);
+        r = put_int(g, "ipt", k->launch.ipt);
     if (r >= 0)
-        r = put_int(g, "ftz", k->ftz);
+        r = put_int(g, "ftz", k->launch.ftz);
     if (r >= 0)
-        r = put_int(g, "newton", k->newton);
+        r = put_int(g, "newton", k->launch.newton);
     if (r >= 0)
-        r = put_int(g, "threads", k->threads);
+        r = put_int(g, "threads", k->launch.threads);
     if (r >= 0)
-        r = put_int(g, "ranges", k->ranges);
+        r = put_int(g, "ranges", k->launch.ranges);
     if (r >= 0)
         r = put_string(g, "source", source);
     close_id(&g, H5Gclose);
@@ -1204,20 +1204,20 @@ static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, 
     if (g < 0)
         return err ? err->code : ORR_ERR_IO;
     orr_kspec *k = &ck->kspec;
-    int rc = need_attr(g, "Kernel", "block", H5T_NATIVE_INT, 1, &k->block, path, err);
+    int rc = need_attr(g, "Kernel", "block", H5T_NATIVE_INT, 1, &k->launch.block, path, err);
     if (rc > 0)
-        rc = need_attr(g, "Kernel", "unroll", H5T_NATIVE_INT, 1, &k->unroll, path, err);
+        rc = need_attr(g, "Kernel", "unroll", H5T_NATIVE_INT, 1, &k->launch.unroll, path, err);
     if (rc > 0)
-        rc = need_attr(g, "Kernel", "split", H5T_NATIVE_INT, 1, &k->split, path, err);
+        rc = need_attr(g, "Kernel", "split", H5T_NATIVE_INT, 1, &k->launch.split, path, err);
     if (rc > 0)
-        rc = need_attr(g, "Kernel", "ipt", H5T_NATIVE_INT, 1, &k->ipt, path, err);
+        rc = need_attr(g, "Kernel", "ipt", H5T_NATIVE_INT, 1, &k->launch.ipt, path, err);
     if (rc > 0)
-        rc = need_attr(g, "Kernel", "ftz", H5T_NATIVE_INT, 1, &k->ftz, path, err);
+        rc = need_attr(g, "Kernel", "ftz", H5T_NATIVE_INT, 1, &k->launch.ftz, path, err);
     if (rc > 0)
-        rc = need_attr(g, "Kernel", "newton", H5T_NATIVE_INT, 1, &k->newton, path, err);
+        rc = need_attr(g, "Kernel", "newton", H5T_NATIVE_INT, 1, &k->launch.newton, path, err);
     if (rc > 0)
-        rc = need_attr(g, "Kernel", "threads", H5T_NATIVE_INT, 1, &k->threads, path, err);
-    if (rc > 0 && get_attr(g, "Kernel", "ranges", H5T_NATIVE_INT, 1, &k->ranges, path, err) < 0)
+        rc = need_attr(g, "Kernel", "threads", H5T_NATIVE_INT, 1, &k->launch.threads, path, err);
+    if (rc > 0 && get_attr(g, "Kernel", "ranges", H5T_NATIVE_INT, 1, &k->launch.ranges, path, err) < 0)
         rc = -1;   /* absent (checkpoints before j-ranges): 0, automatic */
     if (rc > 0 && get_string(g, "Kernel", "source", ck->kspec_source, sizeof ck->kspec_source,
                              path, err) < 0)
@@ -1455,9 +1455,9 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
     const orr_kspec *k = orr_sim_kspec(s, NULL);
     const orr_kspec *w = &ck->kspec;
     if (!st && strcmp(orr_sim_engine(s)->ops->name, ck->backend) == 0 &&
-        (k->block != w->block || k->unroll != w->unroll || k->split != w->split ||
-         k->ipt != w->ipt || k->ftz != w->ftz || k->newton != w->newton ||
-         k->threads != w->threads || k->ranges != w->ranges))
+        (k->launch.block != w->launch.block || k->launch.unroll != w->launch.unroll || k->launch.split != w->launch.split ||
+         k->launch.ipt != w->launch.ipt || k->launch.ftz != w->launch.ftz || k->launch.newton != w->launch.newton ||
+         k->launch.threads != w->launch.threads || k->launch.ranges != w->launch.ranges))
         st = orr_sim_set_kspec(s, w, "checkpoint", err);
     if (st) {
         orr_sim_destroy(s);

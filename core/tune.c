@@ -1,5 +1,6 @@
 /* tune: the autotuner and its JSON store (see tune.h). */
 #include "tune.h"
+#include "util.h"
 #include "bench.h"
 #include "cuda.h"
 #include "hostcc.h"
@@ -47,13 +48,6 @@
 #define CANON_CPU_BLOCK 1024
 #define CANON_UNROLL 4
 #define MAX_TUNED_RANGES 8       /* j-ranges the tuner tries: 1..8 or automatic */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 /* ---- identity ------------------------------------------------------------ */
 
@@ -110,11 +104,11 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     orr_kspec def;
     orr_kspec_default(&def, id->target);
     id->base = *base_spec;
-    id->base.block = def.block;
-    id->base.unroll = def.unroll;
-    id->base.split = def.split;
-    id->base.threads = def.threads;
-    id->base.ranges = def.ranges;
+    id->base.launch.block = def.launch.block;
+    id->base.launch.unroll = def.launch.unroll;
+    id->base.launch.split = def.launch.split;
+    id->base.launch.threads = def.launch.threads;
+    id->base.launch.ranges = def.launch.ranges;
     if ((st = orr_kspec_validate(&id->base, id->target, err)) != ORR_OK)
         return st;
 
@@ -137,10 +131,10 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     /* kernel identity: the source with canonical tuned values, and what the
      * source does not show */
     orr_kspec canon = id->base;
-    canon.block = id->target == ORR_TARGET_GPU ? CANON_GPU_BLOCK : CANON_CPU_BLOCK;
-    canon.unroll = CANON_UNROLL;
-    canon.split = 1;
-    canon.threads = 0;
+    canon.launch.block = id->target == ORR_TARGET_GPU ? CANON_GPU_BLOCK : CANON_CPU_BLOCK;
+    canon.launch.unroll = CANON_UNROLL;
+    canon.launch.split = 1;
+    canon.launch.threads = 0;
     char *src = NULL;
     if ((st = orr_kspec_source(&canon, id->target, &src, err)) != ORR_OK)
         return st;
@@ -154,7 +148,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     orr_kkey_add_str(&kb, "orrery-tune-1");
     orr_kkey_add_str(&kb, id->target == ORR_TARGET_GPU ? "gpu" : "cpu");
     orr_kkey_add_str(&kb, src);
-    orr_kkey_add_str(&kb, orr_precision_name(id->base.precision));
+    orr_kkey_add_str(&kb, orr_precision_name(id->base.phys.precision));
     orr_kkey_add_str(&kb, bucket);
     if (id->target == ORR_TARGET_GPU) {
         const char *opts[ORR_KSPEC_MAX_OPTS];
@@ -452,7 +446,7 @@ __attribute__((format(printf, 3, 4))) static void note_add(char *note, size_t si
 
 static int gpu_fits(const ident *id, int block)
 {
-    size_t elem = id->base.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    size_t elem = id->base.phys.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
     int maxb = id->gpu.max_threads_per_block < 1024 ? id->gpu.max_threads_per_block : 1024;
     return block >= 32 && block <= maxb && block % 32 == 0 &&
            (size_t)block * 4 * elem <= (size_t)id->gpu.max_shared_per_block;
@@ -463,16 +457,16 @@ static int entry_spec(const ident *id, const cJSON *e, orr_kspec *spec, double *
 {
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
     *spec = id->base;
-    if (!int_item(best, "block", &spec->block) || !int_item(best, "unroll", &spec->unroll) ||
-        !int_item(best, "split", &spec->split) || !int_item(best, "threads", &spec->threads))
+    if (!int_item(best, "block", &spec->launch.block) || !int_item(best, "unroll", &spec->launch.unroll) ||
+        !int_item(best, "split", &spec->launch.split) || !int_item(best, "threads", &spec->launch.threads))
         return 0;
-    if (!int_item(best, "ranges", &spec->ranges))   /* absent in stores before ranges */
-        spec->ranges = 0;
+    if (!int_item(best, "ranges", &spec->launch.ranges))   /* absent in stores before ranges */
+        spec->launch.ranges = 0;
     if (!num_item(best, "ms", ms))
         *ms = -1;
     if (orr_kspec_validate(spec, id->target, NULL) != ORR_OK)
         return 0;
-    return id->target == ORR_TARGET_CPU || gpu_fits(id, spec->block);
+    return id->target == ORR_TARGET_CPU || gpu_fits(id, spec->launch.block);
 }
 
 static void result_init(orr_tune_result *r, const ident *id)
@@ -562,7 +556,7 @@ static int max_split(const tuner *t)
     /* blocks launched = ceil(n split / (block ipt)) may be at most ~8x the
      * blocks that fill the GPU (sm_count * 2048 / block): the block size
      * cancels, so the limit is on n split / ipt */
-    double fill = 8.0 * t->id.gpu.sm_count * 2048.0 * t->id.base.ipt;
+    double fill = 8.0 * t->id.gpu.sm_count * 2048.0 * t->id.base.launch.ipt;
     int s = 1;
     while (s < 32 && (double)t->id.n * (2 * s) <= fill)
         s *= 2;
@@ -679,11 +673,11 @@ static int budget_left(const tuner *t)
 static orr_kspec spec_of(const tuner *t, params p)
 {
     orr_kspec s = t->id.base;
-    s.block = p.block;
-    s.unroll = p.unroll;
-    s.split = p.split;
-    s.threads = p.threads;
-    s.ranges = p.ranges;
+    s.launch.block = p.block;
+    s.launch.unroll = p.unroll;
+    s.launch.split = p.split;
+    s.launch.threads = p.threads;
+    s.launch.ranges = p.ranges;
     return s;
 }
 
@@ -767,7 +761,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
                                       t->id.device, NULL, 0, &e);
     if (eng)
         tr.compile_s = eng->build.compile_s;
-    double t0 = now_s();   /* the budget is device time: building does not count */
+    double t0 = orr_now_s();   /* the budget is device time: building does not count */
     if (!st)
         st = orr_engine_set_state(eng, t->pos, t->vel, &e);
     if (!st && t->attr)
@@ -813,7 +807,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
                 snprintf(tr.why, sizeof tr.why, "timing gave %g ms", tr.ms);
         }
     }
-    t->spent_s += now_s() - t0;   /* verifying and timing */
+    t->spent_s += orr_now_s() - t0;   /* verifying and timing */
     if (st && !tr.why[0])
         set_why(&tr, e.msg[0] ? e.msg : orr_status_name(st));
     orr_engine_destroy(eng);
@@ -849,7 +843,7 @@ static orr_status try_params(tuner *t, params p, int *spent, orr_error *err)
 
 static params default_params(const tuner *t)
 {
-    params p = {t->id.base.block, t->id.base.unroll, t->id.base.split, t->id.base.threads, 0};
+    params p = {t->id.base.launch.block, t->id.base.launch.unroll, t->id.base.launch.split, t->id.base.launch.threads, 0};
     return p;
 }
 
@@ -890,7 +884,7 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
          * (1024 per SM; enough for this compute-bound kernel), and 4x that;
          * when N alone does that, split 1 only (refinement may still try 2) */
         int smax = max_split(t), sfill = 1;
-        double half = (double)t->id.gpu.sm_count * 1024.0 * t->id.base.ipt;
+        double half = (double)t->id.gpu.sm_count * 1024.0 * t->id.base.launch.ipt;
         while (sfill < smax && (double)t->id.n * sfill < half)
             sfill *= 2;
         int splits[3] = {sfill, smax < 4 * sfill ? smax : 4 * sfill, 1};
@@ -926,7 +920,7 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         half *= 2;
     int threads[3] = {1, half, t->id.nproc};
     for (int k = 0; !st && k < 3; k++) {
-        params p = {t->id.base.block, 4, 1, threads[k], 0};
+        params p = {t->id.base.launch.block, 4, 1, threads[k], 0};
         st = try_params(t, p, spent, err);
     }
     int th = t->best >= 0 ? t->tried[t->best].threads : 0;
@@ -1091,13 +1085,7 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
 static orr_status reference(tuner *t, orr_error *err)
 {
     orr_kspec rs;
-    orr_kspec_default(&rs, ORR_TARGET_CPU);
-    memcpy(rs.force, t->id.base.force, sizeof rs.force);
-    rs.law = t->id.base.law;
-    rs.precision = ORR_DOUBLE;
-    rs.softening = t->id.base.softening;
-    rs.G = t->id.base.G;
-    memcpy(rs.box, t->id.base.box, sizeof rs.box);
+    orr_kspec_reference(&t->id.base.phys, &rs);
     const char *which = "CPU";
     orr_engine *eng = NULL;
     orr_status st = orr_engine_create(&eng, ORR_BACKEND_CPU, &rs, ORR_VARIANT_TILED, t->id.n, 0,
@@ -1109,8 +1097,8 @@ static orr_status reference(tuner *t, orr_error *err)
         orr_error_clear(err);
         which = "CUDA";
         rs = t->id.base;
-        rs.precision = ORR_DOUBLE;
-        rs.newton = 2;
+        rs.phys.precision = ORR_DOUBLE;
+        rs.launch.newton = 2;
         st = orr_engine_create(&eng, ORR_BACKEND_CUDA, &rs, ORR_VARIANT_TILED, t->id.n,
                                t->id.device, NULL, 0, err);
     }
@@ -1157,16 +1145,16 @@ static cJSON *make_entry(const tuner *t, int winner, double ms)
               !cJSON_AddStringToObject(e, "kernel", t->id.kernel) ||
               !cJSON_AddStringToObject(e, "backend", orr_backend_name(t->id.kind)) ||
               !cJSON_AddNumberToObject(e, "n_bucket", (double)t->id.n_bucket) ||
-              !cJSON_AddStringToObject(e, "precision", orr_precision_name(t->id.base.precision)) ||
-              !cJSON_AddStringToObject(e, "force", t->id.base.force) ||
+              !cJSON_AddStringToObject(e, "precision", orr_precision_name(t->id.base.phys.precision)) ||
+              !cJSON_AddStringToObject(e, "force", t->id.base.phys.force) ||
               !cJSON_AddBoolToObject(e, "exhaustive", t->o->exhaustive != 0) ||
               !cJSON_AddNumberToObject(e, "budget_s", t->budget_s);
     cJSON *best = bad ? NULL : cJSON_AddObjectToObject(e, "best");
-    bad = bad || !best || !cJSON_AddNumberToObject(best, "block", w->block) ||
-          !cJSON_AddNumberToObject(best, "unroll", w->unroll) ||
-          !cJSON_AddNumberToObject(best, "split", w->split) ||
-          !cJSON_AddNumberToObject(best, "threads", w->threads) ||
-          !cJSON_AddNumberToObject(best, "ranges", w->ranges) ||
+    bad = bad || !best || !cJSON_AddNumberToObject(best, "block", w->launch.block) ||
+          !cJSON_AddNumberToObject(best, "unroll", w->launch.unroll) ||
+          !cJSON_AddNumberToObject(best, "split", w->launch.split) ||
+          !cJSON_AddNumberToObject(best, "threads", w->launch.threads) ||
+          !cJSON_AddNumberToObject(best, "ranges", w->launch.ranges) ||
           !cJSON_AddNumberToObject(best, "ms", ms) ||
           !cJSON_AddNumberToObject(best, "interactions_per_s",
                                    (double)t->id.n * (double)t->id.n / (ms * 1e-3));
@@ -1180,11 +1168,11 @@ static cJSON *make_entry(const tuner *t, int winner, double ms)
             cJSON_Delete(o);
             break;
         }
-        bad = !cJSON_AddNumberToObject(o, "block", tr->spec.block) ||
-              !cJSON_AddNumberToObject(o, "unroll", tr->spec.unroll) ||
-              !cJSON_AddNumberToObject(o, "split", tr->spec.split) ||
-              !cJSON_AddNumberToObject(o, "threads", tr->spec.threads) ||
-              !cJSON_AddNumberToObject(o, "ranges", tr->spec.ranges) ||
+        bad = !cJSON_AddNumberToObject(o, "block", tr->spec.launch.block) ||
+              !cJSON_AddNumberToObject(o, "unroll", tr->spec.launch.unroll) ||
+              !cJSON_AddNumberToObject(o, "split", tr->spec.launch.split) ||
+              !cJSON_AddNumberToObject(o, "threads", tr->spec.launch.threads) ||
+              !cJSON_AddNumberToObject(o, "ranges", tr->spec.launch.ranges) ||
               !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
               !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||
               !cJSON_AddBoolToObject(o, "ok", tr->ok) ||
@@ -1209,7 +1197,7 @@ void orr_tune_options_default(orr_tune_options *o)
 orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, long n,
                            orr_tune_result *result, int *found, orr_error *err)
 {
-    double t0 = now_s();
+    double t0 = orr_now_s();
     ident id;
     *found = 0;
     memset(result, 0, sizeof *result);
@@ -1218,14 +1206,14 @@ orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, lo
         return st;
     result_init(result, &id);
     st = lookup(&id, 0, 0, result, found, err);
-    result->elapsed_s = now_s() - t0;
+    result->elapsed_s = orr_now_s() - t0;
     return st;
 }
 
 orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
                     const orr_tune_options *options, orr_tune_result *result, orr_error *err)
 {
-    double t0 = now_s();
+    double t0 = orr_now_s();
     orr_tune_options defaults;
     orr_tune_options_default(&defaults);
     const orr_tune_options *o = options ? options : &defaults;
@@ -1248,13 +1236,13 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         return st;
     if (found && !o->retune) {
         *result = stored;
-        result->elapsed_s = now_s() - t0;
+        result->elapsed_s = orr_now_s() - t0;
         return ORR_OK;
     }
     memcpy(result->note, stored.note, sizeof result->note);
 
     t.budget_s = o->budget_s > 0 ? o->budget_s : DEFAULT_BUDGET_S;
-    t.tol = t.id.base.precision == ORR_DOUBLE ? TOL_DOUBLE : TOL_FLOAT;
+    t.tol = t.id.base.phys.precision == ORR_DOUBLE ? TOL_DOUBLE : TOL_FLOAT;
     if (t.id.target == ORR_TARGET_CPU) {
         for (int th = 1; th < t.id.nproc && t.nthreads < 30; th *= 2)
             t.cpu_threads[t.nthreads++] = th;
@@ -1272,7 +1260,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
     }
     for (long k = 0; k < t.ni; k++)
-        t.idx[k] = (long)((double)k * n / t.ni);
+        t.idx[k] = orr_sample_index(k, n, t.ni);
     st = orr_bench_bodies(&t.id.base, n, TUNE_SEED, t.pos, t.vel, &t.attr, err);
     int ctx_held = 0;
     if (!st && t.id.target == ORR_TARGET_GPU) {   /* keep one context across all candidates */
@@ -1299,7 +1287,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         orr_cuda_ctx_release(t.id.device);
     if (st) {
         tuner_free(&t);
-        result->elapsed_s = now_s() - t0;
+        result->elapsed_s = orr_now_s() - t0;
         return st;
     }
 
@@ -1322,7 +1310,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
     result->ntrials = t.ntrials;
     tuner_free(&t);
-    result->elapsed_s = now_s() - t0;
+    result->elapsed_s = orr_now_s() - t0;
     return ORR_OK;
 }
 

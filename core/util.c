@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int buf_reserve(orr_buf *b, size_t extra)
 {
@@ -86,4 +87,16 @@ orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *e
 void orr_hexfloat(char *buf, size_t size, double v)
 {
     snprintf(buf, size, "%a", v);
+}
+
+double orr_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+long orr_sample_index(long k, long n, long ni)
+{
+    return (long)((double)k * (double)n / (double)ni);
 }

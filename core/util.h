@@ -22,6 +22,13 @@ void orr_buf_free(orr_buf *b);
 /* Reads a whole file into *out (heap, NUL-terminated, *len bytes). */
 orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *err);
 
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals. */
+double orr_now_s(void);
+
+/* The k-th of ni sample indices spread evenly over n bodies (k < ni <= n):
+ * floor(k n / ni).  Verification, benchmarks and the tuner sample alike. */
+long orr_sample_index(long k, long n, long ni);
+
 /* Formats a double as an exact C hex-float literal ("0x1.99999999999ap-4"). */
 void orr_hexfloat(char *buf, size_t size, double v);
 

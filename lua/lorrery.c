@@ -3,12 +3,12 @@
  * files share: errors positioned at the user's line, value descriptions for
  * messages, option-table key checks. */
 #include "lorrery.h"
+#include "util.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef ORR_VERSION
@@ -169,9 +169,7 @@ static int l_isatty(lua_State *L)
  * CPU time of every thread). */
 static int l_clock(lua_State *L)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    lua_pushnumber(L, (lua_Number)ts.tv_sec + 1e-9 * (lua_Number)ts.tv_nsec);
+    lua_pushnumber(L, (lua_Number)orr_now_s());
     return 1;
 }
 

@@ -577,11 +577,11 @@ static void tune_line(const void *trial, void *ctx)
     const orr_tune_trial *t = trial;
     if (t->ok)
         fprintf(stderr, "  %sblock %d unroll %d split %d threads %d: %.4g ms, %.3e "
-                "interactions/s, verified\n", t->retimed ? "re-timed " : "", t->spec.block,
-                t->spec.unroll, t->spec.split, t->spec.threads, t->ms, t->interactions_per_s);
+                "interactions/s, verified\n", t->retimed ? "re-timed " : "", t->spec.launch.block,
+                t->spec.launch.unroll, t->spec.launch.split, t->spec.launch.threads, t->ms, t->interactions_per_s);
     else
-        fprintf(stderr, "  block %d unroll %d split %d threads %d: rejected: %s\n", t->spec.block,
-                t->spec.unroll, t->spec.split, t->spec.threads, t->why);
+        fprintf(stderr, "  block %d unroll %d split %d threads %d: rejected: %s\n", t->spec.launch.block,
+                t->spec.launch.unroll, t->spec.launch.split, t->spec.launch.threads, t->why);
 }
 
 static int sim_tune(lua_State *L)
@@ -662,15 +662,15 @@ static int sim_index(lua_State *L)
         const char *source;
         const orr_kspec *k = orr_sim_kspec(s, &source);
         lua_createtable(L, 0, 8);
-        lua_pushinteger(L, k->block);
+        lua_pushinteger(L, k->launch.block);
         lua_setfield(L, -2, "block");
-        lua_pushinteger(L, k->unroll);
+        lua_pushinteger(L, k->launch.unroll);
         lua_setfield(L, -2, "unroll");
-        lua_pushinteger(L, k->split);
+        lua_pushinteger(L, k->launch.split);
         lua_setfield(L, -2, "split");
-        lua_pushinteger(L, k->ipt);
+        lua_pushinteger(L, k->launch.ipt);
         lua_setfield(L, -2, "ipt");
-        lua_pushinteger(L, k->threads);
+        lua_pushinteger(L, k->launch.threads);
         lua_setfield(L, -2, "threads");
         lua_pushinteger(L, orr_sim_engine(s)->ranges);   /* as run (the automatic choice resolved) */
         lua_setfield(L, -2, "ranges");

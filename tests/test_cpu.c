@@ -30,14 +30,14 @@ static void check_accel(orr_precision prec, long n, int tile, double eps, double
     orr_error err = {0};
     orr_kspec spec;
     orr_kspec_default(&spec, ORR_TARGET_CPU);
-    spec.precision = prec;
-    spec.block = tile;
-    spec.softening = eps;
-    spec.G = 1.5;
+    spec.phys.precision = prec;
+    spec.launch.block = tile;
+    spec.phys.softening = eps;
+    spec.phys.G = 1.5;
     double *pos = malloc(sizeof(double) * 4 * n), *acc = malloc(sizeof(double) * 3 * n),
            *ref = malloc(sizeof(double) * 3 * n);
     tu_random_bodies(n, 1000 + (uint64_t)n + (uint64_t)tile, pos, NULL);
-    tu_plain_accel(n, pos, eps, spec.G, ref);
+    tu_plain_accel(n, pos, eps, spec.phys.G, ref);
     orr_engine *e = NULL;
     TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
     TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
@@ -93,8 +93,8 @@ static void test_potential_kick_drift(void **state)
     for (int prec = 0; prec < 2; prec++) {
         orr_kspec spec;
         orr_kspec_default(&spec, ORR_TARGET_CPU);
-        spec.precision = prec;
-        spec.softening = 0.02;
+        spec.phys.precision = prec;
+        spec.phys.softening = 0.02;
         orr_engine *e = NULL;
         TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &err),
               &err);
@@ -142,8 +142,8 @@ static void test_thread_count_bitwise(void **state)
         for (int k = 0; k < 2; k++) {
             orr_kspec spec;
             orr_kspec_default(&spec, ORR_TARGET_CPU);
-            spec.precision = (orr_precision)p;
-            spec.threads = threads[k];
+            spec.phys.precision = (orr_precision)p;
+            spec.launch.threads = threads[k];
             orr_engine *e = NULL;
             TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, N, 0, NULL, 0,
                                     &err), &err);
@@ -168,7 +168,7 @@ static void test_second_start_cached(void **state)
     orr_error err = {0};
     orr_kspec spec;
     orr_kspec_default(&spec, ORR_TARGET_CPU);
-    spec.softening = 0.0123;   /* a configuration no other test compiles */
+    spec.phys.softening = 0.0123;   /* a configuration no other test compiles */
     orr_engine *a = NULL, *b = NULL;
     TU_OK(orr_engine_create(&a, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
     assert_int_equal(a->build.cached, 0);
@@ -225,13 +225,13 @@ static void test_bad_spec(void **state)
     orr_error err = {0};
     orr_kspec spec;
     orr_kspec_default(&spec, ORR_TARGET_CPU);
-    spec.softening = -1;
+    spec.phys.softening = -1;
     orr_engine *e = NULL;
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL,
                                        0, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "invalid softening -1"));
     orr_kspec_default(&spec, ORR_TARGET_CPU);
-    snprintf(spec.force, sizeof spec.force, "nosuchlaw");
+    snprintf(spec.phys.force, sizeof spec.phys.force, "nosuchlaw");
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL,
                                        0, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "unknown force law 'nosuchlaw' (built in: coulomb, gravity, "

@@ -47,9 +47,9 @@ static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64
     tu_random_bodies(n, seed, pos, NULL);
     orr_kspec rs;
     orr_kspec_default(&rs, ORR_TARGET_CPU);
-    rs.precision = ORR_DOUBLE;
-    rs.softening = spec->softening;
-    rs.G = spec->G;
+    rs.phys.precision = ORR_DOUBLE;
+    rs.phys.softening = spec->phys.softening;
+    rs.phys.G = spec->phys.G;
     orr_engine *g = NULL, *c = NULL;
     TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, spec, variant, n, 0, NULL, 0, &err), &err);
     TU_OK(orr_engine_create(&c, ORR_BACKEND_CPU, &rs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
@@ -62,8 +62,8 @@ static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64
     TU_OK(orr_engine_accel(c, ref, &err), &err);
     double rel = orr_max_rel_err(acc, ref, n);
     print_message("gpu %s %s n=%ld block=%d unroll=%d split=%d ipt=%d ftz=%d ranges=%d: max rel "
-                  "err %.3e\n", orr_precision_name(spec->precision), orr_variant_name(variant), n,
-                  spec->block, spec->unroll, spec->split, spec->ipt, spec->ftz, g->ranges, rel);
+                  "err %.3e\n", orr_precision_name(spec->phys.precision), orr_variant_name(variant), n,
+                  spec->launch.block, spec->launch.unroll, spec->launch.split, spec->launch.ipt, spec->launch.ftz, g->ranges, rel);
     orr_engine_destroy(g);
     orr_engine_destroy(c);
     free(pos);
@@ -88,24 +88,24 @@ static void sweep(orr_precision prec, double tol)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         orr_kspec s;
         orr_kspec_default(&s, ORR_TARGET_GPU);
-        s.precision = prec;
-        s.block = cases[k].block;
-        s.unroll = cases[k].unroll;
-        s.split = cases[k].split;
-        s.ipt = cases[k].ipt;
-        s.ranges = cases[k].ranges;
-        s.ftz = (int)(k % 2);
-        s.softening = 0.01 + 0.01 * (double)k;
-        s.G = 0.75;
+        s.phys.precision = prec;
+        s.launch.block = cases[k].block;
+        s.launch.unroll = cases[k].unroll;
+        s.launch.split = cases[k].split;
+        s.launch.ipt = cases[k].ipt;
+        s.launch.ranges = cases[k].ranges;
+        s.launch.ftz = (int)(k % 2);
+        s.phys.softening = 0.01 + 0.01 * (double)k;
+        s.phys.G = 0.75;
         double rel = compare(&s, ORR_VARIANT_TILED, cases[k].n, 4242 + k);
         assert_true(rel <= tol);
     }
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
-    s.precision = prec;
+    s.phys.precision = prec;
     assert_true(compare(&s, ORR_VARIANT_NAIVE, 5000, 99) <= tol);
     if (prec == ORR_DOUBLE) {   /* one Newton step: faster, documented at up to ~1e-11 */
-        s.newton = 1;
+        s.launch.newton = 1;
         assert_true(compare(&s, ORR_VARIANT_TILED, 30000, 98) <= 1e-11);
     }
 }
@@ -134,9 +134,9 @@ static void test_double_rsqrt_range(void **state)
     for (int newton = 2; newton >= 1; newton--) {
         orr_kspec s;
         orr_kspec_default(&s, ORR_TARGET_GPU);
-        s.precision = ORR_DOUBLE;
-        s.softening = 0;
-        s.newton = newton;
+        s.phys.precision = ORR_DOUBLE;
+        s.phys.softening = 0;
+        s.launch.newton = newton;
         orr_engine *g = NULL;
         TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, 2, 0, NULL, 0, &err),
               &err);
@@ -191,9 +191,9 @@ static void test_potential_kick_drift(void **state)
         orr_kspec gs, cs;
         orr_kspec_default(&gs, ORR_TARGET_GPU);
         orr_kspec_default(&cs, ORR_TARGET_CPU);
-        gs.precision = prec;
-        cs.precision = ORR_DOUBLE;
-        gs.softening = cs.softening = 0.03;
+        gs.phys.precision = prec;
+        cs.phys.precision = ORR_DOUBLE;
+        gs.phys.softening = cs.phys.softening = 0.03;
         orr_engine *g = NULL, *c = NULL;
         TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
         TU_OK(orr_engine_create(&c, ORR_BACKEND_CPU, &cs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
@@ -234,7 +234,7 @@ static void test_cache_second_start(void **state)
     orr_error err = {0};
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
-    s.softening = 0.0371;
+    s.phys.softening = 0.0371;
     orr_engine *a = NULL, *b = NULL;
     TU_OK(orr_engine_create(&a, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, 64, 0, NULL, 0, &err), &err);
     TU_OK(orr_engine_create(&b, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, 64, 0, NULL, 0, &err), &err);
@@ -255,7 +255,7 @@ static void test_errors(void **state)
     orr_kspec_default(&s, ORR_TARGET_GPU);
     orr_engine *e = NULL;
     /* 2^30 bodies in double need 96 GiB: more than an H100 has */
-    s.precision = ORR_DOUBLE;
+    s.phys.precision = ORR_DOUBLE;
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, 1L << 30, 0,
                                        NULL, 0, &err), ORR_ERR_DEVMEM);
     print_message("%s\n", err.msg);
@@ -264,8 +264,8 @@ static void test_errors(void **state)
     assert_null(e);
     /* a block the spec allows but a tile of which does not fit shared memory is
      * impossible at 1024 x 32 B, so test the split/block rule instead */
-    s.block = 64;
-    s.split = 128;
+    s.launch.block = 64;
+    s.launch.split = 128;
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, 100, 0, NULL,
                                        0, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "invalid split 128"));
@@ -364,12 +364,12 @@ static void test_force_laws(void **state)
             orr_kspec gs, cs;
             orr_kspec_default(&gs, ORR_TARGET_GPU);
             orr_kspec_default(&cs, ORR_TARGET_CPU);
-            memcpy(gs.force, laws[l].name, sizeof gs.force);
-            memcpy(cs.force, laws[l].name, sizeof cs.force);
-            gs.law = cs.law = &laws[l];
-            gs.precision = (orr_precision)p;
-            cs.precision = ORR_DOUBLE;
-            gs.softening = cs.softening = 0.3;
+            memcpy(gs.phys.force, laws[l].name, sizeof gs.phys.force);
+            memcpy(cs.phys.force, laws[l].name, sizeof cs.phys.force);
+            gs.phys.law = cs.phys.law = &laws[l];
+            gs.phys.precision = (orr_precision)p;
+            cs.phys.precision = ORR_DOUBLE;
+            gs.phys.softening = cs.phys.softening = 0.3;
             orr_engine *g = NULL, *c = NULL;
             TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);
             TU_OK(orr_engine_create(&c, ORR_BACKEND_CPU, &cs, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);
@@ -404,9 +404,9 @@ static void test_force_laws(void **state)
         orr_kspec a, b;
         orr_kspec_default(&a, ORR_TARGET_GPU);
         orr_kspec_default(&b, ORR_TARGET_GPU);
-        snprintf(b.force, sizeof b.force, "mygravity");
-        b.law = &copy;
-        a.precision = b.precision = (orr_precision)p;
+        snprintf(b.phys.force, sizeof b.phys.force, "mygravity");
+        b.phys.law = &copy;
+        a.phys.precision = b.phys.precision = (orr_precision)p;
         orr_engine *ea = NULL, *eb = NULL;
         TU_OK(orr_engine_create(&ea, ORR_BACKEND_CUDA, &a, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);
         TU_OK(orr_engine_create(&eb, ORR_BACKEND_CUDA, &b, ORR_VARIANT_TILED, N, 0, NULL, 0, &err), &err);

@@ -44,11 +44,11 @@ static void test_baked_constants(void **state)
     orr_error err = {0};
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
-    s.block = 128;
-    s.unroll = 8;
-    s.split = 2;
-    s.softening = 0.1;
-    s.G = 6.674e-11;
+    s.launch.block = 128;
+    s.launch.unroll = 8;
+    s.launch.split = 2;
+    s.phys.softening = 0.1;
+    s.phys.G = 6.674e-11;
     char *src = NULL;
     TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_BLOCK 128\n"));
@@ -77,7 +77,7 @@ static void test_ptx_both_precisions(void **state)
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
     for (int p = 0; p < 2; p++) {
-        s.precision = p;
+        s.phys.precision = p;
         orr_rtc_result r = ptx_for(&s);
         assert_int_equal(r.nlowered, ORR_K_COUNT);
         const char *text = r.image;
@@ -100,9 +100,9 @@ static void test_unroll_in_ptx(void **state)
     /* the tiled kernel's full-tile loop has UNROLL copies of the interaction */
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
-    s.unroll = 1;
+    s.launch.unroll = 1;
     orr_rtc_result r1 = ptx_for(&s);
-    s.unroll = 16;
+    s.launch.unroll = 16;
     orr_rtc_result r16 = ptx_for(&s);
     int c1 = count(r1.image, "rsqrt.approx"), c16 = count(r16.image, "rsqrt.approx");
     print_message("rsqrt instructions: unroll 1 -> %d, unroll 16 -> %d\n", c1, c16);
@@ -170,9 +170,9 @@ static void test_performance_options(void **state)
     orr_error err = {0};
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
-    s.ipt = 4;
-    s.newton = 1;
-    s.ftz = 0;
+    s.launch.ipt = 4;
+    s.launch.newton = 1;
+    s.launch.ftz = 0;
     char *src = NULL;
     TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_IPT 4\n"));
@@ -182,18 +182,18 @@ static void test_performance_options(void **state)
     int n = orr_kspec_nvrtc_options(&s, o);
     assert_int_equal(n, 3);
     assert_string_equal(o[2], "--ftz=false");
-    s.ftz = 1;
+    s.launch.ftz = 1;
     orr_kspec_nvrtc_options(&s, o);
     assert_string_equal(o[2], "--ftz=true");
-    s.ipt = 9;
+    s.launch.ipt = 9;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "invalid bodies per thread 9: must be from 1 to 8");
-    s.ipt = 1;
-    s.newton = 3;
+    s.launch.ipt = 1;
+    s.launch.newton = 3;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "invalid newton 3: must be 1 or 2");
     orr_kspec_default(&s, ORR_TARGET_CPU);
-    s.threads = 1;
+    s.launch.threads = 1;
     TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_THREADS 1\n"));
     free(src);
@@ -205,19 +205,19 @@ static void test_invalid_specs(void **state)
     orr_error err = {0};
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
-    s.block = 100;
+    s.launch.block = 100;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "invalid block size 100: must be a multiple of 32 from 32 to 1024");
-    s.block = 256;
-    s.split = 3;
+    s.launch.block = 256;
+    s.launch.split = 3;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "invalid split 3: threads per body must be 1, 2, 4, 8, 16 or 32");
-    s.split = 1;
-    s.unroll = 0;
+    s.launch.split = 1;
+    s.launch.unroll = 0;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "invalid unroll 0: must be from 1 to 64");
-    s.unroll = 4;
-    snprintf(s.force, sizeof s.force, "../etc");
+    s.launch.unroll = 4;
+    snprintf(s.phys.force, sizeof s.phys.force, "../etc");
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     orr_error_clear(&err);
 }
@@ -229,51 +229,51 @@ static void test_softening_and_G_range(void **state)
     orr_error err = {0};
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
-    s.softening = 1e-30;   /* 1e-60 underflows in float, fine in double */
+    s.phys.softening = 1e-30;   /* 1e-60 underflows in float, fine in double */
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "invalid softening 1e-30: its square underflows in float "
                                  "(softening must be 0 or from 1.08e-19 to 1.84e+19)");
     char *src = NULL;
     assert_int_equal(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), ORR_ERR_ARG);
     assert_null(src);
-    s.precision = ORR_DOUBLE;
+    s.phys.precision = ORR_DOUBLE;
     TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
     TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_SOFTENED 1\n"));
     free(src);
-    s.softening = 1e-160;   /* underflows in double too */
+    s.phys.softening = 1e-160;   /* underflows in double too */
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_CPU, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "underflows in double (softening must be 0 or from 1.49e-154 "
                                     "to 1.34e+154)"));
-    s.softening = 1e-320;   /* denormal: its square is 0 in double, yet it is not 0 */
+    s.phys.softening = 1e-320;   /* denormal: its square is 0 in double, yet it is not 0 */
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_CPU, &err), ORR_ERR_ARG);
-    s.precision = ORR_FLOAT;
-    s.softening = 1e20;
+    s.phys.precision = ORR_FLOAT;
+    s.phys.softening = 1e20;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "invalid softening 1e+20: its square overflows in float"));
     /* the edges: the smallest and largest softening with a normal square */
-    s.softening = 1.1e-19;
+    s.phys.softening = 1.1e-19;
     TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
-    s.softening = 1.8e19;
+    s.phys.softening = 1.8e19;
     TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
     /* no softening: ORR_SOFTENED 0, so r2 = 0 is guarded */
-    s.softening = 0;
+    s.phys.softening = 0;
     TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_SOFTENED 0\n"));
     free(src);
     /* G: finite, and within the precision's range */
-    s.softening = 0.01;
-    s.G = 1e39;
+    s.phys.softening = 0.01;
+    s.phys.G = 1e39;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "invalid G 1e+39: must be finite and at most 3.4e+38 in "
                                  "magnitude in float");
-    s.G = -1e39;
+    s.phys.G = -1e39;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_CPU, &err), ORR_ERR_ARG);
-    s.precision = ORR_DOUBLE;
+    s.phys.precision = ORR_DOUBLE;
     TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
-    s.G = INFINITY;
+    s.phys.G = INFINITY;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
-    s.G = NAN;
+    s.phys.G = NAN;
     assert_int_equal(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), ORR_ERR_ARG);
     orr_error_clear(&err);
 }

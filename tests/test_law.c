@@ -39,10 +39,10 @@ static orr_engine *cpu_engine(const orr_law *law, orr_precision p, double eps, l
     orr_error err = {0};
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_CPU);
-    snprintf(s.force, sizeof s.force, "%s", law->name);
-    s.law = law;
-    s.precision = p;
-    s.softening = eps;
+    snprintf(s.phys.force, sizeof s.phys.force, "%s", law->name);
+    s.phys.law = law;
+    s.phys.precision = p;
+    s.phys.softening = eps;
     orr_engine *e = NULL;
     TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
     TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
@@ -177,11 +177,11 @@ static void test_coulomb_two_body(void **state)
     /* box of 10: bodies at x = 0.5 and 9.5 are 1 apart through the boundary */
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_CPU);
-    snprintf(s.force, sizeof s.force, "coulomb");
-    s.law = &law;
-    s.precision = ORR_DOUBLE;
-    s.softening = 0;
-    s.box[0] = s.box[1] = s.box[2] = 10;
+    snprintf(s.phys.force, sizeof s.phys.force, "coulomb");
+    s.phys.law = &law;
+    s.phys.precision = ORR_DOUBLE;
+    s.phys.softening = 0;
+    s.phys.box[0] = s.phys.box[1] = s.phys.box[2] = 10;
     double bp[8] = {0.5, 5, 5, 1, 9.5, 5, 5, 1}, like[2] = {1, 1};
     TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 2, 0, NULL, 0, &err), &err);
     TU_OK(orr_engine_set_state(e, bp, NULL, &err), &err);
@@ -403,8 +403,8 @@ static void test_bad_snippet(void **state)
     TU_OK(orr_kcache_usage(&before, &bytes, &err), &err);
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_CPU);
-    snprintf(s.force, sizeof s.force, "broken");
-    s.law = &law;
+    snprintf(s.phys.force, sizeof s.phys.force, "broken");
+    s.phys.law = &law;
     orr_engine *e = NULL;
     assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
                                        &err), ORR_ERR_COMPILE);
@@ -424,8 +424,8 @@ static void test_bad_snippet(void **state)
         orr_error_clear(&rerr);
     } else {
         orr_kspec_default(&s, ORR_TARGET_GPU);
-        snprintf(s.force, sizeof s.force, "broken");
-        s.law = &law;
+        snprintf(s.phys.force, sizeof s.phys.force, "broken");
+        s.phys.law = &law;
         char *src = NULL;
         TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
         const char *exprs[ORR_K_COUNT], *opts[ORR_KSPEC_MAX_OPTS];

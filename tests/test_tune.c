@@ -44,7 +44,7 @@ static void on_report(const orr_tune_trial *t, void *ctx)
 static void on_tamper(const orr_kspec *c, double *acc, long ni, void *ctx)
 {
     recorder *r = ctx;
-    if (!r->plant_all && !(c->block == r->plant_block && c->threads == r->plant_threads))
+    if (!r->plant_all && !(c->launch.block == r->plant_block && c->launch.threads == r->plant_threads))
         return;
     for (long k = 0; k < 3 * ni; k++)
         acc[k] *= 1.01;
@@ -119,15 +119,15 @@ static cJSON *read_store(void)
 
 static int same_tuned(const orr_kspec *a, const orr_kspec *b)
 {
-    return a->block == b->block && a->unroll == b->unroll && a->split == b->split &&
-           a->threads == b->threads;
+    return a->launch.block == b->launch.block && a->launch.unroll == b->launch.unroll && a->launch.split == b->launch.split &&
+           a->launch.threads == b->launch.threads;
 }
 
 static void print_result(const char *what, const orr_tune_result *r)
 {
     print_message("%s: source %s, block %d threads %d, %.4f ms (%.3g interactions/s), "
-                  "%d trials (%d failed), %.3f s%s%s\n", what, r->source, r->best.block,
-                  r->best.threads, r->best_ms, r->best_interactions_per_s, r->ntrials,
+                  "%d trials (%d failed), %.3f s%s%s\n", what, r->source, r->best.launch.block,
+                  r->best.launch.threads, r->best_ms, r->best_interactions_per_s, r->ntrials,
                   r->nfailed, r->elapsed_s, r->note[0] ? "; note: " : "", r->note);
 }
 
@@ -135,8 +135,8 @@ static void print_trials(const recorder *rec)
 {
     for (int k = 0; k < rec->nseen; k++) {
         const orr_tune_trial *t = &rec->seen[k];
-        print_message("  block %5d threads %d: %s %.4f ms %.3g/s err %.2e%s%s\n", t->spec.block,
-                      t->spec.threads, t->ok ? "ok      " : "REJECTED", t->ms,
+        print_message("  block %5d threads %d: %s %.4f ms %.3g/s err %.2e%s%s\n", t->spec.launch.block,
+                      t->spec.launch.threads, t->ok ? "ok      " : "REJECTED", t->ms,
                       t->interactions_per_s, t->max_rel_err, t->why[0] ? " why: " : "", t->why);
     }
 }
@@ -155,7 +155,7 @@ static double check_spec(const orr_kspec *spec, long n)
     TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
     TU_OK(orr_engine_accel(e, acc, &err), &err);
     double *ref = malloc(sizeof(double) * 3 * n);
-    tu_plain_accel(n, pos, spec->softening, spec->G, ref);
+    tu_plain_accel(n, pos, spec->phys.softening, spec->phys.G, ref);
     double worst = orr_max_rel_err(acc, ref, n);
     free(ref);
     orr_engine_destroy(e);
@@ -193,7 +193,7 @@ static void test_round_trip(void **state)
     for (int k = 0; k < rec.nseen; k++) {
         const orr_tune_trial *t = &rec.seen[k];
         failed += !t->ok;
-        has_default |= t->spec.block == 1024 && t->spec.threads == 0;
+        has_default |= t->spec.launch.block == 1024 && t->spec.launch.threads == 0;
         has_best |= same_tuned(&t->spec, &r.best) && t->ok;
         if (t->ok) {
             assert_true(t->ms > 0 && t->interactions_per_s > 0);
@@ -220,7 +220,7 @@ static void test_round_trip(void **state)
     assert_string_equal(cJSON_GetObjectItem(e0, "device")->valuestring, r.device);
     assert_string_equal(cJSON_GetObjectItem(e0, "kernel")->valuestring, r.kernel);
     cJSON *best = cJSON_GetObjectItem(e0, "best");
-    assert_int_equal((int)cJSON_GetObjectItem(best, "block")->valuedouble, r.best.block);
+    assert_int_equal((int)cJSON_GetObjectItem(best, "block")->valuedouble, r.best.launch.block);
     cJSON_Delete(root);
 
     /* lookup finds the same winner, also for another n in the same bucket */
@@ -266,8 +266,8 @@ static void test_round_trip(void **state)
     assert_string_equal(ls.last.precision, "float");
     assert_string_equal(ls.last.force, "gravity");
     assert_int_equal(ls.last.n_bucket, N);
-    assert_int_equal(ls.last.block, r.best.block);
-    assert_int_equal(ls.last.threads, r.best.threads);
+    assert_int_equal(ls.last.block, r.best.launch.block);
+    assert_int_equal(ls.last.threads, r.best.launch.threads);
     assert_int_equal(ls.last.ntrials, r.ntrials);
     assert_int_equal(ls.last.nfailed, r.nfailed);
     assert_true(ls.last.when[0] != '\0');
@@ -400,17 +400,17 @@ static void test_identity_mismatch(void **state)
     assert_int_equal(lookup_found(&base, N, &l), 1);
 
     other = base;
-    other.softening = 0.02;
+    other.phys.softening = 0.02;
     assert_int_equal(lookup_found(&other, N, &l), 0);
     assert_string_equal(l.source, "default");
     other = base;
-    other.G = 2.0;
+    other.phys.G = 2.0;
     assert_int_equal(lookup_found(&other, N, &l), 0);
     other = base;
-    other.box[0] = 10;
+    other.phys.box[0] = 10;
     assert_int_equal(lookup_found(&other, N, &l), 0);
     other = base;
-    other.precision = ORR_DOUBLE;
+    other.phys.precision = ORR_DOUBLE;
     assert_int_equal(lookup_found(&other, N, &l), 0);
     assert_int_equal(lookup_found(&base, 2 * N, &l), 0);    /* bucket 4096 */
     assert_int_equal(lookup_found(&base, N + 1, &l), 0);    /* bucket 4096 */
@@ -418,8 +418,8 @@ static void test_identity_mismatch(void **state)
     assert_int_equal(lookup_found(&base, N / 2 + 1, &l), 1); /* bucket 2048 */
     /* the tuned parameters of the base spec are not part of the identity */
     other = base;
-    other.block = 256;
-    other.threads = 1;
+    other.launch.block = 256;
+    other.launch.threads = 1;
     assert_int_equal(lookup_found(&other, N, &l), 1);
 
     /* a different force-law source (ORRERY_KERNELS_DIR) is a miss; an
@@ -450,11 +450,11 @@ static void test_identity_mismatch(void **state)
 
     /* double precision tunes on its own and is found; both entries are kept */
     other = base;
-    other.precision = ORR_DOUBLE;
+    other.phys.precision = ORR_DOUBLE;
     quick_tune(&other, 1024, 0.3, &r);
     print_result("double, n 1024", &r);
     assert_int_equal(lookup_found(&other, 1024, &l), 1);
-    assert_int_equal(l.best.precision, ORR_DOUBLE);
+    assert_int_equal(l.best.phys.precision, ORR_DOUBLE);
     root = read_store();
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "entries")), 2);
     cJSON_Delete(root);
@@ -468,8 +468,8 @@ static void test_planted_wrong_answer(void **state)
     base_spec(&base);
     static recorder rec;
     memset(&rec, 0, sizeof rec);
-    rec.plant_block = base.block;   /* the default: always a candidate */
-    rec.plant_threads = base.threads;
+    rec.plant_block = base.launch.block;   /* the default: always a candidate */
+    rec.plant_threads = base.launch.threads;
     orr_tune_options o;
     options(&o, &rec, 0.8);
     orr_tune_result r;
@@ -479,11 +479,11 @@ static void test_planted_wrong_answer(void **state)
     assert_int_equal(rec.tampered, 1);
     assert_string_equal(r.source, "tuned");
     assert_true(r.nfailed >= 1);
-    assert_false(r.best.block == base.block && r.best.threads == base.threads);
+    assert_false(r.best.launch.block == base.launch.block && r.best.launch.threads == base.launch.threads);
     int planted = 0;
     for (int k = 0; k < rec.nseen; k++) {
         const orr_tune_trial *t = &rec.seen[k];
-        if (t->spec.block == base.block && t->spec.threads == base.threads) {
+        if (t->spec.launch.block == base.launch.block && t->spec.launch.threads == base.launch.threads) {
             planted++;
             assert_int_equal(t->ok, 0);
             assert_non_null(strstr(t->why, "max rel err"));
@@ -527,12 +527,12 @@ static void test_compile_error_recorded(void **state)
     print_trials(&rec);
     print_result("tile 4096 does not compile", &r);
     assert_string_equal(r.source, "tuned");
-    assert_int_not_equal(r.best.block, 4096);
+    assert_int_not_equal(r.best.launch.block, 4096);
     /* every tile-4096 candidate (one per thread count the search reached)
        failed to compile, and nothing else failed */
     int seen = 0;
     for (int k = 0; k < rec.nseen; k++)
-        if (rec.seen[k].spec.block == 4096) {
+        if (rec.seen[k].spec.launch.block == 4096) {
             seen++;
             assert_int_equal(rec.seen[k].ok, 0);
             assert_non_null(strstr(rec.seen[k].why, "planted compile error"));
@@ -602,10 +602,10 @@ static void test_exhaustive(void **state)
         for (int t = 0; t < nthreads; t++) {
             int times = 0;
             for (int k = 0; k < rec.nseen; k++)
-                if (rec.seen[k].spec.block == blocks[b] && rec.seen[k].spec.threads == threads[t]) {
+                if (rec.seen[k].spec.launch.block == blocks[b] && rec.seen[k].spec.launch.threads == threads[t]) {
                     times++;
-                    assert_int_equal(rec.seen[k].spec.unroll, 4);
-                    assert_int_equal(rec.seen[k].spec.split, 1);
+                    assert_int_equal(rec.seen[k].spec.launch.unroll, 4);
+                    assert_int_equal(rec.seen[k].spec.launch.split, 1);
                     fastest = rec.seen[k].ms < fastest ? rec.seen[k].ms : fastest;
                 }
             assert_int_equal(times, 1);
@@ -668,12 +668,12 @@ static void test_bad_arguments(void **state)
     assert_int_equal(orr_tune(ORR_BACKEND_CPU, &base, 0, NULL, &r, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "invalid body count 0"));
     orr_error_clear(&err);
-    base.softening = -1;
+    base.phys.softening = -1;
     assert_int_equal(orr_tune_lookup(ORR_BACKEND_CPU, &base, N, &r, &found, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "softening"));
     orr_error_clear(&err);
     base_spec(&base);
-    snprintf(base.force, sizeof base.force, "no_such_law");
+    snprintf(base.phys.force, sizeof base.phys.force, "no_such_law");
     assert_int_equal(orr_tune(ORR_BACKEND_CPU, &base, N, NULL, &r, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "no_such_law"));
     orr_error_clear(&err);
