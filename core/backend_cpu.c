@@ -2,8 +2,9 @@
  * by the host C compiler (hostcc) into a shared object, cached, loaded, and
  * run with OpenMP.  Bodies are kept as structure-of-arrays in the spec's
  * precision.  In double precision it is also the reference that GPU results
- * are checked against. */
-#include "engine.h"
+ * are checked against.  Its buffers are host memory: a communication layer
+ * reads and fills the arrays directly, and there is no stream. */
+#include "engine_impl.h"
 #include "util.h"
 #include "hostcc.h"
 
@@ -13,9 +14,10 @@
 #include <time.h>
 
 typedef void (*accel_fn)(long, const void *, const void *, const void *, const void *,
-                         const void *, const double *, long, const long *, void *, void *, void *);
+                         const void *, const double *, long, long, const long *, void *, void *,
+                         void *);
 typedef double (*potential_fn)(long, const void *, const void *, const void *, const void *,
-                               const void *, const double *);
+                               const void *, const double *, long, long);
 typedef void (*kick_fn)(long, void *, void *, void *, const void *, const void *, const void *,
                         double, double);
 typedef void (*drift_fn)(long, void *, void *, void *, const void *, const void *, const void *,
@@ -97,7 +99,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the attributes of %ld bodies", e->n);
     }
     char *src = NULL;
-    st = orr_kspec_source(&e->spec, ORR_TARGET_CPU, &src, err);
+    st = orr_kspec_source(&e->spec, e->family, ORR_TARGET_CPU, &src, err);
     if (st) {
         cpu_destroy(e);
         return st;
@@ -109,7 +111,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     cpu_build_ctx ctx = {src, extra};
     void *so = NULL;
     size_t len = 0;
-    st = orr_engine_cached_build(parts, 7, "so", cpu_build, &ctx, &so, &len, &e->build, err);
+    st = orr_kcache_build(parts, 7, "so", cpu_build, &ctx, &so, &len, &e->build, err);
     free(src);
     if (st) {
         cpu_destroy(e);
@@ -119,16 +121,32 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     st = orr_hostcc_load(so, len, &c->lib, err);
     free(so);
     e->build.load_s = orr_now_s() - t0;
+    void *sym[ORR_KFAMILY_MAX_KERNELS] = {NULL};
+    for (int k = 0; !st && k < e->family->ncpu; k++)
+        if (!(sym[k] = orr_hostcc_sym(&c->lib, e->family->cpu_entries[k])))
+            st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry point %s",
+                          e->family->cpu_entries[k]);
     if (!st) {
-        c->accel = (accel_fn)orr_hostcc_sym(&c->lib, "orr_cpu_accel");
-        c->potential = (potential_fn)orr_hostcc_sym(&c->lib, "orr_cpu_potential");
-        c->kick = (kick_fn)orr_hostcc_sym(&c->lib, "orr_cpu_kick");
-        c->drift = (drift_fn)orr_hostcc_sym(&c->lib, "orr_cpu_drift");
-        if (!c->accel || !c->potential || !c->kick || !c->drift)
-            st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry points");
+        c->accel = (accel_fn)sym[ORR_KC_ACCEL];
+        c->potential = (potential_fn)sym[ORR_KC_POTENTIAL];
+        c->kick = (kick_fn)sym[ORR_KC_KICK];
+        c->drift = (drift_fn)sym[ORR_KC_DRIFT];
     }
     if (st)
         cpu_destroy(e);
+    return st;
+}
+
+orr_status orr_cpu_compile(const orr_kspec *spec, const orr_kfamily *f, orr_compiled *out,
+                           orr_error *err)
+{
+    char *src = NULL;
+    orr_status st = orr_kspec_source(spec, f, ORR_TARGET_CPU, &src, err);
+    if (!st)
+        st = orr_hostcc_compile(src, "orrery_gen.c",
+                                orr_hostcc_precision_flags(spec->phys.precision == ORR_DOUBLE),
+                                &out->data, &out->len, &out->seconds, err);
+    free(src);
     return st;
 }
 
@@ -158,41 +176,50 @@ static orr_status cpu_get_state(orr_engine *e, double *pos, double *vel, orr_err
     return ORR_OK;
 }
 
-static orr_status cpu_accel(orr_engine *e, orr_error *err)
+/* Array arr from body `first` on. */
+static void *at(const cpu_impl *c, int arr, long first)
+{
+    return (char *)c->a[arr] + (size_t)first * c->elem;
+}
+
+static orr_status cpu_accel(orr_engine *e, orr_range t, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, e->n, NULL, c->a[AX],
-             c->a[AY], c->a[AZ]);
+    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, t.count, t.first, NULL,
+             at(c, AX, t.first), at(c, AY, t.first), at(c, AZ, t.first));
     return ORR_OK;
 }
 
-static orr_status cpu_get_accel(orr_engine *e, double *acc, orr_error *err)
+static orr_status cpu_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    for (long i = 0; i < e->n; i++)
+    for (long i = 0; i < t.count; i++)
         for (int k = 0; k < 3; k++)
-            acc[3 * i + k] = get(c, AX + k, i);
+            acc[3 * i + k] = get(c, AX + k, t.first + i);
     return ORR_OK;
 }
 
-static orr_status cpu_kick(orr_engine *e, double dt, double damping, orr_error *err)
+static orr_status cpu_kick(orr_engine *e, orr_range t, double dt, double damping, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    c->kick(e->n, c->a[VX], c->a[VY], c->a[VZ], c->a[AX], c->a[AY], c->a[AZ], dt, damping);
+    c->kick(t.count, at(c, VX, t.first), at(c, VY, t.first), at(c, VZ, t.first),
+            at(c, AX, t.first), at(c, AY, t.first), at(c, AZ, t.first), dt, damping);
     return ORR_OK;
 }
 
-static orr_status cpu_drift(orr_engine *e, double dt, orr_error *err)
+static orr_status cpu_drift(orr_engine *e, orr_range t, double dt, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    c->drift(e->n, c->a[X], c->a[Y], c->a[Z], c->a[VX], c->a[VY], c->a[VZ], dt);
+    c->drift(t.count, at(c, X, t.first), at(c, Y, t.first), at(c, Z, t.first),
+             at(c, VX, t.first), at(c, VY, t.first), at(c, VZ, t.first), dt);
     return ORR_OK;
 }
 
-static orr_status cpu_potential(orr_engine *e, double *u, orr_error *err)
+static orr_status cpu_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
 {
     cpu_impl *c = e->impl;
-    *u = c->potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt);
+    *u = c->potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, t.first,
+                      t.count);
     return ORR_OK;
 }
 
@@ -216,7 +243,7 @@ static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, doub
     if (!out)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     char *o = out;
-    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, ni, idx, o,
+    c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, ni, 0, idx, o,
              o + ni * c->elem, o + 2 * ni * c->elem);
     for (long k = 0; k < ni; k++)
         for (int d = 0; d < 3; d++)
@@ -229,16 +256,35 @@ static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, doub
 static orr_status cpu_time_steps(orr_engine *e, int steps, int force_only, double *ms,
                                  orr_error *err)
 {
+    const orr_range all = orr_engine_all(e);
     double t0 = orr_now_s();
     for (int s = 0; s < steps; s++) {
-        cpu_accel(e, err);
+        cpu_accel(e, all, err);
         if (!force_only) {
-            cpu_kick(e, 1e-6, 1.0, err);
-            cpu_drift(e, 1e-6, err);
+            cpu_kick(e, all, 1e-6, 1.0, err);
+            cpu_drift(e, all, 1e-6, err);
         }
     }
     *ms = (orr_now_s() - t0) * 1e3 / steps;
     return ORR_OK;
+}
+
+static orr_status cpu_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    static const int first[] = {X, VX, AX};
+    memset(out, 0, sizeof *out);
+    out->ncomp = id == ORR_ENGINE_POS ? 4 : 3;
+    out->elem = c->elem;
+    out->stride = c->elem;
+    for (int k = 0; k < out->ncomp; k++)
+        out->host[k] = c->a[first[id] + k];
+    return ORR_OK;
+}
+
+static orr_status cpu_sync(orr_engine *e, orr_error *err)
+{
+    return ORR_OK;   /* every call has finished when it returns */
 }
 
 const orr_backend_ops orr_backend_cpu = {
@@ -255,4 +301,6 @@ const orr_backend_ops orr_backend_cpu = {
     .set_attr = cpu_set_attr,
     .accel_sample = cpu_accel_sample,
     .time_steps = cpu_time_steps,
+    .buffer = cpu_buffer,
+    .sync = cpu_sync,
 };

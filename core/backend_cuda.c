@@ -2,8 +2,11 @@
  * NVRTC compiles it to CUBIN for the device's own architecture (through the
  * kernel cache), the driver API loads and launches it.  Bodies live on the
  * device as real4 arrays (x, y, z, m), (vx, vy, vz, -), (ax, ay, az, -) and
- * stay there between steps; nothing is copied unless asked for. */
-#include "engine.h"
+ * stay there between steps; nothing is copied unless asked for.  Every
+ * launch and copy goes to the engine's own stream (a blocking one, so the
+ * default stream still waits for it), where a communication layer can
+ * queue its own work on the engine's buffers. */
+#include "engine_impl.h"
 #include "util.h"
 #include "cuda.h"
 #include "rtc.h"
@@ -19,8 +22,10 @@ typedef struct {
     int ctx_held;
     orr_gpu_info info;
     void *module;
-    void *fn[ORR_K_COUNT];
-    orr_devptr pos, vel, acc, partial;
+    void *fn[ORR_KFAMILY_MAX_KERNELS];   /* the family's kernels, in its order */
+    void *stream;         /* the engine's stream: every launch and copy goes here */
+    orr_devptr buf[ORR_KFAMILY_MAX_BUFFERS];   /* the family's per-body buffers, real4 each */
+    orr_devptr partial;   /* per-block potential sums */
     orr_devptr attr;      /* n * nattr reals, attr[i * nattr + a]; 0 without attributes */
     orr_devptr parts;     /* e->ranges * n real4 partial accelerations; 0 with one range */
     int jlen;             /* bodies j per range of the accel kernel */
@@ -31,10 +36,18 @@ typedef struct {
 
 typedef struct {
     const char *src, *arch;
-    const char *exprs[ORR_K_COUNT];
+    orr_kexprs exprs;
     const char *opts[ORR_KSPEC_MAX_OPTS];
     int nopts;
+    orr_emit emit;
 } cuda_build_ctx;
+
+/* Compiles with NVRTC into r. */
+static orr_status rtc_build(const cuda_build_ctx *b, orr_rtc_result *r, orr_error *err)
+{
+    return orr_rtc_compile(b->src, "orrery_gen.cu", b->arch, b->opts, b->nopts, b->exprs.expr,
+                           b->exprs.count, b->emit, r, err);
+}
 
 /* Cache payload: "orrery-cubin <count>\n", one lowered name per line, then
  * the CUBIN bytes. */
@@ -42,8 +55,7 @@ static orr_status cuda_build(void *ctx, void **data, size_t *len, double *second
 {
     cuda_build_ctx *b = ctx;
     orr_rtc_result r = {0};
-    orr_status st = orr_rtc_compile(b->src, "orrery_gen.cu", b->arch, b->opts, b->nopts, b->exprs,
-                                    ORR_K_COUNT, ORR_EMIT_CUBIN, &r, err);
+    orr_status st = rtc_build(b, &r, err);
     if (st)
         return st;
     *seconds = r.seconds;
@@ -65,13 +77,15 @@ static orr_status cuda_build(void *ctx, void **data, size_t *len, double *second
     return ORR_OK;
 }
 
-/* Splits a payload into lowered names (NUL-terminated in place) and CUBIN. */
-static orr_status parse_payload(char *p, size_t len, char *names[ORR_K_COUNT], const void **cubin,
+/* Splits a payload into the family's lowered names (NUL-terminated in
+ * place) and CUBIN. */
+static orr_status parse_payload(char *p, size_t len, const orr_kfamily *f,
+                                char *names[ORR_KFAMILY_MAX_KERNELS], const void **cubin,
                                 orr_error *err)
 {
     int count = 0;
     char *end = p + len, *nl;
-    if (sscanf(p, "orrery-cubin %d", &count) != 1 || count != ORR_K_COUNT ||
+    if (sscanf(p, "orrery-cubin %d", &count) != 1 || count != f->ngpu ||
         !(nl = memchr(p, '\n', len)))
         return orr_fail(err, ORR_ERR_CACHE, "cached GPU kernel has an unknown layout");
     p = nl + 1;
@@ -91,9 +105,10 @@ static void cuda_destroy(orr_engine *e)
     cuda_impl *c = e->impl;
     if (!c)
         return;
-    orr_cuda_free(c->pos);
-    orr_cuda_free(c->vel);
-    orr_cuda_free(c->acc);
+    if (c->stream)   /* nothing may still run on the buffers freed below */
+        orr_cuda_stream_sync(c->stream, NULL);
+    for (int k = 0; k < ORR_KFAMILY_MAX_BUFFERS; k++)
+        orr_cuda_free(c->buf[k]);
     orr_cuda_free(c->partial);
     orr_cuda_free(c->attr);
     orr_cuda_free(c->parts);
@@ -101,12 +116,14 @@ static void cuda_destroy(orr_engine *e)
         orr_cuda_event_destroy(c->ev0);
     if (c->ev1)
         orr_cuda_event_destroy(c->ev1);
+    orr_cuda_stream_destroy(c->stream);
     if (c->module)
         orr_cuda_module_unload(c->module);
     if (c->ctx_held)
         orr_cuda_ctx_release(e->device);
     free(c);
     e->impl = NULL;
+    e->stream = NULL;
 }
 
 static unsigned blocks_for(long items, int per_block)
@@ -128,7 +145,8 @@ static int choose_ranges(const orr_engine *e, int blocks_per_sm, int sm_count)
     const long tiles = (e->n + e->spec.launch.block - 1) / e->spec.launch.block;
     if (e->spec.launch.ranges > 0)
         return (int)(e->spec.launch.ranges < tiles ? e->spec.launch.ranges : tiles);
-    const double iblocks = (double)blocks_for(e->n, e->spec.launch.block / e->spec.launch.split * e->spec.launch.ipt);
+    const double iblocks = (double)blocks_for(
+        e->n, e->spec.launch.block / e->spec.launch.split * e->spec.launch.ipt);
     const double wave = (double)blocks_per_sm * sm_count;
     double want = wave > 0 ? ceil(16.0 * wave / iblocks) : 1;
     long r = want > 8 ? 8 : (long)want;
@@ -141,17 +159,14 @@ static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
     size_t vec = 4 * c->elem * (size_t)e->n;
     size_t parts = e->ranges > 1 ? vec * (size_t)e->ranges : 0;
     c->npartial = blocks_for(e->n, e->spec.launch.block);
-    orr_status st = orr_cuda_alloc(&c->pos, vec, err);
+    orr_status st = ORR_OK;
+    for (int k = 0; !st && k < e->family->nbuffers; k++)
+        if (!(st = orr_cuda_alloc(&c->buf[k], vec, err)))
+            st = orr_cuda_memset32(c->buf[k], 0, vec / 4, err);
     if (!st && parts)
         st = orr_cuda_alloc(&c->parts, parts, err);
     if (!st)
-        st = orr_cuda_alloc(&c->vel, vec, err);
-    if (!st)
-        st = orr_cuda_alloc(&c->acc, vec, err);
-    if (!st)
         st = orr_cuda_alloc(&c->partial, sizeof(double) * c->npartial, err);
-    if (!st)
-        st = orr_cuda_memset32(c->vel, 0, vec / 4, err);
     size_t attr = c->elem * (size_t)e->n * (size_t)e->nattr;
     if (!st && attr)
         st = orr_cuda_alloc(&c->attr, attr, err);
@@ -159,34 +174,50 @@ static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_memset32(c->attr, 0, attr / 4, err);
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "%ld bodies in %s need %zu bytes of device memory", e->n,
-                          orr_precision_name(e->spec.phys.precision), 3 * vec + parts + attr);
+                          orr_precision_name(e->spec.phys.precision),
+                          (size_t)e->family->nbuffers * vec + parts + attr);
     return st;
 }
 
-/* The spec's kernels for arch as a cache payload: from the kernel cache, or
- * compiled by NVRTC and cached. */
-static orr_status build_kernels(const orr_kspec *spec, const char *arch, void **data, size_t *len,
-                                orr_build_info *info, orr_error *err)
+/* The build context of a spec's family for arch: its source, name
+ * expressions and options.  *src is heap (caller frees). */
+static orr_status build_ctx(const orr_kspec *spec, const orr_kfamily *f, const char *arch,
+                            orr_emit emit, cuda_build_ctx *ctx, char **src, orr_error *err)
+{
+    orr_status st = orr_kspec_source(spec, f, ORR_TARGET_GPU, src, err);
+    if (st)
+        return st;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->src = *src;
+    ctx->arch = arch;
+    ctx->emit = emit;
+    orr_kexprs_make(&ctx->exprs, f, spec->phys.precision);
+    ctx->nopts = orr_kspec_nvrtc_options(spec, ctx->opts);
+    return ORR_OK;
+}
+
+/* The spec's kernels of family f for arch as a cache payload: from the
+ * kernel cache, or compiled by NVRTC and cached. */
+static orr_status build_kernels(const orr_kspec *spec, const orr_kfamily *f, const char *arch,
+                                void **data, size_t *len, orr_build_info *info, orr_error *err)
 {
     int major = 0, minor = 0;
     char *src = NULL, nvrtc_id[64];
+    cuda_build_ctx ctx;
     orr_status st = orr_rtc_version(&major, &minor, err);
     if (!st)
-        st = orr_kspec_source(spec, ORR_TARGET_GPU, &src, err);
+        st = build_ctx(spec, f, arch, ORR_EMIT_CUBIN, &ctx, &src, err);
     if (st)
         return st;
     snprintf(nvrtc_id, sizeof nvrtc_id, "nvrtc %d.%d", major, minor);
-    cuda_build_ctx ctx = {.src = src, .arch = arch};
-    orr_kspec_name_exprs(spec, ctx.exprs);
-    ctx.nopts = orr_kspec_nvrtc_options(spec, ctx.opts);
-    const char *parts[5 + ORR_KSPEC_MAX_OPTS + ORR_K_COUNT] = {"orrery-cuda-1", src, arch, nvrtc_id,
-                                                                "cubin"};
-    int np = 5;
+    const char *parts[6 + ORR_KSPEC_MAX_OPTS + ORR_KFAMILY_MAX_KERNELS] = {
+        "orrery-cuda-1", f->name, src, arch, nvrtc_id, "cubin"};
+    int np = 6;
     for (int k = 0; k < ctx.nopts; k++)
         parts[np++] = ctx.opts[k];
-    for (int k = 0; k < ORR_K_COUNT; k++)
-        parts[np++] = ctx.exprs[k];
-    st = orr_engine_cached_build(parts, np, "cubin", cuda_build, &ctx, data, len, info, err);
+    for (int k = 0; k < ctx.exprs.count; k++)
+        parts[np++] = ctx.exprs.expr[k];
+    st = orr_kcache_build(parts, np, "cubin", cuda_build, &ctx, data, len, info, err);
     free(src);
     return st;
 }
@@ -197,9 +228,38 @@ orr_status orr_cuda_prebuild(const orr_kspec *spec, const char *arch, orr_error 
     size_t len = 0;
     orr_build_info info;
     memset(&info, 0, sizeof info);
-    orr_status st = build_kernels(spec, arch, &data, &len, &info, err);
+    orr_status st = build_kernels(spec, &orr_family_direct, arch, &data, &len, &info, err);
     free(data);
     return st;
+}
+
+orr_status orr_cuda_compile(const orr_kspec *spec, const orr_kfamily *f, const char *arch,
+                            orr_emit emit, orr_compiled *out, orr_error *err)
+{
+    char *src = NULL;
+    cuda_build_ctx ctx;
+    orr_rtc_result r = {0};
+    orr_status st = build_ctx(spec, f, arch, emit, &ctx, &src, err);
+    if (!st)
+        st = rtc_build(&ctx, &r, err);
+    free(src);
+    if (st)
+        return st;
+    /* PTX comes with its NUL, which the file does not get */
+    out->len = emit == ORR_EMIT_PTX && r.size ? r.size - 1 : r.size;
+    out->data = r.image;
+    r.image = NULL;
+    out->seconds = r.seconds;
+    snprintf(out->arch, sizeof out->arch, "%s", arch);
+    size_t used = 0;
+    out->kernels[0] = '\0';
+    for (int k = 0; k < r.nlowered && used < sizeof out->kernels; k++) {
+        int w = snprintf(out->kernels + used, sizeof out->kernels - used, "%s%s", k ? " " : "",
+                         r.lowered[k]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    orr_rtc_result_free(&r);
+    return ORR_OK;
 }
 
 static orr_status cuda_create(orr_engine *e, orr_error *err)
@@ -217,60 +277,63 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
         return st;
     }
     c->ctx_held = 1;
-    if (e->spec.launch.block > c->info.max_threads_per_block) {
+    const int block = e->spec.launch.block;
+    if (block > c->info.max_threads_per_block) {
         cuda_destroy(e);
         return orr_fail(err, ORR_ERR_ARG, "invalid block size %d for %s: the limit is %d threads",
-                        e->spec.launch.block, c->info.name, c->info.max_threads_per_block);
+                        block, c->info.name, c->info.max_threads_per_block);
     }
-    size_t shared = (size_t)e->spec.launch.block * (4 + (size_t)e->nattr) * c->elem;
+    size_t shared = (size_t)block * (4 + (size_t)e->nattr) * c->elem;
     if (shared > (size_t)c->info.max_shared_per_block) {
         cuda_destroy(e);
         return orr_fail(err, ORR_ERR_ARG,
                         "invalid block size %d: a tile needs %zu bytes of shared memory, the "
-                        "limit on %s is %d", e->spec.launch.block, shared, c->info.name,
+                        "limit on %s is %d", block, shared, c->info.name,
                         c->info.max_shared_per_block);
     }
 
     char arch[32];
-    snprintf(arch, sizeof arch, "sm_%d%d", c->info.cc_major, c->info.cc_minor);
+    orr_cuda_arch_name(&c->info, arch, sizeof arch);
     snprintf(e->build.target, sizeof e->build.target, "%s", arch);
     void *data = NULL;
     size_t len = 0;
-    st = build_kernels(&e->spec, arch, &data, &len, &e->build, err);
+    st = build_kernels(&e->spec, e->family, arch, &data, &len, &e->build, err);
     if (st) {
         cuda_destroy(e);
         return st;
     }
-    char *names[ORR_K_COUNT];
+    char *names[ORR_KFAMILY_MAX_KERNELS];
     const void *cubin = NULL;
     double t0 = orr_now_s();
-    if (!st)
-        st = parse_payload(data, len, names, &cubin, err);
+    st = parse_payload(data, len, e->family, names, &cubin, err);
     if (!st)
         st = orr_cuda_module_load(cubin, &c->module, err);
-    for (int k = 0; !st && k < ORR_K_COUNT; k++)
+    for (int k = 0; !st && k < e->family->ngpu; k++)
         st = orr_cuda_function(c->module, names[k], &c->fn[k], err);
     e->build.load_s = orr_now_s() - t0;
     free(data);
     if (!st) {
         int regs = 0, max_threads = 0;
         st = orr_cuda_function_limits(c->fn[ORR_K_ACCEL], &regs, &max_threads, err);
-        if (!st && e->spec.launch.block > max_threads)
+        if (!st && block > max_threads)
             st = orr_fail(err, ORR_ERR_ARG,
                           "invalid block size %d: the compiled kernel uses %d registers per "
                           "thread and can run at most %d threads per block",
-                          e->spec.launch.block, regs, max_threads);
+                          block, regs, max_threads);
         int per_sm = 0;
         if (!st)
-            st = orr_cuda_occupancy(c->fn[ORR_K_ACCEL], e->spec.launch.block, &per_sm, err);
+            st = orr_cuda_occupancy(c->fn[ORR_K_ACCEL], block, &per_sm, err);
         if (!st) {
             int r = e->variant == ORR_VARIANT_TILED ? choose_ranges(e, per_sm, c->info.sm_count)
                                                     : 1;
             long per = (e->n + r - 1) / r;
-            c->jlen = (int)((per + e->spec.launch.block - 1) / e->spec.launch.block * e->spec.launch.block);
+            c->jlen = (int)((per + block - 1) / block * block);
             e->ranges = (int)((e->n + c->jlen - 1) / c->jlen);   /* the last one short */
         }
     }
+    if (!st)
+        st = orr_cuda_stream_create(&c->stream, err);
+    e->stream = c->stream;
     if (!st)
         st = alloc_buffers(e, c, err);
     if (!st)
@@ -307,13 +370,17 @@ static void unpack(const cuda_impl *c, const void *buf, double *dst, int hs, int
                                                         : (double)((const float *)buf)[4 * i + k];
 }
 
+/* Copies in and out go through the engine's stream, in order with its
+ * kernels; the host buffer is free again when the call returns. */
 static orr_status upload(cuda_impl *c, orr_devptr dst, const double *src, int hs, int comps, long n,
                          orr_error *err)
 {
     void *buf = pack(c, src, hs, comps, n);
     if (!buf)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    orr_status st = orr_cuda_htod(dst, buf, (size_t)n * 4 * c->elem, err);
+    orr_status st = orr_cuda_htod_async(dst, buf, (size_t)n * 4 * c->elem, c->stream, err);
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
     free(buf);
     return st;
 }
@@ -324,25 +391,33 @@ static orr_status download(cuda_impl *c, orr_devptr src, double *dst, int hs, in
     void *buf = malloc((size_t)n * 4 * c->elem);
     if (!buf)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    orr_status st = orr_cuda_dtoh(buf, src, (size_t)n * 4 * c->elem, err);
+    orr_status st = orr_cuda_dtoh_async(buf, src, (size_t)n * 4 * c->elem, c->stream, err);
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
     if (!st)
         unpack(c, buf, dst, hs, comps, n);
     free(buf);
     return st;
 }
 
+/* Body `first` of buffer b. */
+static orr_devptr rec(const cuda_impl *c, orr_devptr b, long first)
+{
+    return b + (orr_devptr)(4 * c->elem * (size_t)first);
+}
+
 static orr_status cuda_set_state(orr_engine *e, const double *pos, const double *vel, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    orr_status st = upload(c, c->pos, pos, 4, 4, e->n, err);
-    return st ? st : upload(c, c->vel, vel, 3, 3, e->n, err);
+    orr_status st = upload(c, c->buf[ORR_BUF_POS], pos, 4, 4, e->n, err);
+    return st ? st : upload(c, c->buf[ORR_BUF_VEL], vel, 3, 3, e->n, err);
 }
 
 static orr_status cuda_get_state(orr_engine *e, double *pos, double *vel, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    orr_status st = pos ? download(c, c->pos, pos, 4, 4, e->n, err) : ORR_OK;
-    return st || !vel ? st : download(c, c->vel, vel, 3, 3, e->n, err);
+    orr_status st = pos ? download(c, c->buf[ORR_BUF_POS], pos, 4, 4, e->n, err) : ORR_OK;
+    return st || !vel ? st : download(c, c->buf[ORR_BUF_VEL], vel, 3, 3, e->n, err);
 }
 
 /* The runtime params as the kernels take them (struct orr_rtparams). */
@@ -357,76 +432,86 @@ static rtparams runtime_params(const orr_engine *e)
     return p;
 }
 
-static orr_status cuda_accel(orr_engine *e, orr_error *err)
+static orr_status cuda_accel(orr_engine *e, orr_range t, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    int n = (int)e->n;
+    int n = (int)e->n, first = (int)t.first, count = (int)t.count;
+    const int block = e->spec.launch.block;
     rtparams rtp = runtime_params(e);
+    orr_devptr pos = c->buf[ORR_BUF_POS], acc = c->buf[ORR_BUF_ACC];
     if (e->variant == ORR_VARIANT_NAIVE) {
-        void *args[] = {&c->pos, &c->attr, &rtp, &c->acc, &n};
-        return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(n, e->spec.launch.block),
-                               (unsigned)e->spec.launch.block, 0, args, err);
+        void *args[] = {&pos, &c->attr, &rtp, &acc, &n, &first, &count};
+        return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(count, block),
+                               (unsigned)block, 0, c->stream, args, err);
     }
-    orr_devptr out = e->ranges > 1 ? c->parts : c->acc;
-    void *args[] = {&c->pos, &c->attr, &rtp, &out, &n, &c->jlen};
-    orr_status st = orr_cuda_launch_2d(c->fn[ORR_K_ACCEL],
-                                       blocks_for(n, e->spec.launch.block / e->spec.launch.split * e->spec.launch.ipt),
-                                       (unsigned)e->ranges, (unsigned)e->spec.launch.block, 0, args, err);
+    orr_devptr out = e->ranges > 1 ? c->parts : acc;
+    void *args[] = {&pos, &c->attr, &rtp, &out, &n, &c->jlen, &first, &count};
+    orr_status st = orr_cuda_launch_2d(
+        c->fn[ORR_K_ACCEL], blocks_for(count, block / e->spec.launch.split * e->spec.launch.ipt),
+        (unsigned)e->ranges, (unsigned)block, 0, c->stream, args, err);
     if (st || e->ranges == 1)
         return st;
-    void *cargs[] = {&c->parts, &c->acc, &n, &e->ranges};
-    return orr_cuda_launch(c->fn[ORR_K_COMBINE], blocks_for(n, e->spec.launch.block),
-                           (unsigned)e->spec.launch.block, 0, cargs, err);
+    void *cargs[] = {&c->parts, &acc, &n, &e->ranges, &first, &count};
+    return orr_cuda_launch(c->fn[ORR_K_COMBINE], blocks_for(count, block), (unsigned)block, 0,
+                           c->stream, cargs, err);
 }
 
-static orr_status cuda_get_accel(orr_engine *e, double *acc, orr_error *err)
+static orr_status cuda_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    return download(c, c->acc, acc, 3, 3, e->n, err);
+    return download(c, rec(c, c->buf[ORR_BUF_ACC], t.first), acc, 3, 3, t.count, err);
 }
 
-/* kick and drift: x updated from y over the n real4 elements; kick also
- * takes the damping factor.  Scalars are passed in the kernel's precision. */
-static orr_status cuda_update(orr_engine *e, int kernel, orr_devptr x, orr_devptr y, double dt,
-                              double damping, orr_error *err)
+/* kick and drift: x updated from y for the targets; kick also takes the
+ * damping factor.  Scalars are passed in the kernel's precision. */
+static orr_status cuda_update(orr_engine *e, int kernel, orr_range t, orr_devptr x, orr_devptr y,
+                              double dt, double damping, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    int n = (int)e->n, dbl = c->elem == sizeof(double);
+    int first = (int)t.first, count = (int)t.count, dbl = c->elem == sizeof(double);
     float dtf = (float)dt, dampf = (float)damping;
     void *dtp = dbl ? (void *)&dt : (void *)&dtf, *dp = dbl ? (void *)&damping : (void *)&dampf;
-    void *kick_args[] = {&x, &y, dtp, dp, &n}, *drift_args[] = {&x, &y, dtp, &n};
-    return orr_cuda_launch(c->fn[kernel], blocks_for(n, e->spec.launch.block), (unsigned)e->spec.launch.block, 0,
+    void *kick_args[] = {&x, &y, dtp, dp, &first, &count}, *drift_args[] = {&x, &y, dtp, &first,
+                                                                            &count};
+    return orr_cuda_launch(c->fn[kernel], blocks_for(count, e->spec.launch.block),
+                           (unsigned)e->spec.launch.block, 0, c->stream,
                            kernel == ORR_K_KICK ? kick_args : drift_args, err);
 }
 
-static orr_status cuda_kick(orr_engine *e, double dt, double damping, orr_error *err)
+static orr_status cuda_kick(orr_engine *e, orr_range t, double dt, double damping, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    return cuda_update(e, ORR_K_KICK, c->vel, c->acc, dt, damping, err);
+    return cuda_update(e, ORR_K_KICK, t, c->buf[ORR_BUF_VEL], c->buf[ORR_BUF_ACC], dt, damping,
+                       err);
 }
 
-static orr_status cuda_drift(orr_engine *e, double dt, orr_error *err)
+static orr_status cuda_drift(orr_engine *e, orr_range t, double dt, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    return cuda_update(e, ORR_K_DRIFT, c->pos, c->vel, dt, 1.0, err);
+    return cuda_update(e, ORR_K_DRIFT, t, c->buf[ORR_BUF_POS], c->buf[ORR_BUF_VEL], dt, 1.0, err);
 }
 
-static orr_status cuda_potential(orr_engine *e, double *u, orr_error *err)
+static orr_status cuda_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    int n = (int)e->n;
+    int n = (int)e->n, first = (int)t.first, count = (int)t.count;
+    unsigned blocks = blocks_for(count, e->spec.launch.block);
     rtparams rtp = runtime_params(e);
-    void *args[] = {&c->pos, &c->attr, &rtp, &c->partial, &n};
-    orr_status st = orr_cuda_launch(c->fn[ORR_K_POTENTIAL], c->npartial, (unsigned)e->spec.launch.block, 0,
-                                    args, err);
-    double *part = st ? NULL : malloc(sizeof(double) * c->npartial);
+    void *args[] = {&c->buf[ORR_BUF_POS], &c->attr, &rtp, &c->partial, &n, &first, &count};
+    orr_status st = blocks ? orr_cuda_launch(c->fn[ORR_K_POTENTIAL], blocks,
+                                             (unsigned)e->spec.launch.block, 0, c->stream, args,
+                                             err)
+                           : ORR_OK;
+    double *part = st ? NULL : malloc(sizeof(double) * (blocks ? blocks : 1));
     if (!st && !part)
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st && blocks)
+        st = orr_cuda_dtoh_async(part, c->partial, sizeof(double) * blocks, c->stream, err);
     if (!st)
-        st = orr_cuda_dtoh(part, c->partial, sizeof(double) * c->npartial, err);
+        st = orr_cuda_stream_sync(c->stream, err);
     if (!st) {
         double sum = 0;
-        for (unsigned b = 0; b < c->npartial; b++)
+        for (unsigned b = 0; b < blocks; b++)
             sum += part[b];
         *u = sum;
     }
@@ -451,7 +536,9 @@ static orr_status cuda_set_attr(orr_engine *e, const double *attr, orr_error *er
             else
                 ((float *)buf)[k] = (float)v;
         }
-    orr_status st = orr_cuda_htod(c->attr, buf, count * c->elem, err);
+    orr_status st = orr_cuda_htod_async(c->attr, buf, count * c->elem, c->stream, err);
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
     free(buf);
     return st;
 }
@@ -462,9 +549,10 @@ static orr_status cuda_accel_sample(orr_engine *e, long ni, const long *idx, dou
     double *all = malloc(sizeof(double) * 3 * (size_t)e->n);
     if (!all)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    orr_status st = cuda_accel(e, err);
+    const orr_range whole = orr_engine_all(e);
+    orr_status st = cuda_accel(e, whole, err);
     if (!st)
-        st = cuda_get_accel(e, all, err);
+        st = cuda_get_accel(e, whole, all, err);
     for (long k = 0; !st && k < ni; k++)
         memcpy(acc + 3 * k, all + 3 * idx[k], 3 * sizeof(double));
     free(all);
@@ -475,22 +563,42 @@ static orr_status cuda_time_steps(orr_engine *e, int steps, int force_only, doub
                                   orr_error *err)
 {
     cuda_impl *c = e->impl;
-    orr_status st = orr_cuda_event_record(c->ev0, err);
+    const orr_range all = orr_engine_all(e);
+    orr_status st = orr_cuda_event_record(c->ev0, c->stream, err);
     for (int s = 0; !st && s < steps; s++) {
-        st = cuda_accel(e, err);
+        st = cuda_accel(e, all, err);
         if (!st && !force_only)
-            st = cuda_kick(e, 1e-6, 1.0, err);
+            st = cuda_kick(e, all, 1e-6, 1.0, err);
         if (!st && !force_only)
-            st = cuda_drift(e, 1e-6, err);
+            st = cuda_drift(e, all, 1e-6, err);
     }
     float total = 0;
     if (!st)
-        st = orr_cuda_event_record(c->ev1, err);
+        st = orr_cuda_event_record(c->ev1, c->stream, err);
     if (!st)
         st = orr_cuda_event_elapsed(c->ev0, c->ev1, &total, err);
     if (!st)
         *ms = total / steps;
     return st;
+}
+
+static orr_status cuda_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    static const int which[] = {ORR_BUF_POS, ORR_BUF_VEL, ORR_BUF_ACC};
+    memset(out, 0, sizeof *out);
+    out->on_device = 1;
+    out->dptr = c->buf[which[id]];
+    out->ncomp = id == ORR_ENGINE_POS ? 4 : 3;
+    out->elem = c->elem;
+    out->stride = 4 * c->elem;
+    return ORR_OK;
+}
+
+static orr_status cuda_sync(orr_engine *e, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    return orr_cuda_stream_sync(c->stream, err);
 }
 
 const orr_backend_ops orr_backend_cuda = {
@@ -507,4 +615,6 @@ const orr_backend_ops orr_backend_cuda = {
     .set_attr = cuda_set_attr,
     .accel_sample = cuda_accel_sample,
     .time_steps = cuda_time_steps,
+    .buffer = cuda_buffer,
+    .sync = cuda_sync,
 };

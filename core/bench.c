@@ -85,9 +85,9 @@ double orr_accel_err(const double *acc, const double *ref, long ni)
 static orr_status check_accuracy(orr_engine *e, const double *attr, orr_bench_row *row,
                                  orr_error *err)
 {
-    long ni = e->n < 512 ? e->n : 512;
+    long ni = orr_engine_n(e) < 512 ? orr_engine_n(e) : 512;
     long *idx = malloc(sizeof(long) * (size_t)ni);
-    double *pos = malloc(sizeof(double) * 4 * (size_t)e->n);
+    double *pos = malloc(sizeof(double) * 4 * (size_t)orr_engine_n(e));
     double *got = malloc(sizeof(double) * 3 * (size_t)ni);
     double *ref = malloc(sizeof(double) * 3 * (size_t)ni);
     orr_engine *cpu = NULL;
@@ -97,17 +97,17 @@ static orr_status check_accuracy(orr_engine *e, const double *attr, orr_bench_ro
         goto done;
     }
     for (long k = 0; k < ni; k++)
-        idx[k] = orr_sample_index(k, e->n, ni);
+        idx[k] = orr_sample_index(k, orr_engine_n(e), ni);
     orr_kspec ref_spec;
-    orr_kspec_reference(&e->spec.phys, &ref_spec);
+    orr_kspec_reference(&orr_engine_spec(e)->phys, &ref_spec);
     st = orr_engine_accel_sample(e, ni, idx, got, err);
     if (!st)
         st = orr_engine_get_state(e, pos, NULL, err);
     if (!st)
-        st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &ref_spec, ORR_VARIANT_TILED, e->n, 0, NULL,
+        st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &ref_spec, ORR_VARIANT_TILED, orr_engine_n(e), 0, NULL,
                                0, err);
     if (!st) {
-        orr_engine_set_runtime(cpu, e->rt);
+        orr_engine_set_runtime(cpu, orr_engine_runtime(e));
         st = orr_engine_set_state(cpu, pos, NULL, err);
     }
     if (!st && attr)
@@ -184,7 +184,7 @@ static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_be
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", n);
     snprintf(row->build.target, sizeof row->build.target, "cpu (reference loop)");
     if (!st)
-        st = orr_engine_cached_build(parts, 7, "so", ref_build, &ctx, &so, &len, &row->build, err);
+        st = orr_kcache_build(parts, 7, "so", ref_build, &ctx, &so, &len, &row->build, err);
     if (!st)
         st = orr_hostcc_load(so, len, &lib, err);
     void (*accel)(long, const float *, const float *, const float *, const float *, float *,
@@ -289,12 +289,12 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
         steps = steps < 3 ? 3 : steps > 200 ? 200 : steps;
     }
     row->n = n;
-    row->backend = e->ops->name;
-    row->spec = e->spec;
-    row->spec.launch.ranges = e->ranges;   /* as run: the automatic choice resolved */
+    row->backend = orr_engine_backend_name(e);
+    row->spec = *orr_engine_spec(e);
+    row->spec.launch.ranges = orr_engine_ranges(e);   /* as run: the automatic choice resolved */
     row->variant = variant;
     row->steps = steps;
-    row->build = e->build;
+    row->build = *orr_engine_build_info(e);
     st = orr_engine_time_steps(e, steps, 0, &row->ms_per_step, err);
     if (!st)
         st = orr_engine_time_steps(e, steps, 1, &row->ms_force, err);
@@ -302,7 +302,7 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
         goto done;
     double inter = (double)n * (double)n;
     row->interactions_per_s = inter / (row->ms_per_step * 1e-3);
-    row->gflops = row->interactions_per_s * (e->spec.phys.precision == ORR_DOUBLE ? 30 : 20) * 1e-9;
+    row->gflops = row->interactions_per_s * (orr_engine_spec(e)->phys.precision == ORR_DOUBLE ? 30 : 20) * 1e-9;
     st = check_accuracy(e, attr, row, err);
 done:
     orr_engine_destroy(e);

@@ -538,60 +538,16 @@ static int cmd_compile(args_t *a)
         return usage_error("compile: %s", e.msg);
     if (check_output(out))
         return 1;
-    char *src = NULL;
-    if (orr_kspec_source(&spec, t, &src, &e))
+    orr_compiled c;
+    if (orr_engine_compile(&spec, t, emit, arch, &c, &e))
         return report(&e);
-    int rc = 0;
-    if (is_src) {
-        rc = write_output(out, src, strlen(src));
-    } else if (t == ORR_TARGET_CPU) {
-        void *so = NULL;
-        size_t len = 0;
-        double secs = 0;
-        if (orr_hostcc_compile(src, "orrery_gen.c",
-                               orr_hostcc_precision_flags(spec.phys.precision == ORR_DOUBLE), &so, &len,
-                               &secs, &e)) {
-            rc = report(&e);
-        } else {
-            rc = write_output(out, so, len);
-            if (!rc)
-                fprintf(stderr, "orrery: compiled CPU kernel (%zu bytes) in %.2f s\n", len, secs);
-        }
-        free(so);
-    } else {
-        char own[32];
-        if (!arch) {
-            orr_gpu_info g;
-            if (orr_cuda_usable(0, &e) == ORR_OK && orr_cuda_device_info(0, &g, &e) == ORR_OK) {
-                snprintf(own, sizeof own, "sm_%d%d", g.cc_major, g.cc_minor);
-                arch = own;
-            } else {
-                arch = "sm_90";
-            }
-            orr_error_clear(&e);
-        }
-        const char *exprs[ORR_K_COUNT];
-        orr_kspec_name_exprs(&spec, exprs);
-        const char *opts[ORR_KSPEC_MAX_OPTS];
-        int nopts = orr_kspec_nvrtc_options(&spec, opts);
-        orr_rtc_result r = {0};
-        int ptx = strcmp(emit, "ptx") == 0;
-        if (orr_rtc_compile(src, "orrery_gen.cu", arch, opts, nopts, exprs, ORR_K_COUNT,
-                            ptx ? ORR_EMIT_PTX : ORR_EMIT_CUBIN, &r, &e)) {
-            rc = report(&e);
-        } else {
-            rc = write_output(out, r.image, ptx ? r.size - 1 : r.size);
-            if (!rc) {
-                fprintf(stderr, "orrery: compiled %s for %s in %.2f s; kernels:", emit, arch,
-                        r.seconds);
-                for (int k = 0; k < r.nlowered; k++)
-                    fprintf(stderr, " %s", r.lowered[k]);
-                fprintf(stderr, "\n");
-            }
-        }
-        orr_rtc_result_free(&r);
-    }
-    free(src);
+    int rc = write_output(out, c.data, c.len);
+    if (!rc && !is_src && t == ORR_TARGET_CPU)
+        fprintf(stderr, "orrery: compiled CPU kernel (%zu bytes) in %.2f s\n", c.len, c.seconds);
+    else if (!rc && !is_src)
+        fprintf(stderr, "orrery: compiled %s for %s in %.2f s; kernels: %s\n", emit, c.arch,
+                c.seconds, c.kernels);
+    orr_compiled_free(&c);
     orr_error_clear(&e);
     return rc;
 }

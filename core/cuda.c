@@ -45,6 +45,15 @@ typedef CUresult (*pfn_cuEventDestroy)(CUevent);
 typedef CUresult (*pfn_cuEventRecord)(CUevent, CUstream);
 typedef CUresult (*pfn_cuEventSynchronize)(CUevent);
 typedef CUresult (*pfn_cuEventElapsedTime)(float *, CUevent, CUevent);
+typedef CUresult (*pfn_cuMemHostAlloc)(void **, size_t, unsigned);
+typedef CUresult (*pfn_cuMemFreeHost)(void *);
+typedef CUresult (*pfn_cuStreamCreate)(CUstream *, unsigned);
+typedef CUresult (*pfn_cuStreamDestroy)(CUstream);
+typedef CUresult (*pfn_cuStreamSynchronize)(CUstream);
+typedef CUresult (*pfn_cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+typedef CUresult (*pfn_cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+typedef CUresult (*pfn_cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+typedef CUresult (*pfn_cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 
 static pfn_cuInit p_cuInit;
 static pfn_cuDriverGetVersion p_cuDriverGetVersion;
@@ -75,6 +84,15 @@ static pfn_cuEventDestroy p_cuEventDestroy;
 static pfn_cuEventRecord p_cuEventRecord;
 static pfn_cuEventSynchronize p_cuEventSynchronize;
 static pfn_cuEventElapsedTime p_cuEventElapsedTime;
+static pfn_cuMemHostAlloc p_cuMemHostAlloc;
+static pfn_cuMemFreeHost p_cuMemFreeHost;
+static pfn_cuStreamCreate p_cuStreamCreate;
+static pfn_cuStreamDestroy p_cuStreamDestroy;
+static pfn_cuStreamSynchronize p_cuStreamSynchronize;
+static pfn_cuStreamWaitEvent p_cuStreamWaitEvent;
+static pfn_cuMemcpyHtoDAsync p_cuMemcpyHtoDAsync;
+static pfn_cuMemcpyDtoHAsync p_cuMemcpyDtoHAsync;
+static pfn_cuMemcpyDtoDAsync p_cuMemcpyDtoDAsync;
 
 /* The symbol each pointer is loaded from: the name libcuda really exports. */
 typedef struct {
@@ -114,6 +132,15 @@ static const cu_sym cu_syms[] = {
     {(void **)&p_cuEventRecord, "cuEventRecord", NULL},
     {(void **)&p_cuEventSynchronize, "cuEventSynchronize", NULL},
     {(void **)&p_cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"},
+    {(void **)&p_cuMemHostAlloc, "cuMemHostAlloc", NULL},
+    {(void **)&p_cuMemFreeHost, "cuMemFreeHost", NULL},
+    {(void **)&p_cuStreamCreate, "cuStreamCreate", NULL},
+    {(void **)&p_cuStreamDestroy, "cuStreamDestroy_v2", NULL},
+    {(void **)&p_cuStreamSynchronize, "cuStreamSynchronize", NULL},
+    {(void **)&p_cuStreamWaitEvent, "cuStreamWaitEvent", NULL},
+    {(void **)&p_cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL},
+    {(void **)&p_cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL},
+    {(void **)&p_cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL},
 };
 
 /* The first result of orr_cuda_open, handed to every later caller. */
@@ -263,6 +290,11 @@ done:
     return st;
 }
 
+void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size)
+{
+    snprintf(buf, size, "sm_%d%d", g->cc_major, g->cc_minor);
+}
+
 orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err)
 {
     orr_status st = ORR_OK;
@@ -350,6 +382,92 @@ done:
     return st;
 }
 
+orr_status orr_cuda_host_alloc(void **p, size_t bytes, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    *p = NULL;
+    CU_ENSURE();
+    CUresult r = p_cuMemHostAlloc(p, bytes, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of page-locked host memory: asked for %zu bytes",
+                        bytes);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(err, r, "cuMemHostAlloc");
+    return st;
+}
+
+void orr_cuda_host_free(void *p)
+{
+    if (p && orr_cuda_open(NULL) == ORR_OK)
+        p_cuMemFreeHost(p);
+}
+
+orr_status orr_cuda_stream_create(void **stream, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CUstream s = NULL;
+    *stream = NULL;
+    CU_ENSURE();
+    CU_CHECK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
+    *stream = s;
+done:
+    return st;
+}
+
+void orr_cuda_stream_destroy(void *stream)
+{
+    if (stream && orr_cuda_open(NULL) == ORR_OK)
+        p_cuStreamDestroy((CUstream)stream);
+}
+
+orr_status orr_cuda_stream_sync(void *stream, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuStreamSynchronize, ((CUstream)stream));
+done:
+    return st;
+}
+
+orr_status orr_cuda_stream_wait(void *stream, void *ev, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuStreamWaitEvent, ((CUstream)stream, (CUevent)ev, 0u));
+done:
+    return st;
+}
+
+orr_status orr_cuda_htod_async(orr_devptr dst, const void *src, size_t bytes, void *stream,
+                               orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuMemcpyHtoDAsync, ((CUdeviceptr)dst, src, bytes, (CUstream)stream));
+done:
+    return st;
+}
+
+orr_status orr_cuda_dtoh_async(void *dst, orr_devptr src, size_t bytes, void *stream,
+                               orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuMemcpyDtoHAsync, (dst, (CUdeviceptr)src, bytes, (CUstream)stream));
+done:
+    return st;
+}
+
+orr_status orr_cuda_dtod_async(orr_devptr dst, orr_devptr src, size_t bytes, void *stream,
+                               orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuMemcpyDtoDAsync, ((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream));
+done:
+    return st;
+}
+
 orr_status orr_cuda_module_load(const void *image, void **module, orr_error *err)
 {
     orr_status st = ORR_OK;
@@ -409,12 +527,12 @@ done:
 }
 
 orr_status orr_cuda_launch_2d(void *fn, unsigned grid_x, unsigned grid_y, unsigned block,
-                              unsigned shared_bytes, void **args, orr_error *err)
+                              unsigned shared_bytes, void *stream, void **args, orr_error *err)
 {
     orr_status st = ORR_OK;
     CU_ENSURE();
     CU_CHECK(cuLaunchKernel, ((CUfunction)fn, grid_x, grid_y, 1, block, 1, 1, shared_bytes,
-                              (CUstream)NULL, args, (void **)NULL));
+                              (CUstream)stream, args, (void **)NULL));
 done:
     if (st != ORR_OK)
         orr_error_context(err, "launch of %u x %u blocks of %u threads, %u bytes shared", grid_x,
@@ -423,9 +541,9 @@ done:
 }
 
 orr_status orr_cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
-                           void **args, orr_error *err)
+                           void *stream, void **args, orr_error *err)
 {
-    return orr_cuda_launch_2d(fn, grid, 1, block, shared_bytes, args, err);
+    return orr_cuda_launch_2d(fn, grid, 1, block, shared_bytes, stream, args, err);
 }
 
 orr_status orr_cuda_event_create(void **ev, orr_error *err)
@@ -446,11 +564,20 @@ void orr_cuda_event_destroy(void *ev)
         p_cuEventDestroy((CUevent)ev);
 }
 
-orr_status orr_cuda_event_record(void *ev, orr_error *err)
+orr_status orr_cuda_event_record(void *ev, void *stream, orr_error *err)
 {
     orr_status st = ORR_OK;
     CU_ENSURE();
-    CU_CHECK(cuEventRecord, ((CUevent)ev, (CUstream)NULL));
+    CU_CHECK(cuEventRecord, ((CUevent)ev, (CUstream)stream));
+done:
+    return st;
+}
+
+orr_status orr_cuda_event_sync(void *ev, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuEventSynchronize, ((CUevent)ev));
 done:
     return st;
 }

@@ -1,6 +1,8 @@
 /* cuda: the CUDA driver API, opened with dlopen("libcuda.so.1") at run time,
  * never linked, so orrery starts on machines without a driver and says what
- * is missing.  Devices, primary contexts, memory, modules, launches, events.
+ * is missing.  Devices, primary contexts, memory (device and page-locked
+ * host memory), streams, asynchronous copies, modules, launches, events.
+ * A stream argument NULL means the default stream.
  * Every failing call records "cuXxx: CUDA_ERROR_NAME (description)". */
 #ifndef ORR_CUDA_H
 #define ORR_CUDA_H
@@ -31,6 +33,8 @@ orr_status orr_cuda_open(orr_error *err);
 int orr_cuda_driver_version(void);
 orr_status orr_cuda_device_count(int *count, orr_error *err);
 orr_status orr_cuda_device_info(int ordinal, orr_gpu_info *info, orr_error *err);
+/* The device's architecture name for NVRTC, "sm_90", into buf. */
+void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size);
 
 /* Retains the device's primary context and makes it current on this thread. */
 orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err);
@@ -44,6 +48,24 @@ orr_status orr_cuda_htod(orr_devptr dst, const void *src, size_t bytes, orr_erro
 orr_status orr_cuda_dtoh(void *dst, orr_devptr src, size_t bytes, orr_error *err);
 orr_status orr_cuda_memset32(orr_devptr dst, unsigned value, size_t count, orr_error *err);
 orr_status orr_cuda_sync(orr_error *err);
+/* Page-locked host memory, which asynchronous copies need to overlap. */
+orr_status orr_cuda_host_alloc(void **p, size_t bytes, orr_error *err);
+void orr_cuda_host_free(void *p);
+
+/* Streams (opaque CUstream).  An engine's stream is created blocking, so
+ * work on the default stream still waits for it. */
+orr_status orr_cuda_stream_create(void **stream, orr_error *err);
+void orr_cuda_stream_destroy(void *stream);
+orr_status orr_cuda_stream_sync(void *stream, orr_error *err);
+/* Work queued on stream after this waits until ev has happened. */
+orr_status orr_cuda_stream_wait(void *stream, void *ev, orr_error *err);
+/* Copies queued on stream; host memory must be page-locked to overlap. */
+orr_status orr_cuda_htod_async(orr_devptr dst, const void *src, size_t bytes, void *stream,
+                               orr_error *err);
+orr_status orr_cuda_dtoh_async(void *dst, orr_devptr src, size_t bytes, void *stream,
+                               orr_error *err);
+orr_status orr_cuda_dtod_async(orr_devptr dst, orr_devptr src, size_t bytes, void *stream,
+                               orr_error *err);
 
 /* Modules and kernels (opaque CUmodule / CUfunction). */
 orr_status orr_cuda_module_load(const void *image, void **module, orr_error *err);
@@ -53,17 +75,18 @@ orr_status orr_cuda_function(void *module, const char *name, void **fn, orr_erro
 orr_status orr_cuda_function_limits(void *fn, int *regs, int *max_threads, orr_error *err);
 /* How many blocks of `block` threads of fn an SM holds at once. */
 orr_status orr_cuda_occupancy(void *fn, int block, int *blocks_per_sm, orr_error *err);
-/* Launches on the default stream; 1D grid and block; args as for cuLaunchKernel. */
+/* Launches on stream; 1D grid and block; args as for cuLaunchKernel. */
 orr_status orr_cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
-                           void **args, orr_error *err);
+                           void *stream, void **args, orr_error *err);
 /* The same with a 2D grid (grid_x x grid_y blocks). */
 orr_status orr_cuda_launch_2d(void *fn, unsigned grid_x, unsigned grid_y, unsigned block,
-                              unsigned shared_bytes, void **args, orr_error *err);
+                              unsigned shared_bytes, void *stream, void **args, orr_error *err);
 
-/* Events for timing on the default stream. */
+/* Events, for timing and for ordering work between streams. */
 orr_status orr_cuda_event_create(void **ev, orr_error *err);
 void orr_cuda_event_destroy(void *ev);
-orr_status orr_cuda_event_record(void *ev, orr_error *err);
+orr_status orr_cuda_event_record(void *ev, void *stream, orr_error *err);
+orr_status orr_cuda_event_sync(void *ev, orr_error *err);
 /* Waits for end, then gives the milliseconds between start and end. */
 orr_status orr_cuda_event_elapsed(void *start, void *end, float *ms, orr_error *err);
 

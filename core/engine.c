@@ -1,8 +1,8 @@
 /* engine: backend selection and the calls every backend shares (see
- * engine.h): dispatch, argument checks, and the kernel-cache build step. */
-#include "engine.h"
+ * engine.h): dispatch through the backend's table, argument and range
+ * checks, and what the engine tells about itself. */
+#include "engine_impl.h"
 #include "cuda.h"
-#include "kcache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +43,29 @@ orr_status orr_cuda_usable(int device, orr_error *err)
     return ORR_OK;
 }
 
+orr_status orr_backend_resolve(orr_backend_kind asked, int device, orr_backend_kind *out,
+                               char *notice, size_t notice_size, orr_error *err)
+{
+    if (notice && notice_size)
+        notice[0] = '\0';
+    *out = asked;
+    if (asked == ORR_BACKEND_CPU)
+        return ORR_OK;
+    orr_error why = {0};
+    orr_status st = orr_cuda_usable(device, &why);
+    if (asked == ORR_BACKEND_CUDA) {
+        if (st)
+            orr_fail(err, st, "backend 'cuda': no usable GPU (%s)", why.msg);
+    } else {
+        *out = st ? ORR_BACKEND_CPU : ORR_BACKEND_CUDA;
+        if (st && notice && notice_size)
+            snprintf(notice, notice_size, "no usable GPU (%s); using the CPU backend", why.msg);
+        st = ORR_OK;
+    }
+    orr_error_clear(&why);
+    return st;
+}
+
 orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_kspec *spec,
                              orr_variant variant, long n, int device, char *notice,
                              size_t notice_size, orr_error *err)
@@ -52,18 +75,12 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
         notice[0] = '\0';
     if (n < 1 || n > (1L << 30))
         return orr_fail(err, ORR_ERR_ARG, "invalid body count %ld: must be from 1 to 2^30", n);
-    if (kind == ORR_BACKEND_AUTO) {
-        orr_error why = {0};
-        if (orr_cuda_usable(device, &why) == ORR_OK) {
-            kind = ORR_BACKEND_CUDA;
-        } else {
-            kind = ORR_BACKEND_CPU;
-            if (notice)
-                snprintf(notice, notice_size, "no usable GPU (%s); using the CPU backend", why.msg);
-        }
-        orr_error_clear(&why);
-    } else if (kind == ORR_BACKEND_CUDA) {
-        orr_status st = orr_cuda_usable(device, err);
+    if (kind == ORR_BACKEND_CUDA) {
+        orr_status st = orr_cuda_usable(device, err);   /* the driver's own words */
+        if (st)
+            return st;
+    } else {
+        orr_status st = orr_backend_resolve(kind, device, &kind, notice, notice_size, err);
         if (st)
             return st;
     }
@@ -72,6 +89,7 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
     if (!e)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     e->ops = kind == ORR_BACKEND_CUDA ? &orr_backend_cuda : &orr_backend_cpu;
+    e->family = &orr_family_direct;
     if (spec)
         e->spec = *spec;
     else
@@ -83,9 +101,9 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
     orr_status st = orr_kspec_validate(&e->spec, target, err);
     orr_law law;
     if (!st && (st = orr_kspec_law(&e->spec, &law, err)) == ORR_OK) {
-        /* the backend generates its source from this copy: a built-in law
-         * is read once; the caller's law pointer is put back afterwards */
-        const struct orr_law *given = e->spec.phys.law;
+        /* the backend generates its source from a spec carrying this copy
+         * (a built-in law is read once); the engine keeps the caller's */
+        orr_kspec given = e->spec;
         e->spec.phys.law = &law;
         e->nattr = law.nattrs;
         e->nrt = orr_law_runtime_count(&law);
@@ -94,7 +112,7 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
         if (st == ORR_ERR_COMPILE)
             orr_error_context(err, "force law '%s' (%s %s)", law.name,
                               law.builtin ? "from" : "defined at", law.origin);
-        e->spec.phys.law = given;
+        e->spec = given;
         orr_law_free(&law);
     }
     if (st) {
@@ -123,15 +141,82 @@ orr_status orr_engine_get_state(orr_engine *e, double *pos, double *vel, orr_err
     return e->ops->get_state(e, pos, vel, err);
 }
 
+const orr_kspec *orr_engine_spec(const orr_engine *e)
+{
+    return &e->spec;
+}
+
+long orr_engine_n(const orr_engine *e)
+{
+    return e->n;
+}
+
+const char *orr_engine_backend_name(const orr_engine *e)
+{
+    return e->ops->name;
+}
+
+orr_backend_kind orr_engine_backend(const orr_engine *e)
+{
+    return e->ops == &orr_backend_cuda ? ORR_BACKEND_CUDA : ORR_BACKEND_CPU;
+}
+
+int orr_engine_ranges(const orr_engine *e)
+{
+    return e->ranges;
+}
+
+int orr_engine_nattr(const orr_engine *e)
+{
+    return e->nattr;
+}
+
+const orr_build_info *orr_engine_build_info(const orr_engine *e)
+{
+    return &e->build;
+}
+
+orr_range orr_engine_all(const orr_engine *e)
+{
+    orr_range r = {0, e->n};
+    return r;
+}
+
+/* Whether t lies within the engine's bodies; the message names the range. */
+static orr_status check_range(const orr_engine *e, orr_range t, orr_error *err)
+{
+    if (t.first < 0 || t.count < 0 || t.first > e->n || t.count > e->n - t.first)
+        return orr_fail(err, ORR_ERR_ARG, "invalid body range [%ld, %ld) (n = %ld)", t.first,
+                        t.first + t.count, e->n);
+    return ORR_OK;
+}
+
+orr_status orr_engine_force(orr_engine *e, orr_range t, orr_error *err)
+{
+    orr_status st = check_range(e, t, err);
+    return st || !t.count ? st : e->ops->accel(e, t, err);
+}
+
+orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
+{
+    orr_status st = check_range(e, t, err);
+    return st || !t.count ? st : e->ops->get_accel(e, t, acc, err);
+}
+
 orr_status orr_engine_accel(orr_engine *e, double *acc, orr_error *err)
 {
-    orr_status st = e->ops->accel(e, err);
-    return st ? st : e->ops->get_accel(e, acc, err);
+    orr_status st = orr_engine_force(e, orr_engine_all(e), err);
+    return st ? st : orr_engine_get_accel(e, orr_engine_all(e), acc, err);
 }
 
 orr_status orr_engine_set_attr(orr_engine *e, const double *attr, orr_error *err)
 {
     return e->nattr ? e->ops->set_attr(e, attr, err) : ORR_OK;
+}
+
+const double *orr_engine_runtime(const orr_engine *e)
+{
+    return e->rt;
 }
 
 void orr_engine_set_runtime(orr_engine *e, const double *values)
@@ -140,19 +225,39 @@ void orr_engine_set_runtime(orr_engine *e, const double *values)
         e->rt[k] = values[k];
 }
 
+orr_status orr_engine_kick_range(orr_engine *e, orr_range t, double dt, double damping,
+                                 orr_error *err)
+{
+    orr_status st = check_range(e, t, err);
+    return st || !t.count ? st : e->ops->kick(e, t, dt, damping, err);
+}
+
+orr_status orr_engine_drift_range(orr_engine *e, orr_range t, double dt, orr_error *err)
+{
+    orr_status st = check_range(e, t, err);
+    return st || !t.count ? st : e->ops->drift(e, t, dt, err);
+}
+
+orr_status orr_engine_potential_range(orr_engine *e, orr_range t, double *u, orr_error *err)
+{
+    *u = 0;
+    orr_status st = check_range(e, t, err);
+    return st || !t.count ? st : e->ops->potential(e, t, u, err);
+}
+
 orr_status orr_engine_kick(orr_engine *e, double dt, double damping, orr_error *err)
 {
-    return e->ops->kick(e, dt, damping, err);
+    return orr_engine_kick_range(e, orr_engine_all(e), dt, damping, err);
 }
 
 orr_status orr_engine_drift(orr_engine *e, double dt, orr_error *err)
 {
-    return e->ops->drift(e, dt, err);
+    return orr_engine_drift_range(e, orr_engine_all(e), dt, err);
 }
 
 orr_status orr_engine_potential(orr_engine *e, double *u, orr_error *err)
 {
-    return e->ops->potential(e, u, err);
+    return orr_engine_potential_range(e, orr_engine_all(e), u, err);
 }
 
 orr_status orr_engine_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
@@ -173,41 +278,65 @@ orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, doubl
     return e->ops->time_steps(e, steps, force_only, ms, err);
 }
 
-orr_status orr_engine_cached_build(const char *const *key_parts, int nparts, const char *kind,
-                                   orr_build_fn build, void *ctx, void **data, size_t *len,
-                                   orr_build_info *info, orr_error *err)
+orr_status orr_engine_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)
 {
-    orr_kkey_builder kb;
-    orr_kkey key;
-    orr_status st = orr_kkey_begin(&kb, err);
-    if (st)
-        return st;
-    for (int k = 0; k < nparts; k++)
-        orr_kkey_add_str(&kb, key_parts[k]);
-    orr_kkey_finish(&kb, &key);
-    memcpy(info->key, key.hex, sizeof info->key);
+    if (id != ORR_ENGINE_POS && id != ORR_ENGINE_VEL && id != ORR_ENGINE_ACC)
+        return orr_fail(err, ORR_ERR_ARG, "invalid engine buffer %d", (int)id);
+    return e->ops->buffer(e, id, out, err);
+}
 
-    int hit = 0;
-    char *note = NULL;
-    st = orr_kcache_get(&key, kind, data, len, &hit, &note, err);
-    if (note) {
-        snprintf(info->note, sizeof info->note, "%s", note);
-        free(note);
-    }
+void *orr_engine_stream(const orr_engine *e)
+{
+    return e->stream;
+}
+
+orr_status orr_engine_sync(orr_engine *e, orr_error *err)
+{
+    return e->ops->sync(e, err);
+}
+
+orr_status orr_engine_compile(const orr_kspec *spec, orr_target target, const char *emit,
+                              const char *arch, orr_compiled *out, orr_error *err)
+{
+    memset(out, 0, sizeof *out);
+    orr_status st = orr_kspec_validate(spec, target, err);
     if (st)
         return st;
-    if (hit) {
-        info->cached = 1;
-        info->compile_s = 0;
-        return ORR_OK;
+    if (strcmp(emit, "source") == 0) {
+        char *src = NULL;
+        st = orr_kspec_source(spec, &orr_family_direct, target, &src, err);
+        if (!st) {
+            out->data = src;
+            out->len = strlen(src);
+        }
+        return st;
     }
-    info->cached = 0;
-    st = build(ctx, data, len, &info->compile_s, err);
-    if (st)
-        return st;   /* nothing is written to the cache for a failed build */
-    orr_error put_err = {0};
-    if (orr_kcache_put(&key, kind, *data, *len, &put_err) != ORR_OK && !info->note[0])
-        snprintf(info->note, sizeof info->note, "kernel not cached: %.480s", put_err.msg);
-    orr_error_clear(&put_err);
-    return ORR_OK;
+    if (target == ORR_TARGET_CPU) {
+        if (strcmp(emit, "so") != 0)
+            return orr_fail(err, ORR_ERR_ARG, "invalid output '%s' for the CPU (source or so)",
+                            emit);
+        return orr_cpu_compile(spec, &orr_family_direct, out, err);
+    }
+    int ptx = strcmp(emit, "ptx") == 0;
+    if (!ptx && strcmp(emit, "cubin") != 0)
+        return orr_fail(err, ORR_ERR_ARG, "invalid output '%s' for the GPU (source, ptx or cubin)",
+                        emit);
+    char own[32] = "sm_90";
+    if (!arch) {
+        orr_gpu_info g;
+        orr_error ignore = {0};
+        if (orr_cuda_usable(0, &ignore) == ORR_OK && orr_cuda_device_info(0, &g, &ignore) == ORR_OK)
+            orr_cuda_arch_name(&g, own, sizeof own);
+        orr_error_clear(&ignore);
+        arch = own;
+    }
+    return orr_cuda_compile(spec, &orr_family_direct, arch, ptx ? ORR_EMIT_PTX : ORR_EMIT_CUBIN,
+                            out, err);
+}
+
+void orr_compiled_free(orr_compiled *c)
+{
+    free(c->data);
+    c->data = NULL;
+    c->len = 0;
 }

@@ -1,69 +1,56 @@
 /* engine: one backend instance (CUDA or CPU) holding N bodies in its own
- * precision and layout, with its kernels compiled for one kernel spec.  Each
- * backend is a const vtable (backend_cuda.c, backend_cpu.c); callers use the
- * orr_engine_* functions.  Host-side data is always double: positions as
- * pos[4n] = (x, y, z, m) per body, velocities and accelerations as 3n. */
+ * precision and layout, with the kernels of one family compiled for one
+ * kernel spec.  This header is the engine's whole public face: the engine
+ * is opaque, its backends (backend_cuda.c, backend_cpu.c) and their shared
+ * inside are in engine_impl.h.  Host-side data is always double: positions
+ * as pos[4n] = (x, y, z, m) per body, velocities and accelerations as 3n.
+ *
+ * Targets and sources are apart: a force pass computes the accelerations
+ * of a range of target bodies (a rank's slice, a block step's active
+ * bodies) from all n bodies as sources; kick, drift and the potential work
+ * on a range too.  A body's sum over the sources runs in the same order
+ * whatever range it is computed in, so the results do not depend on how
+ * the bodies are split.  The functions without a range work on all bodies.
+ *
+ * A communication layer can reach the engine's own buffers (device memory
+ * on the GPU, in the engine's precision and layout) and queue work on its
+ * stream, so positions can be exchanged without a trip through the host. */
 #ifndef ORR_ENGINE_H
 #define ORR_ENGINE_H
 
 #include <stddef.h>
 #include "err.h"
 #include "kspec.h"
+#include "kcache.h"
 #include "law.h"
+#include "cuda.h"
 
 typedef enum { ORR_BACKEND_AUTO = 0, ORR_BACKEND_CUDA, ORR_BACKEND_CPU } orr_backend_kind;
 
-/* How the engine's kernels were obtained, for reports. */
-typedef struct {
-    int cached;            /* 1: kernel object came from the cache */
-    double compile_s;      /* seconds compiling (0 when cached) */
-    double load_s;         /* seconds loading the module / shared object */
-    char key[33];          /* cache key */
-    char note[512];        /* e.g. a corrupt cache entry that was rebuilt */
-    char target[64];       /* "sm_90" or "cpu" */
-} orr_build_info;
-
 typedef struct orr_engine orr_engine;
 
+/* A run of the engine's bodies [first, first + count). */
 typedef struct {
-    const char *name;                                           /* "cuda" or "cpu" */
-    orr_status (*create)(orr_engine *e, orr_error *err);        /* compile, load, allocate */
-    void (*destroy)(orr_engine *e);
-    orr_status (*set_state)(orr_engine *e, const double *pos, const double *vel, orr_error *err);
-    orr_status (*get_state)(orr_engine *e, double *pos, double *vel, orr_error *err);
-    orr_status (*accel)(orr_engine *e, orr_error *err);         /* into the engine's buffer */
-    orr_status (*get_accel)(orr_engine *e, double *acc, orr_error *err);
-    orr_status (*kick)(orr_engine *e, double dt, double damping, orr_error *err);
-    orr_status (*drift)(orr_engine *e, double dt, orr_error *err);
-    orr_status (*potential)(orr_engine *e, double *u, orr_error *err);
-    /* Per-body attributes of the force law: attr[a * n + i], e->nattr of them. */
-    orr_status (*set_attr)(orr_engine *e, const double *attr, orr_error *err);
-    /* Accelerations of the bodies idx[0..ni) only (3 ni values). */
-    orr_status (*accel_sample)(orr_engine *e, long ni, const long *idx, double *acc,
-                               orr_error *err);
-    /* Runs `steps` steps (accel, kick, drift; or accel only) and gives the
-     * time per step in ms, measured on the backend's own clock. */
-    orr_status (*time_steps)(orr_engine *e, int steps, int force_only, double *ms,
-                             orr_error *err);
-} orr_backend_ops;
+    long first;
+    long count;
+} orr_range;
 
-struct orr_engine {
-    const orr_backend_ops *ops;
-    orr_kspec spec;
-    orr_variant variant;   /* which accel kernel the GPU launches */
-    long n;                /* bodies */
-    int nattr;             /* the law's per-body attributes (0 for gravity) */
-    int nrt;               /* the law's runtime params */
-    double rt[ORR_LAW_MAX_RUNTIME];   /* their values, passed at every launch */
-    int device;            /* GPU ordinal */
-    int ranges;            /* j-ranges the GPU accel kernel runs with (see
-                              orr_kspec.ranges); 1 on the CPU */
-    orr_build_info build;
-    void *impl;            /* backend state */
-};
+/* The engine's buffers a communication layer can fill or read, in the
+ * engine's precision (elem bytes a value).  On the GPU (on_device = 1) body
+ * i's record (x, y, z, m for positions; vx, vy, vz, - for velocities)
+ * starts at dptr + i * stride; on the CPU (on_device = 0) each component is
+ * an array host[c] of n values.  Valid until the engine is destroyed or
+ * rebuilt. */
+typedef enum { ORR_ENGINE_POS = 0, ORR_ENGINE_VEL = 1, ORR_ENGINE_ACC = 2 } orr_buffer_id;
+typedef struct {
+    int on_device;     /* 1: GPU memory at dptr; 0: host arrays */
+    orr_devptr dptr;
+    void *host[4];
+    int ncomp;         /* components used: 4 for positions (with the mass), else 3 */
+    size_t elem;       /* bytes per value: 4 (float) or 8 (double) */
+    size_t stride;     /* bytes from one body's record to the next (GPU) */
+} orr_buffer;
 
-extern const orr_backend_ops orr_backend_cpu;
-extern const orr_backend_ops orr_backend_cuda;
 
 /* Why CUDA cannot be used here (driver, device), or ORR_OK when it can. */
 orr_status orr_cuda_usable(int device, orr_error *err);
@@ -76,9 +63,34 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
                              size_t notice_size, orr_error *err);
 void orr_engine_destroy(orr_engine *e);
 
+/* What the engine is: its spec (as created), its body count, its
+ * backend's name ("cuda" or "cpu"), the j-ranges its GPU force pass runs
+ * with (the automatic choice resolved; 1 on the CPU), the number of the
+ * law's attributes, and how its kernels were obtained. */
+const orr_kspec *orr_engine_spec(const orr_engine *e);
+long orr_engine_n(const orr_engine *e);
+const char *orr_engine_backend_name(const orr_engine *e);
+orr_backend_kind orr_engine_backend(const orr_engine *e);
+int orr_engine_ranges(const orr_engine *e);
+int orr_engine_nattr(const orr_engine *e);
+const orr_build_info *orr_engine_build_info(const orr_engine *e);
+/* All of the engine's bodies as a range. */
+orr_range orr_engine_all(const orr_engine *e);
+
 orr_status orr_engine_set_state(orr_engine *e, const double *pos, const double *vel, orr_error *err);
 orr_status orr_engine_get_state(orr_engine *e, double *pos, double *vel, orr_error *err);
 orr_status orr_engine_accel(orr_engine *e, double *acc, orr_error *err); /* compute + fetch */
+/* Accelerations of the targets t from all bodies into the engine's own
+ * buffer (nothing is fetched); get_accel fetches them (3 t.count values). */
+orr_status orr_engine_force(orr_engine *e, orr_range t, orr_error *err);
+orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err);
+/* kick, drift and the potential on the targets t only; the potential of a
+ * range is its share of the total (half of each target's pair sum), so the
+ * shares of disjoint ranges add up to the whole. */
+orr_status orr_engine_kick_range(orr_engine *e, orr_range t, double dt, double damping,
+                                 orr_error *err);
+orr_status orr_engine_drift_range(orr_engine *e, orr_range t, double dt, orr_error *err);
+orr_status orr_engine_potential_range(orr_engine *e, orr_range t, double *u, orr_error *err);
 /* v = (v + a dt) * damping, with a from the last accel call. */
 orr_status orr_engine_kick(orr_engine *e, double dt, double damping, orr_error *err);
 /* x += v dt, wrapped into the spec's periodic box on periodic axes. */
@@ -89,10 +101,27 @@ orr_status orr_engine_set_attr(orr_engine *e, const double *attr, orr_error *err
 /* Sets the runtime params (e->nrt values, slot order); they apply from the
  * next launch, with no recompile. */
 void orr_engine_set_runtime(orr_engine *e, const double *values);
+/* The runtime params in use (ORR_LAW_MAX_RUNTIME values, slot order). */
+const double *orr_engine_runtime(const orr_engine *e);
 orr_status orr_engine_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
                                    orr_error *err);
 orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, double *ms,
                                  orr_error *err);
+
+/* The engine's buffer id (see orr_buffer). */
+orr_status orr_engine_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);
+/* The engine's work queue: its CUDA stream (a CUstream) on the GPU, NULL on
+ * the CPU.  Work queued there runs in order with the engine's kernels. */
+void *orr_engine_stream(const orr_engine *e);
+/* Waits until everything queued on the engine has finished. */
+orr_status orr_engine_sync(orr_engine *e, orr_error *err);
+
+/* The backend a request resolves to: CUDA or CPU as asked (CUDA checked
+ * usable: the message says why not), and under ORR_BACKEND_AUTO CUDA when
+ * a usable device exists, else the CPU with a one-line notice saying why
+ * (notice may be NULL). */
+orr_status orr_backend_resolve(orr_backend_kind asked, int device, orr_backend_kind *out,
+                               char *notice, size_t notice_size, orr_error *err);
 
 const char *orr_backend_name(orr_backend_kind k);
 orr_status orr_backend_parse(const char *name, orr_backend_kind *k, orr_error *err);
@@ -103,12 +132,21 @@ orr_status orr_backend_parse(const char *name, orr_backend_kind *k, orr_error *e
  * threads at a time (the tuner compiles candidates in parallel). */
 orr_status orr_cuda_prebuild(const orr_kspec *spec, const char *arch, orr_error *err);
 
-/* Shared by the backends: fetch key from the kernel cache or run build() and
- * store its result; fills info (cached, compile time, key, note). */
-typedef orr_status (*orr_build_fn)(void *ctx, void **data, size_t *len, double *seconds,
-                                   orr_error *err);
-orr_status orr_engine_cached_build(const char *const *key_parts, int nparts, const char *kind,
-                                   orr_build_fn build, void *ctx, void **data, size_t *len,
-                                   orr_build_info *info, orr_error *err);
+/* What orr_engine_compile produced. */
+typedef struct {
+    void *data;           /* heap: source or PTX text (no NUL counted), CUBIN or shared object */
+    size_t len;           /* bytes */
+    double seconds;       /* compile time (0 for source) */
+    char arch[32];        /* GPU: the architecture compiled for ("sm_90") */
+    char kernels[1024];   /* GPU: the lowered kernel names, space-separated */
+} orr_compiled;
+
+/* Builds the spec's direct-family kernels for a target the way the
+ * backends do, without the cache or a device: emit "source" (the generated
+ * source), "ptx" or "cubin" (GPU, for arch, NULL = this machine's device 0,
+ * else sm_90) or "so" (CPU shared object).  Free with orr_compiled_free. */
+orr_status orr_engine_compile(const orr_kspec *spec, orr_target target, const char *emit,
+                              const char *arch, orr_compiled *out, orr_error *err);
+void orr_compiled_free(orr_compiled *c);
 
 #endif

@@ -677,3 +677,42 @@ orr_status orr_kcache_clear(size_t *removed, orr_error *err)
         *removed = n;
     return st;
 }
+
+orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char *kind,
+                            orr_build_fn build, void *ctx, void **data, size_t *len,
+                            orr_build_info *info, orr_error *err)
+{
+    orr_kkey_builder kb;
+    orr_kkey key;
+    orr_status st = orr_kkey_begin(&kb, err);
+    if (st)
+        return st;
+    for (int k = 0; k < nparts; k++)
+        orr_kkey_add_str(&kb, key_parts[k]);
+    orr_kkey_finish(&kb, &key);
+    memcpy(info->key, key.hex, sizeof info->key);
+
+    int hit = 0;
+    char *note = NULL;
+    st = orr_kcache_get(&key, kind, data, len, &hit, &note, err);
+    if (note) {
+        snprintf(info->note, sizeof info->note, "%s", note);
+        free(note);
+    }
+    if (st)
+        return st;
+    if (hit) {
+        info->cached = 1;
+        info->compile_s = 0;
+        return ORR_OK;
+    }
+    info->cached = 0;
+    st = build(ctx, data, len, &info->compile_s, err);
+    if (st)
+        return st;   /* nothing is written to the cache for a failed build */
+    orr_error put_err = {0};
+    if (orr_kcache_put(&key, kind, *data, *len, &put_err) != ORR_OK && !info->note[0])
+        snprintf(info->note, sizeof info->note, "kernel not cached: %.480s", put_err.msg);
+    orr_error_clear(&put_err);
+    return ORR_OK;
+}

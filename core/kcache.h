@@ -52,6 +52,26 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
 orr_status orr_kcache_put(const orr_kkey *key, const char *kind, const void *data, size_t len,
                           orr_error *err);
 
+/* How a kernel object was obtained (orr_kcache_build), for reports. */
+typedef struct {
+    int cached;            /* 1: kernel object came from the cache */
+    double compile_s;      /* seconds compiling (0 when cached) */
+    double load_s;         /* seconds loading the module / shared object */
+    char key[33];          /* cache key */
+    char note[512];        /* e.g. a corrupt cache entry that was rebuilt */
+    char target[64];       /* "sm_90" or "cpu" */
+} orr_build_info;
+
+/* Makes a kernel object through the cache: the key is the hash of
+ * key_parts; on a hit the stored payload, else build(ctx, ...) is run and
+ * its result stored (a failed build stores nothing; a failed store is only
+ * a note).  Fills info (cached, compile time, key, note).  *data is heap. */
+typedef orr_status (*orr_build_fn)(void *ctx, void **data, size_t *len, double *seconds,
+                                   orr_error *err);
+orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char *kind,
+                            orr_build_fn build, void *ctx, void **data, size_t *len,
+                            orr_build_info *info, orr_error *err);
+
 typedef struct {
     char name[128];   /* file name, "<key>.<kind>" */
     size_t bytes;     /* file size */

@@ -1,5 +1,6 @@
 /* kspec: kernel specifications -> generated source (see kspec.h). */
 #include "kspec.h"
+#include "kfamily.h"
 #include "ksrc.h"
 #include "law.h"
 #include "util.h"
@@ -122,7 +123,8 @@ orr_status orr_kspec_law(const orr_kspec *s, orr_law *out, orr_error *err)
     return s->phys.law ? orr_law_copy(out, s->phys.law, err) : orr_law_builtin(s->phys.force, out, err);
 }
 
-orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err)
+orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target target,
+                            char **src, orr_error *err)
 {
     orr_status st = orr_kspec_validate(s, target, err);
     if (st)
@@ -140,9 +142,10 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
         "/* orrery generated kernel source: %s law, %s target */\n"
         "#define ORR_BLOCK %d\n"
         "#define ORR_SOFTENING %s /* %.17g */\n#define ORR_EPS2 %s\n"
-        "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n",
+        "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n"
+        "#define ORR_LAW_MAX_RUNTIME %d\n",
         s->phys.force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->launch.block, eps, s->phys.softening, eps2,
-        e2 > 0 ? 1 : 0, g, s->phys.G);
+        e2 > 0 ? 1 : 0, g, s->phys.G, ORR_LAW_MAX_RUNTIME);
     for (int k = 0; k < 3; k++) {
         char l[64], inv[64];
         orr_hexfloat(l, sizeof l, s->phys.box[k]);
@@ -171,25 +174,13 @@ orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, o
         orr_law_free(&law);
     }
     if (!st)
-        st = append_file(&b, target == ORR_TARGET_GPU ? "direct.cu" : "direct_cpu.c", err);
+        st = append_file(&b, target == ORR_TARGET_GPU ? f->gpu_source : f->cpu_source, err);
     if (st) {
         orr_buf_free(&b);
         return st;
     }
     *src = b.data;
     return ORR_OK;
-}
-
-void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT])
-{
-    static const char *f[ORR_K_COUNT] = {"orr_accel<float>", "orr_accel_naive<float>",
-                                         "orr_kick<float>", "orr_drift<float>",
-                                         "orr_potential<float>", "orr_combine<float>"};
-    static const char *d[ORR_K_COUNT] = {"orr_accel<double>", "orr_accel_naive<double>",
-                                         "orr_kick<double>", "orr_drift<double>",
-                                         "orr_potential<double>", "orr_combine<double>"};
-    for (int k = 0; k < ORR_K_COUNT; k++)
-        exprs[k] = s->phys.precision == ORR_DOUBLE ? d[k] : f[k];
 }
 
 int orr_kspec_nvrtc_options(const orr_kspec *s, const char *opts[ORR_KSPEC_MAX_OPTS])

@@ -20,7 +20,8 @@ typedef enum { ORR_TARGET_GPU = 0, ORR_TARGET_CPU = 1 } orr_target;
  * kernels_src/reference_cpu.c, the yardstick for the CPU backend). */
 typedef enum { ORR_VARIANT_TILED = 0, ORR_VARIANT_NAIVE = 1, ORR_VARIANT_REFERENCE = 2 } orr_variant;
 
-struct orr_law;   /* law.h */
+struct orr_law;       /* law.h */
+struct orr_kfamily;   /* kfamily.h */
 
 /* The physics a kernel computes: the same whatever the launch settings,
  * and the same on every rank of a distributed run. */
@@ -86,14 +87,11 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
  * s->force with its default params.  Free it with orr_law_free. */
 orr_status orr_kspec_law(const orr_kspec *s, struct orr_law *out, orr_error *err);
 
-/* The complete generated source (heap, caller frees). */
-orr_status orr_kspec_source(const orr_kspec *s, orr_target target, char **src, orr_error *err);
-
-/* Name expressions of the GPU kernels for the spec's precision, in this
- * order: accel, accel_naive, kick, drift, potential, combine. */
-enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COMBINE,
-       ORR_K_COUNT };
-void orr_kspec_name_exprs(const orr_kspec *s, const char *exprs[ORR_K_COUNT]);
+/* The complete generated source of kernel family f for the target (heap,
+ * caller frees): the generated constants, prelude.h, the force law and the
+ * family's source file for the target. */
+orr_status orr_kspec_source(const orr_kspec *s, const struct orr_kfamily *f, orr_target target,
+                            char **src, orr_error *err);
 
 /* The NVRTC options the spec compiles with (static strings, at most
  * ORR_KSPEC_MAX_OPTS): the language standard, FMA contraction, and

@@ -43,7 +43,7 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
 static orr_status compute_accel(orr_sim *s, orr_error *err)
 {
     /* into the engine's buffer only: no download of the accelerations */
-    return s->engine->ops->accel(s->engine, err);
+    return orr_engine_force(s->engine, orr_engine_all(s->engine), err);
 }
 
 static orr_status step_euler(orr_sim *s, orr_error *err)
@@ -223,27 +223,11 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (st)
         return st;
 
-    orr_backend_kind kind = c->backend;
-    if (kind == ORR_BACKEND_AUTO) {
-        orr_error why = {0};
-        if (orr_cuda_usable(c->device, &why) == ORR_OK) {
-            kind = ORR_BACKEND_CUDA;
-        } else {
-            kind = ORR_BACKEND_CPU;
-            if (notice && notice_size)
-                snprintf(notice, notice_size, "no usable GPU (%s); using the CPU backend", why.msg);
-        }
-        orr_error_clear(&why);
-    } else if (kind == ORR_BACKEND_CUDA) {
-        /* checked here, before tuning, so the message says what was asked */
-        orr_error why = {0};
-        st = orr_cuda_usable(c->device, &why);
-        if (st) {
-            orr_fail(err, st, "backend 'cuda': no usable GPU (%s)", why.msg);
-            orr_error_clear(&why);
-            return st;
-        }
-    }
+    /* resolved here, before tuning, so a message says what was asked */
+    orr_backend_kind kind;
+    st = orr_backend_resolve(c->backend, c->device, &kind, notice, notice_size, err);
+    if (st)
+        return st;
 
     orr_sim *s = calloc(1, sizeof *s);
     if (!s)
@@ -327,7 +311,7 @@ const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source)
 {
     if (source)
         *source = s->kspec_source;
-    return &s->engine->spec;
+    return orr_engine_spec(s->engine);
 }
 
 typedef struct {
@@ -347,7 +331,7 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
     if (!(budget > 0) || !isfinite(budget))
         return orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of seconds (got %g)",
                         budget);
-    orr_kspec base = s->engine->spec;
+    orr_kspec base = *orr_engine_spec(s->engine);
     orr_tune_options o;
     orr_tune_options_default(&o);
     o.budget_s = budget;
@@ -534,7 +518,7 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
     }
     if (old == value && signbit(old) == signbit(value))
         return ORR_OK;
-    orr_kspec spec = s->engine->spec;   /* points at s->law, which has the new value */
+    orr_kspec spec = *orr_engine_spec(s->engine);   /* points at s->law, which has the new value */
     st = switch_engine(s, &spec, err);
     if (st) {
         s->law.params[k].value = old;
@@ -568,7 +552,7 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
         st = orr_engine_accel_sample(s->engine, ni, idx, got, err);
     s->acc_valid = 0;   /* the GPU's sample run overwrote the acceleration buffer */
     orr_kspec spec;
-    orr_kspec_reference(&s->engine->spec.phys, &spec);
+    orr_kspec_reference(&orr_engine_spec(s->engine)->phys, &spec);
     if (!st)
         st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
     if (!st) {
@@ -632,7 +616,7 @@ void orr_sim_set_time_compensation(orr_sim *s, double c)
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err)
 {
-    orr_kspec k = {.phys = s->engine->spec.phys, .launch = spec->launch};
+    orr_kspec k = {.phys = orr_engine_spec(s->engine)->phys, .launch = spec->launch};
     orr_status st = switch_engine(s, &k, err);
     if (!st)
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);

@@ -322,7 +322,7 @@ static orr_status write_run(hid_t file, orr_sim *s, const char *path, orr_error 
     if (r >= 0)
         r = put_string(g, "precision", orr_precision_name(c->precision));
     if (r >= 0)
-        r = put_string(g, "backend", orr_sim_engine(s)->ops->name);
+        r = put_string(g, "backend", orr_engine_backend_name(orr_sim_engine(s)));
     if (r >= 0)
         r = put_int(g, "device", c->device);
     if (r >= 0)
@@ -1454,7 +1454,7 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
     /* the stored kernel configuration, where it is meant for this backend */
     const orr_kspec *k = orr_sim_kspec(s, NULL);
     const orr_kspec *w = &ck->kspec;
-    if (!st && strcmp(orr_sim_engine(s)->ops->name, ck->backend) == 0 &&
+    if (!st && strcmp(orr_engine_backend_name(orr_sim_engine(s)), ck->backend) == 0 &&
         (k->launch.block != w->launch.block || k->launch.unroll != w->launch.unroll || k->launch.split != w->launch.split ||
          k->launch.ipt != w->launch.ipt || k->launch.ftz != w->launch.ftz || k->launch.newton != w->launch.newton ||
          k->launch.threads != w->launch.threads || k->launch.ranges != w->launch.ranges))

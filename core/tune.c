@@ -1,5 +1,6 @@
 /* tune: the autotuner and its JSON store (see tune.h). */
 #include "tune.h"
+#include "kfamily.h"
 #include "util.h"
 #include "bench.h"
 #include "cuda.h"
@@ -117,9 +118,10 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
         if ((st = orr_cuda_device_info(device, &id->gpu, err)) != ORR_OK ||
             (st = orr_rtc_version(&major, &minor, err)) != ORR_OK)
             return st;
-        snprintf(id->ident, sizeof id->ident, "%s|sm_%d%d|%d|driver %d|nvrtc %d.%d", id->gpu.name,
-                 id->gpu.cc_major, id->gpu.cc_minor, id->gpu.sm_count,
-                 orr_cuda_driver_version(), major, minor);
+        char arch[32];
+        orr_cuda_arch_name(&id->gpu, arch, sizeof arch);
+        snprintf(id->ident, sizeof id->ident, "%s|%s|%d|driver %d|nvrtc %d.%d", id->gpu.name, arch,
+                 id->gpu.sm_count, orr_cuda_driver_version(), major, minor);
     } else {
         const char *compiler = NULL, *cpu = NULL;
         if ((st = orr_hostcc_identity(&compiler, &cpu, err)) != ORR_OK)
@@ -136,7 +138,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     canon.launch.split = 1;
     canon.launch.threads = 0;
     char *src = NULL;
-    if ((st = orr_kspec_source(&canon, id->target, &src, err)) != ORR_OK)
+    if ((st = orr_kspec_source(&canon, &orr_family_direct, id->target, &src, err)) != ORR_OK)
         return st;
     orr_kkey_builder kb;
     if ((st = orr_kkey_begin(&kb, err)) != ORR_OK) {
@@ -147,6 +149,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     snprintf(bucket, sizeof bucket, "%ld", id->n_bucket);
     orr_kkey_add_str(&kb, "orrery-tune-1");
     orr_kkey_add_str(&kb, id->target == ORR_TARGET_GPU ? "gpu" : "cpu");
+    orr_kkey_add_str(&kb, orr_family_direct.name);
     orr_kkey_add_str(&kb, src);
     orr_kkey_add_str(&kb, orr_precision_name(id->base.phys.precision));
     orr_kkey_add_str(&kb, bucket);
@@ -721,7 +724,7 @@ static void prebuild(const tuner *t, const params *list, int count)
     }
     (void)orr_law_builtin_names();   /* its one-time setup, before the threads */
     prebuild_pool pool = {.t = t, .list = list, .count = count};
-    snprintf(pool.arch, sizeof pool.arch, "sm_%d%d", t->id.gpu.cc_major, t->id.gpu.cc_minor);
+    orr_cuda_arch_name(&t->id.gpu, pool.arch, sizeof pool.arch);
     pthread_mutex_init(&pool.lock, NULL);
     pthread_t tid[MAX_WORKERS];
     int started = 0;
@@ -760,7 +763,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
     orr_status st = orr_engine_create(&eng, t->id.kind, &tr.spec, ORR_VARIANT_TILED, t->id.n,
                                       t->id.device, NULL, 0, &e);
     if (eng)
-        tr.compile_s = eng->build.compile_s;
+        tr.compile_s = orr_engine_build_info(eng)->compile_s;
     double t0 = orr_now_s();   /* the budget is device time: building does not count */
     if (!st)
         st = orr_engine_set_state(eng, t->pos, t->vel, &e);

@@ -4,6 +4,12 @@
  * masses are packed as real4 (x, y, z, m); velocities and accelerations as
  * real4 with w unused.
  *
+ * Targets and sources are apart: every kernel works on the targets
+ * [first, first + count) of the n bodies (a rank's slice, a block step's
+ * active bodies), and the force and potential kernels sum over all n
+ * bodies as sources.  A target's sum runs over the same tiles in the same
+ * order whatever the range, so splitting the targets changes no bit.
+ *
  *   orr_accel      shared-memory tiles of ORR_BLOCK bodies, `#pragma unroll`
  *                  ORR_UNROLL on the inner loop; each thread computes ORR_IPT
  *                  target bodies (register blocking: one shared-memory load
@@ -23,8 +29,8 @@
  *                  the baseline that `orrery bench --variant naive` runs.
  *   orr_kick, orr_drift   v = (v + a dt) * damping;  x += v dt, wrapped into
  *                  the periodic box on periodic axes.
- *   orr_potential  pair potential summed per body (in double), reduced per
- *                  block; the host adds the per-block partial sums.
+ *   orr_potential  pair potential summed per target (in double), halved,
+ *                  reduced per block; the host adds the per-block sums.
  *
  * The force law's generated section comes before this file and provides
  * orr_pair_accel / orr_pair_potential / orr_law_scale, ORR_NATTR per-body
@@ -41,9 +47,10 @@ template <typename real> struct orr_vec4;
 template <> struct orr_vec4<float> { typedef float4 type; };
 template <> struct orr_vec4<double> { typedef double4 type; };
 
-/* The runtime params as passed (always ORR_LAW_MAX_RUNTIME doubles). */
+/* The runtime params as passed (ORR_LAW_MAX_RUNTIME doubles, from the
+ * generated section). */
 struct orr_rtparams {
-    double v[8];
+    double v[ORR_LAW_MAX_RUNTIME];
 };
 
 /* The runtime params converted to real, once per thread. */
@@ -82,7 +89,8 @@ static __device__ __forceinline__ void orr_kahan_add(real &s, real &c, real t)
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
-          orr_rtparams rtp, typename orr_vec4<real>::type *__restrict__ acc, int n, int jlen)
+          orr_rtparams rtp, typename orr_vec4<real>::type *__restrict__ acc, int n, int jlen,
+          int first, int count)
 {
     typedef typename orr_vec4<real>::type vec4;
     constexpr int groups = ORR_BLOCK / ORR_SPLIT;   /* body groups per block */
@@ -92,18 +100,19 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
     real ai[ORR_IPT][ORR_NATTRS];
     const int t = threadIdx.x;
     const int part = t % ORR_SPLIT;
-    const int first = blockIdx.x * groups * ORR_IPT + t / ORR_SPLIT;
+    const int i0 = first + blockIdx.x * groups * ORR_IPT + t / ORR_SPLIT;
+    const int iend = first + count;
     const vec4 zero = {0, 0, 0, 0};
     vec4 pi[ORR_IPT];
     real ax[ORR_IPT], ay[ORR_IPT], az[ORR_IPT], cx[ORR_IPT], cy[ORR_IPT], cz[ORR_IPT];
 #pragma unroll
     for (int r = 0; r < ORR_IPT; r++) {
-        const int i = first + r * groups;
-        pi[r] = i < n ? pos[i] : zero;
+        const int i = i0 + r * groups;
+        pi[r] = i < iend ? pos[i] : zero;
         ax[r] = ay[r] = az[r] = cx[r] = cy[r] = cz[r] = 0;
 #pragma unroll
         for (int a = 0; a < ORR_NATTRS; a++)
-            ai[r][a] = ORR_NATTR > 0 && i < n ? attr[i * ORR_NATTR + a] : (real)0;
+            ai[r][a] = ORR_NATTR > 0 && i < iend ? attr[i * ORR_NATTR + a] : (real)0;
     }
 
     const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
@@ -153,8 +162,8 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
             ay[r] += __shfl_xor_sync(0xffffffffu, ay[r], off);
             az[r] += __shfl_xor_sync(0xffffffffu, az[r], off);
         }
-        const int i = first + r * groups;
-        if (part == 0 && i < n) {
+        const int i = i0 + r * groups;
+        if (part == 0 && i < iend) {
             vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
             acc[(size_t)blockIdx.y * n + i] = a;
         }
@@ -164,10 +173,11 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_combine(const typename orr_vec4<real>::type *__restrict__ part,
-            typename orr_vec4<real>::type *__restrict__ acc, int n, int ranges)
+            typename orr_vec4<real>::type *__restrict__ acc, int n, int ranges, int first,
+            int count)
 {
-    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (i >= n)
+    const int i = first + blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i >= first + count)
         return;
     double x = 0, y = 0, z = 0;
     for (int r = 0; r < ranges; r++) {
@@ -184,11 +194,11 @@ template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_accel_naive(const typename orr_vec4<real>::type *__restrict__ pos,
                 const real *__restrict__ attr, orr_rtparams rtp,
-                typename orr_vec4<real>::type *__restrict__ acc, int n)
+                typename orr_vec4<real>::type *__restrict__ acc, int n, int first, int count)
 {
     typedef typename orr_vec4<real>::type vec4;
-    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (i >= n)
+    const int i = first + blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i >= first + count)
         return;
     ORR_RT_LOAD(rt, rtp);
     const vec4 pi = pos[i];
@@ -205,10 +215,11 @@ orr_accel_naive(const typename orr_vec4<real>::type *__restrict__ pos,
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_kick(typename orr_vec4<real>::type *__restrict__ vel,
-         const typename orr_vec4<real>::type *__restrict__ acc, real dt, real damping, int n)
+         const typename orr_vec4<real>::type *__restrict__ acc, real dt, real damping, int first,
+         int count)
 {
-    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (i < n) {
+    const int i = first + blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i < first + count) {
         vel[i].x = fma(acc[i].x, dt, vel[i].x) * damping;
         vel[i].y = fma(acc[i].y, dt, vel[i].y) * damping;
         vel[i].z = fma(acc[i].z, dt, vel[i].z) * damping;
@@ -218,10 +229,10 @@ orr_kick(typename orr_vec4<real>::type *__restrict__ vel,
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_drift(typename orr_vec4<real>::type *__restrict__ pos,
-          const typename orr_vec4<real>::type *__restrict__ vel, real dt, int n)
+          const typename orr_vec4<real>::type *__restrict__ vel, real dt, int first, int count)
 {
-    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (i < n) {
+    const int i = first + blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i < first + count) {
         pos[i].x = orr_wrap(fma(vel[i].x, dt, pos[i].x), X);
         pos[i].y = orr_wrap(fma(vel[i].y, dt, pos[i].y), Y);
         pos[i].z = orr_wrap(fma(vel[i].z, dt, pos[i].z), Z);
@@ -231,7 +242,7 @@ orr_drift(typename orr_vec4<real>::type *__restrict__ pos,
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
-              orr_rtparams rtp, double *__restrict__ partial, int n)
+              orr_rtparams rtp, double *__restrict__ partial, int n, int first, int count)
 {
     typedef typename orr_vec4<real>::type vec4;
     __shared__ vec4 tile[ORR_BLOCK];
@@ -239,13 +250,14 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
     ORR_RT_LOAD(rt, rtp);
     __shared__ double warp_sum[ORR_BLOCK / 32];
     const int t = threadIdx.x;
-    const int i = blockIdx.x * ORR_BLOCK + t;
+    const int i = first + blockIdx.x * ORR_BLOCK + t;
+    const bool target = i < first + count;
     const vec4 zero = {0, 0, 0, 0};
-    const vec4 pi = i < n ? pos[i] : zero;
+    const vec4 pi = target ? pos[i] : zero;
     real ai[ORR_NATTRS];
 #pragma unroll
     for (int a = 0; a < ORR_NATTRS; a++)
-        ai[a] = ORR_NATTR > 0 && i < n ? attr[i * ORR_NATTR + a] : (real)0;
+        ai[a] = ORR_NATTR > 0 && target ? attr[i * ORR_NATTR + a] : (real)0;
     double phi = 0;
     for (int base = 0; base < n; base += ORR_BLOCK) {
         const int j = base + t;
@@ -268,7 +280,7 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
         }
         __syncthreads();
     }
-    phi = i < n ? 0.5 * phi : 0.0;   /* each pair is seen from both ends */
+    phi = target ? 0.5 * phi : 0.0;   /* each pair is seen from both ends */
     for (int off = 16; off > 0; off /= 2)
         phi += __shfl_down_sync(0xffffffffu, phi, off);
     if (t % 32 == 0)

@@ -10,11 +10,15 @@
  * attr[a * n + i], passed to the law with stride n; ORR_NRT runtime params).
  *
  * Entry points (all exported, looked up with dlsym):
- *   orr_cpu_accel      accelerations of ni targets (idx[k], or k when idx is
- *                      NULL) from all n bodies
- *   orr_cpu_potential  total pair potential energy, self-pairs excluded
+ *   orr_cpu_accel      accelerations of ni targets (idx[k], or first + k when
+ *                      idx is NULL) from all n bodies as sources, into
+ *                      ax[k], ay[k], az[k]
+ *   orr_cpu_potential  the pair potential energy of the targets
+ *                      [first, first + count) with all n bodies, self-pairs
+ *                      excluded, halved (each pair is seen from both ends)
  *   orr_cpu_kick       v = (v + a dt) * damping
- *   orr_cpu_drift      x += v dt, wrapped into the box on periodic axes */
+ *   orr_cpu_drift      x += v dt, wrapped into the box on periodic axes
+ *                      (kick and drift take the arrays of the targets) */
 
 #define ORR_EXPORT __attribute__((visibility("default")))
 
@@ -27,11 +31,12 @@
 ORR_EXPORT void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
                               const real *restrict z, const real *restrict m,
                               const real *restrict attr, const double *restrict rtp, long ni,
-                              const long *restrict idx, real *restrict ax, real *restrict ay,
-                              real *restrict az);
+                              long first, const long *restrict idx, real *restrict ax,
+                              real *restrict ay, real *restrict az);
 ORR_EXPORT double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
                                     const real *restrict z, const real *restrict m,
-                                    const real *restrict attr, const double *restrict rtp);
+                                    const real *restrict attr, const double *restrict rtp,
+                                    long first, long count);
 ORR_EXPORT void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
                              const real *restrict ax, const real *restrict ay,
                              const real *restrict az, double dt, double damping);
@@ -62,14 +67,14 @@ static inline void kahan_add(real *s, real *c, real t)
 
 void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
                    const real *restrict z, const real *restrict m, const real *restrict attr,
-                   const double *restrict rtp, long ni, const long *restrict idx,
+                   const double *restrict rtp, long ni, long first, const long *restrict idx,
                    real *restrict ax, real *restrict ay, real *restrict az)
 {
     ORR_RT_LOAD(rt, rtp);
     const real g = orr_law_scale(rt);
     ORR_OMP_FOR
     for (long k = 0; k < ni; k++) {
-        const long i = idx ? idx[k] : k;
+        const long i = idx ? idx[k] : first + k;
         const real xi = x[i], yi = y[i], zi = z[i], mi = m[i];
         const real *ai = ORR_NATTR > 0 ? attr + i : rt;
         real sx = 0, sy = 0, sz = 0, cx = 0, cy = 0, cz = 0;
@@ -100,7 +105,7 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
 
 double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
                          const real *restrict z, const real *restrict m, const real *restrict attr,
-                         const double *restrict rtp)
+                         const double *restrict rtp, long first, long count)
 {
     ORR_RT_LOAD(rt, rtp);
     /* The rows are summed in ORR_POT_PARTS fixed parts, then the parts in
@@ -111,8 +116,8 @@ double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
     double part[ORR_POT_PARTS];
     ORR_OMP_FOR
     for (int p = 0; p < ORR_POT_PARTS; p++) {
-        const long lo = (long)((double)n * p / ORR_POT_PARTS),
-                   hi = (long)((double)n * (p + 1) / ORR_POT_PARTS);
+        const long lo = first + (long)((double)count * p / ORR_POT_PARTS),
+                   hi = first + (long)((double)count * (p + 1) / ORR_POT_PARTS);
         double sum = 0;
         for (long i = lo; i < hi; i++) {
             double phi = 0;

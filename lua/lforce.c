@@ -473,7 +473,7 @@ void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when)
     int ok = e <= tol;
     orr_lua_verify_failures += !ok;
     fprintf(stderr, "orrery: verify (%s): %s %s '%s' vs cpu double: error %.3g over %ld "
-            "bodies (tolerance %.0e): %s\n", when, orr_sim_engine(s)->ops->name,
+            "bodies (tolerance %.0e): %s\n", when, orr_engine_backend_name(orr_sim_engine(s)),
             orr_precision_name(orr_sim_config_of(s)->precision), orr_sim_law(s)->name, e, ni, tol,
             ok ? "ok" : "FAILED");
 }

@@ -565,7 +565,7 @@ static int sim_tostring(lua_State *L)
     }
     const orr_sim_config *c = orr_sim_config_of(p->sim);
     lua_pushfstring(L, "orrery.Sim (n=%I, %s, %s, %s, t=%f)", (lua_Integer)c->n,
-                    orr_sim_engine(p->sim)->ops->name, orr_precision_name(c->precision),
+                    orr_engine_backend_name(orr_sim_engine(p->sim)), orr_precision_name(c->precision),
                     c->integrator, (lua_Number)orr_sim_time(p->sim));
     return 1;
 }
@@ -633,7 +633,7 @@ static int sim_index(lua_State *L)
     else if (strcmp(key, "dt") == 0)
         lua_pushnumber(L, c->dt);
     else if (strcmp(key, "backend") == 0)
-        lua_pushstring(L, orr_sim_engine(s)->ops->name);
+        lua_pushstring(L, orr_engine_backend_name(orr_sim_engine(s)));
     else if (strcmp(key, "precision") == 0)
         lua_pushstring(L, orr_precision_name(c->precision));
     else if (strcmp(key, "integrator") == 0)
@@ -672,7 +672,7 @@ static int sim_index(lua_State *L)
         lua_setfield(L, -2, "ipt");
         lua_pushinteger(L, k->launch.threads);
         lua_setfield(L, -2, "threads");
-        lua_pushinteger(L, orr_sim_engine(s)->ranges);   /* as run (the automatic choice resolved) */
+        lua_pushinteger(L, orr_engine_ranges(orr_sim_engine(s)));   /* as run (the automatic choice resolved) */
         lua_setfield(L, -2, "ranges");
         lua_pushstring(L, source);
         lua_setfield(L, -2, "source");

@@ -171,17 +171,17 @@ static void test_second_start_cached(void **state)
     spec.phys.softening = 0.0123;   /* a configuration no other test compiles */
     orr_engine *a = NULL, *b = NULL;
     TU_OK(orr_engine_create(&a, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
-    assert_int_equal(a->build.cached, 0);
-    assert_true(a->build.compile_s > 0);
+    assert_int_equal(orr_engine_build_info(a)->cached, 0);
+    assert_true(orr_engine_build_info(a)->compile_s > 0);
     TU_OK(orr_engine_create(&b, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
-    assert_int_equal(b->build.cached, 1);
-    assert_true(b->build.compile_s == 0);
-    assert_string_equal(a->build.key, b->build.key);
+    assert_int_equal(orr_engine_build_info(b)->cached, 1);
+    assert_true(orr_engine_build_info(b)->compile_s == 0);
+    assert_string_equal(orr_engine_build_info(a)->key, orr_engine_build_info(b)->key);
     orr_engine_destroy(b);
 
     /* corrupt the entry: the next start rebuilds it and says so */
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s.so", tu_private_cache(), a->build.key);
+    snprintf(path, sizeof path, "%s/%s.so", tu_private_cache(), orr_engine_build_info(a)->key);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
     fseek(f, 200, SEEK_SET);
@@ -190,11 +190,11 @@ static void test_second_start_cached(void **state)
     fputc(c ^ 0x5a, f);
     fclose(f);
     TU_OK(orr_engine_create(&b, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
-    assert_int_equal(b->build.cached, 0);
-    assert_non_null(strstr(b->build.note, "corrupt"));
+    assert_int_equal(orr_engine_build_info(b)->cached, 0);
+    assert_non_null(strstr(orr_engine_build_info(b)->note, "corrupt"));
     orr_engine_destroy(b);
     TU_OK(orr_engine_create(&b, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, 10, 0, NULL, 0, &err), &err);
-    assert_int_equal(b->build.cached, 1);
+    assert_int_equal(orr_engine_build_info(b)->cached, 1);
     orr_engine_destroy(b);
     orr_engine_destroy(a);
 }
@@ -209,7 +209,7 @@ static void test_auto_falls_back(void **state)
     orr_engine *e = NULL;
     TU_OK(orr_engine_create(&e, ORR_BACKEND_AUTO, NULL, ORR_VARIANT_TILED, 16, 0, notice,
                             sizeof notice, &err), &err);
-    assert_string_equal(e->ops->name, "cpu");
+    assert_string_equal(orr_engine_backend_name(e), "cpu");
     assert_non_null(strstr(notice, "no usable GPU"));
     assert_non_null(strstr(notice, "using the CPU backend"));
     orr_engine_destroy(e);

@@ -63,7 +63,7 @@ static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64
     double rel = orr_max_rel_err(acc, ref, n);
     print_message("gpu %s %s n=%ld block=%d unroll=%d split=%d ipt=%d ftz=%d ranges=%d: max rel "
                   "err %.3e\n", orr_precision_name(spec->phys.precision), orr_variant_name(variant), n,
-                  spec->launch.block, spec->launch.unroll, spec->launch.split, spec->launch.ipt, spec->launch.ftz, g->ranges, rel);
+                  spec->launch.block, spec->launch.unroll, spec->launch.split, spec->launch.ipt, spec->launch.ftz, orr_engine_ranges(g), rel);
     orr_engine_destroy(g);
     orr_engine_destroy(c);
     free(pos);
@@ -239,10 +239,10 @@ static void test_cache_second_start(void **state)
     TU_OK(orr_engine_create(&a, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, 64, 0, NULL, 0, &err), &err);
     TU_OK(orr_engine_create(&b, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, 64, 0, NULL, 0, &err), &err);
     print_message("first start compiled in %.3f s; second start from cache: %d, loaded in %.2f ms\n",
-                  a->build.compile_s, b->build.cached, b->build.load_s * 1e3);
-    assert_int_equal(a->build.cached, 0);
-    assert_int_equal(b->build.cached, 1);
-    assert_true(strncmp(b->build.target, "sm_", 3) == 0);
+                  orr_engine_build_info(a)->compile_s, orr_engine_build_info(b)->cached, orr_engine_build_info(b)->load_s * 1e3);
+    assert_int_equal(orr_engine_build_info(a)->cached, 0);
+    assert_int_equal(orr_engine_build_info(b)->cached, 1);
+    assert_true(strncmp(orr_engine_build_info(b)->target, "sm_", 3) == 0);
     orr_engine_destroy(a);
     orr_engine_destroy(b);
 }

@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "hostcc.h"
 #include "kcache.h"
+#include "kfamily.h"
 #include "kspec.h"
 #include "rtc.h"
 
@@ -21,11 +22,11 @@ static orr_rtc_result ptx_for(const orr_kspec *s)
 {
     orr_error err = {0};
     char *src = NULL;
-    TU_OK(orr_kspec_source(s, ORR_TARGET_GPU, &src, &err), &err);
-    const char *exprs[ORR_K_COUNT];
-    orr_kspec_name_exprs(s, exprs);
+    TU_OK(orr_kspec_source(s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
+    orr_kexprs exprs;
+    orr_kexprs_make(&exprs, &orr_family_direct, s->phys.precision);
     orr_rtc_result r = {0};
-    TU_OK(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, 1, exprs, ORR_K_COUNT, ORR_EMIT_PTX,
+    TU_OK(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, 1, exprs.expr, exprs.count, ORR_EMIT_PTX,
                           &r, &err), &err);
     free(src);
     return r;
@@ -50,7 +51,7 @@ static void test_baked_constants(void **state)
     s.phys.softening = 0.1;
     s.phys.G = 6.674e-11;
     char *src = NULL;
-    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+    TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_BLOCK 128\n"));
     assert_non_null(strstr(src, "#define ORR_UNROLL 8\n"));
     assert_non_null(strstr(src, "#define ORR_SPLIT 2\n"));
@@ -66,7 +67,7 @@ static void test_baked_constants(void **state)
     assert_non_null(strstr(src, "\"forces/gravity.h\"\nf = mj * orr_rsqrt3_nz(r2);"));
     assert_non_null(strstr(src, "#line 1 \"direct.cu\""));
     free(src);
-    TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
+    TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_CPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_DOUBLE 0\n"));
     assert_non_null(strstr(src, "#line 1 \"direct_cpu.c\""));
     free(src);
@@ -79,7 +80,7 @@ static void test_ptx_both_precisions(void **state)
     for (int p = 0; p < 2; p++) {
         s.phys.precision = p;
         orr_rtc_result r = ptx_for(&s);
-        assert_int_equal(r.nlowered, ORR_K_COUNT);
+        assert_int_equal(r.nlowered, orr_family_direct.ngpu);
         const char *text = r.image;
         assert_non_null(strstr(text, ".target sm_90"));
         for (int k = 0; k < r.nlowered; k++) {
@@ -136,11 +137,11 @@ static void test_compile_error_names_line(void **state)
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
     char *src = NULL;
-    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
-    const char *exprs[ORR_K_COUNT];
-    orr_kspec_name_exprs(&s, exprs);
+    TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
+    orr_kexprs exprs;
+    orr_kexprs_make(&exprs, &orr_family_direct, s.phys.precision);
     orr_rtc_result r = {0};
-    assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, 1, exprs, ORR_K_COUNT,
+    assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, 1, exprs.expr, exprs.count,
                                      ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
     print_message("NVRTC: %s\n", err.msg);
     assert_non_null(strstr(err.msg, "forces/gravity.h(14)"));
@@ -174,7 +175,7 @@ static void test_performance_options(void **state)
     s.launch.newton = 1;
     s.launch.ftz = 0;
     char *src = NULL;
-    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+    TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_IPT 4\n"));
     assert_non_null(strstr(src, "#define ORR_RSQRT64_NEWTON 1\n"));
     free(src);
@@ -194,7 +195,7 @@ static void test_performance_options(void **state)
     assert_string_equal(err.msg, "invalid newton 3: must be 1 or 2");
     orr_kspec_default(&s, ORR_TARGET_CPU);
     s.launch.threads = 1;
-    TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
+    TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_CPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_THREADS 1\n"));
     free(src);
     orr_error_clear(&err);
@@ -234,11 +235,11 @@ static void test_softening_and_G_range(void **state)
     assert_string_equal(err.msg, "invalid softening 1e-30: its square underflows in float "
                                  "(softening must be 0 or from 1.08e-19 to 1.84e+19)");
     char *src = NULL;
-    assert_int_equal(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), ORR_ERR_ARG);
+    assert_int_equal(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_CPU, &src, &err), ORR_ERR_ARG);
     assert_null(src);
     s.phys.precision = ORR_DOUBLE;
     TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
-    TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
+    TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_SOFTENED 1\n"));
     free(src);
     s.phys.softening = 1e-160;   /* underflows in double too */
@@ -258,7 +259,7 @@ static void test_softening_and_G_range(void **state)
     TU_OK(orr_kspec_validate(&s, ORR_TARGET_GPU, &err), &err);
     /* no softening: ORR_SOFTENED 0, so r2 = 0 is guarded */
     s.phys.softening = 0;
-    TU_OK(orr_kspec_source(&s, ORR_TARGET_CPU, &src, &err), &err);
+    TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_CPU, &src, &err), &err);
     assert_non_null(strstr(src, "#define ORR_SOFTENED 0\n"));
     free(src);
     /* G: finite, and within the precision's range */

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "engine.h"
 #include "kcache.h"
+#include "kfamily.h"
 #include "law.h"
 #include "rtc.h"
 #include "sim.h"
@@ -427,13 +428,14 @@ static void test_bad_snippet(void **state)
         snprintf(s.phys.force, sizeof s.phys.force, "broken");
         s.phys.law = &law;
         char *src = NULL;
-        TU_OK(orr_kspec_source(&s, ORR_TARGET_GPU, &src, &err), &err);
-        const char *exprs[ORR_K_COUNT], *opts[ORR_KSPEC_MAX_OPTS];
-        orr_kspec_name_exprs(&s, exprs);
+        TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
+        const char *opts[ORR_KSPEC_MAX_OPTS];
+        orr_kexprs exprs;
+        orr_kexprs_make(&exprs, &orr_family_direct, s.phys.precision);
         int nopts = orr_kspec_nvrtc_options(&s, opts);
         orr_rtc_result r = {0};
-        assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, nopts, exprs,
-                                         ORR_K_COUNT, ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
+        assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, nopts, exprs.expr,
+                                         exprs.count, ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
         print_message("NVRTC: %s\n", err.msg);
         assert_non_null(strstr(err.msg, "plasma.lua:7 (force 'broken', pair)(2): error"));
         free(src);

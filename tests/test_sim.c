@@ -663,7 +663,7 @@ static void test_diagnostics(void **state)
     strcpy(iname, "garbage");
     assert_string_equal(orr_sim_config_of(s)->integrator, "yoshida4");
     assert_string_equal(orr_sim_config_of(s)->force, "gravity");
-    assert_string_equal(orr_sim_engine(s)->ops->name, "cpu");
+    assert_string_equal(orr_engine_backend_name(orr_sim_engine(s)), "cpu");
     double x[3] = {1, 1, 1}, v[3] = {1, 1, 1}, m = 1, q = 0;
     TU_OK(orr_sim_center_of_mass(s, x, v, &m, &err), &err);
     assert_true(m == 0 && x[0] == 0 && x[1] == 0 && x[2] == 0 && v[0] == 0);
@@ -702,7 +702,7 @@ static void test_diagnostics(void **state)
         print_message("auto: %s\n", notice);
         assert_true(strncmp(notice, "no usable GPU (", 15) == 0);
         assert_non_null(strstr(notice, "); using the CPU backend"));
-        assert_string_equal(orr_sim_engine(s)->ops->name, "cpu");
+        assert_string_equal(orr_engine_backend_name(orr_sim_engine(s)), "cpu");
         assert_int_equal(orr_sim_config_of(s)->backend, ORR_BACKEND_CPU);
         orr_sim_destroy(s);
     }

@@ -1,0 +1,67 @@
+/* engine_impl: the inside of an engine, shared by engine.c and the backends
+ * (backend_cuda.c, backend_cpu.c) only.  Everything above the engine uses
+ * the orr_engine_* functions of engine.h.  A backend is a const table of
+ * functions; each works on the targets of an orr_range (the bodies that
+ * feel a force or are updated), against all n bodies as sources. */
+#ifndef ORR_ENGINE_IMPL_H
+#define ORR_ENGINE_IMPL_H
+
+#include "engine.h"
+#include "kfamily.h"
+#include "rtc.h"
+
+typedef struct {
+    const char *name;                                           /* "cuda" or "cpu" */
+    orr_status (*create)(orr_engine *e, orr_error *err);        /* compile, load, allocate */
+    void (*destroy)(orr_engine *e);
+    orr_status (*set_state)(orr_engine *e, const double *pos, const double *vel, orr_error *err);
+    orr_status (*get_state)(orr_engine *e, double *pos, double *vel, orr_error *err);
+    /* Accelerations of the targets from all bodies, into the engine's buffer. */
+    orr_status (*accel)(orr_engine *e, orr_range t, orr_error *err);
+    orr_status (*get_accel)(orr_engine *e, orr_range t, double *acc, orr_error *err);
+    orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);
+    orr_status (*drift)(orr_engine *e, orr_range t, double dt, orr_error *err);
+    /* The targets' share of the pair potential: half of each target's sum
+     * over all other bodies, so the shares of disjoint ranges add up. */
+    orr_status (*potential)(orr_engine *e, orr_range t, double *u, orr_error *err);
+    /* Per-body attributes of the force law: attr[a * n + i], e->nattr of them. */
+    orr_status (*set_attr)(orr_engine *e, const double *attr, orr_error *err);
+    /* Accelerations of the bodies idx[0..ni) only (3 ni values). */
+    orr_status (*accel_sample)(orr_engine *e, long ni, const long *idx, double *acc,
+                               orr_error *err);
+    /* Runs `steps` steps (accel, kick, drift; or accel only) and gives the
+     * time per step in ms, measured on the backend's own clock. */
+    orr_status (*time_steps)(orr_engine *e, int steps, int force_only, double *ms,
+                             orr_error *err);
+    orr_status (*buffer)(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);
+    orr_status (*sync)(orr_engine *e, orr_error *err);
+} orr_backend_ops;
+
+struct orr_engine {
+    const orr_backend_ops *ops;
+    const orr_kfamily *family;   /* the kernels' family (orr_family_direct) */
+    orr_kspec spec;
+    orr_variant variant;   /* which accel kernel the GPU launches */
+    long n;                /* bodies */
+    int nattr;             /* the law's per-body attributes (0 for gravity) */
+    int nrt;               /* the law's runtime params */
+    double rt[ORR_LAW_MAX_RUNTIME];   /* their values, passed at every launch */
+    int device;            /* GPU ordinal */
+    int ranges;            /* j-ranges the GPU accel kernel runs with (see
+                              orr_launch.ranges); 1 on the CPU */
+    void *stream;          /* the engine's work queue (CUstream), NULL on the CPU */
+    orr_build_info build;
+    void *impl;            /* backend state */
+};
+
+extern const orr_backend_ops orr_backend_cpu;
+extern const orr_backend_ops orr_backend_cuda;
+
+/* The backends' halves of orr_engine_compile: family f's kernels for the
+ * GPU (NVRTC, for arch) or the CPU (the host compiler), without the cache. */
+orr_status orr_cuda_compile(const orr_kspec *spec, const orr_kfamily *f, const char *arch,
+                            orr_emit emit, orr_compiled *out, orr_error *err);
+orr_status orr_cpu_compile(const orr_kspec *spec, const orr_kfamily *f, orr_compiled *out,
+                           orr_error *err);
+
+#endif

@@ -1,0 +1,39 @@
+/* kfamily: the kernel families' descriptions (see kfamily.h). */
+#include "kfamily.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const orr_kfamily orr_family_direct = {
+    .name = "direct",
+    .gpu_source = "direct.cu",
+    .cpu_source = "direct_cpu.c",
+    .ngpu = 6,
+    .gpu_kernels = {"orr_accel", "orr_accel_naive", "orr_kick", "orr_drift", "orr_potential",
+                    "orr_combine"},
+    .ncpu = 4,
+    .cpu_entries = {"orr_cpu_accel", "orr_cpu_potential", "orr_cpu_kick", "orr_cpu_drift"},
+    .nbuffers = 3,
+    .buffers = {{"pos", 4}, {"vel", 3}, {"acc", 3}},
+    .tuned = ORR_TUNE_BLOCK | ORR_TUNE_UNROLL | ORR_TUNE_SPLIT | ORR_TUNE_RANGES | ORR_TUNE_THREADS,
+};
+
+static const orr_kfamily *const families[] = {&orr_family_direct};
+
+const orr_kfamily *orr_kfamily_find(const char *name)
+{
+    for (size_t k = 0; k < sizeof families / sizeof families[0]; k++)
+        if (strcmp(families[k]->name, name) == 0)
+            return families[k];
+    return NULL;
+}
+
+void orr_kexprs_make(orr_kexprs *x, const orr_kfamily *f, orr_precision p)
+{
+    x->count = f->ngpu;
+    for (int k = 0; k < f->ngpu; k++) {
+        snprintf(x->text[k], sizeof x->text[k], "%s<%s>", f->gpu_kernels[k],
+                 orr_precision_name(p));
+        x->expr[k] = x->text[k];
+    }
+}
