@@ -163,6 +163,17 @@ static void test_thread_count_bitwise(void **state)
     free(pos);
 }
 
+static void test_target_ranges(void **state)
+{
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_CPU);
+    spec.launch.block = 128;   /* several tiles per body */
+    for (int p = 0; p < 2; p++) {
+        spec.phys.precision = p;
+        tu_check_target_ranges(ORR_BACKEND_CPU, &spec);
+    }
+}
+
 static void test_second_start_cached(void **state)
 {
     orr_error err = {0};
@@ -251,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_unsoftened),
         cmocka_unit_test(test_potential_kick_drift),
         cmocka_unit_test(test_thread_count_bitwise),
+        cmocka_unit_test(test_target_ranges),
         cmocka_unit_test(test_second_start_cached),
         cmocka_unit_test(test_auto_falls_back),
         cmocka_unit_test(test_bad_spec),

@@ -228,6 +228,27 @@ static void test_potential_kick_drift(void **state)
     free(vel2);
 }
 
+/* Targets apart from sources on the GPU, with one j-range and with
+ * several (combine pass), threads per body and bodies per thread. */
+static void test_target_ranges(void **state)
+{
+    NEED_GPU();
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    for (int p = 0; p < 2; p++) {
+        spec.phys.precision = p;
+        spec.launch.block = 512;
+        spec.launch.split = spec.launch.ipt = 1;
+        spec.launch.ranges = 0;
+        tu_check_target_ranges(ORR_BACKEND_CUDA, &spec);
+        spec.launch.block = 128;
+        spec.launch.split = 4;
+        spec.launch.ipt = 2;
+        spec.launch.ranges = 3;
+        tu_check_target_ranges(ORR_BACKEND_CUDA, &spec);
+    }
+}
+
 static void test_cache_second_start(void **state)
 {
     NEED_GPU();
@@ -435,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_accel_double),
         cmocka_unit_test(test_double_rsqrt_range),
         cmocka_unit_test(test_potential_kick_drift),
+        cmocka_unit_test(test_target_ranges),
         cmocka_unit_test(test_cache_second_start),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_sim_cuda_matches_cpu),
