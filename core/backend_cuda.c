@@ -444,8 +444,12 @@ static orr_status cuda_accel(orr_engine *e, orr_range t, orr_error *err)
         return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(count, block),
                                (unsigned)block, 0, c->stream, args, err);
     }
-    orr_devptr out = e->ranges > 1 ? c->parts : acc;
-    void *args[] = {&pos, &c->attr, &rtp, &out, &n, &c->jlen, &first, &count};
+    /* the targets as arrays of their own: their positions, attributes and
+     * outputs from body `first` on (the outputs' rows keep stride n) */
+    orr_devptr ipos = rec(c, pos, first), out = rec(c, e->ranges > 1 ? c->parts : acc, first);
+    orr_devptr iattr = c->attr ? c->attr + (orr_devptr)((size_t)first * (size_t)e->nattr * c->elem)
+                               : 0;
+    void *args[] = {&pos, &c->attr, &ipos, &iattr, &rtp, &out, &n, &c->jlen, &count};
     orr_status st = orr_cuda_launch_2d(
         c->fn[ORR_K_ACCEL], blocks_for(count, block / e->spec.launch.split * e->spec.launch.ipt),
         (unsigned)e->ranges, (unsigned)block, 0, c->stream, args, err);

@@ -4,11 +4,13 @@
  * masses are packed as real4 (x, y, z, m); velocities and accelerations as
  * real4 with w unused.
  *
- * Targets and sources are apart: every kernel works on the targets
- * [first, first + count) of the n bodies (a rank's slice, a block step's
- * active bodies), and the force and potential kernels sum over all n
- * bodies as sources.  A target's sum runs over the same tiles in the same
- * order whatever the range, so splitting the targets changes no bit.
+ * Targets and sources are apart: every kernel works on `count` targets
+ * (a rank's slice, a block step's active bodies), the force and potential
+ * kernels summing over all n bodies as sources.  orr_accel takes the
+ * targets as arrays of their own (ipos, iattr, and acc with rows of stride
+ * n), the other kernels as the range [first, first + count) of the bodies.
+ * A target's sum runs over the same tiles in the same order whatever the
+ * range, so splitting the targets changes no bit.
  *
  *   orr_accel      shared-memory tiles of ORR_BLOCK bodies, `#pragma unroll`
  *                  ORR_UNROLL on the inner loop; each thread computes ORR_IPT
@@ -89,8 +91,9 @@ static __device__ __forceinline__ void orr_kahan_add(real &s, real &c, real t)
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
+          const typename orr_vec4<real>::type *__restrict__ ipos, const real *__restrict__ iattr,
           orr_rtparams rtp, typename orr_vec4<real>::type *__restrict__ acc, int n, int jlen,
-          int first, int count)
+          int count)
 {
     typedef typename orr_vec4<real>::type vec4;
     constexpr int groups = ORR_BLOCK / ORR_SPLIT;   /* body groups per block */
@@ -100,19 +103,18 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
     real ai[ORR_IPT][ORR_NATTRS];
     const int t = threadIdx.x;
     const int part = t % ORR_SPLIT;
-    const int i0 = first + blockIdx.x * groups * ORR_IPT + t / ORR_SPLIT;
-    const int iend = first + count;
+    const int first = blockIdx.x * groups * ORR_IPT + t / ORR_SPLIT;
     const vec4 zero = {0, 0, 0, 0};
     vec4 pi[ORR_IPT];
     real ax[ORR_IPT], ay[ORR_IPT], az[ORR_IPT], cx[ORR_IPT], cy[ORR_IPT], cz[ORR_IPT];
 #pragma unroll
     for (int r = 0; r < ORR_IPT; r++) {
-        const int i = i0 + r * groups;
-        pi[r] = i < iend ? pos[i] : zero;
+        const int i = first + r * groups;
+        pi[r] = i < count ? ipos[i] : zero;
         ax[r] = ay[r] = az[r] = cx[r] = cy[r] = cz[r] = 0;
 #pragma unroll
         for (int a = 0; a < ORR_NATTRS; a++)
-            ai[r][a] = ORR_NATTR > 0 && i < iend ? attr[i * ORR_NATTR + a] : (real)0;
+            ai[r][a] = ORR_NATTR > 0 && i < count ? iattr[i * ORR_NATTR + a] : (real)0;
     }
 
     const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
@@ -162,8 +164,8 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
             ay[r] += __shfl_xor_sync(0xffffffffu, ay[r], off);
             az[r] += __shfl_xor_sync(0xffffffffu, az[r], off);
         }
-        const int i = i0 + r * groups;
-        if (part == 0 && i < iend) {
+        const int i = first + r * groups;
+        if (part == 0 && i < count) {
             vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
             acc[(size_t)blockIdx.y * n + i] = a;
         }
