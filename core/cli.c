@@ -292,10 +292,11 @@ static int cmd_info(args_t *a)
                 orr_error_clear(&e);
                 continue;
             }
-            printf("  %d: %s, compute capability %d.%d (sm_%d%d), %d SMs, %.1f GiB, %.2f GHz, "
-                   "driver %d.%d\n", d, g.name, g.cc_major, g.cc_minor, g.cc_major, g.cc_minor,
-                   g.sm_count, g.total_mem / 1073741824.0, g.clock_khz * 1e-6, dv / 1000,
-                   (dv % 1000) / 10);
+            char arch[16];
+            orr_cuda_arch_name(&g, arch, sizeof arch);
+            printf("  %d: %s, compute capability %d.%d (%s), %d SMs, %.1f GiB, %.2f GHz, "
+                   "driver %d.%d\n", d, g.name, g.cc_major, g.cc_minor, arch, g.sm_count,
+                   g.total_mem / 1073741824.0, g.clock_khz * 1e-6, dv / 1000, (dv % 1000) / 10);
         }
         if (count == 0)
             printf("  none: driver loaded but no CUDA device found\n");
@@ -563,7 +564,7 @@ static int cmd_compile(args_t *a)
         if (!arch) {
             orr_gpu_info g;
             if (orr_cuda_usable(0, &e) == ORR_OK && orr_cuda_device_info(0, &g, &e) == ORR_OK) {
-                snprintf(own, sizeof own, "sm_%d%d", g.cc_major, g.cc_minor);
+                orr_cuda_arch_name(&g, own, sizeof own);
                 arch = own;
             } else {
                 arch = "sm_90";
@@ -783,10 +784,12 @@ static int cmd_bench(args_t *a)
     FILE *info = csv ? stderr : stdout;   /* CSV output stays machine-readable */
     if (kind == ORR_BACKEND_CUDA) {
         orr_gpu_info g;
+        char arch[16];
         if (orr_cuda_usable(0, &e) || orr_cuda_device_info(0, &g, &e))
             return report(&e);
-        fprintf(info, "orrery bench: cuda on %s (sm_%d%d, %d SMs), %s\n", g.name, g.cc_major,
-                g.cc_minor, g.sm_count, orr_precision_name(spec.phys.precision));
+        orr_cuda_arch_name(&g, arch, sizeof arch);
+        fprintf(info, "orrery bench: cuda on %s (%s, %d SMs), %s\n", g.name, arch, g.sm_count,
+                orr_precision_name(spec.phys.precision));
     } else {
         const char *cc, *cpu;
         if (orr_hostcc_identity(&cc, &cpu, &e))

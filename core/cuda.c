@@ -263,6 +263,11 @@ done:
     return st;
 }
 
+void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size)
+{
+    snprintf(buf, size, "sm_%d%d", g->cc_major, g->cc_minor);
+}
+
 orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err)
 {
     orr_status st = ORR_OK;
