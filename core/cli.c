@@ -1,13 +1,15 @@
-/* cli: the orrery command line (main): info, compile, bench, cache.  The only
- * module besides the Lua layer that talks to the user.  Usage errors exit 2
- * with a one-line hint; run-time errors exit 1. */
+/* cli: the orrery command line's own commands, info, compile, bench, tune and
+ * cache, with --help and --version, behind orr_cli_main (main() is the
+ * program's: lua/main.c adds the Lua layer's run).  The only module besides
+ * the Lua layer that talks to the user.  Usage errors exit 2 with a one-line
+ * hint; run-time errors exit 1. */
+#include "cli.h"
 #include "bench.h"
 #include "cuda.h"
 #include "engine.h"
 #include "hostcc.h"
 #include "kcache.h"
 #include "kspec.h"
-#include "lrun.h"
 #include "law.h"
 #include "rtc.h"
 #include "tune.h"
@@ -27,17 +29,16 @@
 #define ORR_VERSION "dev"
 #endif
 
-static const char *usage_text =
+/* The usage text: usage_head, the added commands' lines (orr_cli_command
+ * usage), usage_commands. */
+static const char *usage_head =
     "usage: orrery COMMAND [OPTIONS]\n"
     "\n"
     "Direct (all-pairs) N-body simulation with kernels compiled at run time.\n"
     "\n"
-    "commands:\n"
-    "  run SCRIPT.lua [ARGS...]  run a Lua scenario (docs/LUA_API.md); ARGS in the global arg\n"
-    "      --verify              (before SCRIPT) check every simulation against the CPU in\n"
-    "                            double before its first step and after each sim:run\n"
-    "      --resume CKPT         (before SCRIPT, after --verify) the checkpoint CKPT restored\n"
-    "                            as orrery.resumed for the script to continue\n"
+    "commands:\n";
+
+static const char *usage_commands =
     "  info [--forces]           GPUs, NVRTC, host compiler, kernel cache, tunings;\n"
     "                            --forces: the built-in force laws with their params\n"
     "  bench [OPTIONS]           time steps and check accuracy against the CPU in double\n"
@@ -80,9 +81,7 @@ static const char *usage_text =
     "environment: ORRERY_CACHE_DIR (kernel cache), ORRERY_KERNELS_DIR (read kernel\n"
     "sources from disk), CC (host compiler for the CPU backend), CUDA_PATH.\n";
 
-/* A usage error: one line and a hint, exit 2. */
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+int orr_cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -108,6 +107,7 @@ typedef struct {
     int argc, pos;
     char **argv;
     const char *cmd;
+    orr_cli_law_loader load_law;   /* for --force LAW.lua, or NULL */
 } args_t;
 
 /* Matches "--name VALUE" or "--name=VALUE" at the current position. */
@@ -124,7 +124,7 @@ static int opt_value(args_t *a, const char *name, const char **value, int *bad)
     if (arg[len] != '\0')
         return 0;
     if (a->pos + 1 >= a->argc) {
-        *bad = usage_error("%s: option %s needs a value", a->cmd, name);
+        *bad = orr_cli_usage_error("%s: option %s needs a value", a->cmd, name);
         return 1;
     }
     *value = a->argv[++a->pos];
@@ -137,8 +137,8 @@ static int parse_int(const char *cmd, const char *opt, const char *s, long lo, l
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi)
-        return usage_error("%s: %s expects an integer from %ld to %ld, got '%s'", cmd, opt, lo, hi,
-                           s);
+        return orr_cli_usage_error("%s: %s expects an integer from %ld to %ld, got '%s'", cmd,
+                                   opt, lo, hi, s);
     *out = v;
     return 0;
 }
@@ -149,22 +149,25 @@ static int parse_double(const char *cmd, const char *opt, const char *s, double 
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v))
-        return usage_error("%s: %s expects a number, got '%s'", cmd, opt, s);
+        return orr_cli_usage_error("%s: %s expects a number, got '%s'", cmd, opt, s);
     *out = v;
     return 0;
 }
 
 /* --force NAME (a built-in law) or SCRIPT.lua (a law script that returns
- * an orrery.Force); the law lives as long as the process. */
-static int set_force(const char *cmd, orr_kspec *s, const char *v)
+ * an orrery.Force, loaded by a->load_law); the law lives as long as the
+ * process. */
+static int set_force(const args_t *a, orr_kspec *s, const char *v)
 {
     static orr_law law;
     size_t len = strlen(v);
     if (len > 4 && strcmp(v + len - 4, ".lua") == 0) {
         orr_error e = {0};
         orr_law_free(&law);
-        if (orr_lua_load_law(v, &law, &e) || orr_law_validate(&law, &e)) {
-            fprintf(stderr, "orrery: %s: --force %s: %s\n", cmd, v, e.msg);
+        orr_status st = a->load_law ? a->load_law(v, &law, &e)
+                                    : orr_fail(&e, ORR_ERR_ARG, "law scripts need the Lua layer");
+        if (st || orr_law_validate(&law, &e)) {
+            fprintf(stderr, "orrery: %s: --force %s: %s\n", a->cmd, v, e.msg);
             orr_error_clear(&e);
             return 1;
         }
@@ -186,7 +189,7 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
     orr_error e = {0};
     if (opt_value(a, "--precision", &v, bad)) {
         if (!*bad && orr_precision_parse(v, &s->phys.precision, &e))
-            *bad = usage_error("%s: %s", a->cmd, e.msg);
+            *bad = orr_cli_usage_error("%s: %s", a->cmd, e.msg);
     } else if (opt_value(a, "--block", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--block", v, 1, 1 << 20, &iv))) {
             s->launch.block = (int)iv;
@@ -221,7 +224,7 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
             *bad = parse_double(a->cmd, "--G", v, &s->phys.G);
     } else if (opt_value(a, "--force", &v, bad)) {
         if (!*bad)
-            *bad = set_force(a->cmd, s, v);
+            *bad = set_force(a, s, v);
     } else {
         return 0;
     }
@@ -271,8 +274,8 @@ static int cmd_info(args_t *a)
         if (strcmp(a->argv[k], "--forces") == 0 && !forces)
             forces = 1;
         else
-            return usage_error("info: unexpected argument '%s' (orrery info [--forces])",
-                               a->argv[k]);
+            return orr_cli_usage_error("info: unexpected argument '%s' (orrery info [--forces])",
+                                       a->argv[k]);
     }
     if (forces)
         return list_forces();
@@ -357,7 +360,7 @@ static void list_entry(const orr_kcache_entry *en, void *ctx)
 static int cmd_cache(args_t *a)
 {
     if (a->argc != 3 || (strcmp(a->argv[2], "list") && strcmp(a->argv[2], "clear")))
-        return usage_error("cache: expected 'cache list' or 'cache clear'");
+        return orr_cli_usage_error("cache: expected 'cache list' or 'cache clear'");
     orr_error e = {0};
     char dir[4096];
     if (orr_kcache_dir(dir, sizeof dir, &e))
@@ -445,8 +448,8 @@ static int check_arch(const char *arch)
     size_t digits = num ? strspn(num, "0123456789") : 0;
     if (!num || digits < 2 || digits > 4 ||
         (num[digits] && ((num[digits] != 'a' && num[digits] != 'f') || num[digits + 1])))
-        return usage_error("compile: --arch expects sm_XY or compute_XY (e.g. sm_90), got '%s'",
-                           arch);
+        return orr_cli_usage_error("compile: --arch expects sm_XY or compute_XY (e.g. sm_90), "
+                                   "got '%s'", arch);
     int archs[128], n = 0, major = 0, minor = 0, want = atoi(num);
     orr_error e = {0};
     if (orr_rtc_supported_archs(archs, 128, &n, &e) || orr_rtc_version(&major, &minor, &e)) {
@@ -462,8 +465,8 @@ static int check_arch(const char *arch)
             used += (size_t)snprintf(list + used, sizeof list - used, "%ssm_%d", k ? ", " : "",
                                      archs[k]);
     }
-    return usage_error("compile: --arch %s is not supported by NVRTC %d.%d (it supports %s)", arch,
-                       major, minor, list);
+    return orr_cli_usage_error("compile: --arch %s is not supported by NVRTC %d.%d (it supports "
+                               "%s)", arch, major, minor, list);
 }
 
 /* The GPU-only kernel option that arg is ("--unroll" for "--unroll=8"),
@@ -483,8 +486,8 @@ static const char *gpu_only_option(const char *arg)
 
 static int gpu_only_error(const char *cmd, const char *opt)
 {
-    return usage_error("%s: %s applies to the GPU kernels only; the CPU backend takes --block "
-                       "(its j-tile) and --threads", cmd, opt);
+    return orr_cli_usage_error("%s: %s applies to the GPU kernels only; the CPU backend takes "
+                               "--block (its j-tile) and --threads", cmd, opt);
 }
 
 static int cmd_compile(args_t *a)
@@ -509,7 +512,7 @@ static int cmd_compile(args_t *a)
         else if (opt_value(a, "-o", &v, &bad))
             out = v;
         else
-            bad = usage_error("compile: unknown option '%s'", a->argv[a->pos]);
+            bad = orr_cli_usage_error("compile: unknown option '%s'", a->argv[a->pos]);
     }
     if (bad)
         return bad;
@@ -519,24 +522,25 @@ static int cmd_compile(args_t *a)
     else if (strcmp(target, "cpu") == 0)
         t = ORR_TARGET_CPU;
     else
-        return usage_error("compile: --target expects gpu or cpu, got '%s'", target);
+        return orr_cli_usage_error("compile: --target expects gpu or cpu, got '%s'", target);
     if (t == ORR_TARGET_CPU && gpu_only)
         return gpu_only_error("compile --target cpu", gpu_only);
     if (t == ORR_TARGET_CPU && !set_block)
         spec.launch.block = 1024;
     int is_src = strcmp(emit, "source") == 0;
     if (t == ORR_TARGET_GPU && !is_src && strcmp(emit, "ptx") && strcmp(emit, "cubin"))
-        return usage_error("compile: --emit expects source, ptx or cubin, got '%s'", emit);
+        return orr_cli_usage_error("compile: --emit expects source, ptx or cubin, got '%s'", emit);
     if (t == ORR_TARGET_CPU && !is_src && strcmp(emit, "so"))
-        return usage_error("compile: --emit expects source or so for --target cpu, got '%s'", emit);
+        return orr_cli_usage_error("compile: --emit expects source or so for --target cpu, got "
+                                   "'%s'", emit);
     if (arch && (bad = check_arch(arch)))
         return bad;
     if (strcmp(emit, "cubin") == 0 && !out && isatty(1))
-        return usage_error("compile: --emit cubin writes binary; give -o FILE");
+        return orr_cli_usage_error("compile: --emit cubin writes binary; give -o FILE");
 
     orr_error e = {0};
     if (orr_kspec_validate(&spec, t, &e))
-        return usage_error("compile: %s", e.msg);
+        return orr_cli_usage_error("compile: %s", e.msg);
     if (check_output(out))
         return 1;
     char *src = NULL;
@@ -550,8 +554,8 @@ static int cmd_compile(args_t *a)
         size_t len = 0;
         double secs = 0;
         if (orr_hostcc_compile(src, "orrery_gen.c",
-                               orr_hostcc_precision_flags(spec.phys.precision == ORR_DOUBLE), &so, &len,
-                               &secs, &e)) {
+                               orr_hostcc_precision_flags(spec.phys.precision == ORR_DOUBLE), &so,
+                               &len, &secs, &e)) {
             rc = report(&e);
         } else {
             rc = write_output(out, so, len);
@@ -606,12 +610,12 @@ static int parse_list(const char *s, long *out, int max, int *count)
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (*count >= max)
-            return usage_error("bench: --n takes at most %d values", max);
+            return orr_cli_usage_error("bench: --n takes at most %d values", max);
         if (parse_int("bench", "--n", w, 1, 1L << 30, &out[(*count)++]))
             return 2;
     }
     if (*count == 0)
-        return usage_error("bench: --n needs at least one body count");
+        return orr_cli_usage_error("bench: --n needs at least one body count");
     return 0;
 }
 
@@ -656,7 +660,7 @@ static int run_option(args_t *a, run_opts *r, int *bad)
     }
     if (opt_value(a, "--backend", &v, bad)) {
         if (!*bad && orr_backend_parse(v, &r->kind, &e))
-            *bad = usage_error("%s: %s", a->cmd, e.msg);
+            *bad = orr_cli_usage_error("%s: %s", a->cmd, e.msg);
         return 1;
     }
     if (opt_value(a, "--n", &v, bad)) {
@@ -696,7 +700,7 @@ static int resolve_run(const char *cmd, run_opts *r)
         r->spec.launch.ipt = d.launch.ipt;
     }
     if (orr_kspec_validate(&r->spec, t, &e))
-        return usage_error("%s: %s", cmd, e.msg);
+        return orr_cli_usage_error("%s: %s", cmd, e.msg);
     if (r->nn == 0) {
         static const long gpu_ns[] = {16384, 65536, 262144}, cpu_ns[] = {1024, 4096, 16384};
         for (int k = 0; k < 3; k++)
@@ -737,7 +741,7 @@ static int cmd_bench(args_t *a)
         } else if (strcmp(a->argv[a->pos], "--tune") == 0) {
             tune = 1;
         } else {
-            bad = usage_error("bench: unknown option '%s'", a->argv[a->pos]);
+            bad = orr_cli_usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
     }
     if (bad)
@@ -747,25 +751,27 @@ static int cmd_bench(args_t *a)
     int both = strcmp(variant_arg, "both") == 0;
     orr_variant one = ORR_VARIANT_TILED;
     if (!both && orr_variant_parse(variant_arg, &one, NULL))
-        return usage_error("bench: invalid variant '%s' (expected tiled, naive, reference or both)",
-                           variant_arg);
+        return orr_cli_usage_error("bench: invalid variant '%s' (expected tiled, naive, reference "
+                                   "or both)", variant_arg);
     const char *unfit = reference_unfit(&r.spec);
     if (!both && one == ORR_VARIANT_REFERENCE) {
         if (r.kind == ORR_BACKEND_CUDA)
-            return usage_error("bench: the reference variant is a CPU loop; use --backend cpu");
+            return orr_cli_usage_error("bench: the reference variant is a CPU loop; use --backend "
+                                       "cpu");
         if (unfit)
-            return usage_error("bench: the reference variant is the float gravity loop of the "
-                               "CPU; it cannot run %s", unfit);
+            return orr_cli_usage_error("bench: the reference variant is the float gravity loop "
+                                       "of the CPU; it cannot run %s", unfit);
         r.kind = ORR_BACKEND_CPU;   /* under auto too: it runs nowhere else */
     }
     if ((bad = resolve_run("bench", &r)))
         return bad;
     if (!both && one == ORR_VARIANT_NAIVE && r.kind == ORR_BACKEND_CPU)
-        return usage_error("bench: the naive variant is GPU only; on the CPU use --variant "
-                           "reference or both");
+        return orr_cli_usage_error("bench: the naive variant is GPU only; on the CPU use "
+                                   "--variant reference or both");
     if (both && r.kind == ORR_BACKEND_CPU && unfit)
-        return usage_error("bench: --variant both on the CPU adds the float gravity reference "
-                           "loop, which cannot run %s; use --variant tiled", unfit);
+        return orr_cli_usage_error("bench: --variant both on the CPU adds the float gravity "
+                                   "reference loop, which cannot run %s; use --variant tiled",
+                                   unfit);
     /* both: the tiled kernel and its baseline, the naive kernel on the GPU
      * and the -ffast-math reference loop on the CPU */
     orr_variant variants[2];
@@ -899,13 +905,13 @@ static int cmd_tune(args_t *a)
         if (opt_value(a, "--budget", &v, &bad)) {
             if (!bad && !(bad = parse_double("tune", "--budget", v, &o.budget_s)) &&
                 !(o.budget_s > 0))
-                bad = usage_error("tune: --budget must be positive, got '%s'", v);
+                bad = orr_cli_usage_error("tune: --budget must be positive, got '%s'", v);
         } else if (strcmp(a->argv[a->pos], "--exhaustive") == 0) {
             o.exhaustive = 1;
         } else if (strcmp(a->argv[a->pos], "--retune") == 0) {
             o.retune = 1;
         } else {
-            bad = usage_error("tune: unknown option '%s'", a->argv[a->pos]);
+            bad = orr_cli_usage_error("tune: unknown option '%s'", a->argv[a->pos]);
         }
     }
     if (bad)
@@ -944,66 +950,63 @@ static int cmd_tune(args_t *a)
     return rc;
 }
 
+/* The built-in commands. */
+static const struct {
+    const char *name;
+    int (*run)(args_t *a);
+} builtins[] = {
+    {"info", cmd_info}, {"bench", cmd_bench}, {"compile", cmd_compile},
+    {"cache", cmd_cache}, {"tune", cmd_tune},
+};
+#define NBUILTINS (sizeof builtins / sizeof builtins[0])
+
 /* 1 when a command's arguments ask for help (--help or -h): anywhere among
- * its options, and for run before the script (what follows the script is
- * the script's own). */
-static int wants_help(int argc, char **argv)
+ * its options, and for an added command with script_args (run) before its
+ * first operand (what follows the script is the script's own). */
+static int wants_help(int argc, char **argv, const orr_cli_command *extra, int nextra)
 {
-    static const char *const cmds[] = {"run", "info", "bench", "compile", "cache", "tune"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
-        known |= strcmp(argv[1], cmds[k]) == 0;
-    int run = strcmp(argv[1], "run") == 0;
+    int known = 0, script_args = 0;
+    for (size_t k = 0; k < NBUILTINS; k++)
+        known |= strcmp(argv[1], builtins[k].name) == 0;
+    for (int k = 0; k < nextra; k++) {
+        if (strcmp(argv[1], extra[k].name) == 0) {
+            known = 1;
+            script_args = extra[k].script_args;
+        }
+    }
     for (int k = 2; known && k < argc; k++) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
             return 1;
-        if (run && argv[k][0] != '-')
+        if (script_args && argv[k][0] != '-')
             return 0;
     }
     return 0;
 }
 
-int main(int argc, char **argv)
+int orr_cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
+                 orr_cli_law_loader load_law)
 {
-    args_t a = {argc, 1, argv, argc > 1 ? argv[1] : ""};
+    args_t a = {argc, 1, argv, argc > 1 ? argv[1] : "", load_law};
     if (argc < 2)
-        return usage_error("missing command");
+        return orr_cli_usage_error("missing command");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0 ||
-        wants_help(argc, argv)) {
-        fputs(usage_text, stdout);
+        wants_help(argc, argv, extra, nextra)) {
+        fputs(usage_head, stdout);
+        for (int k = 0; k < nextra; k++)
+            fputs(extra[k].usage, stdout);
+        fputs(usage_commands, stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("orrery %s\n", ORR_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "run") == 0) {
-        int first = 2;
-        if (argc > first && strcmp(argv[first], "--verify") == 0) {
-            orr_lua_set_verify(1);
-            first++;
-        }
-        if (argc > first && strcmp(argv[first], "--resume") == 0) {
-            if (argc <= first + 1)
-                return usage_error("run: --resume needs a checkpoint file (orrery run --resume "
-                                   "CKPT SCRIPT.lua [ARGS...])");
-            orr_lua_set_resume(argv[first + 1]);
-            first += 2;
-        }
-        if (argc <= first)
-            return usage_error("run: missing script (orrery run [--verify] SCRIPT.lua [ARGS...])");
-        return orr_lua_run(argv[first], argc - first - 1, argv + first + 1);
-    }
-    if (strcmp(cmd, "info") == 0)
-        return cmd_info(&a);
-    if (strcmp(cmd, "bench") == 0)
-        return cmd_bench(&a);
-    if (strcmp(cmd, "compile") == 0)
-        return cmd_compile(&a);
-    if (strcmp(cmd, "cache") == 0)
-        return cmd_cache(&a);
-    if (strcmp(cmd, "tune") == 0)
-        return cmd_tune(&a);
-    return usage_error("unknown command '%s'", cmd);
+    for (int k = 0; k < nextra; k++)
+        if (strcmp(cmd, extra[k].name) == 0)
+            return extra[k].main(argc, argv);
+    for (size_t k = 0; k < NBUILTINS; k++)
+        if (strcmp(cmd, builtins[k].name) == 0)
+            return builtins[k].run(&a);
+    return orr_cli_usage_error("unknown command '%s'", cmd);
 }
