@@ -720,91 +720,119 @@ static const char *reference_unfit(const orr_kspec *s)
     return NULL;
 }
 
-static int cmd_bench(args_t *a)
+/* bench's options, and the variants they resolve to. */
+typedef struct {
+    run_opts run;              /* backend, kernel spec, body counts */
+    long steps;                /* --steps: timed steps per row; 0: about 0.25 s worth */
+    const char *variant_arg;   /* --variant as given (tiled) */
+    int csv, tune;             /* --csv, --tune */
+    orr_variant variants[2];   /* what runs, in order (bench_resolve) */
+    int nv;
+    FILE *info;                /* notes: stdout, or stderr under --csv (machine-readable rows) */
+} bench_opts;
+
+/* Parses bench's arguments into b.  Returns a usage exit code, or 0. */
+static int bench_parse(args_t *a, bench_opts *b)
 {
-    run_opts r;
-    int csv = 0, bad = 0, tune = 0;
-    long steps = 0;
-    const char *v, *variant_arg = "tiled";
-    orr_error e = {0};
-    run_opts_init(&r);
+    const char *v;
+    int bad = 0;
+    memset(b, 0, sizeof *b);
+    run_opts_init(&b->run);
+    b->variant_arg = "tiled";
     for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
-        if (run_option(a, &r, &bad))
+        if (run_option(a, &b->run, &bad))
             continue;
         if (opt_value(a, "--steps", &v, &bad)) {
             if (!bad)
-                bad = parse_int("bench", "--steps", v, 1, 1000000, &steps);
+                bad = parse_int("bench", "--steps", v, 1, 1000000, &b->steps);
         } else if (opt_value(a, "--variant", &v, &bad)) {
-            variant_arg = v;
+            b->variant_arg = v;
         } else if (strcmp(a->argv[a->pos], "--csv") == 0) {
-            csv = 1;
+            b->csv = 1;
         } else if (strcmp(a->argv[a->pos], "--tune") == 0) {
-            tune = 1;
+            b->tune = 1;
         } else {
             bad = orr_cli_usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
     }
-    if (bad)
-        return bad;
+    b->info = b->csv ? stderr : stdout;
+    return bad;
+}
+
+/* Resolves --variant, the backend (resolve_run) and the variants to run:
+ * both is the tiled kernel and its baseline, the naive kernel on the GPU and
+ * the -ffast-math reference loop on the CPU.  Returns a usage exit code, or
+ * 0. */
+static int bench_resolve(bench_opts *b)
+{
+    run_opts *r = &b->run;
     /* the variant before the backend: a bad one is reported before any
      * notice about falling back to the CPU */
-    int both = strcmp(variant_arg, "both") == 0;
+    int both = strcmp(b->variant_arg, "both") == 0, bad;
     orr_variant one = ORR_VARIANT_TILED;
-    if (!both && orr_variant_parse(variant_arg, &one, NULL))
+    if (!both && orr_variant_parse(b->variant_arg, &one, NULL))
         return orr_cli_usage_error("bench: invalid variant '%s' (expected tiled, naive, reference "
-                                   "or both)", variant_arg);
-    const char *unfit = reference_unfit(&r.spec);
+                                   "or both)", b->variant_arg);
+    const char *unfit = reference_unfit(&r->spec);
     if (!both && one == ORR_VARIANT_REFERENCE) {
-        if (r.kind == ORR_BACKEND_CUDA)
+        if (r->kind == ORR_BACKEND_CUDA)
             return orr_cli_usage_error("bench: the reference variant is a CPU loop; use --backend "
                                        "cpu");
         if (unfit)
             return orr_cli_usage_error("bench: the reference variant is the float gravity loop "
                                        "of the CPU; it cannot run %s", unfit);
-        r.kind = ORR_BACKEND_CPU;   /* under auto too: it runs nowhere else */
+        r->kind = ORR_BACKEND_CPU;   /* under auto too: it runs nowhere else */
     }
-    if ((bad = resolve_run("bench", &r)))
+    if ((bad = resolve_run("bench", r)))
         return bad;
-    if (!both && one == ORR_VARIANT_NAIVE && r.kind == ORR_BACKEND_CPU)
+    if (!both && one == ORR_VARIANT_NAIVE && r->kind == ORR_BACKEND_CPU)
         return orr_cli_usage_error("bench: the naive variant is GPU only; on the CPU use "
                                    "--variant reference or both");
-    if (both && r.kind == ORR_BACKEND_CPU && unfit)
+    if (both && r->kind == ORR_BACKEND_CPU && unfit)
         return orr_cli_usage_error("bench: --variant both on the CPU adds the float gravity "
                                    "reference loop, which cannot run %s; use --variant tiled",
                                    unfit);
-    /* both: the tiled kernel and its baseline, the naive kernel on the GPU
-     * and the -ffast-math reference loop on the CPU */
-    orr_variant variants[2];
-    int nv = 0;
+    b->nv = 0;
     if (both) {
-        variants[nv++] = ORR_VARIANT_TILED;
-        variants[nv++] = r.kind == ORR_BACKEND_CUDA ? ORR_VARIANT_NAIVE : ORR_VARIANT_REFERENCE;
+        b->variants[b->nv++] = ORR_VARIANT_TILED;
+        b->variants[b->nv++] =
+            r->kind == ORR_BACKEND_CUDA ? ORR_VARIANT_NAIVE : ORR_VARIANT_REFERENCE;
     } else {
-        variants[nv++] = one;
+        b->variants[b->nv++] = one;
     }
-    orr_backend_kind kind = r.kind;
-    orr_kspec spec = r.spec;
-    const long *ns = r.ns;
-    int nn = r.nn;
+    return 0;
+}
 
-    FILE *info = csv ? stderr : stdout;   /* CSV output stays machine-readable */
-    if (kind == ORR_BACKEND_CUDA) {
+/* The lines above the table: the device (GPU, or CPU and its threads),
+ * precision and law.  Returns 0, or 1 after reporting why the device cannot
+ * be used. */
+static int bench_describe(const bench_opts *b)
+{
+    const orr_kspec *spec = &b->run.spec;
+    orr_error e = {0};
+    if (b->run.kind == ORR_BACKEND_CUDA) {
         orr_gpu_info g;
         char arch[16];
         if (orr_cuda_usable(0, &e) || orr_cuda_device_info(0, &g, &e))
             return report(&e);
         orr_cuda_arch_name(&g, arch, sizeof arch);
-        fprintf(info, "orrery bench: cuda on %s (%s, %d SMs), %s\n", g.name, arch, g.sm_count,
-                orr_precision_name(spec.phys.precision));
+        fprintf(b->info, "orrery bench: cuda on %s (%s, %d SMs), %s\n", g.name, arch, g.sm_count,
+                orr_precision_name(spec->phys.precision));
     } else {
         const char *cc, *cpu;
         if (orr_hostcc_identity(&cc, &cpu, &e))
             return report(&e);
-        fprintf(info, "orrery bench: cpu on %s, %ld threads, %s\n", cpu,
-                sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec.phys.precision));
+        fprintf(b->info, "orrery bench: cpu on %s, %ld threads, %s\n", cpu,
+                sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec->phys.precision));
     }
-    fprintf(info, "  law %s, softening %g, G %g; Plummer sphere; error vs CPU double on up to "
-            "512 bodies\n", spec.phys.force, spec.phys.softening, spec.phys.G);
+    fprintf(b->info, "  law %s, softening %g, G %g; Plummer sphere; error vs CPU double on up to "
+            "512 bodies\n", spec->phys.force, spec->phys.softening, spec->phys.G);
+    return 0;
+}
+
+/* The table's header, or the CSV header row. */
+static void print_header(int csv)
+{
     if (csv)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err\n");
@@ -813,55 +841,94 @@ static int cmd_bench(args_t *a)
                "block", "unroll", "split", "ranges", "ms/step", "force ms", "steps/s",
                "interactions/s", "GFLOP/s", "max rel err");
     fflush(stdout);
-    int rc = 0;
-    double tiled_rate[ORR_CLI_MAX_N] = {0};
-    for (int vi = 0; vi < nv; vi++) {
-        for (int k = 0; k < nn; k++) {
+}
+
+/* Runs variant v for n bodies into *row; under --tune the tiled variant
+ * runs the stored configuration for n (tuning first where there is none).
+ * Returns 0, or 1 after reporting. */
+static int bench_one(const bench_opts *b, orr_variant v, long n, orr_bench_row *row)
+{
+    orr_error e = {0};
+    orr_kspec spec = b->run.spec;
+    if (b->tune && v == ORR_VARIANT_TILED) {
+        orr_tune_result tr;
+        if (orr_tune(b->run.kind, &b->run.spec, n, NULL, &tr, &e)) {
+            orr_error_context(&e, "tuning for N=%ld", n);
+            report(&e);
+            orr_error_clear(&e);
+            return 1;
+        }
+        spec = tr.best;
+        fprintf(b->info, "  N=%ld: %s configuration (%d candidates tried now)%s%s\n", n,
+                tr.source, tr.ntrials, tr.note[0] ? "; " : "", tr.note);
+    }
+    if (orr_bench_run(b->run.kind, &spec, v, n, (int)b->steps, row, NULL, 0, &e)) {
+        orr_error_context(&e, "bench N=%ld %s", n, orr_variant_name(v));
+        report(&e);
+        orr_error_clear(&e);
+        return 1;
+    }
+    return 0;
+}
+
+/* One row of the table, or of the CSV. */
+static void print_row(const orr_bench_row *row, int csv)
+{
+    const orr_launch *l = &row->spec.launch;
+    if (csv)
+        printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g\n", row->n, row->backend,
+               orr_precision_name(row->spec.phys.precision), orr_variant_name(row->variant),
+               l->block, l->unroll, l->split, row->ms_per_step, row->interactions_per_s,
+               row->gflops, row->max_rel_err);
+    else
+        printf("%9ld %-7s %5d %6d %5d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n", row->n,
+               orr_variant_name(row->variant), l->block, l->unroll, l->split, l->ranges,
+               row->ms_per_step, row->ms_force, 1e3 / row->ms_per_step, row->interactions_per_s,
+               row->gflops, row->max_rel_err);
+}
+
+/* Returns 1 after saying so when the row's accuracy check met non-finite
+ * accelerations, else 0. */
+static int check_finite(const orr_bench_row *row)
+{
+    if (isfinite(row->max_rel_err))
+        return 0;
+    fflush(stdout);
+    fprintf(stderr, "orrery: bench N=%ld %s: max rel err is %g: non-finite accelerations in %s "
+            "(overflow or NaN; G %g, softening %g)\n", row->n, orr_variant_name(row->variant),
+            row->max_rel_err, orr_precision_name(row->spec.phys.precision), row->spec.phys.G,
+            row->spec.phys.softening);
+    return 1;
+}
+
+static int cmd_bench(args_t *a)
+{
+    bench_opts b;
+    int rc = bench_parse(a, &b);
+    if (!rc)
+        rc = bench_resolve(&b);
+    if (!rc)
+        rc = bench_describe(&b);
+    if (rc)
+        return rc;
+    print_header(b.csv);
+    double tiled_rate[ORR_CLI_MAX_N] = {0};   /* per body count, for tiled / reference */
+    for (int vi = 0; vi < b.nv; vi++) {
+        for (int k = 0; k < b.run.nn; k++) {
             orr_bench_row row;
-            orr_kspec run_spec = spec;
-            if (tune && variants[vi] == ORR_VARIANT_TILED) {
-                orr_tune_result tr;
-                if (orr_tune(kind, &spec, ns[k], NULL, &tr, &e)) {
-                    orr_error_context(&e, "tuning for N=%ld", ns[k]);
-                    rc = report(&e);
-                    orr_error_clear(&e);
-                    continue;
-                }
-                run_spec = tr.best;
-                fprintf(info, "  N=%ld: %s configuration (%d candidates tried now)%s%s\n", ns[k],
-                        tr.source, tr.ntrials, tr.note[0] ? "; " : "", tr.note);
-            }
-            if (orr_bench_run(kind, &run_spec, variants[vi], ns[k], (int)steps, &row, NULL, 0, &e)) {
-                orr_error_context(&e, "bench N=%ld %s", ns[k], orr_variant_name(variants[vi]));
-                rc = report(&e);
-                orr_error_clear(&e);
+            if (bench_one(&b, b.variants[vi], b.run.ns[k], &row)) {
+                rc = 1;
                 continue;
             }
             if (k == 0)
-                print_build(info, &row);
-            if (csv)
-                printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g\n", row.n, row.backend,
-                       orr_precision_name(row.spec.phys.precision), orr_variant_name(row.variant),
-                       row.spec.launch.block, row.spec.launch.unroll, row.spec.launch.split, row.ms_per_step,
-                       row.interactions_per_s, row.gflops, row.max_rel_err);
-            else
-                printf("%9ld %-7s %5d %6d %5d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n",
-                       row.n, orr_variant_name(row.variant), row.spec.launch.block, row.spec.launch.unroll,
-                       row.spec.launch.split, row.spec.launch.ranges, row.ms_per_step, row.ms_force,
-                       1e3 / row.ms_per_step, row.interactions_per_s, row.gflops,
-                       row.max_rel_err);
-            if (!isfinite(row.max_rel_err)) {
-                fflush(stdout);
-                fprintf(stderr, "orrery: bench N=%ld %s: max rel err is %g: non-finite "
-                        "accelerations in %s (overflow or NaN; G %g, softening %g)\n", row.n,
-                        orr_variant_name(row.variant), row.max_rel_err,
-                        orr_precision_name(row.spec.phys.precision), row.spec.phys.G, row.spec.phys.softening);
+                print_build(b.info, &row);
+            print_row(&row, b.csv);
+            if (check_finite(&row))
                 rc = 1;
-            }
-            if (row.variant == ORR_VARIANT_TILED && k < ORR_CLI_MAX_N)
+            if (row.variant == ORR_VARIANT_TILED)
                 tiled_rate[k] = row.interactions_per_s;
-            if (row.variant == ORR_VARIANT_REFERENCE && k < ORR_CLI_MAX_N && tiled_rate[k] > 0)
-                fprintf(info, "  N=%ld: tiled / reference = %.2f\n", row.n,
+            if (row.variant == ORR_VARIANT_REFERENCE && tiled_rate[k] > 0)
+                fprintf(b.info, "  N=%ld: tiled / reference = %.2f\n", row.n,
                         tiled_rate[k] / row.interactions_per_s);
             fflush(stdout);
         }
@@ -879,7 +946,8 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
         snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->launch.block, s->launch.threads);
     else
         snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ranges %s%.0d", s->launch.block,
-                 s->launch.unroll, s->launch.split, s->launch.ranges ? "" : "auto", s->launch.ranges);
+                 s->launch.unroll, s->launch.split, s->launch.ranges ? "" : "auto",
+                 s->launch.ranges);
     if (t->ok)
         printf("  %s %-40s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
                t->retimed ? "re-timed" : "        ", cfg, t->ms, t->interactions_per_s,
@@ -940,11 +1008,11 @@ static int cmd_tune(args_t *a)
         }
         if (r.note[0])
             printf("  note: %s\n", r.note);
-        const orr_kspec *b = &r.best;
+        const orr_launch *b = &r.best.launch;
         printf("  winner (%s) for N<=%ld: block %d unroll %d split %d threads %d ranges %d: %.4g "
                "ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source, r.n_bucket,
-               b->launch.block, b->launch.unroll, b->launch.split, b->launch.threads, b->launch.ranges, r.best_ms, r.best_interactions_per_s, r.ntrials,
-               r.nfailed, r.elapsed_s);
+               b->block, b->unroll, b->split, b->threads, b->ranges, r.best_ms,
+               r.best_interactions_per_s, r.ntrials, r.nfailed, r.elapsed_s);
         fflush(stdout);
     }
     return rc;
