@@ -22,7 +22,8 @@ PNG_LIBS    = $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
             -Wno-unused-parameter -pthread
-CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote lua -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
+# core/ sees its own headers only (it never includes the Lua layer's); lua/ adds its own.
+CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
             $(HDF5_CFLAGS) $(PNG_CFLAGS)
 LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) -ldl -lm -pthread
 
@@ -40,6 +41,11 @@ KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c k
 LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lio.c
 LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
+
+# The program: main() (lua/main.c) runs the command line's own commands
+# (core/cli.c, not part of the library: it talks to the user) plus the Lua
+# layer's run.
+MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu \
             test_snapshot test_render
@@ -70,7 +76,7 @@ $(BUILD)/obj/ksrc_embed.o: $(BUILD)/gen/ksrc_embed.c
 
 $(BUILD)/obj/lua/%.o: lua/%.c lua/*.h core/*.h | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DORR_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -iquote lua -DORR_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/gen/lua_embed.c: $(BUILD)/embed $(LUA_LIB)
 	@mkdir -p $(dir $@)
@@ -80,12 +86,10 @@ $(BUILD)/obj/lua_embed.o: $(BUILD)/gen/lua_embed.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/cli.o: lua/lrun.h
-
 $(BUILD)/liborrery.a: $(CORE_OBJ)
 	$(AR) rcs $@ $^
 
-$(BUILD)/orrery: $(BUILD)/obj/cli.o $(LUA_OBJ) $(BUILD)/liborrery.a
+$(BUILD)/orrery: $(MAIN_OBJ) $(LUA_OBJ) $(BUILD)/liborrery.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/liborrery.a

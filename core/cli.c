@@ -1,13 +1,15 @@
-/* cli: the orrery command line (main): info, compile, bench, cache.  The only
- * module besides the Lua layer that talks to the user.  Usage errors exit 2
- * with a one-line hint; run-time errors exit 1. */
+/* cli: the orrery command line's own commands, info, compile, bench, tune and
+ * cache, with --help and --version, behind orr_cli_main (main() is the
+ * program's: lua/main.c adds the Lua layer's run).  The only module besides
+ * the Lua layer that talks to the user.  Usage errors exit 2 with a one-line
+ * hint; run-time errors exit 1. */
+#include "cli.h"
 #include "bench.h"
 #include "cuda.h"
 #include "engine.h"
 #include "hostcc.h"
 #include "kcache.h"
 #include "kspec.h"
-#include "lrun.h"
 #include "law.h"
 #include "rtc.h"
 #include "tune.h"
@@ -27,17 +29,16 @@
 #define ORR_VERSION "dev"
 #endif
 
-static const char *usage_text =
+/* The usage text: usage_head, the added commands' lines (orr_cli_command
+ * usage), usage_commands. */
+static const char *usage_head =
     "usage: orrery COMMAND [OPTIONS]\n"
     "\n"
     "Direct (all-pairs) N-body simulation with kernels compiled at run time.\n"
     "\n"
-    "commands:\n"
-    "  run SCRIPT.lua [ARGS...]  run a Lua scenario (docs/LUA_API.md); ARGS in the global arg\n"
-    "      --verify              (before SCRIPT) check every simulation against the CPU in\n"
-    "                            double before its first step and after each sim:run\n"
-    "      --resume CKPT         (before SCRIPT, after --verify) the checkpoint CKPT restored\n"
-    "                            as orrery.resumed for the script to continue\n"
+    "commands:\n";
+
+static const char *usage_commands =
     "  info [--forces]           GPUs, NVRTC, host compiler, kernel cache, tunings;\n"
     "                            --forces: the built-in force laws with their params\n"
     "  bench [OPTIONS]           time steps and check accuracy against the CPU in double\n"
@@ -80,9 +81,7 @@ static const char *usage_text =
     "environment: ORRERY_CACHE_DIR (kernel cache), ORRERY_KERNELS_DIR (read kernel\n"
     "sources from disk), CC (host compiler for the CPU backend), CUDA_PATH.\n";
 
-/* A usage error: one line and a hint, exit 2. */
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+int orr_cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -108,6 +107,7 @@ typedef struct {
     int argc, pos;
     char **argv;
     const char *cmd;
+    orr_cli_law_loader load_law;   /* for --force LAW.lua, or NULL */
 } args_t;
 
 /* Matches "--name VALUE" or "--name=VALUE" at the current position. */
@@ -124,7 +124,7 @@ static int opt_value(args_t *a, const char *name, const char **value, int *bad)
     if (arg[len] != '\0')
         return 0;
     if (a->pos + 1 >= a->argc) {
-        *bad = usage_error("%s: option %s needs a value", a->cmd, name);
+        *bad = orr_cli_usage_error("%s: option %s needs a value", a->cmd, name);
         return 1;
     }
     *value = a->argv[++a->pos];
@@ -137,8 +137,8 @@ static int parse_int(const char *cmd, const char *opt, const char *s, long lo, l
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi)
-        return usage_error("%s: %s expects an integer from %ld to %ld, got '%s'", cmd, opt, lo, hi,
-                           s);
+        return orr_cli_usage_error("%s: %s expects an integer from %ld to %ld, got '%s'", cmd,
+                                   opt, lo, hi, s);
     *out = v;
     return 0;
 }
@@ -149,22 +149,25 @@ static int parse_double(const char *cmd, const char *opt, const char *s, double 
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v))
-        return usage_error("%s: %s expects a number, got '%s'", cmd, opt, s);
+        return orr_cli_usage_error("%s: %s expects a number, got '%s'", cmd, opt, s);
     *out = v;
     return 0;
 }
 
 /* --force NAME (a built-in law) or SCRIPT.lua (a law script that returns
- * an orrery.Force); the law lives as long as the process. */
-static int set_force(const char *cmd, orr_kspec *s, const char *v)
+ * an orrery.Force, loaded by a->load_law); the law lives as long as the
+ * process. */
+static int set_force(const args_t *a, orr_kspec *s, const char *v)
 {
     static orr_law law;
     size_t len = strlen(v);
     if (len > 4 && strcmp(v + len - 4, ".lua") == 0) {
         orr_error e = {0};
         orr_law_free(&law);
-        if (orr_lua_load_law(v, &law, &e) || orr_law_validate(&law, &e)) {
-            fprintf(stderr, "orrery: %s: --force %s: %s\n", cmd, v, e.msg);
+        orr_status st = a->load_law ? a->load_law(v, &law, &e)
+                                    : orr_fail(&e, ORR_ERR_ARG, "law scripts need the Lua layer");
+        if (st || orr_law_validate(&law, &e)) {
+            fprintf(stderr, "orrery: %s: --force %s: %s\n", a->cmd, v, e.msg);
             orr_error_clear(&e);
             return 1;
         }
@@ -186,7 +189,7 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
     orr_error e = {0};
     if (opt_value(a, "--precision", &v, bad)) {
         if (!*bad && orr_precision_parse(v, &s->phys.precision, &e))
-            *bad = usage_error("%s: %s", a->cmd, e.msg);
+            *bad = orr_cli_usage_error("%s: %s", a->cmd, e.msg);
     } else if (opt_value(a, "--block", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--block", v, 1, 1 << 20, &iv))) {
             s->launch.block = (int)iv;
@@ -221,7 +224,7 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
             *bad = parse_double(a->cmd, "--G", v, &s->phys.G);
     } else if (opt_value(a, "--force", &v, bad)) {
         if (!*bad)
-            *bad = set_force(a->cmd, s, v);
+            *bad = set_force(a, s, v);
     } else {
         return 0;
     }
@@ -271,8 +274,8 @@ static int cmd_info(args_t *a)
         if (strcmp(a->argv[k], "--forces") == 0 && !forces)
             forces = 1;
         else
-            return usage_error("info: unexpected argument '%s' (orrery info [--forces])",
-                               a->argv[k]);
+            return orr_cli_usage_error("info: unexpected argument '%s' (orrery info [--forces])",
+                                       a->argv[k]);
     }
     if (forces)
         return list_forces();
@@ -292,10 +295,11 @@ static int cmd_info(args_t *a)
                 orr_error_clear(&e);
                 continue;
             }
-            printf("  %d: %s, compute capability %d.%d (sm_%d%d), %d SMs, %.1f GiB, %.2f GHz, "
-                   "driver %d.%d\n", d, g.name, g.cc_major, g.cc_minor, g.cc_major, g.cc_minor,
-                   g.sm_count, g.total_mem / 1073741824.0, g.clock_khz * 1e-6, dv / 1000,
-                   (dv % 1000) / 10);
+            char arch[16];
+            orr_cuda_arch_name(&g, arch, sizeof arch);
+            printf("  %d: %s, compute capability %d.%d (%s), %d SMs, %.1f GiB, %.2f GHz, "
+                   "driver %d.%d\n", d, g.name, g.cc_major, g.cc_minor, arch, g.sm_count,
+                   g.total_mem / 1073741824.0, g.clock_khz * 1e-6, dv / 1000, (dv % 1000) / 10);
         }
         if (count == 0)
             printf("  none: driver loaded but no CUDA device found\n");
@@ -356,7 +360,7 @@ static void list_entry(const orr_kcache_entry *en, void *ctx)
 static int cmd_cache(args_t *a)
 {
     if (a->argc != 3 || (strcmp(a->argv[2], "list") && strcmp(a->argv[2], "clear")))
-        return usage_error("cache: expected 'cache list' or 'cache clear'");
+        return orr_cli_usage_error("cache: expected 'cache list' or 'cache clear'");
     orr_error e = {0};
     char dir[4096];
     if (orr_kcache_dir(dir, sizeof dir, &e))
@@ -444,8 +448,8 @@ static int check_arch(const char *arch)
     size_t digits = num ? strspn(num, "0123456789") : 0;
     if (!num || digits < 2 || digits > 4 ||
         (num[digits] && ((num[digits] != 'a' && num[digits] != 'f') || num[digits + 1])))
-        return usage_error("compile: --arch expects sm_XY or compute_XY (e.g. sm_90), got '%s'",
-                           arch);
+        return orr_cli_usage_error("compile: --arch expects sm_XY or compute_XY (e.g. sm_90), "
+                                   "got '%s'", arch);
     int archs[128], n = 0, major = 0, minor = 0, want = atoi(num);
     orr_error e = {0};
     if (orr_rtc_supported_archs(archs, 128, &n, &e) || orr_rtc_version(&major, &minor, &e)) {
@@ -461,8 +465,8 @@ static int check_arch(const char *arch)
             used += (size_t)snprintf(list + used, sizeof list - used, "%ssm_%d", k ? ", " : "",
                                      archs[k]);
     }
-    return usage_error("compile: --arch %s is not supported by NVRTC %d.%d (it supports %s)", arch,
-                       major, minor, list);
+    return orr_cli_usage_error("compile: --arch %s is not supported by NVRTC %d.%d (it supports "
+                               "%s)", arch, major, minor, list);
 }
 
 /* The GPU-only kernel option that arg is ("--unroll" for "--unroll=8"),
@@ -482,8 +486,8 @@ static const char *gpu_only_option(const char *arg)
 
 static int gpu_only_error(const char *cmd, const char *opt)
 {
-    return usage_error("%s: %s applies to the GPU kernels only; the CPU backend takes --block "
-                       "(its j-tile) and --threads", cmd, opt);
+    return orr_cli_usage_error("%s: %s applies to the GPU kernels only; the CPU backend takes "
+                               "--block (its j-tile) and --threads", cmd, opt);
 }
 
 static int cmd_compile(args_t *a)
@@ -508,7 +512,7 @@ static int cmd_compile(args_t *a)
         else if (opt_value(a, "-o", &v, &bad))
             out = v;
         else
-            bad = usage_error("compile: unknown option '%s'", a->argv[a->pos]);
+            bad = orr_cli_usage_error("compile: unknown option '%s'", a->argv[a->pos]);
     }
     if (bad)
         return bad;
@@ -518,24 +522,25 @@ static int cmd_compile(args_t *a)
     else if (strcmp(target, "cpu") == 0)
         t = ORR_TARGET_CPU;
     else
-        return usage_error("compile: --target expects gpu or cpu, got '%s'", target);
+        return orr_cli_usage_error("compile: --target expects gpu or cpu, got '%s'", target);
     if (t == ORR_TARGET_CPU && gpu_only)
         return gpu_only_error("compile --target cpu", gpu_only);
     if (t == ORR_TARGET_CPU && !set_block)
         spec.launch.block = 1024;
     int is_src = strcmp(emit, "source") == 0;
     if (t == ORR_TARGET_GPU && !is_src && strcmp(emit, "ptx") && strcmp(emit, "cubin"))
-        return usage_error("compile: --emit expects source, ptx or cubin, got '%s'", emit);
+        return orr_cli_usage_error("compile: --emit expects source, ptx or cubin, got '%s'", emit);
     if (t == ORR_TARGET_CPU && !is_src && strcmp(emit, "so"))
-        return usage_error("compile: --emit expects source or so for --target cpu, got '%s'", emit);
+        return orr_cli_usage_error("compile: --emit expects source or so for --target cpu, got "
+                                   "'%s'", emit);
     if (arch && (bad = check_arch(arch)))
         return bad;
     if (strcmp(emit, "cubin") == 0 && !out && isatty(1))
-        return usage_error("compile: --emit cubin writes binary; give -o FILE");
+        return orr_cli_usage_error("compile: --emit cubin writes binary; give -o FILE");
 
     orr_error e = {0};
     if (orr_kspec_validate(&spec, t, &e))
-        return usage_error("compile: %s", e.msg);
+        return orr_cli_usage_error("compile: %s", e.msg);
     if (check_output(out))
         return 1;
     orr_compiled c;
@@ -561,12 +566,12 @@ static int parse_list(const char *s, long *out, int max, int *count)
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (*count >= max)
-            return usage_error("bench: --n takes at most %d values", max);
+            return orr_cli_usage_error("bench: --n takes at most %d values", max);
         if (parse_int("bench", "--n", w, 1, 1L << 30, &out[(*count)++]))
             return 2;
     }
     if (*count == 0)
-        return usage_error("bench: --n needs at least one body count");
+        return orr_cli_usage_error("bench: --n needs at least one body count");
     return 0;
 }
 
@@ -611,7 +616,7 @@ static int run_option(args_t *a, run_opts *r, int *bad)
     }
     if (opt_value(a, "--backend", &v, bad)) {
         if (!*bad && orr_backend_parse(v, &r->kind, &e))
-            *bad = usage_error("%s: %s", a->cmd, e.msg);
+            *bad = orr_cli_usage_error("%s: %s", a->cmd, e.msg);
         return 1;
     }
     if (opt_value(a, "--n", &v, bad)) {
@@ -651,7 +656,7 @@ static int resolve_run(const char *cmd, run_opts *r)
         r->spec.launch.ipt = d.launch.ipt;
     }
     if (orr_kspec_validate(&r->spec, t, &e))
-        return usage_error("%s: %s", cmd, e.msg);
+        return orr_cli_usage_error("%s: %s", cmd, e.msg);
     if (r->nn == 0) {
         static const long gpu_ns[] = {16384, 65536, 262144}, cpu_ns[] = {1024, 4096, 16384};
         for (int k = 0; k < 3; k++)
@@ -671,87 +676,119 @@ static const char *reference_unfit(const orr_kspec *s)
     return NULL;
 }
 
-static int cmd_bench(args_t *a)
+/* bench's options, and the variants they resolve to. */
+typedef struct {
+    run_opts run;              /* backend, kernel spec, body counts */
+    long steps;                /* --steps: timed steps per row; 0: about 0.25 s worth */
+    const char *variant_arg;   /* --variant as given (tiled) */
+    int csv, tune;             /* --csv, --tune */
+    orr_variant variants[2];   /* what runs, in order (bench_resolve) */
+    int nv;
+    FILE *info;                /* notes: stdout, or stderr under --csv (machine-readable rows) */
+} bench_opts;
+
+/* Parses bench's arguments into b.  Returns a usage exit code, or 0. */
+static int bench_parse(args_t *a, bench_opts *b)
 {
-    run_opts r;
-    int csv = 0, bad = 0, tune = 0;
-    long steps = 0;
-    const char *v, *variant_arg = "tiled";
-    orr_error e = {0};
-    run_opts_init(&r);
+    const char *v;
+    int bad = 0;
+    memset(b, 0, sizeof *b);
+    run_opts_init(&b->run);
+    b->variant_arg = "tiled";
     for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
-        if (run_option(a, &r, &bad))
+        if (run_option(a, &b->run, &bad))
             continue;
         if (opt_value(a, "--steps", &v, &bad)) {
             if (!bad)
-                bad = parse_int("bench", "--steps", v, 1, 1000000, &steps);
+                bad = parse_int("bench", "--steps", v, 1, 1000000, &b->steps);
         } else if (opt_value(a, "--variant", &v, &bad)) {
-            variant_arg = v;
+            b->variant_arg = v;
         } else if (strcmp(a->argv[a->pos], "--csv") == 0) {
-            csv = 1;
+            b->csv = 1;
         } else if (strcmp(a->argv[a->pos], "--tune") == 0) {
-            tune = 1;
+            b->tune = 1;
         } else {
-            bad = usage_error("bench: unknown option '%s'", a->argv[a->pos]);
+            bad = orr_cli_usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
     }
-    if (bad)
-        return bad;
+    b->info = b->csv ? stderr : stdout;
+    return bad;
+}
+
+/* Resolves --variant, the backend (resolve_run) and the variants to run:
+ * both is the tiled kernel and its baseline, the naive kernel on the GPU and
+ * the -ffast-math reference loop on the CPU.  Returns a usage exit code, or
+ * 0. */
+static int bench_resolve(bench_opts *b)
+{
+    run_opts *r = &b->run;
     /* the variant before the backend: a bad one is reported before any
      * notice about falling back to the CPU */
-    int both = strcmp(variant_arg, "both") == 0;
+    int both = strcmp(b->variant_arg, "both") == 0, bad;
     orr_variant one = ORR_VARIANT_TILED;
-    if (!both && orr_variant_parse(variant_arg, &one, NULL))
-        return usage_error("bench: invalid variant '%s' (expected tiled, naive, reference or both)",
-                           variant_arg);
-    const char *unfit = reference_unfit(&r.spec);
+    if (!both && orr_variant_parse(b->variant_arg, &one, NULL))
+        return orr_cli_usage_error("bench: invalid variant '%s' (expected tiled, naive, reference "
+                                   "or both)", b->variant_arg);
+    const char *unfit = reference_unfit(&r->spec);
     if (!both && one == ORR_VARIANT_REFERENCE) {
-        if (r.kind == ORR_BACKEND_CUDA)
-            return usage_error("bench: the reference variant is a CPU loop; use --backend cpu");
+        if (r->kind == ORR_BACKEND_CUDA)
+            return orr_cli_usage_error("bench: the reference variant is a CPU loop; use --backend "
+                                       "cpu");
         if (unfit)
-            return usage_error("bench: the reference variant is the float gravity loop of the "
-                               "CPU; it cannot run %s", unfit);
-        r.kind = ORR_BACKEND_CPU;   /* under auto too: it runs nowhere else */
+            return orr_cli_usage_error("bench: the reference variant is the float gravity loop "
+                                       "of the CPU; it cannot run %s", unfit);
+        r->kind = ORR_BACKEND_CPU;   /* under auto too: it runs nowhere else */
     }
-    if ((bad = resolve_run("bench", &r)))
+    if ((bad = resolve_run("bench", r)))
         return bad;
-    if (!both && one == ORR_VARIANT_NAIVE && r.kind == ORR_BACKEND_CPU)
-        return usage_error("bench: the naive variant is GPU only; on the CPU use --variant "
-                           "reference or both");
-    if (both && r.kind == ORR_BACKEND_CPU && unfit)
-        return usage_error("bench: --variant both on the CPU adds the float gravity reference "
-                           "loop, which cannot run %s; use --variant tiled", unfit);
-    /* both: the tiled kernel and its baseline, the naive kernel on the GPU
-     * and the -ffast-math reference loop on the CPU */
-    orr_variant variants[2];
-    int nv = 0;
+    if (!both && one == ORR_VARIANT_NAIVE && r->kind == ORR_BACKEND_CPU)
+        return orr_cli_usage_error("bench: the naive variant is GPU only; on the CPU use "
+                                   "--variant reference or both");
+    if (both && r->kind == ORR_BACKEND_CPU && unfit)
+        return orr_cli_usage_error("bench: --variant both on the CPU adds the float gravity "
+                                   "reference loop, which cannot run %s; use --variant tiled",
+                                   unfit);
+    b->nv = 0;
     if (both) {
-        variants[nv++] = ORR_VARIANT_TILED;
-        variants[nv++] = r.kind == ORR_BACKEND_CUDA ? ORR_VARIANT_NAIVE : ORR_VARIANT_REFERENCE;
+        b->variants[b->nv++] = ORR_VARIANT_TILED;
+        b->variants[b->nv++] =
+            r->kind == ORR_BACKEND_CUDA ? ORR_VARIANT_NAIVE : ORR_VARIANT_REFERENCE;
     } else {
-        variants[nv++] = one;
+        b->variants[b->nv++] = one;
     }
-    orr_backend_kind kind = r.kind;
-    orr_kspec spec = r.spec;
-    const long *ns = r.ns;
-    int nn = r.nn;
+    return 0;
+}
 
-    FILE *info = csv ? stderr : stdout;   /* CSV output stays machine-readable */
-    if (kind == ORR_BACKEND_CUDA) {
+/* The lines above the table: the device (GPU, or CPU and its threads),
+ * precision and law.  Returns 0, or 1 after reporting why the device cannot
+ * be used. */
+static int bench_describe(const bench_opts *b)
+{
+    const orr_kspec *spec = &b->run.spec;
+    orr_error e = {0};
+    if (b->run.kind == ORR_BACKEND_CUDA) {
         orr_gpu_info g;
+        char arch[16];
         if (orr_cuda_usable(0, &e) || orr_cuda_device_info(0, &g, &e))
             return report(&e);
-        fprintf(info, "orrery bench: cuda on %s (sm_%d%d, %d SMs), %s\n", g.name, g.cc_major,
-                g.cc_minor, g.sm_count, orr_precision_name(spec.phys.precision));
+        orr_cuda_arch_name(&g, arch, sizeof arch);
+        fprintf(b->info, "orrery bench: cuda on %s (%s, %d SMs), %s\n", g.name, arch, g.sm_count,
+                orr_precision_name(spec->phys.precision));
     } else {
         const char *cc, *cpu;
         if (orr_hostcc_identity(&cc, &cpu, &e))
             return report(&e);
-        fprintf(info, "orrery bench: cpu on %s, %ld threads, %s\n", cpu,
-                sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec.phys.precision));
+        fprintf(b->info, "orrery bench: cpu on %s, %ld threads, %s\n", cpu,
+                sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec->phys.precision));
     }
-    fprintf(info, "  law %s, softening %g, G %g; Plummer sphere; error vs CPU double on up to "
-            "512 bodies\n", spec.phys.force, spec.phys.softening, spec.phys.G);
+    fprintf(b->info, "  law %s, softening %g, G %g; Plummer sphere; error vs CPU double on up to "
+            "512 bodies\n", spec->phys.force, spec->phys.softening, spec->phys.G);
+    return 0;
+}
+
+/* The table's header, or the CSV header row. */
+static void print_header(int csv)
+{
     if (csv)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err\n");
@@ -760,55 +797,94 @@ static int cmd_bench(args_t *a)
                "block", "unroll", "split", "ranges", "ms/step", "force ms", "steps/s",
                "interactions/s", "GFLOP/s", "max rel err");
     fflush(stdout);
-    int rc = 0;
-    double tiled_rate[ORR_CLI_MAX_N] = {0};
-    for (int vi = 0; vi < nv; vi++) {
-        for (int k = 0; k < nn; k++) {
+}
+
+/* Runs variant v for n bodies into *row; under --tune the tiled variant
+ * runs the stored configuration for n (tuning first where there is none).
+ * Returns 0, or 1 after reporting. */
+static int bench_one(const bench_opts *b, orr_variant v, long n, orr_bench_row *row)
+{
+    orr_error e = {0};
+    orr_kspec spec = b->run.spec;
+    if (b->tune && v == ORR_VARIANT_TILED) {
+        orr_tune_result tr;
+        if (orr_tune(b->run.kind, &b->run.spec, n, NULL, &tr, &e)) {
+            orr_error_context(&e, "tuning for N=%ld", n);
+            report(&e);
+            orr_error_clear(&e);
+            return 1;
+        }
+        spec = tr.best;
+        fprintf(b->info, "  N=%ld: %s configuration (%d candidates tried now)%s%s\n", n,
+                tr.source, tr.ntrials, tr.note[0] ? "; " : "", tr.note);
+    }
+    if (orr_bench_run(b->run.kind, &spec, v, n, (int)b->steps, row, NULL, 0, &e)) {
+        orr_error_context(&e, "bench N=%ld %s", n, orr_variant_name(v));
+        report(&e);
+        orr_error_clear(&e);
+        return 1;
+    }
+    return 0;
+}
+
+/* One row of the table, or of the CSV. */
+static void print_row(const orr_bench_row *row, int csv)
+{
+    const orr_launch *l = &row->spec.launch;
+    if (csv)
+        printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g\n", row->n, row->backend,
+               orr_precision_name(row->spec.phys.precision), orr_variant_name(row->variant),
+               l->block, l->unroll, l->split, row->ms_per_step, row->interactions_per_s,
+               row->gflops, row->max_rel_err);
+    else
+        printf("%9ld %-7s %5d %6d %5d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n", row->n,
+               orr_variant_name(row->variant), l->block, l->unroll, l->split, l->ranges,
+               row->ms_per_step, row->ms_force, 1e3 / row->ms_per_step, row->interactions_per_s,
+               row->gflops, row->max_rel_err);
+}
+
+/* Returns 1 after saying so when the row's accuracy check met non-finite
+ * accelerations, else 0. */
+static int check_finite(const orr_bench_row *row)
+{
+    if (isfinite(row->max_rel_err))
+        return 0;
+    fflush(stdout);
+    fprintf(stderr, "orrery: bench N=%ld %s: max rel err is %g: non-finite accelerations in %s "
+            "(overflow or NaN; G %g, softening %g)\n", row->n, orr_variant_name(row->variant),
+            row->max_rel_err, orr_precision_name(row->spec.phys.precision), row->spec.phys.G,
+            row->spec.phys.softening);
+    return 1;
+}
+
+static int cmd_bench(args_t *a)
+{
+    bench_opts b;
+    int rc = bench_parse(a, &b);
+    if (!rc)
+        rc = bench_resolve(&b);
+    if (!rc)
+        rc = bench_describe(&b);
+    if (rc)
+        return rc;
+    print_header(b.csv);
+    double tiled_rate[ORR_CLI_MAX_N] = {0};   /* per body count, for tiled / reference */
+    for (int vi = 0; vi < b.nv; vi++) {
+        for (int k = 0; k < b.run.nn; k++) {
             orr_bench_row row;
-            orr_kspec run_spec = spec;
-            if (tune && variants[vi] == ORR_VARIANT_TILED) {
-                orr_tune_result tr;
-                if (orr_tune(kind, &spec, ns[k], NULL, &tr, &e)) {
-                    orr_error_context(&e, "tuning for N=%ld", ns[k]);
-                    rc = report(&e);
-                    orr_error_clear(&e);
-                    continue;
-                }
-                run_spec = tr.best;
-                fprintf(info, "  N=%ld: %s configuration (%d candidates tried now)%s%s\n", ns[k],
-                        tr.source, tr.ntrials, tr.note[0] ? "; " : "", tr.note);
-            }
-            if (orr_bench_run(kind, &run_spec, variants[vi], ns[k], (int)steps, &row, NULL, 0, &e)) {
-                orr_error_context(&e, "bench N=%ld %s", ns[k], orr_variant_name(variants[vi]));
-                rc = report(&e);
-                orr_error_clear(&e);
+            if (bench_one(&b, b.variants[vi], b.run.ns[k], &row)) {
+                rc = 1;
                 continue;
             }
             if (k == 0)
-                print_build(info, &row);
-            if (csv)
-                printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g\n", row.n, row.backend,
-                       orr_precision_name(row.spec.phys.precision), orr_variant_name(row.variant),
-                       row.spec.launch.block, row.spec.launch.unroll, row.spec.launch.split, row.ms_per_step,
-                       row.interactions_per_s, row.gflops, row.max_rel_err);
-            else
-                printf("%9ld %-7s %5d %6d %5d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n",
-                       row.n, orr_variant_name(row.variant), row.spec.launch.block, row.spec.launch.unroll,
-                       row.spec.launch.split, row.spec.launch.ranges, row.ms_per_step, row.ms_force,
-                       1e3 / row.ms_per_step, row.interactions_per_s, row.gflops,
-                       row.max_rel_err);
-            if (!isfinite(row.max_rel_err)) {
-                fflush(stdout);
-                fprintf(stderr, "orrery: bench N=%ld %s: max rel err is %g: non-finite "
-                        "accelerations in %s (overflow or NaN; G %g, softening %g)\n", row.n,
-                        orr_variant_name(row.variant), row.max_rel_err,
-                        orr_precision_name(row.spec.phys.precision), row.spec.phys.G, row.spec.phys.softening);
+                print_build(b.info, &row);
+            print_row(&row, b.csv);
+            if (check_finite(&row))
                 rc = 1;
-            }
-            if (row.variant == ORR_VARIANT_TILED && k < ORR_CLI_MAX_N)
+            if (row.variant == ORR_VARIANT_TILED)
                 tiled_rate[k] = row.interactions_per_s;
-            if (row.variant == ORR_VARIANT_REFERENCE && k < ORR_CLI_MAX_N && tiled_rate[k] > 0)
-                fprintf(info, "  N=%ld: tiled / reference = %.2f\n", row.n,
+            if (row.variant == ORR_VARIANT_REFERENCE && tiled_rate[k] > 0)
+                fprintf(b.info, "  N=%ld: tiled / reference = %.2f\n", row.n,
                         tiled_rate[k] / row.interactions_per_s);
             fflush(stdout);
         }
@@ -826,7 +902,8 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
         snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->launch.block, s->launch.threads);
     else
         snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ranges %s%.0d", s->launch.block,
-                 s->launch.unroll, s->launch.split, s->launch.ranges ? "" : "auto", s->launch.ranges);
+                 s->launch.unroll, s->launch.split, s->launch.ranges ? "" : "auto",
+                 s->launch.ranges);
     if (t->ok)
         printf("  %s %-40s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
                t->retimed ? "re-timed" : "        ", cfg, t->ms, t->interactions_per_s,
@@ -852,13 +929,13 @@ static int cmd_tune(args_t *a)
         if (opt_value(a, "--budget", &v, &bad)) {
             if (!bad && !(bad = parse_double("tune", "--budget", v, &o.budget_s)) &&
                 !(o.budget_s > 0))
-                bad = usage_error("tune: --budget must be positive, got '%s'", v);
+                bad = orr_cli_usage_error("tune: --budget must be positive, got '%s'", v);
         } else if (strcmp(a->argv[a->pos], "--exhaustive") == 0) {
             o.exhaustive = 1;
         } else if (strcmp(a->argv[a->pos], "--retune") == 0) {
             o.retune = 1;
         } else {
-            bad = usage_error("tune: unknown option '%s'", a->argv[a->pos]);
+            bad = orr_cli_usage_error("tune: unknown option '%s'", a->argv[a->pos]);
         }
     }
     if (bad)
@@ -887,76 +964,73 @@ static int cmd_tune(args_t *a)
         }
         if (r.note[0])
             printf("  note: %s\n", r.note);
-        const orr_kspec *b = &r.best;
+        const orr_launch *b = &r.best.launch;
         printf("  winner (%s) for N<=%ld: block %d unroll %d split %d threads %d ranges %d: %.4g "
                "ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source, r.n_bucket,
-               b->launch.block, b->launch.unroll, b->launch.split, b->launch.threads, b->launch.ranges, r.best_ms, r.best_interactions_per_s, r.ntrials,
-               r.nfailed, r.elapsed_s);
+               b->block, b->unroll, b->split, b->threads, b->ranges, r.best_ms,
+               r.best_interactions_per_s, r.ntrials, r.nfailed, r.elapsed_s);
         fflush(stdout);
     }
     return rc;
 }
 
+/* The built-in commands. */
+static const struct {
+    const char *name;
+    int (*run)(args_t *a);
+} builtins[] = {
+    {"info", cmd_info}, {"bench", cmd_bench}, {"compile", cmd_compile},
+    {"cache", cmd_cache}, {"tune", cmd_tune},
+};
+#define NBUILTINS (sizeof builtins / sizeof builtins[0])
+
 /* 1 when a command's arguments ask for help (--help or -h): anywhere among
- * its options, and for run before the script (what follows the script is
- * the script's own). */
-static int wants_help(int argc, char **argv)
+ * its options, and for an added command with script_args (run) before its
+ * first operand (what follows the script is the script's own). */
+static int wants_help(int argc, char **argv, const orr_cli_command *extra, int nextra)
 {
-    static const char *const cmds[] = {"run", "info", "bench", "compile", "cache", "tune"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
-        known |= strcmp(argv[1], cmds[k]) == 0;
-    int run = strcmp(argv[1], "run") == 0;
+    int known = 0, script_args = 0;
+    for (size_t k = 0; k < NBUILTINS; k++)
+        known |= strcmp(argv[1], builtins[k].name) == 0;
+    for (int k = 0; k < nextra; k++) {
+        if (strcmp(argv[1], extra[k].name) == 0) {
+            known = 1;
+            script_args = extra[k].script_args;
+        }
+    }
     for (int k = 2; known && k < argc; k++) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
             return 1;
-        if (run && argv[k][0] != '-')
+        if (script_args && argv[k][0] != '-')
             return 0;
     }
     return 0;
 }
 
-int main(int argc, char **argv)
+int orr_cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
+                 orr_cli_law_loader load_law)
 {
-    args_t a = {argc, 1, argv, argc > 1 ? argv[1] : ""};
+    args_t a = {argc, 1, argv, argc > 1 ? argv[1] : "", load_law};
     if (argc < 2)
-        return usage_error("missing command");
+        return orr_cli_usage_error("missing command");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0 ||
-        wants_help(argc, argv)) {
-        fputs(usage_text, stdout);
+        wants_help(argc, argv, extra, nextra)) {
+        fputs(usage_head, stdout);
+        for (int k = 0; k < nextra; k++)
+            fputs(extra[k].usage, stdout);
+        fputs(usage_commands, stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("orrery %s\n", ORR_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "run") == 0) {
-        int first = 2;
-        if (argc > first && strcmp(argv[first], "--verify") == 0) {
-            orr_lua_set_verify(1);
-            first++;
-        }
-        if (argc > first && strcmp(argv[first], "--resume") == 0) {
-            if (argc <= first + 1)
-                return usage_error("run: --resume needs a checkpoint file (orrery run --resume "
-                                   "CKPT SCRIPT.lua [ARGS...])");
-            orr_lua_set_resume(argv[first + 1]);
-            first += 2;
-        }
-        if (argc <= first)
-            return usage_error("run: missing script (orrery run [--verify] SCRIPT.lua [ARGS...])");
-        return orr_lua_run(argv[first], argc - first - 1, argv + first + 1);
-    }
-    if (strcmp(cmd, "info") == 0)
-        return cmd_info(&a);
-    if (strcmp(cmd, "bench") == 0)
-        return cmd_bench(&a);
-    if (strcmp(cmd, "compile") == 0)
-        return cmd_compile(&a);
-    if (strcmp(cmd, "cache") == 0)
-        return cmd_cache(&a);
-    if (strcmp(cmd, "tune") == 0)
-        return cmd_tune(&a);
-    return usage_error("unknown command '%s'", cmd);
+    for (int k = 0; k < nextra; k++)
+        if (strcmp(cmd, extra[k].name) == 0)
+            return extra[k].main(argc, argv);
+    for (size_t k = 0; k < NBUILTINS; k++)
+        if (strcmp(cmd, builtins[k].name) == 0)
+            return builtins[k].run(&a);
+    return orr_cli_usage_error("unknown command '%s'", cmd);
 }

@@ -33,7 +33,9 @@ orr_status orr_cuda_open(orr_error *err);
 int orr_cuda_driver_version(void);
 orr_status orr_cuda_device_count(int *count, orr_error *err);
 orr_status orr_cuda_device_info(int ordinal, orr_gpu_info *info, orr_error *err);
-/* The device's architecture name for NVRTC, "sm_90", into buf. */
+/* The device's architecture name as NVRTC and the kernel cache spell it,
+ * "sm_" and the compute capability ("sm_90", "sm_120"), written into buf
+ * (truncated to size - 1 characters; 16 bytes always suffice). */
 void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size);
 
 /* Retains the device's primary context and makes it current on this thread. */

@@ -5,6 +5,7 @@
  * clean stop: the SIGINT handler sets the flag orr_sim_step polls and a
  * count hook (lua.c's laction) that stops pure-Lua loops. */
 #include "lrun.h"
+#include "cli.h"
 #include "law.h"
 
 #include "lorrery.h"
@@ -236,3 +237,36 @@ void orr_lua_set_verify(int on)
     orr_lua_verify_mode = on;
     orr_lua_verify_failures = 0;
 }
+
+/* `orrery run`: --verify, then --resume CKPT, before the script. */
+static int run_main(int argc, char **argv)
+{
+    int first = 2;
+    if (argc > first && strcmp(argv[first], "--verify") == 0) {
+        orr_lua_set_verify(1);
+        first++;
+    }
+    if (argc > first && strcmp(argv[first], "--resume") == 0) {
+        if (argc <= first + 1)
+            return orr_cli_usage_error("run: --resume needs a checkpoint file (orrery run "
+                                       "--resume CKPT SCRIPT.lua [ARGS...])");
+        orr_lua_set_resume(argv[first + 1]);
+        first += 2;
+    }
+    if (argc <= first)
+        return orr_cli_usage_error("run: missing script (orrery run [--verify] SCRIPT.lua "
+                                   "[ARGS...])");
+    return orr_lua_run(argv[first], argc - first - 1, argv + first + 1);
+}
+
+const orr_cli_command orr_lua_run_command = {
+    .name = "run",
+    .usage =
+        "  run SCRIPT.lua [ARGS...]  run a Lua scenario (docs/LUA_API.md); ARGS in the global arg\n"
+        "      --verify              (before SCRIPT) check every simulation against the CPU in\n"
+        "                            double before its first step and after each sim:run\n"
+        "      --resume CKPT         (before SCRIPT, after --verify) the checkpoint CKPT restored\n"
+        "                            as orrery.resumed for the script to continue\n",
+    .script_args = 1,   /* what follows the script is the script's */
+    .main = run_main,
+};

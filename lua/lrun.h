@@ -1,7 +1,13 @@
-/* lrun: `orrery run SCRIPT.lua [ARGS...]`, the only entry point cli.c needs
- * from the Lua layer. */
+/* lrun: `orrery run SCRIPT.lua [ARGS...]` and `--force LAW.lua`, what the
+ * command line (lua/main.c, core/cli.h) needs from the Lua layer. */
 #ifndef ORR_LRUN_H
 #define ORR_LRUN_H
+
+#include "cli.h"
+
+/* The command `orrery run [--verify] [--resume CKPT] SCRIPT.lua [ARGS...]`
+ * for orr_cli_main: its usage lines, its options, then orr_lua_run. */
+extern const orr_cli_command orr_lua_run_command;
 
 /* Runs the script (path, or "-" for standard input) in a fresh Lua state
  * with `require "orrery"` available and `arg` = {[0] = script, argv...}.

@@ -1,7 +1,8 @@
 /* test_rtc: NVRTC run-time compilation without a GPU (version, PTX and
  * CUBIN for sm_90, template instantiation by name expression, compile errors
  * reported with file and line, #line directives honoured) and the CUDA
- * driver module's behaviour on a machine without libcuda. */
+ * driver module's behaviour on a machine without libcuda (and its
+ * architecture names). */
 #include "testutil.h"
 
 #include "cuda.h"
@@ -197,6 +198,24 @@ static void test_cuda_without_driver(void **state)
     orr_error_clear(&third);
 }
 
+/* The architecture name NVRTC and the kernel cache use: "sm_" and the
+ * compute capability's digits. */
+static void test_cuda_arch_name(void **state)
+{
+    (void)state;
+    orr_gpu_info g = {0};
+    char buf[16];
+    g.cc_major = 9;
+    g.cc_minor = 0;
+    orr_cuda_arch_name(&g, buf, sizeof buf);
+    assert_string_equal(buf, "sm_90");
+    g.cc_major = 12;
+    orr_cuda_arch_name(&g, buf, sizeof buf);
+    assert_string_equal(buf, "sm_120");
+    orr_cuda_arch_name(&g, buf, 4);
+    assert_string_equal(buf, "sm_");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_line_directive),
         cmocka_unit_test(test_name_expression_missing),
         cmocka_unit_test(test_cuda_without_driver),
+        cmocka_unit_test(test_cuda_arch_name),
     };
     return cmocka_run_group_tests_name("rtc", tests, NULL, NULL);
 }
