@@ -30,7 +30,7 @@ LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) -ldl -lm -pt
 VERSION  := 0.1.0
 
 CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rtc.c \
-            core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/engine.c core/backend_cpu.c \
+            core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/engine.c core/backend_cpu.c \
             core/backend_cuda.c core/bench.c core/sim.c core/tune.c \
             core/outfile.c core/snapshot.c core/render.c
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o

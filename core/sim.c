@@ -3,9 +3,10 @@
  * downloaded only when read (orr_sim_pos/vel, diagnostics, output) and
  * uploaded before the next use of the engine only when written (after
  * orr_sim_touch).  On upload 2D runs get z = vz = 0 and periodic axes are
- * wrapped into [0, L).  Integrators are const vtables driving the engine's
- * accel / kick / drift kernels; leapfrog and yoshida4 reuse the last force
- * evaluation while the positions have not changed since. */
+ * wrapped into [0, L).  The integrator (integrator.h) steps the engine;
+ * the simulation keeps the clock, asks the integrator to synchronise
+ * before the state is read, and clears env.acc_valid whenever the state,
+ * the attributes or the force law change. */
 #include "sim.h"
 #include "bench.h"
 #include "tune.h"
@@ -30,101 +31,15 @@ struct orr_sim {
     double *vel;                   /* 3n */
     int host_valid;                /* mirror matches (or is newer than) the engine */
     int host_dirty;                /* mirror written, engine needs an upload */
-    int acc_valid;                 /* engine's acceleration buffer matches its positions */
+    orr_integ_env env;             /* what the integrator works on; env.acc_valid: the
+                                      engine's accelerations match its positions */
+    void *istate;                  /* the integrator's own state (NULL for none) */
     double time, time_c;           /* clock, with Kahan compensation */
     long steps;
     char kspec_source[16];         /* "tuned", "store" or "default" */
 };
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
-
-/* ---- integrators ---------------------------------------------------------- */
-
-static orr_status compute_accel(orr_sim *s, orr_error *err)
-{
-    /* into the engine's buffer only: no download of the accelerations */
-    return orr_engine_force(s->engine, orr_engine_all(s->engine), err);
-}
-
-static orr_status step_euler(orr_sim *s, orr_error *err)
-{
-    orr_status st = compute_accel(s, err);
-    if (!st)
-        st = orr_engine_kick(s->engine, s->cfg.dt, s->cfg.damping, err);
-    if (!st)
-        st = orr_engine_drift(s->engine, s->cfg.dt, err);
-    s->acc_valid = 0;
-    return st;
-}
-
-/* kick-drift-kick with the accelerations valid on entry and exit; the first
- * and last half kicks are given separately so yoshida4 can merge them. */
-static orr_status kdk(orr_sim *s, double k1, double d, double k2, orr_error *err)
-{
-    orr_status st = ORR_OK;
-    if (!s->acc_valid) {
-        st = compute_accel(s, err);
-        if (st)
-            return st;
-        s->acc_valid = 1;
-    }
-    if (k1 != 0)
-        st = orr_engine_kick(s->engine, k1, 1.0, err);
-    if (!st) {
-        s->acc_valid = 0;
-        st = orr_engine_drift(s->engine, d, err);
-    }
-    if (!st)
-        st = compute_accel(s, err);
-    if (!st) {
-        s->acc_valid = 1;
-        if (k2 != 0)
-            st = orr_engine_kick(s->engine, k2, 1.0, err);
-    }
-    return st;
-}
-
-static orr_status step_leapfrog(orr_sim *s, orr_error *err)
-{
-    double h = s->cfg.dt;
-    return kdk(s, 0.5 * h, h, 0.5 * h, err);
-}
-
-/* Yoshida (1990): three leapfrog substeps of w1 h, w0 h, w1 h, adjacent half
- * kicks merged: K D A K D A K D A K, three force evaluations. */
-static orr_status step_yoshida4(orr_sim *s, orr_error *err)
-{
-    const double c = cbrt(2.0), w1 = 1.0 / (2.0 - c), w0 = -c / (2.0 - c);
-    const double h = s->cfg.dt;
-    orr_status st = kdk(s, 0.5 * w1 * h, w1 * h, 0.5 * (w1 + w0) * h, err);
-    if (!st)
-        st = kdk(s, 0, w0 * h, 0.5 * (w0 + w1) * h, err);
-    if (!st)
-        st = kdk(s, 0, w1 * h, 0.5 * w1 * h, err);
-    return st;
-}
-
-static const orr_integrator integ_euler = {"euler", 1, 1, step_euler};
-static const orr_integrator integ_leapfrog = {"leapfrog", 2, 1, step_leapfrog};
-static const orr_integrator integ_yoshida4 = {"yoshida4", 4, 3, step_yoshida4};
-
-static const orr_integrator *const integ_list[] = {&integ_euler, &integ_leapfrog, &integ_yoshida4,
-                                                   NULL};
-
-const orr_integrator *const *orr_integrators(void)
-{
-    return integ_list;
-}
-
-const orr_integrator *orr_integrator_find(const char *name)
-{
-    if (!name)
-        return NULL;
-    for (int k = 0; integ_list[k]; k++)
-        if (strcmp(integ_list[k]->name, name) == 0)
-            return integ_list[k];
-    return NULL;
-}
 
 /* ---- creation -------------------------------------------------------------- */
 
@@ -187,23 +102,24 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
                             "box length on axis %c must be finite and >= 0 (got %g)", "xyz"[k],
                             c->box[k]);
     const char *iname = c->integrator ? c->integrator : "leapfrog";
-    *integ = orr_integrator_find(iname);
+    *integ = c->integrator_impl ? c->integrator_impl : orr_integrator_find(iname);
     if (!*integ) {
         char list[256] = "";
         size_t used = 0;
         int count = 0;
-        while (integ_list[count])
+        const orr_integrator *const *all = orr_integrators();
+        while (all[count])
             count++;
         for (int k = 0; k < count && used < sizeof list; k++) {
             const char *sep = k == 0 ? "" : k == count - 1 ? " or " : ", ";
-            int w = snprintf(list + used, sizeof list - used, "%s%s", sep, integ_list[k]->name);
+            int w = snprintf(list + used, sizeof list - used, "%s%s", sep, all[k]->name);
             if (w < 0)
                 break;
             used += (size_t)w;
         }
         return orr_fail(err, ORR_ERR_ARG, "unknown integrator '%s' (expected %s)", iname, list);
     }
-    if (c->damping != 1 && *integ != &integ_euler)
+    if (c->damping != 1 && strcmp((*integ)->name, "euler") != 0)
         return orr_fail(err, ORR_ERR_ARG, "damping applies to the euler integrator only");
     const char *force = c->law ? c->law->name : c->force ? c->force : "gravity";
     if (!force[0] || strlen(force) >= sizeof(((orr_kspec *)0)->phys.force))
@@ -283,6 +199,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     }
     st = orr_engine_create(&s->engine, kind, &spec, ORR_VARIANT_TILED, c->n, c->device, NULL, 0,
                            err);
+    if (!st && integ->create)
+        st = integ->create(&s->istate, c->n, err);
     if (st) {
         orr_sim_destroy(s);
         return st;
@@ -290,7 +208,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     /* all bodies at the origin, at rest, mass 0: uploaded before first use */
     s->host_valid = 1;
     s->host_dirty = 1;
-    s->acc_valid = 0;
+    s->env.acc_valid = 0;
     *out = s;
     return ORR_OK;
 }
@@ -299,6 +217,8 @@ void orr_sim_destroy(orr_sim *s)
 {
     if (!s)
         return;
+    if (s->istate && s->integ->destroy)
+        s->integ->destroy(s->istate);
     orr_engine_destroy(s->engine);
     free(s->pos);
     free(s->vel);
@@ -410,19 +330,32 @@ static orr_status flush(orr_sim *s, orr_error *err)
     if (st)
         return st;
     s->host_dirty = 0;
-    s->acc_valid = 0;
+    s->env.acc_valid = 0;
     /* in float the engine holds the values rounded: read them back when next
      * asked, so the mirror always shows the state being integrated */
     s->host_valid = s->cfg.precision == ORR_DOUBLE;
     return ORR_OK;
 }
 
-/* Downloads the engine's state when the mirror is stale. */
+/* The environment the integrator steps in, current with the simulation's
+ * engine and settings. */
+static orr_integ_env *env_of(orr_sim *s)
+{
+    s->env.engine = s->engine;
+    s->env.damping = s->cfg.damping;
+    return &s->env;
+}
+
+/* Downloads the engine's state when the mirror is stale, after the
+ * integrator brought every body to the simulation's time. */
 static orr_status fetch(orr_sim *s, orr_error *err)
 {
     if (s->host_valid)
         return ORR_OK;
-    orr_status st = orr_engine_get_state(s->engine, s->pos, s->vel, err);
+    orr_status st = s->integ->synchronize ? s->integ->synchronize(s->istate, env_of(s), err)
+                                          : ORR_OK;
+    if (!st)
+        st = orr_engine_get_state(s->engine, s->pos, s->vel, err);
     if (st)
         return st;
     s->host_valid = 1;
@@ -460,7 +393,7 @@ void orr_sim_touch(orr_sim *s)
 {
     s->host_dirty = 1;
     s->host_valid = 1;
-    s->acc_valid = 0;
+    s->env.acc_valid = 0;
 }
 
 /* ---- force law --------------------------------------------------------------- */
@@ -495,7 +428,7 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
     orr_engine_destroy(s->engine);
     s->engine = e;
     s->host_dirty = 1;   /* the mirror is current; the new engine gets it */
-    s->acc_valid = 0;
+    s->env.acc_valid = 0;
     return ORR_OK;
 }
 
@@ -513,7 +446,7 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
         double v[ORR_LAW_MAX_RUNTIME];
         orr_law_runtime_values(&s->law, v);
         orr_engine_set_runtime(s->engine, v);
-        s->acc_valid = 0;
+        s->env.acc_valid = 0;
         return ORR_OK;
     }
     if (old == value && signbit(old) == signbit(value))
@@ -550,7 +483,7 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
         idx[k] = orr_sample_index(k, n, ni);
     if (!st)
         st = orr_engine_accel_sample(s->engine, ni, idx, got, err);
-    s->acc_valid = 0;   /* the GPU's sample run overwrote the acceleration buffer */
+    s->env.acc_valid = 0;   /* the GPU's sample run overwrote the acceleration buffer */
     orr_kspec spec;
     orr_kspec_reference(&orr_engine_spec(s->engine)->phys, &spec);
     if (!st)
@@ -625,6 +558,55 @@ orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *sour
 
 /* ---- stepping -------------------------------------------------------------- */
 
+const orr_integrator *orr_sim_integrator(const orr_sim *s)
+{
+    return s->integ;
+}
+
+static orr_status check_field(const orr_sim *s, int k, orr_error *err)
+{
+    if (k < 0 || k >= s->integ->nfields || !s->integ->get_field || !s->integ->set_field)
+        return orr_fail(err, ORR_ERR_ARG, "integrator '%s' has no checkpoint field %d",
+                        s->integ->name, k);
+    return ORR_OK;
+}
+
+orr_status orr_sim_integ_field(orr_sim *s, int k, double *out, orr_error *err)
+{
+    orr_status st = check_field(s, k, err);
+    if (!st)
+        st = sync_state(s, err);   /* the fields of the synchronised state */
+    return st ? st : s->integ->get_field(s->istate, k, out, err);
+}
+
+orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_error *err)
+{
+    orr_status st = check_field(s, k, err);
+    if (st)
+        return st;
+    s->env.acc_valid = 0;
+    return s->integ->set_field(s->istate, k, in, err);
+}
+
+/* One step of h: the integrator's, then the clock (with Kahan
+ * compensation) and the step count. */
+static orr_status one_step(orr_sim *s, double h, orr_error *err)
+{
+    orr_integ_env *env = env_of(s);
+    env->dt = h;
+    s->host_valid = 0;
+    orr_status st = s->integ->step(s->istate, env, err);
+    if (st) {
+        env->acc_valid = 0;
+        return st;
+    }
+    double y = h - s->time_c, t = s->time + y;
+    s->time_c = (t - s->time) - y;
+    s->time = t;
+    s->steps++;
+    return ORR_OK;
+}
+
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
     if (k < 0)
@@ -635,16 +617,32 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
     for (long done = 0; done < k; done++) {
         if (stop && *stop)
             return orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
-        s->host_valid = 0;
-        st = s->integ->step(s, err);
-        if (st) {
-            s->acc_valid = 0;
+        if ((st = one_step(s, s->cfg.dt, err)) != ORR_OK)
             return st;
-        }
-        double y = s->cfg.dt - s->time_c, t = s->time + y;
-        s->time_c = (t - s->time) - y;
-        s->time = t;
-        s->steps++;
+    }
+    return ORR_OK;
+}
+
+orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err)
+{
+    if (!isfinite(t_end) || t_end < s->time)
+        return orr_fail(err, ORR_ERR_ARG,
+                        "time to advance to must be finite and not before the current time %.17g "
+                        "(got %.17g)", s->time, t_end);
+    orr_status st = flush(s, err);
+    if (st)
+        return st;
+    const double h = s->cfg.dt;
+    for (long done = 0;; done++) {
+        const double left = t_end - (s->time - s->time_c);
+        /* done when within a relative 1e-12 of the step; a last step that
+         * would overshoot is shortened to land on t_end */
+        if (!(left > 1e-12 * h))
+            break;
+        if (stop && *stop)
+            return orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
+        if ((st = one_step(s, left < h ? left : h, err)) != ORR_OK)
+            return st;
     }
     return ORR_OK;
 }

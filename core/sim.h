@@ -1,5 +1,5 @@
-/* sim: a simulation: N bodies on a backend engine, an integrator (a const
- * vtable chosen by name), the clock, an optional periodic box, 2D or 3D, and
+/* sim: a simulation: N bodies on a backend engine, an integrator (see
+ * integrator.h, chosen by name), the clock, an optional periodic box, 2D or 3D, and
  * the diagnostics (energy, momentum, angular momentum, centre of mass, virial
  * ratio) and text output.  The state lives on the backend; the host keeps a
  * double-precision mirror (pos[4n] = x, y, z, m; vel[3n]) that is fetched
@@ -9,21 +9,9 @@
 
 #include <stddef.h>
 #include "engine.h"
+#include "integrator.h"
 
 typedef struct orr_sim orr_sim;
-
-/* An integrator advances the simulation by one step of dt. */
-typedef struct {
-    const char *name;    /* "euler", "leapfrog", "yoshida4" */
-    int order;           /* 1, 2, 4 */
-    int forces_per_step; /* force evaluations per step once started */
-    orr_status (*step)(orr_sim *s, orr_error *err);
-} orr_integrator;
-
-/* The integrator with this name, or NULL. */
-const orr_integrator *orr_integrator_find(const char *name);
-/* NULL-terminated list of all integrators, for messages and docs. */
-const orr_integrator *const *orr_integrators(void);
 
 typedef struct {
     long n;                    /* bodies (required, >= 1) */
@@ -33,6 +21,9 @@ typedef struct {
     double dt;                 /* 0.01 */
     double damping;            /* 1: velocity factor per step (euler only) */
     const char *integrator;    /* "leapfrog" */
+    const orr_integrator *integrator_impl;   /* or an integrator table of one's own
+                                  (overrides integrator; it must outlive the
+                                  simulation) (NULL) */
     const char *force;         /* "gravity": a built-in law with its default params */
     const orr_law *law;        /* or the law itself (copied; overrides force) (NULL) */
     orr_backend_kind backend;  /* ORR_BACKEND_AUTO */
@@ -127,7 +118,19 @@ orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *sour
  * returns ORR_ERR_INTERRUPTED when it became non-zero. */
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err);
 
-/* Diagnostics, on the current state. */
+/* The integrator, and its checkpoint fields (integrator.h): field k of all
+ * bodies, n * fields[k].comps doubles, read after the integrator has
+ * synchronised, or restored. */
+const orr_integrator *orr_sim_integrator(const orr_sim *s);
+orr_status orr_sim_integ_field(orr_sim *s, int k, double *out, orr_error *err);
+orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_error *err);
+
+/* Advances to time t_end >= the current time in steps of dt, the last one
+ * shortened so the run ends on t_end (to rounding); no step when t_end is
+ * within 1e-12 dt of the current time.  *stop as for orr_sim_step. */
+orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err);
+
+/* Diagnostics, on the current state (synchronised by the integrator). */
 orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err);
 orr_status orr_sim_momentum(orr_sim *s, double p[3], orr_error *err);
 orr_status orr_sim_angular_momentum(orr_sim *s, double l[3], orr_error *err);

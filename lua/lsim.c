@@ -372,6 +372,23 @@ static int sim_step(lua_State *L)
     return 0;
 }
 
+/* sim:advance(t): integrates to time t (>= sim.time) in steps of dt, the
+ * last one shortened to land on t. */
+static int sim_advance(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    lua_Number t = luaL_checknumber(L, 2);
+    if (!(t >= orr_sim_time(s)) || !isfinite(t))
+        luaL_argerror(L, 2, lua_pushfstring(L, "time must be finite and >= the current time %f "
+                                            "(got %f)", orr_sim_time(s), t));
+    orr_error err = {0};
+    if (orr_lua_verify_mode && orr_sim_steps(s) == 0 && t > orr_sim_time(s))
+        orr_lua_verify_report(L, s, "before the first step");
+    if (orr_sim_advance(s, (double)t, orr_lua_stop, &err))
+        return orr_lua_fail(L, &err, NULL);
+    return 0;
+}
+
 /* sim:sync(): waits for the steps queued on the backend and brings the
  * host copy up to date (as reading any body does); for timing. */
 static int sim_sync(lua_State *L)
@@ -732,6 +749,7 @@ static const luaL_Reg funcs[] = {
 static const luaL_Reg meth[] = {
     {"close", sim_close},
     {"step", sim_step},
+    {"advance", sim_advance},
     {"sync", sim_sync},
     {"body", sim_body},
     {"set_body", sim_set_body},

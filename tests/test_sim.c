@@ -122,6 +122,137 @@ static void test_kepler_closes(void **state)
         }
 }
 
+/* Advancing to a time that is not a whole number of steps lands on it: a
+ * circular orbit (yoshida4, T/dt = 5000) advanced to 0.3719 T sits where
+ * the analytic orbit is, rotated by 2 pi 0.3719 about the centre of mass;
+ * going back in time is refused. */
+static void test_advance_to_time(void **state)
+{
+    orr_error err = {0};
+    const double m1 = 1, m2 = 1e-3, period = 2 * M_PI / sqrt(m1 + m2), t_end = 0.3719 * period;
+    double pos0[8], vel0[6];
+    kepler_setup(m1, m2, 1.0, 0.0, 0.0, pos0, vel0);
+    orr_sim_config c = base_config(2, ORR_DOUBLE, "yoshida4", 0, period / 5000);
+    orr_sim *s = make_sim(&c);
+    load_state(s, pos0, vel0);
+    TU_OK(orr_sim_advance(s, t_end, NULL, &err), &err);
+    assert_int_equal(orr_sim_steps(s), 1860);   /* 1859 whole steps and a shortened one */
+    assert_true(fabs(orr_sim_time(s) - t_end) <= 1e-12 * t_end);
+    double *pos = NULL;
+    TU_OK(orr_sim_pos(s, &pos, &err), &err);
+    const double phi = 2 * M_PI * 0.3719;
+    for (int b = 0; b < 2; b++) {
+        const double x = pos0[4 * b] * cos(phi) - pos0[4 * b + 1] * sin(phi);
+        const double y = pos0[4 * b] * sin(phi) + pos0[4 * b + 1] * cos(phi);
+        assert_true(hypot(pos[4 * b] - x, pos[4 * b + 1] - y) < 1e-9);
+    }
+    TU_OK(orr_sim_advance(s, t_end, NULL, &err), &err);   /* already there: no step */
+    assert_int_equal(orr_sim_steps(s), 1860);
+    assert_int_equal(orr_sim_advance(s, 0.5 * t_end, NULL, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "time to advance to must be finite and not before the "
+                                    "current time"));
+    orr_error_clear(&err);
+    orr_sim_destroy(s);
+}
+
+/* An integrator of one's own, with state: it counts each body's steps (its
+ * checkpoint field) and how often it was asked to synchronise. */
+typedef struct {
+    long n;
+    double *count;
+    int syncs;
+} counting_state;
+
+static int counting_destroyed;
+
+static orr_status counting_create(void **state, long n, orr_error *err)
+{
+    counting_state *c = calloc(1, sizeof *c);
+    c->n = n;
+    c->count = calloc((size_t)n, sizeof(double));
+    *state = c;
+    return ORR_OK;
+}
+
+static void counting_destroy(void *state)
+{
+    counting_state *c = state;
+    free(c->count);
+    free(c);
+    counting_destroyed++;
+}
+
+static orr_status counting_step(void *state, orr_integ_env *env, orr_error *err)
+{
+    counting_state *c = state;
+    orr_status st = orr_engine_force(env->engine, orr_engine_all(env->engine), err);
+    if (!st)
+        st = orr_engine_kick(env->engine, env->dt, 1.0, err);
+    if (!st)
+        st = orr_engine_drift(env->engine, env->dt, err);
+    for (long i = 0; i < c->n; i++)
+        c->count[i] += 1;
+    return st;
+}
+
+static orr_status counting_sync(void *state, orr_integ_env *env, orr_error *err)
+{
+    ((counting_state *)state)->syncs++;
+    return ORR_OK;
+}
+
+static orr_status counting_get(void *state, int k, double *out, orr_error *err)
+{
+    counting_state *c = state;
+    memcpy(out, c->count, sizeof(double) * (size_t)c->n);
+    return ORR_OK;
+}
+
+static orr_status counting_set(void *state, int k, const double *in, orr_error *err)
+{
+    counting_state *c = state;
+    memcpy(c->count, in, sizeof(double) * (size_t)c->n);
+    return ORR_OK;
+}
+
+static const orr_integrator counting = {
+    .name = "counting", .order = 1, .forces_per_step = 1, .create = counting_create,
+    .destroy = counting_destroy, .step = counting_step, .synchronize = counting_sync,
+    .nfields = 1, .fields = {{"count", 1}}, .get_field = counting_get, .set_field = counting_set};
+
+static void test_integrator_with_state(void **state)
+{
+    orr_error err = {0};
+    enum { N = 37 };
+    double pos[4 * N], vel[3 * N], *p = NULL, got[N], back[N];
+    tu_random_bodies(N, 99, pos, vel);
+    orr_sim_config c = base_config(N, ORR_DOUBLE, NULL, 0.05, 1e-3);
+    c.integrator_impl = &counting;
+    counting_destroyed = 0;
+    orr_sim *s = make_sim(&c);
+    assert_string_equal(orr_sim_config_of(s)->integrator, "counting");
+    assert_ptr_equal(orr_sim_integrator(s), &counting);
+    load_state(s, pos, vel);
+    TU_OK(orr_sim_step(s, 3, NULL, &err), &err);
+    TU_OK(orr_sim_pos(s, &p, &err), &err);
+    TU_OK(orr_sim_pos(s, &p, &err), &err);   /* up to date: no second synchronisation */
+    TU_OK(orr_sim_integ_field(s, 0, got, &err), &err);
+    for (int i = 0; i < N; i++)
+        assert_true(got[i] == 3);
+    for (int i = 0; i < N; i++)
+        back[i] = i;
+    TU_OK(orr_sim_set_integ_field(s, 0, back, &err), &err);
+    TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
+    TU_OK(orr_sim_integ_field(s, 0, got, &err), &err);
+    for (int i = 0; i < N; i++)
+        assert_true(got[i] == i + 1);
+    assert_int_equal(orr_sim_integ_field(s, 1, got, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "integrator 'counting' has no checkpoint field 1");
+    orr_error_clear(&err);
+    orr_sim_destroy(s);
+    assert_int_equal(counting_destroyed, 1);
+}
+
 /* ---- order of the integrators ---------------------------------------------- */
 
 static void test_convergence(void **state)
@@ -714,6 +845,8 @@ int main(void)
     tu_private_cache();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kepler_closes),
+        cmocka_unit_test(test_advance_to_time),
+        cmocka_unit_test(test_integrator_with_state),
         cmocka_unit_test(test_convergence),
         cmocka_unit_test(test_energy_plummer),
         cmocka_unit_test(test_momentum),

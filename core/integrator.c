@@ -1,0 +1,96 @@
+/* integrator: the fixed-step schemes and the table of integrators (see
+ * integrator.h).  Each drives the engine's force, kick and drift kernels on
+ * all bodies. */
+#include "integrator.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Accelerations into the engine's buffer only: nothing is downloaded. */
+static orr_status force(orr_integ_env *env, orr_error *err)
+{
+    return orr_engine_force(env->engine, orr_engine_all(env->engine), err);
+}
+
+static orr_status step_euler(void *state, orr_integ_env *env, orr_error *err)
+{
+    orr_status st = force(env, err);
+    if (!st)
+        st = orr_engine_kick(env->engine, env->dt, env->damping, err);
+    if (!st)
+        st = orr_engine_drift(env->engine, env->dt, err);
+    env->acc_valid = 0;
+    return st;
+}
+
+/* kick-drift-kick with the accelerations valid on entry and exit; the first
+ * and last half kicks are given separately so yoshida4 can merge them. */
+static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    if (!env->acc_valid) {
+        st = force(env, err);
+        if (st)
+            return st;
+        env->acc_valid = 1;
+    }
+    if (k1 != 0)
+        st = orr_engine_kick(env->engine, k1, 1.0, err);
+    if (!st) {
+        env->acc_valid = 0;
+        st = orr_engine_drift(env->engine, d, err);
+    }
+    if (!st)
+        st = force(env, err);
+    if (!st) {
+        env->acc_valid = 1;
+        if (k2 != 0)
+            st = orr_engine_kick(env->engine, k2, 1.0, err);
+    }
+    return st;
+}
+
+static orr_status step_leapfrog(void *state, orr_integ_env *env, orr_error *err)
+{
+    double h = env->dt;
+    return kdk(env, 0.5 * h, h, 0.5 * h, err);
+}
+
+/* Yoshida (1990): three leapfrog substeps of w1 h, w0 h, w1 h, adjacent half
+ * kicks merged: K D A K D A K D A K, three force evaluations. */
+static orr_status step_yoshida4(void *state, orr_integ_env *env, orr_error *err)
+{
+    const double c = cbrt(2.0), w1 = 1.0 / (2.0 - c), w0 = -c / (2.0 - c);
+    const double h = env->dt;
+    orr_status st = kdk(env, 0.5 * w1 * h, w1 * h, 0.5 * (w1 + w0) * h, err);
+    if (!st)
+        st = kdk(env, 0, w0 * h, 0.5 * (w0 + w1) * h, err);
+    if (!st)
+        st = kdk(env, 0, w1 * h, 0.5 * w1 * h, err);
+    return st;
+}
+
+static const orr_integrator integ_euler = {
+    .name = "euler", .order = 1, .forces_per_step = 1, .step = step_euler};
+static const orr_integrator integ_leapfrog = {
+    .name = "leapfrog", .order = 2, .forces_per_step = 1, .step = step_leapfrog};
+static const orr_integrator integ_yoshida4 = {
+    .name = "yoshida4", .order = 4, .forces_per_step = 3, .step = step_yoshida4};
+
+static const orr_integrator *const integ_list[] = {&integ_euler, &integ_leapfrog, &integ_yoshida4,
+                                                   NULL};
+
+const orr_integrator *const *orr_integrators(void)
+{
+    return integ_list;
+}
+
+const orr_integrator *orr_integrator_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int k = 0; integ_list[k]; k++)
+        if (strcmp(integ_list[k]->name, name) == 0)
+            return integ_list[k];
+    return NULL;
+}

@@ -1,0 +1,62 @@
+/* integrator: how a simulation advances in time.  An integrator is a const
+ * table of functions (one per scheme, found by name), with state of its
+ * own when it needs it (per-body times, steps, jerks for block time steps),
+ * in the way REBOUND's integrators carry theirs.  It works on an engine
+ * through orr_integ_env and never sees the simulation itself:
+ *
+ *   create / destroy   its state for n bodies (NULL create: none);
+ *   step               one step of env->dt from a synchronised state (the
+ *                      simulation advances its clock by env->dt after it);
+ *   synchronize        brings every body to the simulation's time before
+ *                      diagnostics and output read the state (NULL: the
+ *                      state is always synchronised, as for fixed steps);
+ *   fields             what its state adds to a checkpoint: named per-body
+ *                      arrays, read and restored through get/set_field.
+ *
+ * The fixed-step schemes here (euler, leapfrog, yoshida4) keep no state: a
+ * force evaluation at the end of a step is reused at the start of the next
+ * while env->acc_valid says the engine's accelerations still match its
+ * positions (the simulation clears it whenever the state, the attributes
+ * or the force law change). */
+#ifndef ORR_INTEGRATOR_H
+#define ORR_INTEGRATOR_H
+
+#include "engine.h"
+
+/* What an integrator works on. */
+typedef struct {
+    orr_engine *engine;   /* the bodies and their kernels */
+    double dt;            /* the step asked for (the last step of an advance may be shorter) */
+    double damping;       /* velocity factor per step (euler only; 1 = none) */
+    int acc_valid;        /* the engine's accelerations match its positions */
+} orr_integ_env;
+
+/* A per-body array an integrator's state adds to a checkpoint. */
+typedef struct {
+    const char *name;     /* dataset name: "time", "dt", "jerk", ... */
+    int comps;            /* values per body: 1 or 3 */
+} orr_integ_field;
+
+#define ORR_INTEG_MAX_FIELDS 8
+
+typedef struct orr_integrator {
+    const char *name;     /* "euler", "leapfrog", "yoshida4" */
+    int order;            /* 1, 2, 4 */
+    int forces_per_step;  /* force evaluations per step once started */
+    orr_status (*create)(void **state, long n, orr_error *err);
+    void (*destroy)(void *state);
+    orr_status (*step)(void *state, orr_integ_env *env, orr_error *err);
+    orr_status (*synchronize)(void *state, orr_integ_env *env, orr_error *err);
+    int nfields;
+    orr_integ_field fields[ORR_INTEG_MAX_FIELDS];
+    /* field k of all n bodies: out / in hold n * comps doubles */
+    orr_status (*get_field)(void *state, int k, double *out, orr_error *err);
+    orr_status (*set_field)(void *state, int k, const double *in, orr_error *err);
+} orr_integrator;
+
+/* The integrator with this name, or NULL. */
+const orr_integrator *orr_integrator_find(const char *name);
+/* NULL-terminated list of all integrators, for messages and docs. */
+const orr_integrator *const *orr_integrators(void);
+
+#endif
