@@ -8,6 +8,7 @@
  * evaluation while the positions have not changed since. */
 #include "sim.h"
 #include "bench.h"
+#include "outfile.h"
 #include "tune.h"
 #include "util.h"
 
@@ -776,16 +777,14 @@ orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
     if (st)
         return st;
 
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    orr_outfile out;
+    st = orr_outfile_begin(&out, path, 0, err);
+    if (st)
+        return st;
+    FILE *f = orr_outfile_stream(&out, err);
     if (!f) {
-        int e = errno;
-        free(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+        orr_outfile_abort(&out);
+        return ORR_ERR_IO;
     }
     fprintf(f, "id%cx%cy%cz%cvx%cvy%cvz%cm\n", sep, sep, sep, sep, sep, sep, sep);
     for (long i = 0; i < s->cfg.n; i++) {
@@ -793,21 +792,5 @@ orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
         fprintf(f, "%ld%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g\n", i + 1, sep, x[0],
                 sep, x[1], sep, x[2], sep, v[0], sep, v[1], sep, v[2], sep, x[3]);
     }
-    int e = 0;
-    errno = 0;
-    if (fflush(f) != 0 || ferror(f))
-        e = errno ? errno : EIO;
-    if (!e && fsync(fileno(f)) != 0)
-        e = errno;
-    if (fclose(f) != 0 && !e)
-        e = errno ? errno : EIO;
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
-    if (e) {
-        unlink(tmp);
-        free(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    free(tmp);
-    return ORR_OK;
+    return orr_outfile_commit(&out, err);   /* checks the stream's errors */
 }

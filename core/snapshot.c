@@ -507,7 +507,7 @@ static orr_status write_all(orr_sim *s, const char *path, const orr_snapshot_fie
     if (st)
         return st;
     orr_outfile f;
-    st = orr_outfile_begin(&f, path, err);
+    st = orr_outfile_begin(&f, path, 0, err);
     if (st)
         return st;
     /* the 1.8 file format: metadata with checksums, so damage is detected
@@ -515,7 +515,8 @@ static orr_status write_all(orr_sim *s, const char *path, const orr_snapshot_fie
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0)
         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
-    hid_t file = H5Fcreate(f.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl >= 0 ? fapl : H5P_DEFAULT);
+    hid_t file = H5Fcreate(orr_outfile_name(&f), H5F_ACC_TRUNC, H5P_DEFAULT,
+                           fapl >= 0 ? fapl : H5P_DEFAULT);
     close_id(&fapl, H5Pclose);
     if (file < 0) {
         st = write_failed(path, "cannot create the temporary file", err);

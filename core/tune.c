@@ -7,6 +7,7 @@
 #include "ic.h"
 #include "kcache.h"
 #include "law.h"
+#include "outfile.h"
 #include "rtc.h"
 
 #include <cjson/cJSON.h>
@@ -345,58 +346,6 @@ static cJSON *store_find(const store *s, const char *device, const char *kernel,
     return NULL;
 }
 
-static int write_full(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Writes text to path atomically: temp file in dir, mode 0600, fsync, rename. */
-static orr_status write_atomic(const char *dir, const char *path, const char *text,
-                               orr_error *err)
-{
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s/%sXXXXXX", dir, STORE_TMP);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return orr_fail(err, ORR_ERR_IO, "cannot create a temporary file in %s: %s", dir,
-                        strerror(errno));
-    const char *what = NULL;
-    if (fchmod(fd, 0600) != 0)
-        what = "set mode 600 on";
-    else if (write_full(fd, text, strlen(text)) != 0)
-        what = "write";
-    else if (fsync(fd) != 0)
-        what = "fsync";
-    int e = errno;
-    if (close(fd) != 0 && !what) {
-        what = "close";
-        e = errno;
-    }
-    if (!what && rename(tmp, path) != 0) {
-        what = "rename";
-        e = errno;
-    }
-    if (what) {
-        unlink(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot %s %s: %s", what, tmp, strerror(e));
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {   /* make the rename durable; failure loses nothing but the entry */
-        fsync(dfd);
-        close(dfd);
-    }
-    return ORR_OK;
-}
-
 /* Adds entry (taking ownership) to the store on disk, replacing the entry with
  * the same identity.  Re-reads the file first, so concurrent tunings of
  * other identities are kept; a corrupt file is replaced. */
@@ -421,7 +370,7 @@ static orr_status store_put(cJSON *entry, const char *device, const char *kernel
         store_free(&s);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory writing the tuning store");
     }
-    st = write_atomic(s.dir, s.path, text, err);
+    st = orr_outfile_write(s.path, text, strlen(text), 0600, err);   /* atomic */
     cJSON_free(text);
     store_free(&s);
     return st;
