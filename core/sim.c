@@ -8,7 +8,7 @@
  * evaluation while the positions have not changed since. */
 #include "sim.h"
 #include "bench.h"
-#include "outfile.h"
+#include "textio.h"
 #include "tune.h"
 #include "util.h"
 
@@ -763,34 +763,7 @@ orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err)
 
 orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
 {
-    const char *base = strrchr(path, '/');
-    const char *ext = strrchr(base ? base + 1 : path, '.');
-    char sep;
-    if (ext && strcasecmp(ext, ".txt") == 0)
-        sep = ' ';
-    else if (ext && strcasecmp(ext, ".csv") == 0)
-        sep = ',';
-    else
-        return orr_fail(err, ORR_ERR_ARG,
-                        "cannot write '%s': unknown format (expected .txt or .csv)", path);
-    orr_status st = sync_state(s, err);
-    if (st)
-        return st;
-
-    orr_outfile out;
-    st = orr_outfile_begin(&out, path, 0, err);
-    if (st)
-        return st;
-    FILE *f = orr_outfile_stream(&out, err);
-    if (!f) {
-        orr_outfile_abort(&out);
-        return ORR_ERR_IO;
-    }
-    fprintf(f, "id%cx%cy%cz%cvx%cvy%cvz%cm\n", sep, sep, sep, sep, sep, sep, sep);
-    for (long i = 0; i < s->cfg.n; i++) {
-        const double *x = s->pos + 4 * i, *v = s->vel + 3 * i;
-        fprintf(f, "%ld%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g\n", i + 1, sep, x[0],
-                sep, x[1], sep, x[2], sep, v[0], sep, v[1], sep, v[2], sep, x[3]);
-    }
-    return orr_outfile_commit(&out, err);   /* checks the stream's errors */
+    /* an unknown format fails in orr_text_write before the state is needed */
+    orr_status st = orr_text_sep(path) ? sync_state(s, err) : ORR_OK;
+    return st ? st : orr_text_write(path, s->cfg.n, s->pos, s->vel, err);
 }
