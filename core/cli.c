@@ -11,6 +11,7 @@
 #include "kcache.h"
 #include "kspec.h"
 #include "law.h"
+#include "outfile.h"
 #include "rtc.h"
 #include "tune.h"
 
@@ -382,25 +383,17 @@ static int cmd_cache(args_t *a)
 
 /* ---- compile ------------------------------------------------------------- */
 
-/* Writes data to path atomically (temp file + rename), or to stdout. */
+/* Writes data to path atomically (outfile.h), or to stdout. */
 static int write_output(const char *path, const void *data, size_t len)
 {
     if (!path || strcmp(path, "-") == 0) {
         fwrite(data, 1, len, stdout);
         return 0;
     }
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
-        fprintf(stderr, "orrery: cannot write %s: %s\n", path, strerror(errno));
-        if (f)
-            unlink(tmp);
-        return 1;
-    }
-    if (rename(tmp, path)) {
-        fprintf(stderr, "orrery: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp);
+    orr_error e = {0};
+    if (orr_outfile_write(path, data, len, 0, &e)) {
+        fprintf(stderr, "orrery: %s\n", e.msg);
+        orr_error_clear(&e);
         return 1;
     }
     return 0;

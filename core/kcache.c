@@ -1,9 +1,11 @@
 /* kcache: the on-disk cache of compiled kernels (see kcache.h).  Keys are
  * XXH3-128 hashes of everything that determines the compiled bytes; entries
  * are self-checking files (magic, key, length, XXH3-64 checksum, payload)
- * written atomically by temp file + fsync + rename.  Corrupt entries read as
- * misses; entries that someone else could have written are refused. */
+ * written atomically by temp file + fsync + rename (outfile.h).  Corrupt
+ * entries read as misses; entries that someone else could have written are
+ * refused. */
 #include "kcache.h"
+#include "outfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +26,7 @@
 #define KC_KEY_LEN 32
 #define KC_HDR_SIZE (KC_MAGIC_LEN + KC_KEY_LEN + 8 + 8)
 #define KC_KIND_MAX 16
-#define KC_TMP_MARK ".tmp."
+#define KC_TMP_MARK ".tmp."   /* outfile.h's temporary names: "<entry>.tmp.XXXXXX" */
 /* what a refused entry's message advises */
 #define KC_ADVICE "remove it or run 'orrery cache clear'"
 
@@ -291,25 +293,6 @@ static ssize_t read_full(int fd, void *buf, size_t n)
     return (ssize_t)got;
 }
 
-static int write_full(int fd, const void *buf, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, (const char *)buf + done, n - done);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (w == 0) {
-            errno = EIO;
-            return -1;
-        }
-        done += (size_t)w;
-    }
-    return 0;
-}
-
 enum { ENTRY_OK, ENTRY_CORRUPT, ENTRY_IOERR, ENTRY_NOMEM };
 
 /* Reads and verifies an entry from fd (file size fsize) against keyhex.
@@ -468,11 +451,10 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
 orr_status orr_kcache_put(const orr_kkey *key, const char *kind, const void *data, size_t len,
                           orr_error *err)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 80];
+    char dir[PATH_MAX], path[PATH_MAX + 64];
     orr_status st = entry_path(key, kind, dir, sizeof dir, path, sizeof path, err);
     if (st)
         return st;
-    snprintf(tmp, sizeof tmp, "%s%sXXXXXX", path, KC_TMP_MARK);
 
     unsigned char hdr[KC_HDR_SIZE];
     uint64_t plen = (uint64_t)len;
@@ -482,43 +464,17 @@ orr_status orr_kcache_put(const orr_kkey *key, const char *kind, const void *dat
     memcpy(hdr + KC_MAGIC_LEN + KC_KEY_LEN, &plen, 8);
     memcpy(hdr + KC_MAGIC_LEN + KC_KEY_LEN + 8, &sum, 8);
 
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return orr_fail(err, ORR_ERR_CACHE, "cannot create temporary cache file %s: %s", tmp,
-                        strerror(errno));
-    const char *what = NULL;
-    if (fchmod(fd, 0600) != 0)
-        what = "set mode 600 on";
-    else if (write_full(fd, hdr, sizeof hdr) != 0 || write_full(fd, data, len) != 0)
-        what = "write";
-    else if (fsync(fd) != 0)
-        what = "fsync";
-    if (what) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot %s temporary cache file %s: %s", what, tmp,
-                        strerror(e));
+    orr_outfile f;
+    st = orr_outfile_begin(&f, path, 0600, err);
+    if (!st)
+        st = orr_outfile_put(&f, hdr, sizeof hdr, err);
+    if (!st)
+        st = orr_outfile_put(&f, data, len, err);
+    if (st) {
+        orr_outfile_abort(&f);
+        return st;
     }
-    if (close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot close temporary cache file %s: %s", tmp,
-                        strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return orr_fail(err, ORR_ERR_CACHE, "cannot rename %s to cache entry %s: %s", tmp, path,
-                        strerror(e));
-    }
-    /* make the rename durable too; failure here loses nothing but the entry */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    return ORR_OK;
+    return orr_outfile_commit(&f, err);
 }
 
 /* ---- listing ------------------------------------------------------------- */

@@ -48,7 +48,8 @@ orr_status orr_kcache_dir(char *out, size_t size, orr_error *err);
 orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, size_t *len,
                           int *hit, char **note, orr_error *err);
 
-/* Stores a payload atomically (temp file, fsync, rename), mode 0600. */
+/* Stores a payload atomically (outfile.h: temp file, fsync, rename), mode
+ * 0600. */
 orr_status orr_kcache_put(const orr_kkey *key, const char *kind, const void *data, size_t len,
                           orr_error *err);
 

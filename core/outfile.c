@@ -1,12 +1,15 @@
-/* outfile: atomic output files and numbered paths (see outfile.h). */
+/* outfile: atomic output files and numbered paths (see outfile.h); the one
+ * place orrery writes a file. */
 #include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 orr_status orr_outfile_expand(const char *pattern, long number, char *out, size_t size,
@@ -115,27 +118,119 @@ static orr_status make_parents(const char *path, orr_error *err)
     return ORR_OK;
 }
 
-orr_status orr_outfile_begin(orr_outfile *f, const char *path, orr_error *err)
+/* Six letters or digits, different on every call: a per-process counter
+ * mixed with the process id and the clock.  Uniqueness itself comes from
+ * O_EXCL (a clash, with another process say, just draws again). */
+static void temp_suffix(char out[7])
+{
+    static const char digits[] =
+        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    static atomic_ullong counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long x = atomic_fetch_add(&counter, 1) * 0x9e3779b97f4a7c15ULL;
+    x ^= ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_nsec ^
+         ((unsigned long long)ts.tv_sec << 20);
+    /* splitmix64's finaliser */
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    for (int i = 0; i < 6; i++, x /= 62)
+        out[i] = digits[x % 62];
+    out[6] = '\0';
+}
+
+orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_error *err)
 {
     f->path = f->tmp = NULL;
+    f->fd = -1;
+    f->fp = NULL;
     if (!path[0])
         return orr_fail(err, ORR_ERR_ARG, "cannot write '': empty path");
     orr_status st = make_parents(path, err);
     if (st)
         return st;
-    size_t len = strlen(path) + 32;
+    size_t len = strlen(path) + sizeof ".tmp.XXXXXX";
     f->path = strdup(path);
     f->tmp = malloc(len);
     if (!f->path || !f->tmp) {
         orr_outfile_abort(f);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
-    snprintf(f->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    int e = EEXIST;
+    for (int tries = 0; f->fd < 0 && e == EEXIST && tries < 100; tries++) {
+        char suffix[7];
+        temp_suffix(suffix);
+        snprintf(f->tmp, len, "%s.tmp.%s", path, suffix);
+        f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode ? mode : 0666);
+        e = f->fd < 0 ? errno : 0;
+    }
+    if (f->fd < 0) {
+        free(f->tmp);   /* not ours to remove */
+        f->tmp = NULL;
+        orr_outfile_abort(f);
+        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    if (mode && fchmod(f->fd, mode) != 0) {   /* exactly mode, whatever the umask */
+        e = errno;
+        orr_outfile_abort(f);
+        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': cannot set mode %o: %s", path,
+                        (unsigned)mode, strerror(e));
+    }
     return ORR_OK;
+}
+
+orr_status orr_outfile_put(orr_outfile *f, const void *data, size_t len, orr_error *err)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t w = f->fd >= 0 ? write(f->fd, p, len) : (errno = EBADF, -1);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", f->path,
+                            strerror(w < 0 ? errno : EIO));
+        p += w;
+        len -= (size_t)w;
+    }
+    return ORR_OK;
+}
+
+FILE *orr_outfile_stream(orr_outfile *f, orr_error *err)
+{
+    if (f->fp)
+        return f->fp;
+    f->fp = f->fd >= 0 ? fdopen(f->fd, "wb") : (errno = EBADF, NULL);
+    if (!f->fp) {
+        orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", f->path, strerror(errno));
+        return NULL;
+    }
+    f->fd = -1;   /* the stream's now */
+    return f->fp;
+}
+
+const char *orr_outfile_name(orr_outfile *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    return f->tmp;
+}
+
+/* Closes whatever f holds open on the temporary file. */
+static void close_tmp(orr_outfile *f)
+{
+    if (f->fp)
+        fclose(f->fp);
+    else if (f->fd >= 0)
+        close(f->fd);
+    f->fp = NULL;
+    f->fd = -1;
 }
 
 void orr_outfile_abort(orr_outfile *f)
 {
+    close_tmp(f);
     if (f->tmp)
         unlink(f->tmp);
     free(f->tmp);
@@ -151,7 +246,7 @@ static void sync_dir(const char *path)
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir)
         return;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         fsync(fd);
         close(fd);
@@ -159,17 +254,39 @@ static void sync_dir(const char *path)
     free(dir);
 }
 
-orr_status orr_outfile_commit(orr_outfile *f, orr_error *err)
+/* Flushes the temporary file to disk and closes it; 0 or an errno value. */
+static int sync_tmp(orr_outfile *f)
 {
     int e = 0;
-    int fd = open(f->tmp, O_RDONLY);
-    if (fd < 0)
-        e = errno;
-    else {
+    if (f->fp) {
+        errno = 0;
+        if (fflush(f->fp) != 0 || ferror(f->fp))
+            e = errno ? errno : EIO;
+        if (!e && fsync(fileno(f->fp)) != 0)
+            e = errno;
+        if (fclose(f->fp) != 0 && !e)
+            e = errno ? errno : EIO;
+        f->fp = NULL;
+    } else if (f->fd >= 0) {
+        if (fsync(f->fd) != 0)
+            e = errno;
+        if (close(f->fd) != 0 && !e)
+            e = errno;
+        f->fd = -1;
+    } else {   /* written by name (orr_outfile_name) */
+        int fd = open(f->tmp, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return errno;
         if (fsync(fd) != 0)
             e = errno;
         close(fd);
     }
+    return e;
+}
+
+orr_status orr_outfile_commit(orr_outfile *f, orr_error *err)
+{
+    int e = sync_tmp(f);
     const char *fail = getenv("ORRERY_TEST_WRITE_FAIL");
     if (!e && fail && fail[0]) {
         orr_fail(err, ORR_ERR_IO,
@@ -189,4 +306,19 @@ orr_status orr_outfile_commit(orr_outfile *f, orr_error *err)
     free(f->path);
     f->tmp = f->path = NULL;
     return ORR_OK;
+}
+
+orr_status orr_outfile_write(const char *path, const void *data, size_t len, mode_t mode,
+                             orr_error *err)
+{
+    orr_outfile f;
+    orr_status st = orr_outfile_begin(&f, path, mode, err);
+    if (st)
+        return st;
+    st = orr_outfile_put(&f, data, len, err);
+    if (st) {
+        orr_outfile_abort(&f);
+        return st;
+    }
+    return orr_outfile_commit(&f, err);
 }

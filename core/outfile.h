@@ -1,5 +1,6 @@
-/* outfile: how orrery writes output files (HDF5 snapshots, checkpoints, PNG
- * frames) so that no reader ever sees half a file: the data goes to a
+/* outfile: how orrery writes every file (HDF5 snapshots, checkpoints, text
+ * output, PNG frames, compiled kernels, kernel-cache entries, the tuning
+ * store) so that no reader ever sees half a file: the data goes to a
  * temporary file in the target's directory, which is flushed to disk
  * (fsync) and renamed over the target; on any failure the temporary file is
  * removed and the previous file stays as it was.  Also the numbered paths of
@@ -8,6 +9,8 @@
 #define ORR_OUTFILE_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 #include "err.h"
 
 /* Expands the one printf integer conversion in pattern (%d or %i, with
@@ -20,24 +23,50 @@
 orr_status orr_outfile_expand(const char *pattern, long number, char *out, size_t size,
                               int *numbered, orr_error *err);
 
-/* A file being written: write to tmp, then commit or abort. */
+/* A file being written.  orr_outfile_begin creates the temporary file;
+ * the data goes in through orr_outfile_put (bytes), orr_outfile_stream
+ * (stdio) or orr_outfile_name (writers that open the file by name, such as
+ * HDF5); then orr_outfile_commit, or orr_outfile_abort after a failure. */
 typedef struct {
     char *path;   /* the target (heap) */
-    char *tmp;    /* "<path>.tmp.<pid>" in the same directory (heap) */
+    char *tmp;    /* "<path>.tmp.XXXXXX" in the same directory, unique per call (heap) */
+    int fd;       /* open for writing on tmp; -1 once handed to a stream or closed */
+    FILE *fp;     /* the stream from orr_outfile_stream, or NULL */
 } orr_outfile;
 
-/* Prepares writing path: creates its missing parent directories and picks
- * the temporary name (nothing is created there yet).  Errors name the path:
- * "cannot write 'out/x.h5': cannot create directory 'out': ...". */
-orr_status orr_outfile_begin(orr_outfile *f, const char *path, orr_error *err);
-/* The temporary file, complete and closed, goes to disk (fsync) and is
- * renamed over the target, whose directory is synced too.  On failure the
- * temporary file is removed and the target untouched.  When the
- * environment variable ORRERY_TEST_WRITE_FAIL is set (non-empty) the commit
- * fails on purpose after the temporary file was written ("simulated
- * failure"), for the tests of this path.  Frees f either way. */
+/* Prepares writing path: creates its missing parent directories and the
+ * temporary file "<path>.tmp.XXXXXX" (six letters or digits, unique even
+ * between threads of one process; opened with O_EXCL).  mode 0 gives the
+ * file 0666 less the umask, as fopen would; any other mode is set exactly
+ * (0600 for the kernel cache and the tuning store).  Errors name the path:
+ * "cannot write 'out/x.h5': cannot create directory 'out': ...".  On
+ * failure there is nothing to abort. */
+orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_error *err);
+/* Writes len bytes to the temporary file ("cannot write 'PATH': REASON" on
+ * failure; the caller then aborts). */
+orr_status orr_outfile_put(orr_outfile *f, const void *data, size_t len, orr_error *err);
+/* A stdio stream on the temporary file, owned by f (commit flushes and
+ * closes it, abort closes it); the same stream on later calls.  NULL with
+ * err set on failure (the caller then aborts). */
+FILE *orr_outfile_stream(orr_outfile *f, orr_error *err);
+/* The temporary file's name, for a writer that opens it by name (it exists,
+ * empty; its descriptor is closed here).  The writer closes its own handle
+ * before commit. */
+const char *orr_outfile_name(orr_outfile *f);
+/* The temporary file, complete, goes to disk (fsync) and is renamed over
+ * the target, whose directory is synced too.  On failure the temporary file
+ * is removed and the target untouched.  When the environment variable
+ * ORRERY_TEST_WRITE_FAIL is set (non-empty) every commit fails on purpose
+ * after the temporary file was written ("simulated failure"), for the
+ * tests of this path.  Frees f either way. */
 orr_status orr_outfile_commit(orr_outfile *f, orr_error *err);
-/* Removes the temporary file (if any) and frees f: after a failed write. */
+/* Closes and removes the temporary file (if any) and frees f: after a
+ * failed write.  Safe on an f whose begin failed. */
 void orr_outfile_abort(orr_outfile *f);
+
+/* The whole of a file in one call: begin, put, commit (mode as for
+ * orr_outfile_begin). */
+orr_status orr_outfile_write(const char *path, const void *data, size_t len, mode_t mode,
+                             orr_error *err);
 
 #endif

@@ -268,14 +268,13 @@ orr_status orr_render_write_png(const char *path, int width, int height, const u
                                 orr_error *err)
 {
     orr_outfile f;
-    orr_status st = orr_outfile_begin(&f, path, err);
+    orr_status st = orr_outfile_begin(&f, path, 0, err);
     if (st)
         return st;
-    FILE *fp = fopen(f.tmp, "wb");
+    FILE *fp = orr_outfile_stream(&f, err);
     if (!fp) {
-        int e = errno;
         orr_outfile_abort(&f);
-        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+        return ORR_ERR_IO;
     }
     png_image img;
     memset(&img, 0, sizeof img);
@@ -287,15 +286,9 @@ orr_status orr_render_write_png(const char *path, int width, int height, const u
     char why[128];
     snprintf(why, sizeof why, "%s", img.message[0] ? img.message : "libpng error");
     png_image_free(&img);
-    int e = 0;
-    if (fflush(fp) != 0 || ferror(fp))
-        e = errno ? errno : EIO;
-    if (fclose(fp) != 0 && !e)
-        e = errno ? errno : EIO;
-    if (!ok || e) {
+    if (!ok) {
         orr_outfile_abort(&f);
-        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path,
-                        !ok ? why : strerror(e));
+        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, why);
     }
     return orr_outfile_commit(&f, err);
 }

@@ -9,6 +9,7 @@
  * the attributes or the force law change. */
 #include "sim.h"
 #include "bench.h"
+#include "textio.h"
 #include "tune.h"
 #include "util.h"
 
@@ -744,52 +745,7 @@ orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err)
 
 orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
 {
-    const char *base = strrchr(path, '/');
-    const char *ext = strrchr(base ? base + 1 : path, '.');
-    char sep;
-    if (ext && strcasecmp(ext, ".txt") == 0)
-        sep = ' ';
-    else if (ext && strcasecmp(ext, ".csv") == 0)
-        sep = ',';
-    else
-        return orr_fail(err, ORR_ERR_ARG,
-                        "cannot write '%s': unknown format (expected .txt or .csv)", path);
-    orr_status st = sync_state(s, err);
-    if (st)
-        return st;
-
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        int e = errno;
-        free(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    fprintf(f, "id%cx%cy%cz%cvx%cvy%cvz%cm\n", sep, sep, sep, sep, sep, sep, sep);
-    for (long i = 0; i < s->cfg.n; i++) {
-        const double *x = s->pos + 4 * i, *v = s->vel + 3 * i;
-        fprintf(f, "%ld%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g%c%.17g\n", i + 1, sep, x[0],
-                sep, x[1], sep, x[2], sep, v[0], sep, v[1], sep, v[2], sep, x[3]);
-    }
-    int e = 0;
-    errno = 0;
-    if (fflush(f) != 0 || ferror(f))
-        e = errno ? errno : EIO;
-    if (!e && fsync(fileno(f)) != 0)
-        e = errno;
-    if (fclose(f) != 0 && !e)
-        e = errno ? errno : EIO;
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
-    if (e) {
-        unlink(tmp);
-        free(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    free(tmp);
-    return ORR_OK;
+    /* an unknown format fails in orr_text_write before the state is needed */
+    orr_status st = orr_text_sep(path) ? sync_state(s, err) : ORR_OK;
+    return st ? st : orr_text_write(path, s->cfg.n, s->pos, s->vel, err);
 }

@@ -140,10 +140,11 @@ orr_status orr_sim_center_of_mass(orr_sim *s, double x[3], double v[3], double *
 /* The virial ratio K / |U| (0.5 in virial equilibrium). */
 orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err);
 
-/* Writes the bodies as text: ".txt" whitespace-separated, ".csv" commas; a
- * header line of column names (id x y z vx vy vz m), one line per body,
- * full precision (%.17g).  Written to a temporary file and renamed, so a
- * failed write never leaves a half file in place. */
+/* Writes the bodies as text (textio.h): ".txt" whitespace-separated, ".csv"
+ * commas; a header line of column names (id x y z vx vy vz m), one line per
+ * body, full precision (%.17g).  Written atomically (outfile.h: missing
+ * directories created, a temporary file renamed into place), so a failed
+ * write never leaves a half file in place. */
 orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err);
 
 #endif

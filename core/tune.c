@@ -1,4 +1,5 @@
-/* tune: the autotuner and its JSON store (see tune.h). */
+/* tune: the autotuner: candidates, verification, timing and the search
+ * (see tune.h); the store it keeps its winners in is tunestore.c. */
 #include "tune.h"
 #include "kfamily.h"
 #include "util.h"
@@ -10,25 +11,13 @@
 #include "law.h"
 #include "rtc.h"
 
-#include <cjson/cJSON.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-#define STORE_NAME "tuning.json"
-#define STORE_TMP STORE_NAME ".tmp."
-#define STORE_FORMAT "orrery-tuning"
-#define STORE_VERSION 1
 
 #define TUNE_SEED 20261122u      /* Plummer sphere of every tuning run */
 #define SAMPLE_MAX 256           /* bodies whose accelerations are verified */
@@ -166,270 +155,6 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     return ORR_OK;
 }
 
-/* ---- the store ----------------------------------------------------------- */
-
-typedef struct {
-    char path[PATH_MAX];
-    char dir[PATH_MAX];
-    cJSON *root;           /* always a valid store object after store_load */
-    cJSON *entries;        /* its "entries" array */
-    int existed;           /* the file was there */
-    char corrupt[256];     /* why the file was ignored; "" when it was fine */
-} store;
-
-static orr_status store_locate(store *s, orr_error *err)
-{
-    orr_status st = orr_kcache_dir(s->dir, sizeof s->dir, err);
-    if (st)
-        return st;
-    if ((size_t)snprintf(s->path, sizeof s->path, "%s/%s", s->dir, STORE_NAME) >= sizeof s->path)
-        return orr_fail(err, ORR_ERR_IO, "cache directory path too long: %s", s->dir);
-    return ORR_OK;
-}
-
-static const char *str_item(const cJSON *o, const char *name)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-    return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static int num_item(const cJSON *o, const char *name, double *v)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-    if (!cJSON_IsNumber(it))
-        return 0;
-    *v = it->valuedouble;
-    return 1;
-}
-
-static int int_item(const cJSON *o, const char *name, int *v)
-{
-    double d;
-    if (!num_item(o, name, &d) || d != floor(d) || d < INT_MIN || d > INT_MAX)
-        return 0;
-    *v = (int)d;
-    return 1;
-}
-
-/* Checks the shape of a parsed store; why gets the first problem. */
-static int store_shape_ok(const cJSON *root, char *why, size_t size)
-{
-    const char *fmt;
-    double version;
-    if (!cJSON_IsObject(root)) {
-        snprintf(why, size, "not a JSON object");
-        return 0;
-    }
-    if (!(fmt = str_item(root, "format")) || strcmp(fmt, STORE_FORMAT) != 0) {
-        snprintf(why, size, "\"format\" is not \"%s\"", STORE_FORMAT);
-        return 0;
-    }
-    if (!num_item(root, "version", &version) || version != STORE_VERSION) {
-        snprintf(why, size, "\"version\" is not %d", STORE_VERSION);
-        return 0;
-    }
-    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
-    if (!cJSON_IsArray(entries)) {
-        snprintf(why, size, "\"entries\" is not an array");
-        return 0;
-    }
-    int k = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, entries) {
-        const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
-        const char *kernel = str_item(e, "kernel");
-        double d;
-        int v;
-        if (!cJSON_IsObject(e) || !str_item(e, "device") || !kernel || strlen(kernel) != 32 ||
-            !num_item(e, "n_bucket", &d) || !cJSON_IsObject(best) ||
-            !int_item(best, "block", &v) || !int_item(best, "unroll", &v) ||
-            !int_item(best, "split", &v) || !int_item(best, "threads", &v) ||
-            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(e, "trials"))) {
-            snprintf(why, size, "entry %d lacks device, kernel, n_bucket, best or trials", k);
-            return 0;
-        }
-        k++;
-    }
-    return 1;
-}
-
-static orr_status store_empty(store *s, orr_error *err)
-{
-    cJSON_Delete(s->root);
-    s->root = cJSON_CreateObject();
-    if (!s->root || !cJSON_AddStringToObject(s->root, "format", STORE_FORMAT) ||
-        !cJSON_AddNumberToObject(s->root, "version", STORE_VERSION) ||
-        !(s->entries = cJSON_AddArrayToObject(s->root, "entries"))) {
-        cJSON_Delete(s->root);
-        s->root = NULL;
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    }
-    return ORR_OK;
-}
-
-/* Reads the store.  A missing file gives an empty store; an unreadable,
- * unparsable or misshapen one gives an empty store and s->corrupt. */
-static orr_status store_load(store *s, orr_error *err)
-{
-    memset(s, 0, sizeof *s);
-    orr_status st = store_locate(s, err);
-    if (st)
-        return st;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        if (errno != ENOENT)
-            snprintf(s->corrupt, sizeof s->corrupt, "cannot open it: %s", strerror(errno));
-        return store_empty(s, err);
-    }
-    s->existed = 1;
-    struct stat sb;
-    char *text = NULL;
-    if (fstat(fd, &sb) != 0) {
-        snprintf(s->corrupt, sizeof s->corrupt, "cannot stat it: %s", strerror(errno));
-    } else if (!S_ISREG(sb.st_mode)) {
-        snprintf(s->corrupt, sizeof s->corrupt, "not a regular file");
-    } else if (sb.st_uid != geteuid() || (sb.st_mode & 022)) {
-        snprintf(s->corrupt, sizeof s->corrupt, "not owned by you or writable by others");
-    } else if (sb.st_size > (64L << 20)) {
-        snprintf(s->corrupt, sizeof s->corrupt, "larger than 64 MiB");
-    } else if (!(text = malloc((size_t)sb.st_size + 1))) {
-        close(fd);
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory reading %s", s->path);
-    } else {
-        size_t got = 0, want = (size_t)sb.st_size;
-        while (got < want) {
-            ssize_t r = read(fd, text + got, want - got);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            got += (size_t)r;
-        }
-        if (got != want)
-            snprintf(s->corrupt, sizeof s->corrupt, "short read");
-        text[got] = '\0';
-    }
-    close(fd);
-    if (!s->corrupt[0]) {
-        const char *end = NULL;
-        s->root = cJSON_ParseWithLengthOpts(text, (size_t)sb.st_size, &end, 0);
-        if (!s->root) {
-            long at = end && end >= text ? (long)(end - text) : 0;
-            snprintf(s->corrupt, sizeof s->corrupt, "not valid JSON near byte %ld", at);
-        } else if (store_shape_ok(s->root, s->corrupt, sizeof s->corrupt)) {
-            s->entries = cJSON_GetObjectItemCaseSensitive(s->root, "entries");
-        }
-    }
-    free(text);
-    if (s->corrupt[0])
-        return store_empty(s, err);
-    return ORR_OK;
-}
-
-static void store_free(store *s)
-{
-    cJSON_Delete(s->root);
-    s->root = s->entries = NULL;
-}
-
-static cJSON *store_find(const store *s, const char *device, const char *kernel, int *index)
-{
-    int k = 0;
-    cJSON *e;
-    cJSON_ArrayForEach(e, s->entries) {
-        const char *d = str_item(e, "device"), *kn = str_item(e, "kernel");
-        if (d && kn && strcmp(d, device) == 0 && strcmp(kn, kernel) == 0) {
-            if (index)
-                *index = k;
-            return e;
-        }
-        k++;
-    }
-    return NULL;
-}
-
-static int write_full(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Writes text to path atomically: temp file in dir, mode 0600, fsync, rename. */
-static orr_status write_atomic(const char *dir, const char *path, const char *text,
-                               orr_error *err)
-{
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s/%sXXXXXX", dir, STORE_TMP);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return orr_fail(err, ORR_ERR_IO, "cannot create a temporary file in %s: %s", dir,
-                        strerror(errno));
-    const char *what = NULL;
-    if (fchmod(fd, 0600) != 0)
-        what = "set mode 600 on";
-    else if (write_full(fd, text, strlen(text)) != 0)
-        what = "write";
-    else if (fsync(fd) != 0)
-        what = "fsync";
-    int e = errno;
-    if (close(fd) != 0 && !what) {
-        what = "close";
-        e = errno;
-    }
-    if (!what && rename(tmp, path) != 0) {
-        what = "rename";
-        e = errno;
-    }
-    if (what) {
-        unlink(tmp);
-        return orr_fail(err, ORR_ERR_IO, "cannot %s %s: %s", what, tmp, strerror(e));
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {   /* make the rename durable; failure loses nothing but the entry */
-        fsync(dfd);
-        close(dfd);
-    }
-    return ORR_OK;
-}
-
-/* Adds entry (taking ownership) to the store on disk, replacing the entry with
- * the same identity.  Re-reads the file first, so concurrent tunings of
- * other identities are kept; a corrupt file is replaced. */
-static orr_status store_put(cJSON *entry, const char *device, const char *kernel, orr_error *err)
-{
-    store s;
-    orr_status st = store_load(&s, err);
-    if (st) {
-        cJSON_Delete(entry);
-        return st;
-    }
-    int index = -1;
-    while (store_find(&s, device, kernel, &index))
-        cJSON_DeleteItemFromArray(s.entries, index);
-    if (!cJSON_AddItemToArray(s.entries, entry)) {
-        cJSON_Delete(entry);
-        store_free(&s);
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    }
-    char *text = cJSON_Print(s.root);
-    if (!text) {
-        store_free(&s);
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory writing the tuning store");
-    }
-    st = write_atomic(s.dir, s.path, text, err);
-    cJSON_free(text);
-    store_free(&s);
-    return st;
-}
-
 /* Appends printf-style text to a fixed note buffer, "; "-separated. */
 __attribute__((format(printf, 3, 4))) static void note_add(char *note, size_t size,
                                                            const char *fmt, ...)
@@ -455,18 +180,15 @@ static int gpu_fits(const ident *id, int block)
            (size_t)block * 4 * elem <= (size_t)id->gpu.max_shared_per_block;
 }
 
-/* The spec a stored entry describes, if it is valid for this identity. */
-static int entry_spec(const ident *id, const cJSON *e, orr_kspec *spec, double *ms)
+/* The spec a stored tuning describes, if it is valid for this identity. */
+static int entry_spec(const ident *id, const orr_tune_entry *e, orr_kspec *spec)
 {
-    const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
     *spec = id->base;
-    if (!int_item(best, "block", &spec->launch.block) || !int_item(best, "unroll", &spec->launch.unroll) ||
-        !int_item(best, "split", &spec->launch.split) || !int_item(best, "threads", &spec->launch.threads))
-        return 0;
-    if (!int_item(best, "ranges", &spec->launch.ranges))   /* absent in stores before ranges */
-        spec->launch.ranges = 0;
-    if (!num_item(best, "ms", ms))
-        *ms = -1;
+    spec->launch.block = e->block;
+    spec->launch.unroll = e->unroll;
+    spec->launch.split = e->split;
+    spec->launch.threads = e->threads;
+    spec->launch.ranges = e->ranges;
     if (orr_kspec_validate(spec, id->target, NULL) != ORR_OK)
         return 0;
     return id->target == ORR_TARGET_CPU || gpu_fits(id, spec->launch.block);
@@ -491,31 +213,30 @@ static orr_status lookup(const ident *id, int tuning, int need_exhaustive, orr_t
                          int *found, orr_error *err)
 {
     *found = 0;
-    store s;
-    orr_status st = store_load(&s, err);
+    orr_tune_entry e;
+    orr_tune_store_file file;
+    int hit = 0;
+    orr_status st = orr_tune_store_get(id->ident, id->kernel, &e, &hit, &file, err);
     if (st)
         return st;
-    if (s.corrupt[0])
-        note_add(r->note, sizeof r->note, "tuning store %s is corrupt (%s)%s", s.path,
-                 s.corrupt, tuning ? "; rewriting" : "");
-    const cJSON *e = store_find(&s, id->ident, id->kernel, NULL);
+    if (file.corrupt[0])
+        note_add(r->note, sizeof r->note, "tuning store %s is corrupt (%s)%s", file.path,
+                 file.corrupt, tuning ? "; rewriting" : "");
     orr_kspec spec;
-    double ms;
-    if (e && need_exhaustive && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "exhaustive"))) {
-        e = NULL;
-    } else if (e && !entry_spec(id, e, &spec, &ms)) {
+    if (hit && need_exhaustive && !e.exhaustive) {
+        hit = 0;
+    } else if (hit && !entry_spec(id, &e, &spec)) {
         note_add(r->note, sizeof r->note, "stored tuning in %s is invalid for this device%s",
-                 s.path, tuning ? "; retuning" : "");
-        e = NULL;
+                 file.path, tuning ? "; retuning" : "");
+        hit = 0;
     }
-    if (e) {
+    if (hit) {
         *found = 1;
         r->best = spec;
-        r->best_ms = ms;
-        r->best_interactions_per_s = ms > 0 ? (double)id->n * (double)id->n / (ms * 1e-3) : 0;
+        r->best_ms = e.ms;
+        r->best_interactions_per_s = e.ms > 0 ? (double)id->n * (double)id->n / (e.ms * 1e-3) : 0;
         snprintf(r->source, sizeof r->source, "store");
     }
-    store_free(&s);
     return ORR_OK;
 }
 
@@ -1129,64 +850,40 @@ static void tuner_free(tuner *t)
     free(t->tried);
 }
 
-static void iso_now(char *buf, size_t size)
+/* Saves the winner and every trial in the store (tunestore.h). */
+static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
 {
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* The store entry for a finished tuning (NULL when out of memory). */
-static cJSON *make_entry(const tuner *t, int winner, double ms)
-{
-    cJSON *e = cJSON_CreateObject();
-    char when[32];
-    iso_now(when, sizeof when);
-    const orr_kspec *w = &t->trials[winner].spec;
-    int bad = !e || !cJSON_AddStringToObject(e, "device", t->id.ident) ||
-              !cJSON_AddStringToObject(e, "kernel", t->id.kernel) ||
-              !cJSON_AddStringToObject(e, "backend", orr_backend_name(t->id.kind)) ||
-              !cJSON_AddNumberToObject(e, "n_bucket", (double)t->id.n_bucket) ||
-              !cJSON_AddStringToObject(e, "precision", orr_precision_name(t->id.base.phys.precision)) ||
-              !cJSON_AddStringToObject(e, "force", t->id.base.phys.force) ||
-              !cJSON_AddBoolToObject(e, "exhaustive", t->o->exhaustive != 0) ||
-              !cJSON_AddNumberToObject(e, "budget_s", t->budget_s);
-    cJSON *best = bad ? NULL : cJSON_AddObjectToObject(e, "best");
-    bad = bad || !best || !cJSON_AddNumberToObject(best, "block", w->launch.block) ||
-          !cJSON_AddNumberToObject(best, "unroll", w->launch.unroll) ||
-          !cJSON_AddNumberToObject(best, "split", w->launch.split) ||
-          !cJSON_AddNumberToObject(best, "threads", w->launch.threads) ||
-          !cJSON_AddNumberToObject(best, "ranges", w->launch.ranges) ||
-          !cJSON_AddNumberToObject(best, "ms", ms) ||
-          !cJSON_AddNumberToObject(best, "interactions_per_s",
-                                   (double)t->id.n * (double)t->id.n / (ms * 1e-3));
-    cJSON *trials = bad ? NULL : cJSON_AddArrayToObject(e, "trials");
-    bad = bad || !trials;
-    for (int k = 0; !bad && k < t->ntrials; k++) {
+    orr_tune_stored_trial *trials = malloc(sizeof *trials * (size_t)(t->ntrials + 1));
+    if (!trials)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < t->ntrials; k++) {
         const orr_tune_trial *tr = &t->trials[k];
-        cJSON *o = cJSON_CreateObject();
-        bad = !o || !cJSON_AddItemToArray(trials, o);
-        if (bad) {
-            cJSON_Delete(o);
-            break;
-        }
-        bad = !cJSON_AddNumberToObject(o, "block", tr->spec.launch.block) ||
-              !cJSON_AddNumberToObject(o, "unroll", tr->spec.launch.unroll) ||
-              !cJSON_AddNumberToObject(o, "split", tr->spec.launch.split) ||
-              !cJSON_AddNumberToObject(o, "threads", tr->spec.launch.threads) ||
-              !cJSON_AddNumberToObject(o, "ranges", tr->spec.launch.ranges) ||
-              !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
-              !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||
-              !cJSON_AddBoolToObject(o, "ok", tr->ok) ||
-              !cJSON_AddStringToObject(o, "why", tr->why);
+        trials[k] = (orr_tune_stored_trial){tr->spec.launch.block, tr->spec.launch.unroll,
+                                            tr->spec.launch.split, tr->spec.launch.threads,
+                                            tr->spec.launch.ranges, tr->ms, tr->max_rel_err,
+                                            tr->ok, tr->why};
     }
-    bad = bad || !cJSON_AddStringToObject(e, "when", when);
-    if (bad) {
-        cJSON_Delete(e);
-        return NULL;
-    }
-    return e;
+    const orr_kspec *w = &t->trials[winner].spec;
+    orr_tune_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "%s", t->id.ident);
+    snprintf(e.kernel, sizeof e.kernel, "%s", t->id.kernel);
+    snprintf(e.backend, sizeof e.backend, "%s", orr_backend_name(t->id.kind));
+    snprintf(e.precision, sizeof e.precision, "%s", orr_precision_name(t->id.base.phys.precision));
+    snprintf(e.force, sizeof e.force, "%s", t->id.base.phys.force);
+    e.n_bucket = t->id.n_bucket;
+    e.exhaustive = t->o->exhaustive != 0;
+    e.budget_s = t->budget_s;
+    e.block = w->launch.block;
+    e.unroll = w->launch.unroll;
+    e.split = w->launch.split;
+    e.threads = w->launch.threads;
+    e.ranges = w->launch.ranges;
+    e.ms = ms;
+    e.interactions_per_s = (double)t->id.n * (double)t->id.n / (ms * 1e-3);
+    orr_status st = orr_tune_store_put(&e, trials, t->ntrials, err);
+    free(trials);
+    return st;
 }
 
 /* ---- public -------------------------------------------------------------- */
@@ -1303,101 +1000,13 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         result->best_ms = win_ms;
         result->best_interactions_per_s = (double)n * (double)n / (win_ms * 1e-3);
         snprintf(result->source, sizeof result->source, "tuned");
-        cJSON *entry = make_entry(&t, winner, win_ms);
         orr_error serr = {0};
-        if (!entry)
-            orr_fail(&serr, ORR_ERR_NOMEM, "out of memory");
-        if (!entry || store_put(entry, t.id.ident, t.id.kernel, &serr) != ORR_OK)
+        if (save(&t, winner, win_ms, &serr) != ORR_OK)
             note_add(result->note, sizeof result->note, "tuning not saved: %.300s", serr.msg);
         orr_error_clear(&serr);
     }
     result->ntrials = t.ntrials;
     tuner_free(&t);
     result->elapsed_s = orr_now_s() - t0;
-    return ORR_OK;
-}
-
-orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err)
-{
-    store s;
-    memset(&s, 0, sizeof s);
-    orr_status st = store_locate(&s, err);
-    if (st)
-        return st;
-    if ((size_t)snprintf(buf, size, "%s", s.path) >= size)
-        return orr_fail(err, ORR_ERR_ARG, "buffer too small for the tuning store path %s", s.path);
-    return ORR_OK;
-}
-
-orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
-                               orr_error *err)
-{
-    store s;
-    orr_status st = store_load(&s, err);
-    if (st)
-        return st;
-    if (s.corrupt[0]) {
-        st = orr_fail(err, ORR_ERR_CACHE, "tuning store %s is corrupt (%s)", s.path, s.corrupt);
-        store_free(&s);
-        return st;
-    }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, s.entries) {
-        orr_tune_entry en;
-        memset(&en, 0, sizeof en);
-        const char *v;
-        double d;
-        const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
-        snprintf(en.device, sizeof en.device, "%s", str_item(e, "device"));
-        snprintf(en.kernel, sizeof en.kernel, "%s", str_item(e, "kernel"));
-        snprintf(en.backend, sizeof en.backend, "%s", (v = str_item(e, "backend")) ? v : "?");
-        snprintf(en.precision, sizeof en.precision, "%s",
-                 (v = str_item(e, "precision")) ? v : "?");
-        snprintf(en.force, sizeof en.force, "%s", (v = str_item(e, "force")) ? v : "?");
-        snprintf(en.when, sizeof en.when, "%s", (v = str_item(e, "when")) ? v : "");
-        en.n_bucket = num_item(e, "n_bucket", &d) ? (long)d : 0;
-        int_item(best, "block", &en.block);
-        int_item(best, "unroll", &en.unroll);
-        int_item(best, "split", &en.split);
-        int_item(best, "threads", &en.threads);
-        int_item(best, "ranges", &en.ranges);
-        en.ms = num_item(best, "ms", &d) ? d : -1;
-        en.interactions_per_s = num_item(best, "interactions_per_s", &d) ? d : 0;
-        const cJSON *tr;
-        cJSON_ArrayForEach(tr, cJSON_GetObjectItemCaseSensitive(e, "trials")) {
-            en.ntrials++;
-            en.nfailed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "ok"));
-        }
-        fn(&en, ctx);
-    }
-    store_free(&s);
-    return ORR_OK;
-}
-
-orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
-{
-    if (removed)
-        *removed = 0;
-    store s;
-    orr_status st = store_load(&s, err);
-    if (st)
-        return st;
-    size_t count = s.corrupt[0] ? 0 : (size_t)cJSON_GetArraySize(s.entries);
-    if (unlink(s.path) != 0 && errno != ENOENT) {
-        st = orr_fail(err, ORR_ERR_IO, "cannot remove %s: %s", s.path, strerror(errno));
-        store_free(&s);
-        return st;
-    }
-    DIR *d = opendir(s.dir);   /* temp files of interrupted saves */
-    if (d) {
-        struct dirent *de;
-        while ((de = readdir(d)))
-            if (strncmp(de->d_name, STORE_TMP, strlen(STORE_TMP)) == 0)
-                unlinkat(dirfd(d), de->d_name, 0);
-        closedir(d);
-    }
-    if (removed)
-        *removed = count;
-    store_free(&s);
     return ORR_OK;
 }

@@ -3,8 +3,8 @@
  * (GPU: block size, unroll, threads per body; CPU: j-tile length, OpenMP
  * threads), times every candidate on the real body count, checks its
  * accelerations against a double-precision reference, and remembers the
- * winner per device and kernel in a JSON store, so the next start with the
- * same identity costs no compiling and no timing.
+ * winner per device and kernel in a JSON store (tunestore.h), so the next
+ * start with the same identity costs no compiling and no timing.
  *
  * Identity.  Device: GPU "NAME|sm_XY|SMs|driver D|nvrtc M.m", CPU
  * "cpu|<cpu model (features hash)>|<compiler --version line>|threads <nproc>".
@@ -14,19 +14,10 @@
  * options (GPU), the precision and the N bucket (the next power of two >= n).
  * A stored tuning is used only when both match exactly.
  *
- * Store.  "tuning.json" in the kernel-cache directory (orr_kcache_dir):
- *   {"format": "orrery-tuning", "version": 1, "entries": [
- *     {"device", "kernel", "backend", "n_bucket", "precision", "force",
- *      "exhaustive" (bool), "budget_s",
- *      "best": {"block", "unroll", "split", "threads", "ms", "interactions_per_s"},
- *      "trials": [{"block", "unroll", "split", "threads", "ms", "max_rel_err",
- *                  "ok", "why"}, ...],
- *      "when": "2026-11-22T06:00:00Z"}, ...]}
- * A missing file is an empty store.  A file that does not parse or has the
- * wrong shape is ignored (the result's note says so) and rewritten on the
- * next save.  Saves re-read the file, replace or add the one entry, and write
- * a temp file in the same directory (mode 0600, fsynced) renamed into place,
- * so a reader never sees a torn store.
+ * Store.  The winner goes into the tuning store (tunestore.h: one JSON
+ * file in the kernel-cache directory, saved atomically), with every trial;
+ * a corrupt store is ignored (the result's note says so) and rewritten on
+ * the next save.
  *
  * Search.  Every candidate: engine created through the kernel cache on n
  * bodies of a Plummer sphere (fixed seed, rounded to the precision), one
@@ -68,6 +59,7 @@
 #include "engine.h"
 #include "err.h"
 #include "kspec.h"
+#include "tunestore.h"   /* the store's listing and clearing, for the tuner's callers */
 
 /* One candidate as measured (or rejected). */
 typedef struct {
@@ -122,21 +114,6 @@ typedef struct {
                                 "" when there is nothing to say */
 } orr_tune_result;
 
-/* One stored tuning, for listings. */
-typedef struct {
-    char device[512];
-    char kernel[33];
-    char backend[8];
-    char precision[8];
-    char force[64];
-    long n_bucket;
-    int block, unroll, split, threads;   /* the stored winner */
-    int ranges;                          /* its GPU j-ranges (0 = automatic) */
-    double ms, interactions_per_s;       /* its timing */
-    int ntrials, nfailed;                /* trials stored with it */
-    char when[32];                       /* ISO 8601, UTC */
-} orr_tune_entry;
-
 /* Fills the defaults (see the field comments). */
 void orr_tune_options_default(orr_tune_options *o);
 
@@ -165,20 +142,5 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
  * force law, no usable device for CUDA, no host compiler for the CPU). */
 orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, long n,
                            orr_tune_result *result, int *found, orr_error *err);
-
-/* Writes the store's path into buf (size bytes), creating the cache directory
- * if needed. */
-orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err);
-
-/* Calls fn for every stored tuning, in file order; e is valid only during the
- * call.  A missing store lists nothing; a corrupt one returns ORR_ERR_CACHE
- * with "tuning store PATH is corrupt (REASON)" and lists nothing. */
-orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
-                               orr_error *err);
-
-/* Removes the store (and stale temp files of interrupted saves).  *removed
- * (may be NULL) gets the number of tunings it held (0 when missing or
- * corrupt). */
-orr_status orr_tune_store_clear(size_t *removed, orr_error *err);
 
 #endif

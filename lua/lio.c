@@ -7,6 +7,7 @@
  * kept per simulation in a registry table with weak keys, so it goes with
  * the simulation and into its checkpoints. */
 #include "lorrery.h"
+#include "checkpoint.h"
 #include "outfile.h"
 #include "render.h"
 #include "snapshot.h"

@@ -670,15 +670,32 @@ static void test_write(void **state)
     assert_string_equal(err.msg, "cannot write 'x.dat': unknown format (expected .txt or .csv)");
     assert_int_equal(orr_sim_write(s, "noext", &err), ORR_ERR_ARG);
 
-    /* a missing directory */
-    char path[256];
-    snprintf(path, sizeof path, "%s/missing/out.txt", dir);
+    /* a missing directory is created, as for HDF5 snapshots */
+    char path[320], sub[256];
+    for (int f = 0; f < 2; f++) {
+        snprintf(sub, sizeof sub, "%s/missing%d/deeper", dir, f);
+        snprintf(path, sizeof path, "%s/out.%s", sub, exts[f]);
+        TU_OK(orr_sim_write(s, path, &err), &err);
+        char *text = tu_slurp(path);
+        assert_true(strncmp(text, f ? "id,x," : "id x ", 5) == 0);
+        free(text);
+        assert_no_temps(sub);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(rmdir(sub), 0);
+        snprintf(sub, sizeof sub, "%s/missing%d", dir, f);
+        assert_int_equal(rmdir(sub), 0);
+    }
+    /* ... unless a file is in the way */
+    snprintf(path, sizeof path, "%s/plain", dir);
+    FILE *plain = fopen(path, "w");
+    assert_non_null(plain);
+    fclose(plain);
+    snprintf(path, sizeof path, "%s/plain/out.txt", dir);
     assert_int_equal(orr_sim_write(s, path, &err), ORR_ERR_IO);
-    print_message("write into a missing directory: %s\n", err.msg);
+    print_message("write under a file: %s\n", err.msg);
     assert_non_null(strstr(err.msg, path));
-    assert_non_null(strstr(err.msg, strerror(ENOENT)));
-    struct stat st;
-    assert_int_not_equal(stat(path, &st), 0);
+    snprintf(path, sizeof path, "%s/plain", dir);
+    assert_int_equal(unlink(path), 0);
 
     /* the rename fails (a directory is in the way): the temporary goes */
     snprintf(path, sizeof path, "%s/taken.csv", dir);
@@ -690,6 +707,49 @@ static void test_write(void **state)
     rmdir(path);
     assert_int_equal(rmdir(dir), 0);   /* nothing else was left in it */
     orr_error_clear(&err);
+    orr_sim_destroy(s);
+}
+
+/* A text write that fails (ORRERY_TEST_WRITE_FAIL) leaves the previous file
+ * as it was and no temporary file. */
+static void test_write_fail(void **state)
+{
+    orr_error err = {0};
+    orr_sim_config c = base_config(9, ORR_DOUBLE, "leapfrog", 0.01, 0.01);
+    orr_sim *s = make_sim(&c);
+    double pos[4 * 9], vel[3 * 9];
+    uint64_t seed = 3;
+    for (int i = 0; i < 4 * 9; i++)
+        pos[i] = tu_rand(&seed) + (i % 4 == 3);
+    for (int i = 0; i < 3 * 9; i++)
+        vel[i] = tu_rand(&seed) - 0.5;
+    load_state(s, pos, vel);
+    char dir[] = "/tmp/orr-sim-fail-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *exts[] = {"txt", "csv"};
+    for (int f = 0; f < 2; f++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/keep.%s", dir, exts[f]);
+        TU_OK(orr_sim_write(s, path, &err), &err);
+        char *before = tu_slurp(path);
+        TU_OK(orr_sim_step(s, 3, NULL, &err), &err);   /* a different state */
+        setenv("ORRERY_TEST_WRITE_FAIL", "1", 1);
+        orr_status st = orr_sim_write(s, path, &err);
+        unsetenv("ORRERY_TEST_WRITE_FAIL");
+        assert_int_equal(st, ORR_ERR_IO);
+        char want[400];
+        snprintf(want, sizeof want,
+                 "cannot write '%s': simulated failure (ORRERY_TEST_WRITE_FAIL is set)", path);
+        assert_string_equal(err.msg, want);
+        orr_error_clear(&err);
+        char *after = tu_slurp(path);
+        assert_string_equal(before, after);   /* the old file, untouched */
+        free(before);
+        free(after);
+        assert_no_temps(dir);
+        assert_int_equal(unlink(path), 0);
+    }
+    assert_int_equal(rmdir(dir), 0);   /* nothing else was left in it */
     orr_sim_destroy(s);
 }
 
@@ -855,6 +915,7 @@ int main(void)
         cmocka_unit_test(test_periodic_3d),
         cmocka_unit_test(test_host_mirror),
         cmocka_unit_test(test_write),
+        cmocka_unit_test(test_write_fail),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_interrupt),
         cmocka_unit_test(test_diagnostics),

@@ -10,9 +10,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <hdf5.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "outfile.h"
 #include "snapshot.h"
 
@@ -654,6 +656,74 @@ static void test_atomic(void **state_)
     orr_sim_destroy(s);
 }
 
+/* outfile from several threads at once (the tuner fills the kernel cache
+ * so): every write succeeds with its own temporary file, the target ends
+ * whole, nothing is left behind; and the modes. */
+#define OF_THREADS 8
+#define OF_WRITES 25
+#define OF_BYTES 8192
+
+static char of_target[512];   /* set before the threads start (tmp_path is not thread-safe) */
+
+static void *outfile_worker(void *arg)
+{
+    long id = (long)(intptr_t)arg;
+    static char data[OF_THREADS][OF_BYTES];
+    memset(data[id], 'a' + (int)id, OF_BYTES);
+    long failed = 0;
+    for (int k = 0; k < OF_WRITES; k++) {
+        orr_error err = {0};
+        failed += orr_outfile_write(of_target, data[id], OF_BYTES, id % 2 ? 0600 : 0, &err) !=
+                  ORR_OK;
+    }
+    return (void *)(intptr_t)failed;
+}
+
+static void test_outfile_threads(void **state_)
+{
+    (void)state_;
+    snprintf(of_target, sizeof of_target, "%s", tmp_path("shared/target.bin"));
+    pthread_t t[OF_THREADS];
+    for (long i = 0; i < OF_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, outfile_worker, (void *)(intptr_t)i), 0);
+    long failed = 0;
+    for (int i = 0; i < OF_THREADS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        failed += (long)(intptr_t)r;
+    }
+    assert_int_equal(failed, 0);
+    size_t len;
+    char *got = slurp_bytes(of_target, &len);
+    assert_int_equal(len, OF_BYTES);
+    for (size_t k = 0; k < len; k++)
+        assert_int_equal(got[k], got[0]);   /* one writer's bytes, whole */
+    free(got);
+    DIR *d = opendir(tmp_path("shared"));
+    assert_non_null(d);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        entries += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(entries, 1);   /* no temporary file left */
+
+    /* mode 0: 0666 less the umask; any other mode exactly */
+    mode_t old = umask(027);
+    orr_error err = {0};
+    struct stat sb;
+    TU_OK(orr_outfile_write(tmp_path("shared/public"), "x", 1, 0, &err), &err);
+    assert_int_equal(stat(tmp_path("shared/public"), &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0640);
+    TU_OK(orr_outfile_write(tmp_path("shared/private"), "x", 1, 0600, &err), &err);
+    assert_int_equal(stat(tmp_path("shared/private"), &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    umask(0277);
+    TU_OK(orr_outfile_write(tmp_path("shared/private"), "y", 1, 0600, &err), &err);
+    assert_int_equal(stat(tmp_path("shared/private"), &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    umask(old);
+}
+
 /* ---- checkpoints ------------------------------------------------------------------ */
 
 /* Runs `total` steps uninterrupted and, from a checkpoint after `at` steps,
@@ -827,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_other_gadget_files),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_outfile_threads),
         cmocka_unit_test(test_restart_exact),
         cmocka_unit_test(test_restart_box_2d),
         cmocka_unit_test(test_restart_kspec),

@@ -46,6 +46,18 @@ T.test("write HDF5: numbered paths per simulation", function()
   T.ok(exists(path("a/snap_000.hdf5")) and exists(path("a/snap_001.hdf5")))
 end)
 
+T.test("write: a missing directory is created, text as HDF5", function()
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 20, seed = 2 } }
+  for _, ext in ipairs{ "txt", "csv", "hdf5" } do
+    local p = path("new_" .. ext .. "/deeper/x." .. ext)
+    T.ok(not exists(p))
+    T.eq(sim:write(p), p)
+    local copy <close> = cpu{ bodies = orrery.read(p) }
+    same_state(sim, copy, ext)
+    T.eq(io.popen("ls '" .. path("new_" .. ext .. "/deeper") .. "'"):read("a"), "x." .. ext .. "\n")
+  end
+end)
+
 T.test("write: bad paths", function()
   local sim <close> = cpu{ n = 3 }
   T.raises("output path 'x_%s.h5': '%s' is not allowed (use one integer conversion such as "

@@ -1,0 +1,586 @@
+/* checkpoint: a snapshot plus what it takes to continue the run bit for
+ * bit, written, read back and turned into a simulation again (see
+ * checkpoint.h).  The bodies are snapshot.c's GADGET layout; the HDF5
+ * helpers are h5util.c's. */
+#include "checkpoint.h"
+#include "h5util.h"
+#include "law.h"
+#include "textio.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECKPOINT_FORMAT 1   /* Run/format: bump when the layout changes */
+
+/* ---- writing ------------------------------------------------------------------ */
+
+/* Run: the clock and everything orr_sim_create needs. */
+static orr_status write_run(hid_t file, orr_sim *s, const char *path, orr_error *err)
+{
+    const orr_sim_config *c = orr_sim_config_of(s);
+    hid_t g = H5Gcreate2(file, "Run", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = g < 0 ? -1 : orr_h5_put_int(g, "format", CHECKPOINT_FORMAT);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "time", orr_sim_time(s));
+    if (r >= 0)
+        r = orr_h5_put_double(g, "time_compensation", orr_sim_time_compensation(s));
+    if (r >= 0)
+        r = orr_h5_put_long(g, "steps", orr_sim_steps(s));
+    if (r >= 0)
+        r = orr_h5_put_double(g, "dt", c->dt);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "integrator", c->integrator);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "damping", c->damping);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "precision", orr_precision_name(c->precision));
+    if (r >= 0)
+        r = orr_h5_put_string(g, "backend", orr_engine_backend_name(orr_sim_engine(s)));
+    if (r >= 0)
+        r = orr_h5_put_int(g, "device", c->device);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "softening", c->softening);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "G", c->G);
+    if (r >= 0)
+        r = orr_h5_put_doubles(g, "box", c->box, 3);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "dims", c->dims);
+    orr_h5_close(&g, H5Gclose);
+    return r < 0 ? orr_h5_write_failed(path, "Run", err) : ORR_OK;
+}
+
+/* Kernel: the configuration the kernels were built with. */
+static orr_status write_kernel(hid_t file, orr_sim *s, const char *path, orr_error *err)
+{
+    const char *source;
+    const orr_kspec *k = orr_sim_kspec(s, &source);
+    hid_t g = H5Gcreate2(file, "Kernel", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = g < 0 ? -1 : orr_h5_put_int(g, "block", k->launch.block);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "unroll", k->launch.unroll);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "split", k->launch.split);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "ipt", k->launch.ipt);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "ftz", k->launch.ftz);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "newton", k->launch.newton);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "threads", k->launch.threads);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "ranges", k->launch.ranges);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "source", source);
+    orr_h5_close(&g, H5Gclose);
+    return r < 0 ? orr_h5_write_failed(path, "Kernel", err) : ORR_OK;
+}
+
+/* Names joined by commas ("" for none). */
+static void join_names(char *buf, size_t size, int count, const char *(*name)(const orr_law *, int),
+                       const orr_law *law)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < count && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", k ? "," : "", name(law, k));
+}
+
+static const char *param_name(const orr_law *law, int k)
+{
+    return law->params[k].name;
+}
+
+static const char *attr_name(const orr_law *law, int k)
+{
+    return law->attrs[k];
+}
+
+/* Force: the force law, complete (name, snippets with their origin and
+ * lines, scale, params with values and runtime flags, attribute names), so
+ * a restart compiles exactly the same kernels; the attribute values are
+ * PartType1 datasets. */
+static orr_status write_force(hid_t file, orr_sim *s, const char *path, orr_error *err)
+{
+    const orr_law *law = orr_sim_law(s);
+    char names[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1];
+    hid_t g = H5Gcreate2(file, "Force", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = g < 0 ? -1 : orr_h5_put_string(g, "name", law->name);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "builtin", law->builtin);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "origin", law->origin);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "doc", law->doc);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "scale", law->scale);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "finite_at_zero", law->finite_at_zero);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "pair", law->pair);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "pair_line", law->pair_line);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "potential", law->potential);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "potential_line", law->potential_line);
+    join_names(names, sizeof names, law->nparams, param_name, law);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "params", names);
+    if (r >= 0 && law->nparams) {
+        double v[ORR_LAW_MAX_PARAMS];
+        int rt[ORR_LAW_MAX_PARAMS];
+        for (int k = 0; k < law->nparams; k++) {
+            v[k] = law->params[k].value;
+            rt[k] = law->params[k].runtime;
+        }
+        r = orr_h5_put_doubles(g, "param_values", v, (hsize_t)law->nparams);
+        if (r >= 0)
+            r = orr_h5_put_attr(g, "param_runtime", H5T_STD_I32LE, H5T_NATIVE_INT,
+                                (hsize_t)law->nparams, rt);
+    }
+    join_names(names, sizeof names, law->nattrs, attr_name, law);
+    if (r >= 0)
+        r = orr_h5_put_string(g, "attributes", names);
+    orr_h5_close(&g, H5Gclose);
+    return r < 0 ? orr_h5_write_failed(path, "Force", err) : ORR_OK;
+}
+
+/* Output: the numbered series' counters and the render view. */
+static orr_status write_output(hid_t file, const orr_output_state *o, const char *path,
+                               orr_error *err)
+{
+    orr_output_state zero;
+    if (!o) {
+        memset(&zero, 0, sizeof zero);
+        o = &zero;
+    }
+    const orr_render_view *v = &o->view;
+    hid_t g = H5Gcreate2(file, "Output", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = g < 0 ? -1 : orr_h5_put_long(g, "snapshot", o->snapshot);
+    if (r >= 0)
+        r = orr_h5_put_long(g, "frame", o->frame);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "view", v->have_view);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "view_axis", v->axis);
+    if (r >= 0)
+        r = orr_h5_put_doubles(g, "view_centre", v->centre, 2);
+    if (r >= 0)
+        r = orr_h5_put_doubles(g, "view_extent", v->extent, 4);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "range", v->have_range);
+    if (r >= 0)
+        r = orr_h5_put_int(g, "range_log", v->range_log);
+    if (r >= 0)
+        r = orr_h5_put_doubles(g, "range_values", v->range, 2);
+    orr_h5_close(&g, H5Gclose);
+    return r < 0 ? orr_h5_write_failed(path, "Output", err) : ORR_OK;
+}
+
+/* What fill_checkpoint writes after the bodies. */
+typedef struct {
+    orr_sim *s;
+    const char *path;
+    const orr_output_state *out;
+} checkpoint_job;
+
+static orr_status fill_checkpoint(hid_t file, void *ctx, orr_error *err)
+{
+    const checkpoint_job *j = ctx;
+    orr_status st = write_run(file, j->s, j->path, err);
+    if (!st)
+        st = write_kernel(file, j->s, j->path, err);
+    if (!st)
+        st = write_force(file, j->s, j->path, err);
+    if (!st)
+        st = write_output(file, j->out, j->path, err);
+    return st;
+}
+
+orr_status orr_checkpoint_write(orr_sim *s, const char *path, const orr_output_state *out,
+                                orr_error *err)
+{
+    checkpoint_job job = {s, path, out};
+    return orr_snapshot_write_with(s, path, NULL, 0, fill_checkpoint, &job, err);
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+/* Opens group name of file, or fails naming it as required. */
+static hid_t open_group(hid_t file, const char *name, const char *why_needed, const char *path,
+                        orr_error *err)
+{
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        orr_h5_read_failed(path, err, "no %s group (%s)", name, why_needed);
+        return -1;
+    }
+    hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
+    if (g < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        orr_h5_read_failed(path, err, "%s is not a group", name);
+    }
+    return g;
+}
+
+/* Required numeric attribute: 1, or -1 with err set. */
+static int need_attr(hid_t g, const char *where, const char *name, hid_t mtype, hssize_t count,
+                     void *out, const char *path, orr_error *err)
+{
+    int rc = orr_h5_get_attr(g, where, name, mtype, count, out, path, err);
+    if (rc == 0)
+        orr_h5_read_failed(path, err, "%s has no '%s' attribute", where, name);
+    return rc > 0 ? 1 : -1;
+}
+
+static int need_string(hid_t g, const char *where, const char *name, char *out, size_t size,
+                       const char *path, orr_error *err)
+{
+    int rc = orr_h5_get_string(g, where, name, out, size, path, err);
+    if (rc == 0)
+        orr_h5_read_failed(path, err, "%s has no '%s' attribute", where, name);
+    return rc > 0 ? 1 : -1;
+}
+
+static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr_error *err)
+{
+    hid_t g = open_group(file, "Run", "a snapshot, not a checkpoint: orrery.read loads its bodies",
+                         path, err);
+    if (g < 0)
+        return err ? err->code : ORR_ERR_IO;
+    orr_sim_config *c = &ck->config;
+    int format = 0;
+    long long steps = 0;
+    char precision[16] = "";
+    int rc = need_attr(g, "Run", "format", H5T_NATIVE_INT, 1, &format, path, err);
+    if (rc > 0 && format > CHECKPOINT_FORMAT) {
+        orr_h5_read_failed(path, err, "checkpoint format %d is newer than this orrery's (%d)",
+                           format, CHECKPOINT_FORMAT);
+        rc = -1;
+    }
+    if (rc > 0)
+        rc = need_attr(g, "Run", "time", H5T_NATIVE_DOUBLE, 1, &ck->time, path, err);
+    if (rc > 0 && orr_h5_get_attr(g, "Run", "time_compensation", H5T_NATIVE_DOUBLE, 1, &ck->time_c,
+                                  path, err) < 0)
+        rc = -1;
+    if (rc > 0)
+        rc = need_attr(g, "Run", "steps", H5T_NATIVE_LLONG, 1, &steps, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Run", "dt", H5T_NATIVE_DOUBLE, 1, &c->dt, path, err);
+    if (rc > 0)
+        rc = need_string(g, "Run", "integrator", ck->integrator, sizeof ck->integrator, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Run", "damping", H5T_NATIVE_DOUBLE, 1, &c->damping, path, err);
+    if (rc > 0)
+        rc = need_string(g, "Run", "precision", precision, sizeof precision, path, err);
+    if (rc > 0)
+        rc = need_string(g, "Run", "backend", ck->backend, sizeof ck->backend, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Run", "device", H5T_NATIVE_INT, 1, &c->device, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Run", "softening", H5T_NATIVE_DOUBLE, 1, &c->softening, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Run", "G", H5T_NATIVE_DOUBLE, 1, &c->G, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Run", "box", H5T_NATIVE_DOUBLE, 3, c->box, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Run", "dims", H5T_NATIVE_INT, 1, &c->dims, path, err);
+    H5Gclose(g);
+    if (rc < 0)
+        return err ? err->code : ORR_ERR_IO;
+    orr_error perr = {0};
+    if (!isfinite(ck->time) || !isfinite(ck->time_c) || steps < 0)
+        return orr_h5_read_failed(path, err, "Run has a bad clock (time %g, steps %lld)", ck->time,
+                                  steps);
+    ck->steps = (long)steps;
+    if (!orr_integrator_find(ck->integrator))
+        return orr_h5_read_failed(path, err,
+                                  "Run/integrator '%s' is not an integrator of this orrery",
+                                  ck->integrator);
+    if (orr_precision_parse(precision, &c->precision, &perr) ||
+        orr_backend_parse(ck->backend, &c->backend, &perr)) {
+        orr_error_clear(&perr);
+        return orr_h5_read_failed(path, err, "Run has an unknown precision '%s' or backend '%s'",
+                                  precision, ck->backend);
+    }
+    c->integrator = ck->integrator;
+    return ORR_OK;
+}
+
+static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, orr_error *err)
+{
+    hid_t g = open_group(file, "Kernel", "not an orrery checkpoint", path, err);
+    if (g < 0)
+        return err ? err->code : ORR_ERR_IO;
+    orr_kspec *k = &ck->kspec;
+    int rc = need_attr(g, "Kernel", "block", H5T_NATIVE_INT, 1, &k->launch.block, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Kernel", "unroll", H5T_NATIVE_INT, 1, &k->launch.unroll, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Kernel", "split", H5T_NATIVE_INT, 1, &k->launch.split, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Kernel", "ipt", H5T_NATIVE_INT, 1, &k->launch.ipt, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Kernel", "ftz", H5T_NATIVE_INT, 1, &k->launch.ftz, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Kernel", "newton", H5T_NATIVE_INT, 1, &k->launch.newton, path, err);
+    if (rc > 0)
+        rc = need_attr(g, "Kernel", "threads", H5T_NATIVE_INT, 1, &k->launch.threads, path, err);
+    if (rc > 0 &&
+        orr_h5_get_attr(g, "Kernel", "ranges", H5T_NATIVE_INT, 1, &k->launch.ranges, path, err) < 0)
+        rc = -1;   /* absent (checkpoints before j-ranges): 0, automatic */
+    if (rc > 0 && orr_h5_get_string(g, "Kernel", "source", ck->kspec_source,
+                                    sizeof ck->kspec_source, path, err) < 0)
+        rc = -1;
+    H5Gclose(g);
+    return rc < 0 ? (err ? err->code : ORR_ERR_IO) : ORR_OK;
+}
+
+/* A string attribute of any length (heap, caller frees), or NULL with err set. */
+static char *get_long_string(hid_t g, const char *where, const char *name, const char *path,
+                             orr_error *err)
+{
+    enum { MAX = 1 << 20 };
+    char *buf = malloc(MAX);
+    if (!buf) {
+        orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (need_string(g, where, name, buf, MAX, path, err) < 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Splits a comma-separated list of names into fn(law, name) calls. */
+static orr_status each_name(orr_law *law, const char *list,
+                            orr_status (*fn)(orr_law *, const char *, orr_error *),
+                            orr_error *err)
+{
+    char copy[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        orr_status st = fn(law, t, err);
+        if (st)
+            return st;
+    }
+    return ORR_OK;
+}
+
+static orr_status add_param0(orr_law *law, const char *name, orr_error *err)
+{
+    return orr_law_add_param(law, name, 0.0, err);
+}
+
+/* The force law (see write_force).  A checkpoint that names the law only
+ * (from before the law was stored whole) restores it as the built-in law of
+ * that name. */
+static orr_status read_force(hid_t file, const char *path, orr_checkpoint *ck, orr_error *err)
+{
+    hid_t g = open_group(file, "Force", "not an orrery checkpoint", path, err);
+    if (g < 0)
+        return err ? err->code : ORR_ERR_IO;
+    int rc = need_string(g, "Force", "name", ck->force, sizeof ck->force, path, err);
+    ck->config.force = ck->force;
+    if (rc < 0 || H5Aexists(g, "pair") <= 0) {
+        H5Gclose(g);
+        return rc < 0 ? (err ? err->code : ORR_ERR_IO) : ORR_OK;
+    }
+    orr_status st = ORR_OK;
+    char origin[256], doc[160], scale[256], list[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1];
+    int builtin = 0, finite = 0, pl = 1, ul = 1;
+    char *pair = get_long_string(g, "Force", "pair", path, err);
+    char *pot = pair ? get_long_string(g, "Force", "potential", path, err) : NULL;
+    if (!pair || !pot || need_string(g, "Force", "origin", origin, sizeof origin, path, err) < 0 ||
+        need_string(g, "Force", "scale", scale, sizeof scale, path, err) < 0 ||
+        need_attr(g, "Force", "builtin", H5T_NATIVE_INT, 1, &builtin, path, err) < 0 ||
+        need_attr(g, "Force", "finite_at_zero", H5T_NATIVE_INT, 1, &finite, path, err) < 0 ||
+        need_attr(g, "Force", "pair_line", H5T_NATIVE_INT, 1, &pl, path, err) < 0 ||
+        need_attr(g, "Force", "potential_line", H5T_NATIVE_INT, 1, &ul, path, err) < 0)
+        st = err ? err->code : ORR_ERR_IO;
+    if (!st && (st = orr_law_init(&ck->law, ck->force, pair, pot, origin, err)) == ORR_OK)
+        ck->have_law = 1;
+    if (!st) {
+        ck->law.builtin = builtin;
+        ck->law.finite_at_zero = finite;
+        ck->law.pair_line = pl;
+        ck->law.potential_line = ul;
+        snprintf(ck->law.scale, sizeof ck->law.scale, "%s", scale);
+        if (orr_h5_get_string(g, "Force", "doc", doc, sizeof doc, path, err) > 0)
+            snprintf(ck->law.doc, sizeof ck->law.doc, "%s", doc);
+        if (need_string(g, "Force", "params", list, sizeof list, path, err) < 0)
+            st = err ? err->code : ORR_ERR_IO;
+    }
+    if (!st)
+        st = each_name(&ck->law, list, add_param0, err);
+    if (!st && ck->law.nparams) {
+        double v[ORR_LAW_MAX_PARAMS];
+        int rt[ORR_LAW_MAX_PARAMS];
+        if (need_attr(g, "Force", "param_values", H5T_NATIVE_DOUBLE, ck->law.nparams, v, path,
+                      err) < 0 ||
+            need_attr(g, "Force", "param_runtime", H5T_NATIVE_INT, ck->law.nparams, rt, path,
+                      err) < 0)
+            st = err ? err->code : ORR_ERR_IO;
+        for (int k = 0; !st && k < ck->law.nparams; k++) {
+            ck->law.params[k].value = v[k];
+            ck->law.params[k].runtime = rt[k] != 0;
+        }
+    }
+    if (!st && need_string(g, "Force", "attributes", list, sizeof list, path, err) < 0)
+        st = err ? err->code : ORR_ERR_IO;
+    if (!st)
+        st = each_name(&ck->law, list, orr_law_add_attr, err);
+    if (!st && (st = orr_law_validate(&ck->law, err)) != ORR_OK)
+        orr_error_context(err, "checkpoint '%s'", path);
+    free(pair);
+    free(pot);
+    H5Gclose(g);
+    if (!st)
+        ck->config.law = &ck->law;
+    return st;
+}
+
+/* Output: optional (all 0 when absent). */
+static orr_status read_output(hid_t file, const char *path, orr_checkpoint *ck, orr_error *err)
+{
+    if (H5Lexists(file, "Output", H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return ORR_OK;
+    }
+    hid_t g = open_group(file, "Output", "", path, err);
+    if (g < 0)
+        return err ? err->code : ORR_ERR_IO;
+    orr_output_state *o = &ck->output;
+    orr_render_view *v = &o->view;
+    long long snap = 0, frame = 0;
+    int rc = orr_h5_get_attr(g, "Output", "snapshot", H5T_NATIVE_LLONG, 1, &snap, path, err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "frame", H5T_NATIVE_LLONG, 1, &frame, path, err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "view", H5T_NATIVE_INT, 1, &v->have_view, path, err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "view_axis", H5T_NATIVE_INT, 1, &v->axis, path, err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "view_centre", H5T_NATIVE_DOUBLE, 2, v->centre, path,
+                             err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "view_extent", H5T_NATIVE_DOUBLE, 4, v->extent, path,
+                             err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "range", H5T_NATIVE_INT, 1, &v->have_range, path, err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "range_log", H5T_NATIVE_INT, 1, &v->range_log, path, err);
+    if (rc >= 0)
+        rc = orr_h5_get_attr(g, "Output", "range_values", H5T_NATIVE_DOUBLE, 2, v->range, path,
+                             err);
+    H5Gclose(g);
+    if (rc < 0)
+        return err ? err->code : ORR_ERR_IO;
+    if (snap < 0 || frame < 0)
+        return orr_h5_read_failed(path, err, "Output has negative counters (%lld, %lld)", snap,
+                                  frame);
+    o->snapshot = (long)snap;
+    o->frame = (long)frame;
+    return ORR_OK;
+}
+
+orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *err)
+{
+    memset(ck, 0, sizeof *ck);
+    orr_h5_quiet();
+    orr_sim_config_default(&ck->config);
+    ck->config.tune = ORR_SIM_TUNE_OFF;
+    orr_kspec_default(&ck->kspec, ORR_TARGET_CPU);
+    snprintf(ck->kspec_source, sizeof ck->kspec_source, "checkpoint");
+    if (orr_text_sep(path))
+        return orr_h5_read_failed(path, err,
+                                  "a text file is not a checkpoint (checkpoints are HDF5)");
+    hid_t file;
+    orr_status st = orr_h5_open_read(path, &file, err);
+    if (!st)
+        st = orr_snapshot_read_h5(file, path, &ck->bodies, err);
+    if (!st)
+        st = read_run(file, path, ck, err);
+    if (!st)
+        st = read_kernel(file, path, ck, err);
+    if (!st)
+        st = read_force(file, path, ck, err);
+    if (!st)
+        st = read_output(file, path, ck, err);
+    orr_h5_close(&file, H5Fclose);
+    if (st)
+        orr_checkpoint_free(ck);
+    else
+        ck->config.n = ck->bodies.n;
+    return st;
+}
+
+void orr_checkpoint_free(orr_checkpoint *ck)
+{
+    if (!ck)
+        return;
+    orr_snapshot_free(&ck->bodies);
+    if (ck->have_law)
+        orr_law_free(&ck->law);
+    ck->have_law = 0;
+    ck->config.law = NULL;
+}
+
+orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char *notice,
+                                  size_t notice_size, orr_error *err)
+{
+    *out = NULL;
+    orr_sim_config c = ck->config;
+    c.n = ck->bodies.n;
+    c.tune = ORR_SIM_TUNE_OFF;
+    orr_sim *s = NULL;
+    orr_status st = orr_sim_create(&s, &c, notice, notice_size, err);
+    if (st)
+        return st;
+    double *pos, *vel;
+    st = orr_sim_pos(s, &pos, err);
+    if (!st)
+        st = orr_sim_vel(s, &vel, err);
+    if (!st) {
+        memcpy(pos, ck->bodies.pos, sizeof(double) * 4 * (size_t)c.n);
+        memcpy(vel, ck->bodies.vel, sizeof(double) * 3 * (size_t)c.n);
+        orr_sim_touch(s);
+        st = orr_sim_set_clock(s, ck->time, ck->steps, err);
+        orr_sim_set_time_compensation(s, ck->time_c);
+    }
+    /* the law's attributes, from their PartType1 datasets */
+    const orr_law *law = orr_sim_law(s);
+    for (int a = 0; !st && a < law->nattrs; a++) {
+        const orr_snapshot_column *col = NULL;
+        for (int k = 0; k < ck->bodies.nextra; k++)
+            if (strcmp(ck->bodies.extra[k].name, law->attrs[a]) == 0)
+                col = &ck->bodies.extra[k];
+        double *v = NULL;
+        if (!col)
+            st = orr_fail(err, ORR_ERR_ARG, "checkpoint has no dataset PartType1/%s for the "
+                          "force law's attribute '%s'", law->attrs[a], law->attrs[a]);
+        else if ((st = orr_sim_attr(s, a, &v, err)) == ORR_OK)
+            memcpy(v, col->values, sizeof(double) * (size_t)c.n);
+    }
+    if (!st)
+        orr_sim_touch(s);
+    /* the stored kernel configuration, where it is meant for this backend */
+    const orr_kspec *k = orr_sim_kspec(s, NULL);
+    const orr_kspec *w = &ck->kspec;
+    if (!st && strcmp(orr_engine_backend_name(orr_sim_engine(s)), ck->backend) == 0 &&
+        (k->launch.block != w->launch.block || k->launch.unroll != w->launch.unroll || k->launch.split != w->launch.split ||
+         k->launch.ipt != w->launch.ipt || k->launch.ftz != w->launch.ftz || k->launch.newton != w->launch.newton ||
+         k->launch.threads != w->launch.threads || k->launch.ranges != w->launch.ranges))
+        st = orr_sim_set_kspec(s, w, "checkpoint", err);
+    if (st) {
+        orr_sim_destroy(s);
+        return st;
+    }
+    *out = s;
+    return ORR_OK;
+}

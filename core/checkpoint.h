@@ -1,0 +1,54 @@
+/* checkpoint: a snapshot (snapshot.h) plus what it takes to continue the
+ * run bit for bit: group Run (clock, step count, integrator, dt, damping,
+ * precision, backend, softening, G, box, dims), group Kernel (the kernel
+ * configuration in use), group Force (the force law, complete) and group
+ * Output (the numbered series' counters and the render view).  Written
+ * atomically like every snapshot; read back (rejecting text files and plain
+ * snapshots with a message saying so) and turned into a simulation again. */
+#ifndef ORR_CHECKPOINT_H
+#define ORR_CHECKPOINT_H
+
+#include <stddef.h>
+#include "law.h"
+#include "render.h"
+#include "sim.h"
+#include "snapshot.h"
+
+/* What a run carries from one output to the next, per simulation. */
+typedef struct {
+    long snapshot;          /* the next number for a snapshot path pattern (0) */
+    long frame;             /* the next number for a frame path pattern (0) */
+    orr_render_view view;   /* the frames' extent and colour range */
+} orr_output_state;
+
+/* Writes a checkpoint of s (out may be NULL: counters 0, no view). */
+orr_status orr_checkpoint_write(orr_sim *s, const char *path, const orr_output_state *out,
+                                orr_error *err);
+
+/* A checkpoint read back. */
+typedef struct {
+    orr_sim_config config;   /* as the run was made (tune off); strings point below */
+    char integrator[32];
+    char force[64];
+    char backend[16];        /* where it ran: "cpu" or "cuda" (config.backend the same) */
+    orr_kspec kspec;         /* the kernel configuration it ran with */
+    char kspec_source[16];   /* where that came from: "tuned", "store", "default" */
+    double time;
+    double time_c;           /* the clock's rounding compensation (0 when absent) */
+    long steps;
+    orr_output_state output;
+    orr_snapshot bodies;
+    orr_law law;             /* the force law as stored (config.law points here) */
+    int have_law;            /* 0 for a checkpoint that names its law only */
+} orr_checkpoint;
+
+orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *err);
+void orr_checkpoint_free(orr_checkpoint *ck);
+
+/* Creates the simulation ck describes (with ck->config, whose backend the
+ * caller may change first): no tuning, the stored kernel configuration, the
+ * bodies, the clock and the step count.  notice as for orr_sim_create. */
+orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char *notice,
+                                  size_t notice_size, orr_error *err);
+
+#endif

@@ -1,0 +1,211 @@
+/* textio: the text output's writer and reader and their one column list
+ * (see textio.h). */
+#include "textio.h"
+#include "outfile.h"
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* The columns, in file order: the one list the writer and the reader use. */
+enum { COL_ID, COL_X, COL_Y, COL_Z, COL_VX, COL_VY, COL_VZ, COL_M, NCOLS };
+static const char *const columns[NCOLS] = {"id", "x", "y", "z", "vx", "vy", "vz", "m"};
+
+/* The header line (no newline) with separator sep: "id x y z vx vy vz m". */
+static void header_line(char sep, char *buf, size_t size)
+{
+    const char between[2] = {sep, '\0'};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < NCOLS && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", k ? between : "", columns[k]);
+}
+
+char orr_text_sep(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    const char *ext = strrchr(base ? base + 1 : path, '.');
+    if (ext && strcasecmp(ext, ".txt") == 0)
+        return ' ';
+    if (ext && strcasecmp(ext, ".csv") == 0)
+        return ',';
+    return 0;
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+orr_status orr_text_write(const char *path, long n, const double *pos, const double *vel,
+                          orr_error *err)
+{
+    char sep = orr_text_sep(path);
+    if (!sep)
+        return orr_fail(err, ORR_ERR_ARG,
+                        "cannot write '%s': unknown format (expected .txt or .csv)", path);
+    orr_outfile out;
+    orr_status st = orr_outfile_begin(&out, path, 0, err);
+    if (st)
+        return st;
+    FILE *f = orr_outfile_stream(&out, err);
+    if (!f) {
+        orr_outfile_abort(&out);
+        return ORR_ERR_IO;
+    }
+    char head[64];
+    header_line(sep, head, sizeof head);
+    fprintf(f, "%s\n", head);
+    for (long i = 0; i < n; i++) {
+        const double *x = pos + 4 * i, *v = vel + 3 * i;
+        double val[NCOLS];
+        val[COL_X] = x[0], val[COL_Y] = x[1], val[COL_Z] = x[2], val[COL_M] = x[3];
+        val[COL_VX] = v[0], val[COL_VY] = v[1], val[COL_VZ] = v[2];
+        fprintf(f, "%ld", i + 1);   /* COL_ID */
+        for (int k = COL_ID + 1; k < NCOLS; k++)
+            fprintf(f, "%c%.17g", sep, val[k]);
+        fputc('\n', f);
+    }
+    return orr_outfile_commit(&out, err);   /* checks the stream's errors */
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+/* Records "cannot read 'PATH': " and the printf-style rest (ORR_ERR_IO). */
+static orr_status read_failed(const char *path, orr_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static orr_status read_failed(const char *path, orr_error *err, const char *fmt, ...)
+{
+    char what[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return orr_fail(err, ORR_ERR_IO, "cannot read '%s': %s", path, what);
+}
+
+/* The next field of line at *p (sep ' ': runs of blanks; else sep and blanks
+ * around it); NULL at the end of the line. */
+static char *next_field(char **p, char sep)
+{
+    char *s = *p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!*s)
+        return NULL;
+    char *e = s;
+    if (sep == ' ') {
+        while (*e && *e != ' ' && *e != '\t')
+            e++;
+    } else {
+        while (*e && *e != sep)
+            e++;
+    }
+    char *next = *e ? e + 1 : e;
+    char *end = e;
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    *end = '\0';
+    *p = next;
+    return s;
+}
+
+orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
+{
+    char sep = orr_text_sep(path);
+    if (!sep)
+        return read_failed(path, err, "not a text file (.txt or .csv)");
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return read_failed(path, err, "%s", strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return read_failed(path, err, "is a directory");
+    char *text = NULL;
+    orr_error rerr = {0};
+    if (orr_read_file(path, &text, NULL, &rerr)) {
+        orr_error_clear(&rerr);
+        return read_failed(path, err, "%s", strerror(errno ? errno : EIO));
+    }
+    long lines = 1;
+    for (char *c = text; *c; c++)
+        lines += *c == '\n';
+    out->pos = malloc(sizeof(double) * 4 * (size_t)lines);
+    out->vel = malloc(sizeof(double) * 3 * (size_t)lines);
+    if (!out->pos || !out->vel) {
+        free(text);
+        return orr_fail(err, ORR_ERR_NOMEM, "cannot read '%s': out of memory", path);
+    }
+    orr_status st = ORR_OK;
+    int header = 0;
+    long n = 0, lineno = 0;
+    char expected[64];
+    header_line(sep, expected, sizeof expected);
+    for (char *line = text; line && !st;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        lineno++;
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r')
+            line[len - 1] = '\0';
+        char *p = line, *f[NCOLS + 1];
+        int nf = 0;
+        for (char *tok; nf < NCOLS + 1 && (tok = next_field(&p, sep));)
+            f[nf++] = tok;
+        if (nf == 0) {
+            line = nl ? nl + 1 : NULL;
+            continue;
+        }
+        if (!header) {
+            int ok = nf == NCOLS;
+            for (int k = 0; ok && k < NCOLS; k++)
+                ok = strcasecmp(f[k], columns[k]) == 0;
+            if (!ok)
+                st = read_failed(path, err, "line %ld: expected the header line '%s'", lineno,
+                                 expected);
+            header = 1;
+            line = nl ? nl + 1 : NULL;
+            continue;
+        }
+        if (nf != NCOLS) {
+            if (nf > NCOLS)
+                st = read_failed(path, err, "line %ld: more than %d columns (expected %s)", lineno,
+                                 NCOLS, expected);
+            else
+                st = read_failed(path, err, "line %ld: %d column%s (expected %d: %s)", lineno, nf,
+                                 nf == 1 ? "" : "s", NCOLS, expected);
+            break;
+        }
+        double v[NCOLS];
+        for (int k = 0; k < NCOLS && !st; k++) {
+            char *e;
+            errno = 0;
+            v[k] = strtod(f[k], &e);
+            if (e == f[k] || *e)
+                st = read_failed(path, err, "line %ld: %s is '%.40s', not a number", lineno,
+                                 columns[k], f[k]);
+            else if (!isfinite(v[k]))
+                st = read_failed(path, err, "line %ld: %s is not finite (%s)", lineno, columns[k],
+                                 f[k]);
+            else if (k == COL_M && v[k] < 0)
+                st = read_failed(path, err, "line %ld: m is negative (%s)", lineno, f[k]);
+        }
+        if (!st) {
+            double *x = out->pos + 4 * n, *u = out->vel + 3 * n;
+            x[0] = v[COL_X], x[1] = v[COL_Y], x[2] = v[COL_Z], x[3] = v[COL_M];
+            u[0] = v[COL_VX], u[1] = v[COL_VY], u[2] = v[COL_VZ];
+            n++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    if (!st && !header)
+        st = read_failed(path, err, "empty file (expected a header line and one line per body)");
+    else if (!st && n == 0)
+        st = read_failed(path, err, "no bodies (only a header line)");
+    out->n = n;
+    return st;
+}

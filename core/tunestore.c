@@ -1,0 +1,422 @@
+/* tunestore: the tuning store, one JSON file read, checked, listed, cleared
+ * and saved atomically (see tunestore.h).  The only place that knows its
+ * JSON. */
+#include "tunestore.h"
+#include "kcache.h"
+#include "outfile.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STORE_NAME "tuning.json"
+#define STORE_TMP STORE_NAME ".tmp."   /* outfile.h's temporary names */
+#define STORE_FORMAT "orrery-tuning"
+#define STORE_VERSION 1
+
+/* ---- the file ------------------------------------------------------------ */
+
+typedef struct {
+    char path[PATH_MAX];
+    char dir[PATH_MAX];
+    cJSON *root;           /* always a valid store object after store_load */
+    cJSON *entries;        /* its "entries" array */
+    int existed;           /* the file was there */
+    char corrupt[256];     /* why the file was ignored; "" when it was fine */
+} store;
+
+static orr_status store_locate(store *s, orr_error *err)
+{
+    orr_status st = orr_kcache_dir(s->dir, sizeof s->dir, err);
+    if (st)
+        return st;
+    if ((size_t)snprintf(s->path, sizeof s->path, "%s/%s", s->dir, STORE_NAME) >= sizeof s->path)
+        return orr_fail(err, ORR_ERR_IO, "cache directory path too long: %s", s->dir);
+    return ORR_OK;
+}
+
+static const char *str_item(const cJSON *o, const char *name)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static int num_item(const cJSON *o, const char *name, double *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsNumber(it))
+        return 0;
+    *v = it->valuedouble;
+    return 1;
+}
+
+static int int_item(const cJSON *o, const char *name, int *v)
+{
+    double d;
+    if (!num_item(o, name, &d) || d != floor(d) || d < INT_MIN || d > INT_MAX)
+        return 0;
+    *v = (int)d;
+    return 1;
+}
+
+/* Checks the shape of a parsed store; why gets the first problem. */
+static int store_shape_ok(const cJSON *root, char *why, size_t size)
+{
+    const char *fmt;
+    double version;
+    if (!cJSON_IsObject(root)) {
+        snprintf(why, size, "not a JSON object");
+        return 0;
+    }
+    if (!(fmt = str_item(root, "format")) || strcmp(fmt, STORE_FORMAT) != 0) {
+        snprintf(why, size, "\"format\" is not \"%s\"", STORE_FORMAT);
+        return 0;
+    }
+    if (!num_item(root, "version", &version) || version != STORE_VERSION) {
+        snprintf(why, size, "\"version\" is not %d", STORE_VERSION);
+        return 0;
+    }
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    if (!cJSON_IsArray(entries)) {
+        snprintf(why, size, "\"entries\" is not an array");
+        return 0;
+    }
+    int k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, entries) {
+        const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
+        const char *kernel = str_item(e, "kernel");
+        double d;
+        int v;
+        if (!cJSON_IsObject(e) || !str_item(e, "device") || !kernel || strlen(kernel) != 32 ||
+            !num_item(e, "n_bucket", &d) || !cJSON_IsObject(best) ||
+            !int_item(best, "block", &v) || !int_item(best, "unroll", &v) ||
+            !int_item(best, "split", &v) || !int_item(best, "threads", &v) ||
+            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(e, "trials"))) {
+            snprintf(why, size, "entry %d lacks device, kernel, n_bucket, best or trials", k);
+            return 0;
+        }
+        k++;
+    }
+    return 1;
+}
+
+static orr_status store_empty(store *s, orr_error *err)
+{
+    cJSON_Delete(s->root);
+    s->root = cJSON_CreateObject();
+    if (!s->root || !cJSON_AddStringToObject(s->root, "format", STORE_FORMAT) ||
+        !cJSON_AddNumberToObject(s->root, "version", STORE_VERSION) ||
+        !(s->entries = cJSON_AddArrayToObject(s->root, "entries"))) {
+        cJSON_Delete(s->root);
+        s->root = NULL;
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    return ORR_OK;
+}
+
+/* Reads the store.  A missing file gives an empty store; an unreadable,
+ * unparsable or misshapen one gives an empty store and s->corrupt. */
+static orr_status store_load(store *s, orr_error *err)
+{
+    memset(s, 0, sizeof *s);
+    orr_status st = store_locate(s, err);
+    if (st)
+        return st;
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            snprintf(s->corrupt, sizeof s->corrupt, "cannot open it: %s", strerror(errno));
+        return store_empty(s, err);
+    }
+    s->existed = 1;
+    struct stat sb;
+    char *text = NULL;
+    if (fstat(fd, &sb) != 0) {
+        snprintf(s->corrupt, sizeof s->corrupt, "cannot stat it: %s", strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        snprintf(s->corrupt, sizeof s->corrupt, "not a regular file");
+    } else if (sb.st_uid != geteuid() || (sb.st_mode & 022)) {
+        snprintf(s->corrupt, sizeof s->corrupt, "not owned by you or writable by others");
+    } else if (sb.st_size > (64L << 20)) {
+        snprintf(s->corrupt, sizeof s->corrupt, "larger than 64 MiB");
+    } else if (!(text = malloc((size_t)sb.st_size + 1))) {
+        close(fd);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory reading %s", s->path);
+    } else {
+        size_t got = 0, want = (size_t)sb.st_size;
+        while (got < want) {
+            ssize_t r = read(fd, text + got, want - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        if (got != want)
+            snprintf(s->corrupt, sizeof s->corrupt, "short read");
+        text[got] = '\0';
+    }
+    close(fd);
+    if (!s->corrupt[0]) {
+        const char *end = NULL;
+        s->root = cJSON_ParseWithLengthOpts(text, (size_t)sb.st_size, &end, 0);
+        if (!s->root) {
+            long at = end && end >= text ? (long)(end - text) : 0;
+            snprintf(s->corrupt, sizeof s->corrupt, "not valid JSON near byte %ld", at);
+        } else if (store_shape_ok(s->root, s->corrupt, sizeof s->corrupt)) {
+            s->entries = cJSON_GetObjectItemCaseSensitive(s->root, "entries");
+        }
+    }
+    free(text);
+    if (s->corrupt[0])
+        return store_empty(s, err);
+    return ORR_OK;
+}
+
+static void store_free(store *s)
+{
+    cJSON_Delete(s->root);
+    s->root = s->entries = NULL;
+}
+
+static cJSON *store_find(const store *s, const char *device, const char *kernel, int *index)
+{
+    int k = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, s->entries) {
+        const char *d = str_item(e, "device"), *kn = str_item(e, "kernel");
+        if (d && kn && strcmp(d, device) == 0 && strcmp(kn, kernel) == 0) {
+            if (index)
+                *index = k;
+            return e;
+        }
+        k++;
+    }
+    return NULL;
+}
+
+/* Adds entry (taking ownership) to the store on disk, replacing the entry with
+ * the same identity.  Re-reads the file first, so concurrent tunings of
+ * other identities are kept; a corrupt file is replaced. */
+static orr_status save_entry(cJSON *entry, const char *device, const char *kernel, orr_error *err)
+{
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st) {
+        cJSON_Delete(entry);
+        return st;
+    }
+    int index = -1;
+    while (store_find(&s, device, kernel, &index))
+        cJSON_DeleteItemFromArray(s.entries, index);
+    if (!cJSON_AddItemToArray(s.entries, entry)) {
+        cJSON_Delete(entry);
+        store_free(&s);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    char *text = cJSON_Print(s.root);
+    if (!text) {
+        store_free(&s);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory writing the tuning store");
+    }
+    st = orr_outfile_write(s.path, text, strlen(text), 0600, err);   /* atomic */
+    cJSON_free(text);
+    store_free(&s);
+    return st;
+}
+
+/* ---- entries ------------------------------------------------------------- */
+
+/* An entry of a store that passed store_shape_ok, as a struct. */
+static void entry_of(const cJSON *e, orr_tune_entry *en)
+{
+    memset(en, 0, sizeof *en);
+    const char *v;
+    double d;
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
+    snprintf(en->device, sizeof en->device, "%s", str_item(e, "device"));
+    snprintf(en->kernel, sizeof en->kernel, "%s", str_item(e, "kernel"));
+    snprintf(en->backend, sizeof en->backend, "%s", (v = str_item(e, "backend")) ? v : "?");
+    snprintf(en->precision, sizeof en->precision, "%s", (v = str_item(e, "precision")) ? v : "?");
+    snprintf(en->force, sizeof en->force, "%s", (v = str_item(e, "force")) ? v : "?");
+    snprintf(en->when, sizeof en->when, "%s", (v = str_item(e, "when")) ? v : "");
+    en->n_bucket = num_item(e, "n_bucket", &d) ? (long)d : 0;
+    en->exhaustive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "exhaustive"));
+    en->budget_s = num_item(e, "budget_s", &d) ? d : 0;
+    int_item(best, "block", &en->block);
+    int_item(best, "unroll", &en->unroll);
+    int_item(best, "split", &en->split);
+    int_item(best, "threads", &en->threads);
+    int_item(best, "ranges", &en->ranges);   /* absent in stores before ranges: 0 */
+    en->ms = num_item(best, "ms", &d) ? d : -1;
+    en->interactions_per_s = num_item(best, "interactions_per_s", &d) ? d : 0;
+    const cJSON *tr;
+    cJSON_ArrayForEach(tr, cJSON_GetObjectItemCaseSensitive(e, "trials")) {
+        en->ntrials++;
+        en->nfailed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "ok"));
+    }
+}
+
+static void iso_now(char *buf, size_t size)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The JSON of a tuning and its trials, stamped now (NULL when out of
+ * memory). */
+static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *trials,
+                         int ntrials)
+{
+    cJSON *e = cJSON_CreateObject();
+    char when[32];
+    iso_now(when, sizeof when);
+    int bad = !e || !cJSON_AddStringToObject(e, "device", en->device) ||
+              !cJSON_AddStringToObject(e, "kernel", en->kernel) ||
+              !cJSON_AddStringToObject(e, "backend", en->backend) ||
+              !cJSON_AddNumberToObject(e, "n_bucket", (double)en->n_bucket) ||
+              !cJSON_AddStringToObject(e, "precision", en->precision) ||
+              !cJSON_AddStringToObject(e, "force", en->force) ||
+              !cJSON_AddBoolToObject(e, "exhaustive", en->exhaustive != 0) ||
+              !cJSON_AddNumberToObject(e, "budget_s", en->budget_s);
+    cJSON *best = bad ? NULL : cJSON_AddObjectToObject(e, "best");
+    bad = bad || !best || !cJSON_AddNumberToObject(best, "block", en->block) ||
+          !cJSON_AddNumberToObject(best, "unroll", en->unroll) ||
+          !cJSON_AddNumberToObject(best, "split", en->split) ||
+          !cJSON_AddNumberToObject(best, "threads", en->threads) ||
+          !cJSON_AddNumberToObject(best, "ranges", en->ranges) ||
+          !cJSON_AddNumberToObject(best, "ms", en->ms) ||
+          !cJSON_AddNumberToObject(best, "interactions_per_s", en->interactions_per_s);
+    cJSON *list = bad ? NULL : cJSON_AddArrayToObject(e, "trials");
+    bad = bad || !list;
+    for (int k = 0; !bad && k < ntrials; k++) {
+        const orr_tune_stored_trial *tr = &trials[k];
+        cJSON *o = cJSON_CreateObject();
+        bad = !o || !cJSON_AddItemToArray(list, o);
+        if (bad) {
+            cJSON_Delete(o);
+            break;
+        }
+        bad = !cJSON_AddNumberToObject(o, "block", tr->block) ||
+              !cJSON_AddNumberToObject(o, "unroll", tr->unroll) ||
+              !cJSON_AddNumberToObject(o, "split", tr->split) ||
+              !cJSON_AddNumberToObject(o, "threads", tr->threads) ||
+              !cJSON_AddNumberToObject(o, "ranges", tr->ranges) ||
+              !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
+              !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||
+              !cJSON_AddBoolToObject(o, "ok", tr->ok) ||
+              !cJSON_AddStringToObject(o, "why", tr->why ? tr->why : "");
+    }
+    bad = bad || !cJSON_AddStringToObject(e, "when", when);
+    if (bad) {
+        cJSON_Delete(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err)
+{
+    store s;
+    memset(&s, 0, sizeof s);
+    orr_status st = store_locate(&s, err);
+    if (st)
+        return st;
+    if ((size_t)snprintf(buf, size, "%s", s.path) >= size)
+        return orr_fail(err, ORR_ERR_ARG, "buffer too small for the tuning store path %s", s.path);
+    return ORR_OK;
+}
+
+orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_entry *e,
+                              int *found, orr_tune_store_file *file, orr_error *err)
+{
+    *found = 0;
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st)
+        return st;
+    if (file) {
+        snprintf(file->path, sizeof file->path, "%s", s.path);
+        snprintf(file->corrupt, sizeof file->corrupt, "%s", s.corrupt);
+    }
+    const cJSON *hit = store_find(&s, device, kernel, NULL);
+    if (hit) {
+        entry_of(hit, e);
+        *found = 1;
+    }
+    store_free(&s);
+    return ORR_OK;
+}
+
+orr_status orr_tune_store_put(const orr_tune_entry *e, const orr_tune_stored_trial *trials,
+                              int ntrials, orr_error *err)
+{
+    cJSON *entry = entry_json(e, trials, ntrials);
+    if (!entry)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    return save_entry(entry, e->device, e->kernel, err);
+}
+
+orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
+                               orr_error *err)
+{
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st)
+        return st;
+    if (s.corrupt[0]) {
+        st = orr_fail(err, ORR_ERR_CACHE, "tuning store %s is corrupt (%s)", s.path, s.corrupt);
+        store_free(&s);
+        return st;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, s.entries) {
+        orr_tune_entry en;
+        entry_of(e, &en);
+        fn(&en, ctx);
+    }
+    store_free(&s);
+    return ORR_OK;
+}
+
+orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
+{
+    if (removed)
+        *removed = 0;
+    store s;
+    orr_status st = store_load(&s, err);
+    if (st)
+        return st;
+    size_t count = s.corrupt[0] ? 0 : (size_t)cJSON_GetArraySize(s.entries);
+    if (unlink(s.path) != 0 && errno != ENOENT) {
+        st = orr_fail(err, ORR_ERR_IO, "cannot remove %s: %s", s.path, strerror(errno));
+        store_free(&s);
+        return st;
+    }
+    DIR *d = opendir(s.dir);   /* temp files of interrupted saves */
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (strncmp(de->d_name, STORE_TMP, strlen(STORE_TMP)) == 0)
+                unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+    }
+    if (removed)
+        *removed = count;
+    store_free(&s);
+    return ORR_OK;
+}

@@ -1,0 +1,93 @@
+/* tunestore: the autotuner's store (tune.h) of the winning kernel
+ * parameters, per device and kernel identity, so a later start with the
+ * same identity costs no compiling and no timing.  One JSON file,
+ * "tuning.json" in the kernel-cache directory (orr_kcache_dir):
+ *   {"format": "orrery-tuning", "version": 1, "entries": [
+ *     {"device", "kernel", "backend", "n_bucket", "precision", "force",
+ *      "exhaustive" (bool), "budget_s",
+ *      "best": {"block", "unroll", "split", "threads", "ranges", "ms",
+ *               "interactions_per_s"},
+ *      "trials": [{"block", "unroll", "split", "threads", "ranges", "ms",
+ *                  "max_rel_err", "ok", "why"}, ...],
+ *      "when": "2026-11-22T06:00:00Z"}, ...]}
+ * A missing file is an empty store.  A file that does not parse, has the
+ * wrong shape, is not a regular file or could have been written by someone
+ * else (not owned by the user, writable by others) is ignored: lookups say
+ * why and miss, and the next save replaces it.  Saves re-read the file,
+ * replace or add the one entry and write the whole file atomically
+ * (outfile.h: a temporary file in the same directory, mode 0600, fsynced,
+ * renamed into place), so a reader never sees a torn store and concurrent
+ * tunings of other identities are kept. */
+#ifndef ORR_TUNESTORE_H
+#define ORR_TUNESTORE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include "err.h"
+
+/* One stored tuning. */
+typedef struct {
+    char device[512];                    /* device identity (tune.h) */
+    char kernel[33];                     /* kernel identity, 32 hex digits */
+    char backend[8];                     /* "cuda" or "cpu" ("?" when absent) */
+    char precision[8];                   /* "float" or "double" ("?" when absent) */
+    char force[64];                      /* force law name ("?" when absent) */
+    long n_bucket;                       /* next power of two >= n */
+    int exhaustive;                      /* 1: every valid candidate was tried */
+    double budget_s;                     /* the search's budget in seconds (0 when absent) */
+    int block, unroll, split, threads;   /* the stored winner */
+    int ranges;                          /* its GPU j-ranges (0 = automatic, or absent) */
+    double ms, interactions_per_s;       /* its timing (ms -1, 0 when absent) */
+    int ntrials, nfailed;                /* trials stored with it */
+    char when[32];                       /* ISO 8601, UTC, of the save */
+} orr_tune_entry;
+
+/* One candidate as stored with a tuning (orr_tune_store_put). */
+typedef struct {
+    int block, unroll, split, threads, ranges;
+    double ms;            /* < 0 if not timed */
+    double max_rel_err;   /* < 0 if not checked */
+    int ok;               /* 1: built, verified and timed */
+    const char *why;      /* why rejected; "" when ok */
+} orr_tune_stored_trial;
+
+/* The store file as orr_tune_store_get found it. */
+typedef struct {
+    char path[PATH_MAX];   /* where it is */
+    char corrupt[256];     /* why it was ignored ("not valid JSON near byte 12", "not owned
+                              by you or writable by others", ...); "" when it was fine or
+                              missing */
+} orr_tune_store_file;
+
+/* Writes the store's path into buf (size bytes), creating the cache directory
+ * if needed. */
+orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err);
+
+/* Looks up the tuning stored for device and kernel (compared whole): on a hit
+ * *found = 1 and *e holds it (ntrials, nfailed counted; *e untouched on a
+ * miss).  file (may be NULL) gets the path and, for a store that was
+ * ignored, why (then *found is 0).  Returns an error only when the cache
+ * directory is unusable or memory runs out. */
+orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_entry *e,
+                              int *found, orr_tune_store_file *file, orr_error *err);
+
+/* Saves e (its device, kernel, backend, n_bucket, precision, force,
+ * exhaustive, budget_s, winner and timing; ntrials, nfailed and when are
+ * ignored: the save is stamped with the current time) with its trials
+ * trials[0..ntrials), replacing any entry of the same device and kernel;
+ * the rest of the store is kept (a corrupt store is replaced). */
+orr_status orr_tune_store_put(const orr_tune_entry *e, const orr_tune_stored_trial *trials,
+                              int ntrials, orr_error *err);
+
+/* Calls fn for every stored tuning, in file order; e is valid only during the
+ * call.  A missing store lists nothing; a corrupt one returns ORR_ERR_CACHE
+ * with "tuning store PATH is corrupt (REASON)" and lists nothing. */
+orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
+                               orr_error *err);
+
+/* Removes the store (and stale temp files of interrupted saves).  *removed
+ * (may be NULL) gets the number of tunings it held (0 when missing or
+ * corrupt). */
+orr_status orr_tune_store_clear(size_t *removed, orr_error *err);
+
+#endif
