@@ -61,6 +61,11 @@ orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double
     return st;
 }
 
+double orr_accel_tolerance(orr_precision p)
+{
+    return p == ORR_DOUBLE ? 1e-12 : 1e-5;
+}
+
 double orr_accel_err(const double *acc, const double *ref, long ni)
 {
     double ss = 0, worst = 0;
@@ -291,6 +296,7 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
     row->n = n;
     row->backend = orr_engine_backend_name(e);
     row->spec = *orr_engine_spec(e);
+    row->spec.phys.law = spec->phys.law;   /* the caller's, which outlives the engine */
     row->spec.launch.ranges = orr_engine_ranges(e);   /* as run: the automatic choice resolved */
     row->variant = variant;
     row->steps = steps;

@@ -49,5 +49,9 @@ double orr_max_rel_err(const double *acc, const double *ref, long ni);
  * a cluster, an ion in a neutral plasma) is judged against the typical
  * acceleration instead of its own: the tuner, sim:verify and --verify use it. */
 double orr_accel_err(const double *acc, const double *ref, long ni);
+/* The largest orr_accel_err a correct kernel of precision p may show
+ * against the double reference: 1e-5 in float, 1e-12 in double.  sim:verify,
+ * --verify and the tuner all judge by it. */
+double orr_accel_tolerance(orr_precision p);
 
 #endif

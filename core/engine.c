@@ -99,23 +99,22 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
     e->ranges = 1;
     e->device = device;
     orr_status st = orr_kspec_validate(&e->spec, target, err);
-    orr_law law;
-    if (!st && (st = orr_kspec_law(&e->spec, &law, err)) == ORR_OK) {
-        /* the backend generates its source from a spec carrying this copy
-         * (a built-in law is read once); the engine keeps the caller's */
-        orr_kspec given = e->spec;
-        e->spec.phys.law = &law;
-        e->nattr = law.nattrs;
-        e->nrt = orr_law_runtime_count(&law);
-        orr_law_runtime_values(&law, e->rt);
+    /* the engine's own copy of the law (a built-in one is read once), so its
+     * spec stays valid whatever becomes of the caller's */
+    int have_law = !st && (st = orr_kspec_law(&e->spec, &e->law, err)) == ORR_OK;
+    if (have_law) {
+        e->spec.phys.law = &e->law;
+        e->nattr = e->law.nattrs;
+        e->nrt = orr_law_runtime_count(&e->law);
+        orr_law_runtime_values(&e->law, e->rt);
         st = e->ops->create(e, err);
         if (st == ORR_ERR_COMPILE)
-            orr_error_context(err, "force law '%s' (%s %s)", law.name,
-                              law.builtin ? "from" : "defined at", law.origin);
-        e->spec = given;
-        orr_law_free(&law);
+            orr_error_context(err, "force law '%s' (%s %s)", e->law.name,
+                              e->law.builtin ? "from" : "defined at", e->law.origin);
     }
     if (st) {
+        if (have_law)
+            orr_law_free(&e->law);
         free(e);
         return st;
     }
@@ -128,6 +127,7 @@ void orr_engine_destroy(orr_engine *e)
     if (!e)
         return;
     e->ops->destroy(e);
+    orr_law_free(&e->law);
     free(e);
 }
 

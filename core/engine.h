@@ -63,7 +63,9 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
                              size_t notice_size, orr_error *err);
 void orr_engine_destroy(orr_engine *e);
 
-/* What the engine is: its spec (as created), its body count, its
+/* What the engine is: its spec (as created; its law is the engine's own
+ * copy with the params as built, the runtime ones as orr_engine_runtime
+ * gives them), its body count, its
  * backend's name ("cuda" or "cpu"), the j-ranges its GPU force pass runs
  * with (the automatic choice resolved; 1 on the CPU), the number of the
  * law's attributes, and how its kernels were obtained. */

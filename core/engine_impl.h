@@ -40,7 +40,8 @@ typedef struct {
 struct orr_engine {
     const orr_backend_ops *ops;
     const orr_kfamily *family;   /* the kernels' family (orr_family_direct) */
-    orr_kspec spec;
+    orr_kspec spec;        /* as created, its law pointing at `law` */
+    orr_law law;           /* the engine's own copy of the force law (params as built) */
     orr_variant variant;   /* which accel kernel the GPU launches */
     long n;                /* bodies */
     int nattr;             /* the law's per-body attributes (0 for gravity) */

@@ -228,6 +228,15 @@ void orr_sim_destroy(orr_sim *s)
     free(s);
 }
 
+/* The kernel spec in use with the simulation's own law (current params):
+ * the base of every engine the simulation builds or compares with. */
+static orr_kspec current_spec(const orr_sim *s)
+{
+    orr_kspec k = *orr_engine_spec(s->engine);
+    k.phys.law = &s->law;
+    return k;
+}
+
 const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source)
 {
     if (source)
@@ -252,7 +261,7 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
     if (!(budget > 0) || !isfinite(budget))
         return orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of seconds (got %g)",
                         budget);
-    orr_kspec base = *orr_engine_spec(s->engine);
+    orr_kspec base = current_spec(s);
     orr_tune_options o;
     orr_tune_options_default(&o);
     o.budget_s = budget;
@@ -452,7 +461,7 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
     }
     if (old == value && signbit(old) == signbit(value))
         return ORR_OK;
-    orr_kspec spec = *orr_engine_spec(s->engine);   /* points at s->law, which has the new value */
+    orr_kspec spec = current_spec(s);   /* s->law has the new value */
     st = switch_engine(s, &spec, err);
     if (st) {
         s->law.params[k].value = old;
@@ -486,7 +495,8 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
         st = orr_engine_accel_sample(s->engine, ni, idx, got, err);
     s->env.acc_valid = 0;   /* the GPU's sample run overwrote the acceleration buffer */
     orr_kspec spec;
-    orr_kspec_reference(&orr_engine_spec(s->engine)->phys, &spec);
+    const orr_kspec cur = current_spec(s);
+    orr_kspec_reference(&cur.phys, &spec);
     if (!st)
         st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
     if (!st) {
@@ -550,7 +560,8 @@ void orr_sim_set_time_compensation(orr_sim *s, double c)
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err)
 {
-    orr_kspec k = {.phys = orr_engine_spec(s->engine)->phys, .launch = spec->launch};
+    orr_kspec k = current_spec(s);
+    k.launch = spec->launch;
     orr_status st = switch_engine(s, &k, err);
     if (!st)
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);

@@ -29,8 +29,6 @@
 #define FINALIST_SPREAD 1.10     /* those within 10% of the best */
 #define EARLY_OUT 1.15           /* stop timing a candidate this much slower than the best */
 #define DEFAULT_BUDGET_S 2.0
-#define TOL_FLOAT 1e-5
-#define TOL_DOUBLE 1e-10
 
 /* Canonical tuned values for the kernel identity (fixed, independent of the
  * defaults, so a change of defaults does not invalidate stored tunings). */
@@ -942,7 +940,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     memcpy(result->note, stored.note, sizeof result->note);
 
     t.budget_s = o->budget_s > 0 ? o->budget_s : DEFAULT_BUDGET_S;
-    t.tol = t.id.base.phys.precision == ORR_DOUBLE ? TOL_DOUBLE : TOL_FLOAT;
+    t.tol = orr_accel_tolerance(t.id.base.phys.precision);
     if (t.id.target == ORR_TARGET_CPU) {
         for (int th = 1; th < t.id.nproc && t.nthreads < 30; th *= 2)
             t.cpu_threads[t.nthreads++] = th;

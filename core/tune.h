@@ -23,7 +23,7 @@
  * bodies of a Plummer sphere (fixed seed, rounded to the precision), one
  * force evaluation on a sample of up to 256 bodies compared with the CPU
  * backend in double (orr_accel_err, the error relative to max(|a_ref|, rms
- * |a_ref|), <= 1e-5 in float, 1e-10 in double;
+ * |a_ref|), within orr_accel_tolerance (1e-5 in float, 1e-12 in double);
  * a candidate that disagrees is rejected and not timed), then 5 timed runs
  * of k force-only evaluations (k so that one run takes >= ~2 ms), the
  * median; a candidate whose first two runs are both 15% slower than the

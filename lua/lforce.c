@@ -5,6 +5,7 @@
  * current backend against the CPU in double), which `orrery run --verify`
  * also runs on every simulation. */
 #include "lorrery.h"
+#include "bench.h"
 #include "law.h"
 
 #include <math.h>
@@ -428,7 +429,7 @@ static int sim_param(lua_State *L)
 /* The tolerance sim:verify and --verify judge by. */
 static double verify_tolerance(const orr_sim *s)
 {
-    return orr_sim_config_of(s)->precision == ORR_DOUBLE ? 1e-12 : 1e-5;
+    return orr_accel_tolerance(orr_sim_config_of(s)->precision);
 }
 
 /* sim:verify{sample=} -> max_rel_err, bodies compared, tolerance */
