@@ -188,6 +188,35 @@ typedef struct {
     const orr_output_state *out;
 } checkpoint_job;
 
+/* Group Integrator: the integrator's checkpoint fields, when it has any. */
+static orr_status write_integrator(hid_t file, orr_sim *s, const char *path, orr_error *err)
+{
+    const orr_integrator *in = orr_sim_integrator(s);
+    if (in->nfields == 0)
+        return ORR_OK;
+    const long n = orr_sim_n(s);
+    hid_t g = H5Gcreate2(file, "Integrator", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = g < 0 ? -1 : orr_h5_put_string(g, "name", in->name);
+    orr_status st = ORR_OK;
+    for (int k = 0; r >= 0 && !st && k < in->nfields; k++) {
+        const int comps = in->fields[k].comps;
+        double *v = malloc(sizeof(double) * (size_t)n * (size_t)comps);
+        if (!v) {
+            st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+            break;
+        }
+        st = orr_sim_integ_field(s, k, v, err);
+        if (!st)
+            r = orr_h5_put_dataset(g, in->fields[k].name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                                   (hsize_t)n, comps > 1 ? (hsize_t)comps : 0, v);
+        free(v);
+    }
+    orr_h5_close(&g, H5Gclose);
+    if (st)
+        return st;
+    return r < 0 ? orr_h5_write_failed(path, "Integrator", err) : ORR_OK;
+}
+
 static orr_status fill_checkpoint(hid_t file, void *ctx, orr_error *err)
 {
     const checkpoint_job *j = ctx;
@@ -198,6 +227,8 @@ static orr_status fill_checkpoint(hid_t file, void *ctx, orr_error *err)
         st = write_force(file, j->s, j->path, err);
     if (!st)
         st = write_output(file, j->out, j->path, err);
+    if (!st)
+        st = write_integrator(file, j->s, j->path, err);
     return st;
 }
 
@@ -297,10 +328,7 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
         return orr_h5_read_failed(path, err, "Run has a bad clock (time %g, steps %lld)", ck->time,
                                   steps);
     ck->steps = (long)steps;
-    if (!orr_integrator_find(ck->integrator))
-        return orr_h5_read_failed(path, err,
-                                  "Run/integrator '%s' is not an integrator of this orrery",
-                                  ck->integrator);
+    /* the integrator is looked up on restore: it may be one of the caller's own */
     if (orr_precision_parse(precision, &c->precision, &perr) ||
         orr_backend_parse(ck->backend, &c->backend, &perr)) {
         orr_error_clear(&perr);
@@ -489,6 +517,94 @@ static orr_status read_output(hid_t file, const char *path, orr_checkpoint *ck, 
     return ORR_OK;
 }
 
+/* One dataset of group Integrator into the next field of ck. */
+static herr_t read_field(hid_t g, const char *name, const H5L_info_t *info, void *ctx)
+{
+    struct field_job {
+        orr_checkpoint *ck;
+        const char *path;
+        orr_error *err;
+    } *j = ctx;
+    orr_checkpoint *ck = j->ck;
+    if (ck->nfields >= ORR_INTEG_MAX_FIELDS || strlen(name) >= sizeof ck->field_name[0]) {
+        orr_h5_read_failed(j->path, j->err, "Integrator/%s: too many fields or too long a name",
+                           name);
+        return -1;
+    }
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT), space = d < 0 ? -1 : H5Dget_space(d);
+    hsize_t dims[2] = {0, 0};
+    int rank = space < 0 ? -1 : H5Sget_simple_extent_dims(space, dims, NULL);
+    orr_h5_close(&space, H5Sclose);
+    orr_h5_close(&d, H5Dclose);
+    const int comps = rank == 2 ? (int)dims[1] : 1;
+    if (rank < 1 || rank > 2 || comps < 1 || comps > 3) {
+        orr_h5_read_failed(j->path, j->err, "Integrator/%s is not an n x 1..3 dataset", name);
+        return -1;
+    }
+    const long n = ck->bodies.n;
+    double *v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)comps);
+    if (!v) {
+        orr_fail(j->err, ORR_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    if (orr_h5_get_dataset(g, "Integrator", name, n, rank == 2 ? comps : 0, 0, 0, v, j->path,
+                           j->err) != 1) {
+        free(v);
+        if (!j->err->msg[0])
+            orr_h5_read_failed(j->path, j->err, "Integrator/%s cannot be read", name);
+        return -1;
+    }
+    snprintf(ck->field_name[ck->nfields], sizeof ck->field_name[0], "%s", name);
+    ck->field_comps[ck->nfields] = comps;
+    ck->field[ck->nfields++] = v;
+    return 0;
+}
+
+/* Group Integrator, when there is one: every dataset in it. */
+static orr_status read_integrator(hid_t file, const char *path, orr_checkpoint *ck,
+                                  orr_error *err)
+{
+    if (H5Lexists(file, "Integrator", H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return ORR_OK;
+    }
+    hid_t g = open_group(file, "Integrator", "", path, err);
+    if (g < 0)
+        return err->code ? err->code : ORR_ERR_IO;
+    struct {
+        orr_checkpoint *ck;
+        const char *path;
+        orr_error *err;
+    } job = {ck, path, err};
+    herr_t r = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, read_field, &job);
+    orr_h5_close(&g, H5Gclose);
+    if (r < 0)
+        return err->code ? err->code : orr_h5_read_failed(path, err, "Integrator cannot be read");
+    return ORR_OK;
+}
+
+/* The integrator's fields of s from ck, each by name. */
+static orr_status restore_fields(const orr_checkpoint *ck, orr_sim *s, orr_error *err)
+{
+    const orr_integrator *in = orr_sim_integrator(s);
+    for (int k = 0; k < in->nfields; k++) {
+        int f = 0;
+        while (f < ck->nfields && strcmp(ck->field_name[f], in->fields[k].name) != 0)
+            f++;
+        if (f == ck->nfields)
+            return orr_fail(err, ORR_ERR_ARG, "checkpoint has no dataset Integrator/%s for the "
+                            "integrator '%s'", in->fields[k].name, in->name);
+        if (ck->field_comps[f] != in->fields[k].comps)
+            return orr_fail(err, ORR_ERR_ARG, "checkpoint dataset Integrator/%s has %d values "
+                            "per body; the integrator '%s' keeps %d", in->fields[k].name,
+                            ck->field_comps[f], in->name, in->fields[k].comps);
+        orr_status st = orr_sim_set_integ_field(s, k, ck->field[f], err);
+        if (st)
+            return st;
+    }
+    return ORR_OK;
+}
+
 orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *err)
 {
     memset(ck, 0, sizeof *ck);
@@ -512,6 +628,8 @@ orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *
         st = read_force(file, path, ck, err);
     if (!st)
         st = read_output(file, path, ck, err);
+    if (!st)
+        st = read_integrator(file, path, ck, err);
     orr_h5_close(&file, H5Fclose);
     if (st)
         orr_checkpoint_free(ck);
@@ -525,6 +643,9 @@ void orr_checkpoint_free(orr_checkpoint *ck)
     if (!ck)
         return;
     orr_snapshot_free(&ck->bodies);
+    for (int k = 0; k < ck->nfields; k++)
+        free(ck->field[k]);
+    ck->nfields = 0;
     if (ck->have_law)
         orr_law_free(&ck->law);
     ck->have_law = 0;
@@ -577,6 +698,8 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
          k->launch.ipt != w->launch.ipt || k->launch.ftz != w->launch.ftz || k->launch.newton != w->launch.newton ||
          k->launch.threads != w->launch.threads || k->launch.ranges != w->launch.ranges))
         st = orr_sim_set_kspec(s, w, "checkpoint", err);
+    if (!st)
+        st = restore_fields(ck, s, err);
     if (st) {
         orr_sim_destroy(s);
         return st;

@@ -1,8 +1,10 @@
 /* checkpoint: a snapshot (snapshot.h) plus what it takes to continue the
  * run bit for bit: group Run (clock, step count, integrator, dt, damping,
  * precision, backend, softening, G, box, dims), group Kernel (the kernel
- * configuration in use), group Force (the force law, complete) and group
- * Output (the numbered series' counters and the render view).  Written
+ * configuration in use), group Force (the force law, complete), group
+ * Output (the numbered series' counters and the render view) and, for an
+ * integrator with state of its own, group Integrator (one dataset per
+ * checkpoint field of the integrator, n x comps doubles).  Written
  * atomically like every snapshot; read back (rejecting text files and plain
  * snapshots with a message saying so) and turned into a simulation again. */
 #ifndef ORR_CHECKPOINT_H
@@ -40,14 +42,20 @@ typedef struct {
     orr_snapshot bodies;
     orr_law law;             /* the force law as stored (config.law points here) */
     int have_law;            /* 0 for a checkpoint that names its law only */
+    int nfields;             /* the integrator's checkpoint fields (group Integrator) */
+    char field_name[ORR_INTEG_MAX_FIELDS][32];
+    int field_comps[ORR_INTEG_MAX_FIELDS];
+    double *field[ORR_INTEG_MAX_FIELDS];   /* n * comps values each (heap) */
 } orr_checkpoint;
 
 orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *err);
 void orr_checkpoint_free(orr_checkpoint *ck);
 
-/* Creates the simulation ck describes (with ck->config, whose backend the
- * caller may change first): no tuning, the stored kernel configuration, the
- * bodies, the clock and the step count.  notice as for orr_sim_create. */
+/* Creates the simulation ck describes (with ck->config, whose backend, or
+ * integrator_impl for an integrator of one's own, the caller may change
+ * first): no tuning, the stored kernel configuration, the bodies, the
+ * clock, the step count and the integrator's fields.  notice as for
+ * orr_sim_create. */
 orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char *notice,
                                   size_t notice_size, orr_error *err);
 
