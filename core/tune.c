@@ -44,6 +44,7 @@ typedef struct {
     orr_target target;
     int device;              /* GPU ordinal */
     orr_kspec base;          /* base spec with the tuned parameters at their defaults */
+    const orr_kfamily *family;   /* the kernels tuned: their source and what may vary */
     long n, n_bucket;
     orr_gpu_info gpu;        /* GPU only */
     int nproc;               /* CPU only */
@@ -70,6 +71,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
                            ident *id, orr_error *err)
 {
     memset(id, 0, sizeof *id);
+    id->family = &orr_family_direct;
     if (!base_spec)
         return orr_fail(err, ORR_ERR_ARG, "tuning needs a base kernel spec");
     if (n < 1 || n > (1L << 30))
@@ -125,7 +127,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     canon.launch.split = 1;
     canon.launch.threads = 0;
     char *src = NULL;
-    if ((st = orr_kspec_source(&canon, &orr_family_direct, id->target, &src, err)) != ORR_OK)
+    if ((st = orr_kspec_source(&canon, id->family, id->target, &src, err)) != ORR_OK)
         return st;
     orr_kkey_builder kb;
     if ((st = orr_kkey_begin(&kb, err)) != ORR_OK) {
@@ -136,7 +138,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     snprintf(bucket, sizeof bucket, "%ld", id->n_bucket);
     orr_kkey_add_str(&kb, "orrery-tune-1");
     orr_kkey_add_str(&kb, id->target == ORR_TARGET_GPU ? "gpu" : "cpu");
-    orr_kkey_add_str(&kb, orr_family_direct.name);
+    orr_kkey_add_str(&kb, id->family->name);
     orr_kkey_add_str(&kb, src);
     orr_kkey_add_str(&kb, orr_precision_name(id->base.phys.precision));
     orr_kkey_add_str(&kb, bucket);
@@ -285,8 +287,22 @@ static int max_split(const tuner *t)
     return s;
 }
 
+/* Whether p varies only what the family lets the tuner vary. */
+static int family_allows(const tuner *t, params p)
+{
+    const unsigned tuned = t->id.family->tuned;
+    const orr_launch *b = &t->id.base.launch;
+    return ((tuned & ORR_TUNE_BLOCK) || p.block == b->block) &&
+           ((tuned & ORR_TUNE_UNROLL) || p.unroll == b->unroll) &&
+           ((tuned & ORR_TUNE_SPLIT) || p.split == b->split) &&
+           ((tuned & ORR_TUNE_RANGES) || p.ranges == b->ranges) &&
+           ((tuned & ORR_TUNE_THREADS) || p.threads == b->threads);
+}
+
 static int valid(const tuner *t, params p)
 {
+    if (!family_allows(t, p))
+        return 0;
     if (t->id.target == ORR_TARGET_CPU) {
         int okb = 0, okt = 0;
         for (size_t k = 0; k < sizeof cpu_blocks / sizeof cpu_blocks[0]; k++)
