@@ -247,13 +247,13 @@ static hid_t open_group(hid_t file, const char *name, const char *why_needed, co
 {
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        orr_h5_read_failed(path, err, "no %s group (%s)", name, why_needed);
+        orr_read_failed(path, err, "no %s group (%s)", name, why_needed);
         return -1;
     }
     hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
     if (g < 0) {
         H5Eclear2(H5E_DEFAULT);
-        orr_h5_read_failed(path, err, "%s is not a group", name);
+        orr_read_failed(path, err, "%s is not a group", name);
     }
     return g;
 }
@@ -264,7 +264,7 @@ static int need_attr(hid_t g, const char *where, const char *name, hid_t mtype, 
 {
     int rc = orr_h5_get_attr(g, where, name, mtype, count, out, path, err);
     if (rc == 0)
-        orr_h5_read_failed(path, err, "%s has no '%s' attribute", where, name);
+        orr_read_failed(path, err, "%s has no '%s' attribute", where, name);
     return rc > 0 ? 1 : -1;
 }
 
@@ -273,7 +273,7 @@ static int need_string(hid_t g, const char *where, const char *name, char *out, 
 {
     int rc = orr_h5_get_string(g, where, name, out, size, path, err);
     if (rc == 0)
-        orr_h5_read_failed(path, err, "%s has no '%s' attribute", where, name);
+        orr_read_failed(path, err, "%s has no '%s' attribute", where, name);
     return rc > 0 ? 1 : -1;
 }
 
@@ -289,7 +289,7 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
     char precision[16] = "";
     int rc = need_attr(g, "Run", "format", H5T_NATIVE_INT, 1, &format, path, err);
     if (rc > 0 && format > CHECKPOINT_FORMAT) {
-        orr_h5_read_failed(path, err, "checkpoint format %d is newer than this orrery's (%d)",
+        orr_read_failed(path, err, "checkpoint format %d is newer than this orrery's (%d)",
                            format, CHECKPOINT_FORMAT);
         rc = -1;
     }
@@ -325,14 +325,14 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
         return err ? err->code : ORR_ERR_IO;
     orr_error perr = {0};
     if (!isfinite(ck->time) || !isfinite(ck->time_c) || steps < 0)
-        return orr_h5_read_failed(path, err, "Run has a bad clock (time %g, steps %lld)", ck->time,
+        return orr_read_failed(path, err, "Run has a bad clock (time %g, steps %lld)", ck->time,
                                   steps);
     ck->steps = (long)steps;
     /* the integrator is looked up on restore: it may be one of the caller's own */
     if (orr_precision_parse(precision, &c->precision, &perr) ||
         orr_backend_parse(ck->backend, &c->backend, &perr)) {
         orr_error_clear(&perr);
-        return orr_h5_read_failed(path, err, "Run has an unknown precision '%s' or backend '%s'",
+        return orr_read_failed(path, err, "Run has an unknown precision '%s' or backend '%s'",
                                   precision, ck->backend);
     }
     c->integrator = ck->integrator;
@@ -510,7 +510,7 @@ static orr_status read_output(hid_t file, const char *path, orr_checkpoint *ck, 
     if (rc < 0)
         return err ? err->code : ORR_ERR_IO;
     if (snap < 0 || frame < 0)
-        return orr_h5_read_failed(path, err, "Output has negative counters (%lld, %lld)", snap,
+        return orr_read_failed(path, err, "Output has negative counters (%lld, %lld)", snap,
                                   frame);
     o->snapshot = (long)snap;
     o->frame = (long)frame;
@@ -527,7 +527,7 @@ static herr_t read_field(hid_t g, const char *name, const H5L_info_t *info, void
     } *j = ctx;
     orr_checkpoint *ck = j->ck;
     if (ck->nfields >= ORR_INTEG_MAX_FIELDS || strlen(name) >= sizeof ck->field_name[0]) {
-        orr_h5_read_failed(j->path, j->err, "Integrator/%s: too many fields or too long a name",
+        orr_read_failed(j->path, j->err, "Integrator/%s: too many fields or too long a name",
                            name);
         return -1;
     }
@@ -538,7 +538,7 @@ static herr_t read_field(hid_t g, const char *name, const H5L_info_t *info, void
     orr_h5_close(&d, H5Dclose);
     const int comps = rank == 2 ? (int)dims[1] : 1;
     if (rank < 1 || rank > 2 || comps < 1 || comps > 3) {
-        orr_h5_read_failed(j->path, j->err, "Integrator/%s is not an n x 1..3 dataset", name);
+        orr_read_failed(j->path, j->err, "Integrator/%s is not an n x 1..3 dataset", name);
         return -1;
     }
     const long n = ck->bodies.n;
@@ -551,7 +551,7 @@ static herr_t read_field(hid_t g, const char *name, const H5L_info_t *info, void
                            j->err) != 1) {
         free(v);
         if (!j->err->msg[0])
-            orr_h5_read_failed(j->path, j->err, "Integrator/%s cannot be read", name);
+            orr_read_failed(j->path, j->err, "Integrator/%s cannot be read", name);
         return -1;
     }
     snprintf(ck->field_name[ck->nfields], sizeof ck->field_name[0], "%s", name);
@@ -579,7 +579,7 @@ static orr_status read_integrator(hid_t file, const char *path, orr_checkpoint *
     herr_t r = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, read_field, &job);
     orr_h5_close(&g, H5Gclose);
     if (r < 0)
-        return err->code ? err->code : orr_h5_read_failed(path, err, "Integrator cannot be read");
+        return err->code ? err->code : orr_read_failed(path, err, "Integrator cannot be read");
     return ORR_OK;
 }
 
@@ -614,7 +614,7 @@ orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *
     orr_kspec_default(&ck->kspec, ORR_TARGET_CPU);
     snprintf(ck->kspec_source, sizeof ck->kspec_source, "checkpoint");
     if (orr_text_sep(path))
-        return orr_h5_read_failed(path, err,
+        return orr_read_failed(path, err,
                                   "a text file is not a checkpoint (checkpoints are HDF5)");
     hid_t file;
     orr_status st = orr_h5_open_read(path, &file, err);

@@ -68,3 +68,13 @@ const char *orr_status_name(orr_status s)
     }
     return "unknown error";
 }
+
+orr_status orr_read_failed(const char *path, orr_error *err, const char *fmt, ...)
+{
+    char what[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return orr_fail(err, ORR_ERR_IO, "cannot read '%s': %s", path, what);
+}

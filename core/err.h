@@ -31,6 +31,10 @@ typedef struct {
 /* Records a failure in err (may be NULL) and returns code. printf-style. */
 orr_status orr_fail(orr_error *err, orr_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Records "cannot read 'PATH': " and the printf-style rest (ORR_ERR_IO,
+ * returned): how every reader of a file reports. */
+orr_status orr_read_failed(const char *path, orr_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Attaches a copy of log (may be NULL) to err, replacing any earlier one. */
 void orr_error_set_log(orr_error *err, const char *log);
 /* Prefixes err->msg with "prefix: " (printf-style) to add context. */

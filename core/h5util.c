@@ -156,16 +156,6 @@ orr_status orr_h5_write_atomic(const char *path, orr_h5_fill_fn fill, void *ctx,
 
 /* ---- reading ------------------------------------------------------------------ */
 
-orr_status orr_h5_read_failed(const char *path, orr_error *err, const char *fmt, ...)
-{
-    char what[800];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return orr_fail(err, ORR_ERR_IO, "cannot read '%s': %s", path, what);
-}
-
 static const char *class_name(H5T_class_t c)
 {
     switch (c) {
@@ -191,15 +181,15 @@ int orr_h5_get_attr(hid_t loc, const char *where, const char *name, hid_t mtype,
     hid_t t = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
     int rc = -1;
     if (t < 0 || sp < 0) {
-        orr_h5_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
+        orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else if (H5Tget_class(t) != H5T_INTEGER && H5Tget_class(t) != H5T_FLOAT) {
-        orr_h5_read_failed(path, err, "%s/%s is %s (expected a number)", where, name,
+        orr_read_failed(path, err, "%s/%s is %s (expected a number)", where, name,
                            class_name(H5Tget_class(t)));
     } else if (H5Sget_simple_extent_npoints(sp) != count) {
-        orr_h5_read_failed(path, err, "%s/%s has %lld values (expected %lld)", where, name,
+        orr_read_failed(path, err, "%s/%s has %lld values (expected %lld)", where, name,
                            (long long)H5Sget_simple_extent_npoints(sp), (long long)count);
     } else if (H5Aread(a, mtype, out) < 0) {
-        orr_h5_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
+        orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else {
         rc = 1;
     }
@@ -221,9 +211,9 @@ int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out,
     hid_t t = a >= 0 ? H5Aget_type(a) : -1, mt = -1, sp = a >= 0 ? H5Aget_space(a) : -1;
     int rc = -1;
     if (t < 0 || sp < 0) {
-        orr_h5_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
+        orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1) {
-        orr_h5_read_failed(path, err, "%s/%s is not a string", where, name);
+        orr_read_failed(path, err, "%s/%s is not a string", where, name);
     } else if (H5Tis_variable_str(t) > 0) {
         char *p = NULL;
         mt = H5Tcopy(H5T_C_S1);
@@ -232,7 +222,7 @@ int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out,
             H5free_memory(p);
             rc = 1;
         } else {
-            orr_h5_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
+            orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
         }
     } else {
         size_t len = H5Tget_size(t);
@@ -243,7 +233,7 @@ int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out,
             snprintf(out, size, "%s", buf);
             rc = 1;
         } else {
-            orr_h5_read_failed(path, err, "%s/%s: %s", where, name,
+            orr_read_failed(path, err, "%s/%s: %s", where, name,
                                buf ? orr_h5_reason(why) : "out of memory");
         }
         free(buf);
@@ -268,7 +258,7 @@ int orr_h5_get_dataset(hid_t g, const char *where, const char *name, long long r
     hid_t d = ex > 0 ? H5Dopen2(g, name, H5P_DEFAULT) : -1;
     if (d < 0) {
         H5Eclear2(H5E_DEFAULT);
-        orr_h5_read_failed(path, err, "%s/%s is not a dataset", where, name);
+        orr_read_failed(path, err, "%s/%s is not a dataset", where, name);
         return -1;
     }
     hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
@@ -278,9 +268,9 @@ int orr_h5_get_dataset(hid_t g, const char *where, const char *name, long long r
     if (rank >= 1 && rank <= 2)
         H5Sget_simple_extent_dims(sp, dims, NULL);
     if (t < 0 || sp < 0 || rank < 0) {
-        orr_h5_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
+        orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else if (cls != H5T_FLOAT && !(ints && cls == H5T_INTEGER)) {
-        orr_h5_read_failed(path, err, "%s/%s is %s (expected floating point)", where, name,
+        orr_read_failed(path, err, "%s/%s is %s (expected floating point)", where, name,
                            class_name(cls));
     } else if (cols ? rank != 2 || dims[1] != (hsize_t)cols : rank != 1) {
         char shape[64] = "scalar";
@@ -290,26 +280,26 @@ int orr_h5_get_dataset(hid_t g, const char *where, const char *name, long long r
         else if (rank > 2)
             snprintf(shape, sizeof shape, "%d dimensions", rank);
         if (cols)
-            orr_h5_read_failed(path, err, "%s/%s has shape %s (expected (%lld, %d))", where, name,
+            orr_read_failed(path, err, "%s/%s has shape %s (expected (%lld, %d))", where, name,
                                shape, rows, cols);
         else
-            orr_h5_read_failed(path, err, "%s/%s has shape %s (expected (%lld))", where, name,
+            orr_read_failed(path, err, "%s/%s has shape %s (expected (%lld))", where, name,
                                shape, rows);
     } else if ((long long)dims[0] != rows) {
-        orr_h5_read_failed(path, err, "%s/%s has %llu rows but the header gives %lld bodies", where,
+        orr_read_failed(path, err, "%s/%s has %llu rows but the header gives %lld bodies", where,
                            name, (unsigned long long)dims[0], rows);
     } else if (rows > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
-        orr_h5_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
+        orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else {
         rc = 1;
         const int w = cols ? cols : 1;
         for (long long i = 0; rc > 0 && i < rows * w; i++) {
             if (!isfinite(out[i])) {
-                orr_h5_read_failed(path, err, "%s/%s row %lld is not finite (%g)", where, name,
+                orr_read_failed(path, err, "%s/%s row %lld is not finite (%g)", where, name,
                                    i / w, out[i]);
                 rc = -1;
             } else if (nonneg && out[i] < 0) {
-                orr_h5_read_failed(path, err, "%s/%s row %lld is negative (%.17g)", where, name,
+                orr_read_failed(path, err, "%s/%s row %lld is negative (%.17g)", where, name,
                                    i / w, out[i]);
                 rc = -1;
             }
@@ -328,17 +318,17 @@ orr_status orr_h5_open_read(const char *path, hid_t *file, orr_error *err)
     struct stat sb;
     *file = -1;
     if (stat(path, &sb) != 0)
-        return orr_h5_read_failed(path, err, "%s", strerror(errno));
+        return orr_read_failed(path, err, "%s", strerror(errno));
     if (S_ISDIR(sb.st_mode))
-        return orr_h5_read_failed(path, err, "is a directory");
+        return orr_read_failed(path, err, "is a directory");
     htri_t is = H5Fis_hdf5(path);
     if (is <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return orr_h5_read_failed(path, err, "not an HDF5 file (nor .txt or .csv text output)");
+        return orr_read_failed(path, err, "not an HDF5 file (nor .txt or .csv text output)");
     }
     *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (*file < 0)
-        return orr_h5_read_failed(path, err, "damaged or truncated HDF5 file (%s)",
+        return orr_read_failed(path, err, "damaged or truncated HDF5 file (%s)",
                                   orr_h5_reason(why));
     return ORR_OK;
 }

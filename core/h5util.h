@@ -52,10 +52,6 @@ orr_status orr_h5_write_atomic(const char *path, orr_h5_fill_fn fill, void *ctx,
 
 /* ---- reading ------------------------------------------------------------------ */
 
-/* Records "cannot read 'PATH': " and the printf-style rest (ORR_ERR_IO,
- * returned). */
-orr_status orr_h5_read_failed(const char *path, orr_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* Opens an existing HDF5 file for reading into *file (-1 on failure):
  * "cannot read 'PATH': No such file or directory", "is a directory", "not an
  * HDF5 file (nor .txt or .csv text output)", "damaged or truncated HDF5 file

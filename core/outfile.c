@@ -209,6 +209,19 @@ FILE *orr_outfile_stream(orr_outfile *f, orr_error *err)
     return f->fp;
 }
 
+orr_status orr_outfile_begin_stream(orr_outfile *f, const char *path, mode_t mode, FILE **fp,
+                                    orr_error *err)
+{
+    orr_status st = orr_outfile_begin(f, path, mode, err);
+    if (st)
+        return st;
+    if (!(*fp = orr_outfile_stream(f, err))) {
+        orr_outfile_abort(f);
+        return ORR_ERR_IO;
+    }
+    return ORR_OK;
+}
+
 const char *orr_outfile_name(orr_outfile *f)
 {
     if (f->fd >= 0)

@@ -49,6 +49,10 @@ orr_status orr_outfile_put(orr_outfile *f, const void *data, size_t len, orr_err
  * closes it, abort closes it); the same stream on later calls.  NULL with
  * err set on failure (the caller then aborts). */
 FILE *orr_outfile_stream(orr_outfile *f, orr_error *err);
+/* orr_outfile_begin and orr_outfile_stream in one: the stream into *fp; on
+ * failure nothing is left to abort. */
+orr_status orr_outfile_begin_stream(orr_outfile *f, const char *path, mode_t mode, FILE **fp,
+                                    orr_error *err);
 /* The temporary file's name, for a writer that opens it by name (it exists,
  * empty; its descriptor is closed here).  The writer closes its own handle
  * before commit. */

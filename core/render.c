@@ -268,14 +268,10 @@ orr_status orr_render_write_png(const char *path, int width, int height, const u
                                 orr_error *err)
 {
     orr_outfile f;
-    orr_status st = orr_outfile_begin(&f, path, 0, err);
+    FILE *fp = NULL;
+    orr_status st = orr_outfile_begin_stream(&f, path, 0, &fp, err);
     if (st)
         return st;
-    FILE *fp = orr_outfile_stream(&f, err);
-    if (!fp) {
-        orr_outfile_abort(&f);
-        return ORR_ERR_IO;
-    }
     png_image img;
     memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;

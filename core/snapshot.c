@@ -272,13 +272,13 @@ static orr_status read_extras(hid_t g, const char *where, long long rows, orr_sn
     H5G_info_t info;
     char why[200];
     if (H5Gget_info(g, &info) < 0)
-        return orr_h5_read_failed(path, err, "%s: %s", where, orr_h5_reason(why));
+        return orr_read_failed(path, err, "%s: %s", where, orr_h5_reason(why));
     for (hsize_t i = 0; i < info.nlinks; i++) {
         char name[256];
         ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
                                          H5P_DEFAULT);
         if (len < 0)
-            return orr_h5_read_failed(path, err, "%s: %s", where, orr_h5_reason(why));
+            return orr_read_failed(path, err, "%s: %s", where, orr_h5_reason(why));
         if (len >= 64)
             continue;
         int standard = 0;
@@ -324,18 +324,18 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
     htri_t ex = H5Lexists(file, "Header", H5P_DEFAULT);
     if (ex <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return orr_h5_read_failed(path, err, "no Header group (not a GADGET-layout snapshot)");
+        return orr_read_failed(path, err, "no Header group (not a GADGET-layout snapshot)");
     }
     hid_t h = H5Gopen2(file, "Header", H5P_DEFAULT);
     if (h < 0)
-        return orr_h5_read_failed(path, err, "Header: %s", orr_h5_reason(why));
+        return orr_read_failed(path, err, "Header: %s", orr_h5_reason(why));
     long long np[NTYPES];
     double masstab[NTYPES] = {0, 0, 0, 0, 0, 0};
     int nfiles = 1;
     int rc = orr_h5_get_attr(h, "Header", "NumPart_ThisFile", H5T_NATIVE_LLONG, NTYPES, np, path,
                              err);
     if (rc == 0)
-        orr_h5_read_failed(path, err, "Header has no NumPart_ThisFile attribute");
+        orr_read_failed(path, err, "Header has no NumPart_ThisFile attribute");
     if (rc > 0)
         rc = orr_h5_get_attr(h, "Header", "MassTable", H5T_NATIVE_DOUBLE, NTYPES, masstab, path,
                              err) < 0 ? -1 : 1;
@@ -349,16 +349,16 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
     if (rc <= 0)
         return err ? err->code : ORR_ERR_IO;
     if (nfiles > 1)
-        return orr_h5_read_failed(path, err,
+        return orr_read_failed(path, err,
                                   "the snapshot is split over %d files; only single-file "
                                   "snapshots can be read", nfiles);
     long long n = 0;
     int types = 0, last = -1;
     for (int k = 0; k < NTYPES; k++) {
         if (np[k] < 0 || np[k] > (1LL << 40))
-            return orr_h5_read_failed(path, err, "Header/NumPart_ThisFile[%d] is %lld", k, np[k]);
+            return orr_read_failed(path, err, "Header/NumPart_ThisFile[%d] is %lld", k, np[k]);
         if (!isfinite(masstab[k]) || masstab[k] < 0)
-            return orr_h5_read_failed(path, err, "Header/MassTable[%d] is %g", k, masstab[k]);
+            return orr_read_failed(path, err, "Header/MassTable[%d] is %g", k, masstab[k]);
         n += np[k];
         if (np[k] > 0) {
             types++;
@@ -366,10 +366,10 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
         }
     }
     if (n == 0)
-        return orr_h5_read_failed(path, err,
+        return orr_read_failed(path, err,
                                   "the file holds no particles (NumPart_ThisFile is all 0)");
     if (!isfinite(out->time))
-        return orr_h5_read_failed(path, err, "Header/Time is %g", out->time);
+        return orr_read_failed(path, err, "Header/Time is %g", out->time);
     out->pos = malloc(sizeof(double) * 4 * (size_t)n);
     out->vel = malloc(sizeof(double) * 3 * (size_t)n);
     double *tmp = malloc(sizeof(double) * 3 * (size_t)n);
@@ -388,26 +388,26 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
         hid_t g = ex > 0 ? H5Gopen2(file, gname, H5P_DEFAULT) : -1;
         H5Eclear2(H5E_DEFAULT);
         if (ex > 0 && g < 0) {
-            st = orr_h5_read_failed(path, err, "%s is not a group", gname);
+            st = orr_read_failed(path, err, "%s is not a group", gname);
             break;
         }
         if (np[k] == 0) {
             long long rows = g >= 0 ? coordinate_rows(g) : -1;
             if (rows > 0)
-                st = orr_h5_read_failed(path, err, "%s/Coordinates has %lld rows but "
+                st = orr_read_failed(path, err, "%s/Coordinates has %lld rows but "
                                         "NumPart_ThisFile[%d] is 0", gname, rows, k);
             orr_h5_close(&g, H5Gclose);
             continue;
         }
         if (g < 0) {
-            st = orr_h5_read_failed(path, err,
+            st = orr_read_failed(path, err,
                                     "NumPart_ThisFile[%d] is %lld but there is no %s group", k,
                                     np[k], gname);
             break;
         }
         rc = orr_h5_get_dataset(g, gname, "Coordinates", np[k], 3, 0, 0, tmp, path, err);
         if (rc == 0)
-            orr_h5_read_failed(path, err, "%s has no Coordinates dataset", gname);
+            orr_read_failed(path, err, "%s has no Coordinates dataset", gname);
         for (long long i = 0; rc > 0 && i < np[k]; i++) {
             memcpy(out->pos + 4 * (off + i), tmp + 3 * i, 3 * sizeof(double));
             out->pos[4 * (off + i) + 3] = masstab[k];
@@ -416,12 +416,12 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
             rc = orr_h5_get_dataset(g, gname, "Velocities", np[k], 3, 0, 0, out->vel + 3 * off,
                                     path, err);
             if (rc == 0)
-                orr_h5_read_failed(path, err, "%s has no Velocities dataset", gname);
+                orr_read_failed(path, err, "%s has no Velocities dataset", gname);
         }
         if (rc > 0) {
             rc = orr_h5_get_dataset(g, gname, "Masses", np[k], 0, 0, 1, tmp, path, err);
             if (rc == 0 && masstab[k] == 0) {
-                orr_h5_read_failed(path, err,
+                orr_read_failed(path, err,
                                    "%s has no Masses dataset and Header/MassTable[%d] is 0",
                                    gname, k);
                 rc = -1;

@@ -48,14 +48,10 @@ orr_status orr_text_write(const char *path, long n, const double *pos, const dou
         return orr_fail(err, ORR_ERR_ARG,
                         "cannot write '%s': unknown format (expected .txt or .csv)", path);
     orr_outfile out;
-    orr_status st = orr_outfile_begin(&out, path, 0, err);
+    FILE *f = NULL;
+    orr_status st = orr_outfile_begin_stream(&out, path, 0, &f, err);
     if (st)
         return st;
-    FILE *f = orr_outfile_stream(&out, err);
-    if (!f) {
-        orr_outfile_abort(&out);
-        return ORR_ERR_IO;
-    }
     char head[64];
     header_line(sep, head, sizeof head);
     fprintf(f, "%s\n", head);
@@ -73,19 +69,6 @@ orr_status orr_text_write(const char *path, long n, const double *pos, const dou
 }
 
 /* ---- reading ------------------------------------------------------------------ */
-
-/* Records "cannot read 'PATH': " and the printf-style rest (ORR_ERR_IO). */
-static orr_status read_failed(const char *path, orr_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static orr_status read_failed(const char *path, orr_error *err, const char *fmt, ...)
-{
-    char what[800];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return orr_fail(err, ORR_ERR_IO, "cannot read '%s': %s", path, what);
-}
 
 /* The next field of line at *p (sep ' ': runs of blanks; else sep and blanks
  * around it); NULL at the end of the line. */
@@ -117,17 +100,17 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
 {
     char sep = orr_text_sep(path);
     if (!sep)
-        return read_failed(path, err, "not a text file (.txt or .csv)");
+        return orr_read_failed(path, err, "not a text file (.txt or .csv)");
     struct stat sb;
     if (stat(path, &sb) != 0)
-        return read_failed(path, err, "%s", strerror(errno));
+        return orr_read_failed(path, err, "%s", strerror(errno));
     if (S_ISDIR(sb.st_mode))
-        return read_failed(path, err, "is a directory");
+        return orr_read_failed(path, err, "is a directory");
     char *text = NULL;
     orr_error rerr = {0};
     if (orr_read_file(path, &text, NULL, &rerr)) {
         orr_error_clear(&rerr);
-        return read_failed(path, err, "%s", strerror(errno ? errno : EIO));
+        return orr_read_failed(path, err, "%s", strerror(errno ? errno : EIO));
     }
     long lines = 1;
     for (char *c = text; *c; c++)
@@ -164,7 +147,7 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
             for (int k = 0; ok && k < NCOLS; k++)
                 ok = strcasecmp(f[k], columns[k]) == 0;
             if (!ok)
-                st = read_failed(path, err, "line %ld: expected the header line '%s'", lineno,
+                st = orr_read_failed(path, err, "line %ld: expected the header line '%s'", lineno,
                                  expected);
             header = 1;
             line = nl ? nl + 1 : NULL;
@@ -172,10 +155,10 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
         }
         if (nf != NCOLS) {
             if (nf > NCOLS)
-                st = read_failed(path, err, "line %ld: more than %d columns (expected %s)", lineno,
+                st = orr_read_failed(path, err, "line %ld: more than %d columns (expected %s)", lineno,
                                  NCOLS, expected);
             else
-                st = read_failed(path, err, "line %ld: %d column%s (expected %d: %s)", lineno, nf,
+                st = orr_read_failed(path, err, "line %ld: %d column%s (expected %d: %s)", lineno, nf,
                                  nf == 1 ? "" : "s", NCOLS, expected);
             break;
         }
@@ -185,13 +168,13 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
             errno = 0;
             v[k] = strtod(f[k], &e);
             if (e == f[k] || *e)
-                st = read_failed(path, err, "line %ld: %s is '%.40s', not a number", lineno,
+                st = orr_read_failed(path, err, "line %ld: %s is '%.40s', not a number", lineno,
                                  columns[k], f[k]);
             else if (!isfinite(v[k]))
-                st = read_failed(path, err, "line %ld: %s is not finite (%s)", lineno, columns[k],
+                st = orr_read_failed(path, err, "line %ld: %s is not finite (%s)", lineno, columns[k],
                                  f[k]);
             else if (k == COL_M && v[k] < 0)
-                st = read_failed(path, err, "line %ld: m is negative (%s)", lineno, f[k]);
+                st = orr_read_failed(path, err, "line %ld: m is negative (%s)", lineno, f[k]);
         }
         if (!st) {
             double *x = out->pos + 4 * n, *u = out->vel + 3 * n;
@@ -203,9 +186,9 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
     }
     free(text);
     if (!st && !header)
-        st = read_failed(path, err, "empty file (expected a header line and one line per body)");
+        st = orr_read_failed(path, err, "empty file (expected a header line and one line per body)");
     else if (!st && n == 0)
-        st = read_failed(path, err, "no bodies (only a header line)");
+        st = orr_read_failed(path, err, "no bodies (only a header line)");
     out->n = n;
     return st;
 }
