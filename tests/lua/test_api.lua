@@ -137,6 +137,23 @@ T.test("buffer writes are used by the next step", function()
   T.near(sim.vel[2][1], -1e-3, 1e-6)
 end)
 
+T.test("advance to a time", function()
+  -- free bodies drift exactly: x = x0 + v t, whatever the steps
+  local sim <close> = cpu{ n = 2, precision = "double", dt = 0.25 }
+  sim.pos[1] = { 0, 0, 0 }
+  sim.pos[2] = { 100, 0, 0 }
+  sim.vel[1] = { 1, 0, 0 }
+  sim.mass:from_table{ 0, 0 }
+  sim:advance(1.1)
+  T.eq(sim.steps, 5)   -- four whole steps and one of 0.1
+  T.near(sim.time, 1.1, 1e-15)
+  T.near(sim.pos[1][1], 1.1, 1e-15)
+  sim:advance(1.1)
+  T.eq(sim.steps, 5)
+  T.raises("bad argument #1 to 'advance' (time must be finite and >= the current time 1.1 (got 1.0))",
+           function() sim:advance(1.0) end)
+end)
+
 T.test("step, time and steps", function()
   local sim <close> = cpu{ n = 8, dt = 0.25 }
   sim:step()
