@@ -104,6 +104,10 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
     const int t = threadIdx.x;
     const int part = t % ORR_SPLIT;
     const int first = blockIdx.x * groups * ORR_IPT + t / ORR_SPLIT;
+    /* count <= n always; saying so lets the compiler schedule the tile loop
+     * as it did when the targets were all n bodies (measured on the H100:
+     * without it block 256 / unroll 32 at N = 262144 ran 3.7% slower) */
+    count = min(count, n);
     const vec4 zero = {0, 0, 0, 0};
     vec4 pi[ORR_IPT];
     real ax[ORR_IPT], ay[ORR_IPT], az[ORR_IPT], cx[ORR_IPT], cy[ORR_IPT], cz[ORR_IPT];
