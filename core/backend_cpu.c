@@ -106,12 +106,12 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     }
     snprintf(e->build.target, sizeof e->build.target, "cpu");
     const char *extra = orr_hostcc_precision_flags(e->spec.phys.precision == ORR_DOUBLE);
-    const char *parts[] = {"orrery-cpu-1", src, orr_hostcc_command(), compiler,
+    const char *parts[] = {"orrery-cpu-1", e->family->name, src, orr_hostcc_command(), compiler,
                            orr_hostcc_flags(), extra, cpu};
     cpu_build_ctx ctx = {src, extra};
     void *so = NULL;
     size_t len = 0;
-    st = orr_kcache_build(parts, 7, "so", cpu_build, &ctx, &so, &len, &e->build, err);
+    st = orr_kcache_build(parts, 8, "so", cpu_build, &ctx, &so, &len, &e->build, err);
     free(src);
     if (st) {
         cpu_destroy(e);

@@ -3,15 +3,17 @@
  *
  * Directory: $ORRERY_CACHE_DIR, else $XDG_CACHE_HOME/orrery, else
  * ~/.cache/orrery, created 0700.  Key: a 128-bit XXH3 hash over everything
- * that determines the compiled bytes (full generated source, options, target
- * architecture, compiler identity), as 32 hex digits.  An entry is one file
+ * that determines the compiled bytes (kernel family, full generated source,
+ * options, target architecture, compiler identity), as 32 hex digits.  An entry is one file
  * "<key>.<kind>" holding a header (magic, version, key, payload length,
  * XXH3-64 checksum of the payload) and the payload.  Writes go to a temp file
  * in the same directory, are fsynced and renamed into place, so concurrent
  * writers never leave a torn entry.  A corrupt or truncated entry is a miss
  * (the caller rebuilds and overwrites it); an entry not owned by the user or
  * writable by group/others is refused, since loading it would run someone
- * else's code. */
+ * else's code.  orr_kcache_build is the one way the backends (and the
+ * benchmark's reference loop) obtain a kernel object: fetch the entry, or
+ * build it and store it. */
 #ifndef ORR_KCACHE_H
 #define ORR_KCACHE_H
 
