@@ -1,0 +1,58 @@
+/* comm: the ranks of a distributed run.  MPI (Open MPI, libmpi.so.40) is
+ * opened with dlopen at run time, like libcuda and NVRTC, so the program
+ * starts on machines without MPI and says what is missing only when a run
+ * was started by an MPI launcher.  Without a launcher there is one rank and
+ * no MPI call is made.  Every collective is called by every rank in the
+ * same order; a failing MPI call records "MPI_Xxx: <MPI error string>"
+ * (ORR_ERR_COMM).  The library never aborts by itself: the CLI and the Lua
+ * layer call orr_comm_abort after reporting an error, so no rank waits in a
+ * collective for a rank that has stopped. */
+#ifndef ORR_COMM_H
+#define ORR_COMM_H
+
+#include <stddef.h>
+#include "err.h"
+
+typedef struct orr_comm orr_comm;
+
+/* Whether this process was started by an MPI launcher (mpirun, mpiexec,
+ * srun): the launcher's environment (OMPI_COMM_WORLD_SIZE, PMIX_RANK,
+ * PMI_SIZE, ...) is present. */
+int orr_comm_launched(void);
+
+/* The process's communicator over all ranks, made on the first call (MPI
+ * initialised there when launched) and the same object on later calls.
+ * Not launched: one rank, rank 0, without MPI.  Launched but libmpi.so.40
+ * cannot be loaded: ORR_ERR_COMM, "started by an MPI launcher but MPI cannot
+ * be loaded (libmpi.so.40: ...); install Open MPI (Debian: openmpi-bin)". */
+orr_status orr_comm_world(orr_comm **out, orr_error *err);
+
+int orr_comm_rank(const orr_comm *c);         /* 0 .. size - 1 */
+int orr_comm_size(const orr_comm *c);         /* ranks */
+int orr_comm_local_rank(const orr_comm *c);   /* among the ranks on this host */
+int orr_comm_uses_mpi(const orr_comm *c);     /* 0 for the one-rank world without MPI */
+const char *orr_comm_host(const orr_comm *c); /* this rank's host name */
+
+/* In-place all-gather of variable blocks: rank r's block is
+ * buf[displs[r] .. displs[r] + counts[r]) in units of elem bytes; on return
+ * every rank holds every block.  counts and displs have size() entries. */
+orr_status orr_comm_allgatherv(orr_comm *c, void *buf, const long *counts, const long *displs,
+                               size_t elem, orr_error *err);
+/* Fixed-size all-gather: rank r's `bytes` bytes from mine land at
+ * all + r * bytes on every rank. */
+orr_status orr_comm_allgather(orr_comm *c, const void *mine, void *all, size_t bytes,
+                              orr_error *err);
+/* Element-wise sums and maxima of count doubles, in place, over all ranks. */
+orr_status orr_comm_sum(orr_comm *c, double *v, int count, orr_error *err);
+orr_status orr_comm_max(orr_comm *c, double *v, int count, orr_error *err);
+/* Rank root's bytes to every rank. */
+orr_status orr_comm_bcast(orr_comm *c, void *buf, size_t bytes, int root, orr_error *err);
+orr_status orr_comm_barrier(orr_comm *c, orr_error *err);
+
+/* Ends every rank at once with exit code code (MPI_Abort); with one rank
+ * without MPI it returns, and the caller exits as usual. */
+void orr_comm_abort(orr_comm *c, int code);
+/* Finalises MPI at the end of a run that initialised it (idempotent). */
+void orr_comm_finalize(void);
+
+#endif
