@@ -1,24 +1,42 @@
 /* integrator: the fixed-step schemes and the table of integrators (see
  * integrator.h).  Each drives the engine's force, kick and drift kernels on
- * all bodies. */
+ * the environment's targets. */
 #include "integrator.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Accelerations into the engine's buffer only: nothing is downloaded. */
+orr_status orr_integ_moved(orr_integ_env *env, orr_error *err)
+{
+    return env->exchange ? env->exchange(env, env->exchange_ctx, err) : ORR_OK;
+}
+
+/* Accelerations of the targets into the engine's buffer only: nothing is
+ * downloaded. */
 static orr_status force(orr_integ_env *env, orr_error *err)
 {
-    return orr_engine_force(env->engine, orr_engine_all(env->engine), err);
+    return orr_engine_force(env->engine, env->targets, err);
+}
+
+static orr_status kick(orr_integ_env *env, double h, double damping, orr_error *err)
+{
+    return orr_engine_kick_range(env->engine, env->targets, h, damping, err);
+}
+
+/* x += v h on the targets, then every rank's positions to every rank. */
+static orr_status drift(orr_integ_env *env, double h, orr_error *err)
+{
+    orr_status st = orr_engine_drift_range(env->engine, env->targets, h, err);
+    return st ? st : orr_integ_moved(env, err);
 }
 
 static orr_status step_euler(void *state, orr_integ_env *env, orr_error *err)
 {
     orr_status st = force(env, err);
     if (!st)
-        st = orr_engine_kick(env->engine, env->dt, env->damping, err);
+        st = kick(env, env->dt, env->damping, err);
     if (!st)
-        st = orr_engine_drift(env->engine, env->dt, err);
+        st = drift(env, env->dt, err);
     env->acc_valid = 0;
     return st;
 }
@@ -35,17 +53,17 @@ static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, orr_er
         env->acc_valid = 1;
     }
     if (k1 != 0)
-        st = orr_engine_kick(env->engine, k1, 1.0, err);
+        st = kick(env, k1, 1.0, err);
     if (!st) {
         env->acc_valid = 0;
-        st = orr_engine_drift(env->engine, d, err);
+        st = drift(env, d, err);
     }
     if (!st)
         st = force(env, err);
     if (!st) {
         env->acc_valid = 1;
         if (k2 != 0)
-            st = orr_engine_kick(env->engine, k2, 1.0, err);
+            st = kick(env, k2, 1.0, err);
     }
     return st;
 }

@@ -23,13 +23,24 @@
 
 #include "engine.h"
 
-/* What an integrator works on. */
-typedef struct {
+/* What an integrator works on.  It computes forces on, kicks and drifts
+ * the targets only (all bodies, or this rank's slice of a distributed run)
+ * and calls orr_integ_moved after every drift, which brings the other
+ * ranks' positions in before the next force evaluation. */
+typedef struct orr_integ_env {
     orr_engine *engine;   /* the bodies and their kernels */
+    orr_range targets;    /* the bodies this process advances */
     double dt;            /* the step asked for (the last step of an advance may be shorter) */
     double damping;       /* velocity factor per step (euler only; 1 = none) */
-    int acc_valid;        /* the engine's accelerations match its positions */
+    int acc_valid;        /* the engine's accelerations of the targets match the positions */
+    /* called by orr_integ_moved: every rank's targets' positions to every
+     * rank (NULL with one rank) */
+    orr_status (*exchange)(struct orr_integ_env *env, void *ctx, orr_error *err);
+    void *exchange_ctx;
 } orr_integ_env;
+
+/* The targets' positions changed: the exchange, when there is one. */
+orr_status orr_integ_moved(orr_integ_env *env, orr_error *err);
 
 /* A per-body array an integrator's state adds to a checkpoint. */
 typedef struct {

@@ -9,6 +9,7 @@
  * the attributes or the force law change. */
 #include "sim.h"
 #include "bench.h"
+#include "dist.h"
 #include "textio.h"
 #include "tune.h"
 #include "util.h"
@@ -35,12 +36,20 @@ struct orr_sim {
     orr_integ_env env;             /* what the integrator works on; env.acc_valid: the
                                       engine's accelerations match its positions */
     void *istate;                  /* the integrator's own state (NULL for none) */
+    orr_dist *dist;                /* the slices of the ranks (NULL: this process alone) */
     double time, time_c;           /* clock, with Kahan compensation */
     long steps;
     char kspec_source[16];         /* "tuned", "store" or "default" */
 };
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
+
+/* After a drift of this rank's slice: every rank's positions everywhere. */
+static orr_status exchange_positions(orr_integ_env *env, void *ctx, orr_error *err)
+{
+    orr_sim *s = ctx;
+    return orr_dist_gather(s->dist, env->engine, ORR_ENGINE_POS, err);
+}
 
 /* ---- creation -------------------------------------------------------------- */
 
@@ -202,9 +211,16 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                            err);
     if (!st && integ->create)
         st = integ->create(&s->istate, c->n, err);
+    if (!st && c->comm && orr_comm_size(c->comm) > 1)
+        st = orr_dist_create(&s->dist, c->comm, c->n, err);
     if (st) {
         orr_sim_destroy(s);
         return st;
+    }
+    s->env.targets = s->dist ? orr_dist_mine(s->dist) : orr_engine_all(s->engine);
+    if (s->dist) {
+        s->env.exchange = exchange_positions;
+        s->env.exchange_ctx = s;
     }
     /* all bodies at the origin, at rest, mass 0: uploaded before first use */
     s->host_valid = 1;
@@ -221,6 +237,7 @@ void orr_sim_destroy(orr_sim *s)
     if (s->istate && s->integ->destroy)
         s->integ->destroy(s->istate);
     orr_engine_destroy(s->engine);
+    orr_dist_destroy(s->dist);
     free(s->pos);
     free(s->vel);
     free(s->attr);
@@ -319,11 +336,30 @@ static double wrap(double x, double l)
     return w;
 }
 
+/* Over several ranks: rank 0's mirror to every rank, so every rank starts
+ * from the same bodies (a script's unseeded random numbers differ). */
+static orr_status share_mirror(orr_sim *s, orr_error *err)
+{
+    orr_comm *c = orr_dist_comm(s->dist);
+    const size_t n = (size_t)s->cfg.n;
+    orr_status st = orr_comm_bcast(c, s->pos, sizeof(double) * 4 * n, 0, err);
+    if (!st)
+        st = orr_comm_bcast(c, s->vel, sizeof(double) * 3 * n, 0, err);
+    if (!st && s->attr)
+        st = orr_comm_bcast(c, s->attr, sizeof(double) * n * (size_t)s->law.nattrs, 0, err);
+    return st;
+}
+
 /* Uploads the mirror when it was written, after the 2D and box fix-ups. */
 static orr_status flush(orr_sim *s, orr_error *err)
 {
     if (!s->host_dirty)
         return ORR_OK;
+    if (s->dist) {
+        orr_status st = share_mirror(s, err);
+        if (st)
+            return st;
+    }
     const long n = s->cfg.n;
     for (long i = 0; i < n; i++) {
         if (s->cfg.dims == 2) {
@@ -364,6 +400,8 @@ static orr_status fetch(orr_sim *s, orr_error *err)
         return ORR_OK;
     orr_status st = s->integ->synchronize ? s->integ->synchronize(s->istate, env_of(s), err)
                                           : ORR_OK;
+    if (!st && s->dist)   /* each rank's velocities are current on its slice only */
+        st = orr_dist_gather(s->dist, s->engine, ORR_ENGINE_VEL, err);
     if (!st)
         st = orr_engine_get_state(s->engine, s->pos, s->vel, err);
     if (st)
@@ -675,7 +713,13 @@ orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_er
         const double *v = s->vel + 3 * i;
         k += 0.5 * s->pos[4 * i + 3] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     }
-    st = orr_engine_potential(s->engine, &u, err);
+    if (s->dist) {   /* each rank's share, summed */
+        st = orr_engine_potential_range(s->engine, s->env.targets, &u, err);
+        if (!st)
+            st = orr_comm_sum(orr_dist_comm(s->dist), &u, 1, err);
+    } else {
+        st = orr_engine_potential(s->engine, &u, err);
+    }
     if (st)
         return st;
     if (kinetic)

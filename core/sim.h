@@ -3,11 +3,14 @@
  * the diagnostics (energy, momentum, angular momentum, centre of mass, virial
  * ratio) and text output.  The state lives on the backend; the host keeps a
  * double-precision mirror (pos[4n] = x, y, z, m; vel[3n]) that is fetched
- * only when read and uploaded before the next step only when written. */
+ * only when read and uploaded before the next step only when written.
+ * Over several ranks (config.comm) each rank advances its slice of the
+ * bodies (dist.h) and every rank's mirror shows all of them. */
 #ifndef ORR_SIM_H
 #define ORR_SIM_H
 
 #include <stddef.h>
+#include "comm.h"
 #include "engine.h"
 #include "integrator.h"
 
@@ -35,6 +38,10 @@ typedef struct {
                                   now and store it (CPU: defaults); ORR_SIM_TUNE_OFF:
                                   defaults; ORR_SIM_TUNE_ON: as auto, on the CPU too */
     double tune_budget;        /* seconds for a tuning on start-up (2) */
+    orr_comm *comm;            /* the ranks the bodies are spread over (borrowed; NULL or
+                                  one rank: this process alone).  Every rank runs the
+                                  same calls; rank 0's bodies, written to its mirror,
+                                  are what every rank starts from (NULL) */
 } orr_sim_config;
 
 enum { ORR_SIM_TUNE_AUTO = 0, ORR_SIM_TUNE_OFF = 1, ORR_SIM_TUNE_ON = 2 };

@@ -1,0 +1,33 @@
+/* dist: the bodies of one simulation spread over the ranks of a comm
+ * (comm.h).  Rank r owns the contiguous slice [n r / P, n (r + 1) / P) of
+ * the n bodies: it computes the forces on its slice from all n bodies,
+ * kicks and drifts its slice, and after every drift the slices' positions
+ * are gathered so that every rank holds every body again.  Since a body's
+ * force sum does not depend on which range it is computed in, P ranks give
+ * the bits of one.  The exchange is staged through the host (the engine's
+ * buffer, its own slice copied out, an MPI all-gather in place, copied back
+ * in); with one rank every call is a no-op. */
+#ifndef ORR_DIST_H
+#define ORR_DIST_H
+
+#include "comm.h"
+#include "engine.h"
+
+typedef struct orr_dist orr_dist;
+
+/* Spreads n bodies over the ranks of c (borrowed: it must outlive d). */
+orr_status orr_dist_create(orr_dist **out, orr_comm *c, long n, orr_error *err);
+void orr_dist_destroy(orr_dist *d);
+
+int orr_dist_rank(const orr_dist *d);
+int orr_dist_ranks(const orr_dist *d);
+orr_comm *orr_dist_comm(const orr_dist *d);
+/* Rank r's slice, and this rank's. */
+orr_range orr_dist_slice(const orr_dist *d, int r);
+orr_range orr_dist_mine(const orr_dist *d);
+
+/* Every rank's slice of the engine's buffer id (positions with masses, or
+ * velocities) to every rank, in the engine's precision, bit for bit. */
+orr_status orr_dist_gather(orr_dist *d, orr_engine *e, orr_buffer_id id, orr_error *err);
+
+#endif
