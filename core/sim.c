@@ -417,6 +417,11 @@ static orr_status sync_state(orr_sim *s, orr_error *err)
     return st ? st : fetch(s, err);
 }
 
+orr_status orr_sim_sync(orr_sim *s, orr_error *err)
+{
+    return sync_state(s, err);
+}
+
 orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err)
 {
     orr_status st = fetch(s, err);

@@ -68,6 +68,13 @@ orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z
 orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
 void orr_sim_touch(orr_sim *s);
 
+/* Brings the backend and the mirror into agreement: pending writes
+ * uploaded, then the state read back (what the writers do first).  Over
+ * several ranks every rank calls the state-reading functions at the same
+ * points (they exchange the slices), so a rank that does not write calls
+ * this where the writing rank writes. */
+orr_status orr_sim_sync(orr_sim *s, orr_error *err);
+
 /* The kernel configuration in use and where it came from: "tuned" (tuned
  * now), "store" (a stored tuning), or "default". */
 const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source);

@@ -167,7 +167,10 @@ static int check_extra(lua_State *L, int idx, long n, orr_snapshot_field **field
     return count;
 }
 
-/* sim:write(path [, extra]) -> path written.  .hdf5/.h5: a GADGET-4 HDF5
+/* Over several ranks the files are written by rank 0 alone, with every
+ * body in them; the other ranks take part in reading the state.
+ *
+ * sim:write(path [, extra]) -> path written.  .hdf5/.h5: a GADGET-4 HDF5
  * snapshot (extra: name -> list of n numbers, more PartType1 datasets);
  * .txt/.csv: text.  A %d in path takes the simulation's next snapshot
  * number. */
@@ -187,12 +190,13 @@ static int io_write(lua_State *L)
     if (is_ext(path, ".hdf5", ".h5")) {
         orr_snapshot_field *fields = NULL;
         int nf = lua_isnoneornil(L, 3) ? 0 : check_extra(L, 3, orr_sim_n(s), &fields);
-        st = orr_snapshot_write(s, path, fields, nf, &err);
+        st = orr_lua_rank0() ? orr_snapshot_write(s, path, fields, nf, &err)
+                             : orr_sim_sync(s, &err);
     } else if (is_ext(path, ".txt", ".csv")) {
         if (!lua_isnoneornil(L, 3))
             return orr_lua_error(L, "sim:write: extra datasets need an HDF5 file (.hdf5 or .h5), "
                                  "not '%s'", path);
-        st = orr_sim_write(s, path, &err);
+        st = orr_lua_rank0() ? orr_sim_write(s, path, &err) : orr_sim_sync(s, &err);
     } else {
         return orr_lua_error(L, "cannot write '%s': unknown format (expected .txt, .csv, .hdf5 "
                              "or .h5)", path);
@@ -217,7 +221,7 @@ static int io_checkpoint(lua_State *L)
                              path);
     orr_output_state *o = state_of(L, 1);
     orr_error err = {0};
-    if (orr_checkpoint_write(s, path, o, &err))
+    if (orr_lua_rank0() ? orr_checkpoint_write(s, path, o, &err) : orr_sim_sync(s, &err))
         return orr_lua_fail(L, &err, NULL);
     lua_pushstring(L, path);
     return 1;
@@ -255,6 +259,9 @@ static int l_restore(lua_State *L)
     if (backend >= 0)
         ck->config.backend = backend == 1 ? ORR_BACKEND_CUDA
                              : backend == 2 ? ORR_BACKEND_CPU : ORR_BACKEND_AUTO;
+    ck->config.comm = orr_lua_comm;   /* a checkpoint continues on any number of ranks */
+    if (orr_comm_size(orr_lua_comm) > 1)
+        ck->config.device = orr_lua_default_device();
     orr_lua_sim *p = lua_newuserdatauv(L, sizeof *p, 3);
     p->sim = NULL;
     luaL_setmetatable(L, ORR_LUA_SIM);
@@ -378,8 +385,10 @@ static int io_render(lua_State *L)
     char path[PATH_SIZE];
     int numbered = 0;
     orr_error err = {0};
+    double *pos = NULL;   /* a rank that does not draw takes part in reading the state */
     if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err) ||
-        orr_render_sim(s, path, &o, &st->view, &err))
+        (orr_lua_rank0() ? orr_render_sim(s, path, &o, &st->view, &err)
+                         : orr_sim_pos(s, &pos, &err)))
         return orr_lua_fail(L, &err, NULL);
     if (numbered)
         st->frame++;

@@ -16,6 +16,12 @@
 #endif
 
 volatile int *orr_lua_stop = NULL;
+orr_comm *orr_lua_comm = NULL;
+
+int orr_lua_rank0(void)
+{
+    return !orr_lua_comm || orr_comm_rank(orr_lua_comm) == 0;
+}
 
 /* ---- shared helpers -------------------------------------------------------- */
 
@@ -173,17 +179,41 @@ static int l_clock(lua_State *L)
     return 1;
 }
 
+/* orrery._agree(v) -> rank 0's v (a boolean or a number) on every rank:
+ * for decisions that every rank must take alike (how many steps before the
+ * next progress update, whether to stop), since each is a collective. */
+static int l_agree(lua_State *L)
+{
+    double v = lua_isboolean(L, 1) ? lua_toboolean(L, 1) : luaL_checknumber(L, 1);
+    orr_error err = {0};
+    if (orr_comm_bcast(orr_lua_comm, &v, sizeof v, 0, &err))
+        return orr_lua_fail(L, &err, NULL);
+    if (lua_isboolean(L, 1))
+        lua_pushboolean(L, v != 0);
+    else
+        lua_pushnumber(L, v);
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
     {"_isatty", l_isatty},
     {"_clock", l_clock},
+    {"_agree", l_agree},
     {NULL, NULL},
 };
 
 int orr_lua_open_core(lua_State *L)
 {
+    orr_error err = {0};
+    if (!orr_lua_comm && orr_comm_world(&orr_lua_comm, &err))
+        return orr_lua_fail(L, &err, NULL);
     luaL_newlib(L, funcs);
     lua_pushliteral(L, ORR_VERSION);
     lua_setfield(L, -2, "version");
+    lua_pushinteger(L, orr_comm_rank(orr_lua_comm));
+    lua_setfield(L, -2, "rank");
+    lua_pushinteger(L, orr_comm_size(orr_lua_comm));
+    lua_setfield(L, -2, "ranks");
     orr_lua_open_buffer(L);
     orr_lua_open_sim(L);
     orr_lua_open_io(L);

@@ -18,6 +18,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
+#include "comm.h"
 #include "err.h"
 #include "ksrc.h"
 #include "sim.h"
@@ -50,6 +51,16 @@ extern const orr_ksrc_file orr_lua_embedded[];
 
 /* Set by the runner's SIGINT handler; orr_sim_step polls it (NULL: never). */
 extern volatile int *orr_lua_stop;
+
+/* The ranks of this run (comm.h), set when the module opens: every
+ * simulation is spread over them, and what the module reports or writes
+ * happens on rank 0. */
+extern orr_comm *orr_lua_comm;
+/* Whether this process does the reporting and writing (rank 0). */
+int orr_lua_rank0(void);
+/* The GPU of this rank: its local rank modulo the visible devices (0 with
+ * one rank or no GPU). */
+int orr_lua_default_device(void);
 
 /* Opens "orrery.core" (the C part of the module); for package.preload. */
 int orr_lua_open_core(lua_State *L);

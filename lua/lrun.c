@@ -118,6 +118,20 @@ static int resume(lua_State *L)
     return 0;
 }
 
+/* A script's error: printed (with the rank when there are several), and
+ * over several ranks every rank ended at once, so none waits in a
+ * collective for this one. */
+static void report_error(const char *msg)
+{
+    if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1) {
+        fprintf(stderr, "orrery: rank %d of %d (%s): %s\n", orr_comm_rank(orr_lua_comm),
+                orr_comm_size(orr_lua_comm), orr_comm_host(orr_lua_comm), msg ? msg : "error");
+        fflush(stderr);
+        orr_comm_abort(orr_lua_comm, 1);
+    }
+    fprintf(stderr, "%s\n", msg ? msg : "error");
+}
+
 int orr_lua_run(const char *script, int argc, char **argv)
 {
     lua_State *L = luaL_newstate();
@@ -131,7 +145,8 @@ int orr_lua_run(const char *script, int argc, char **argv)
     lua_pushinteger(L, argc);
     lua_pushlightuserdata(L, argv);
     if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-        fprintf(stderr, "orrery: %s\n", lua_tostring(L, -1));
+        lua_pushfstring(L, "orrery: %s", lua_tostring(L, -1));
+        report_error(lua_tostring(L, -1));
         lua_close(L);
         return 1;
     }
@@ -139,7 +154,8 @@ int orr_lua_run(const char *script, int argc, char **argv)
         lua_pushcfunction(L, resume);
         lua_pushlightuserdata(L, (void *)resume_path);
         if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-            fprintf(stderr, "orrery: --resume: %s\n", lua_tostring(L, -1));
+            lua_pushfstring(L, "orrery: --resume: %s", lua_tostring(L, -1));
+            report_error(lua_tostring(L, -1));
             lua_close(L);
             return 1;
         }
@@ -149,10 +165,11 @@ int orr_lua_run(const char *script, int argc, char **argv)
     lua_pushcfunction(L, msghandler);
     int st = luaL_loadfile(L, strcmp(script, "-") == 0 ? NULL : script);
     if (st == LUA_ERRFILE) {
-        fprintf(stderr, "orrery: %s\n", lua_tostring(L, -1));
+        lua_pushfstring(L, "orrery: %s", lua_tostring(L, -1));
+        report_error(lua_tostring(L, -1));
         rc = 1;
     } else if (st != LUA_OK) {
-        fprintf(stderr, "%s\n", lua_tostring(L, -1));   /* file.lua:LINE: syntax error */
+        report_error(lua_tostring(L, -1));   /* file.lua:LINE: syntax error */
         rc = 1;
     } else {
         /* the script gets its arguments as ... too, as under lua.c */
@@ -171,11 +188,12 @@ int orr_lua_run(const char *script, int argc, char **argv)
         sigaction(SIGINT, &old, NULL);
         if (st != LUA_OK) {
             fflush(stdout);
-            fprintf(stderr, "%s\n", lua_tostring(L, -1));
+            report_error(lua_tostring(L, -1));
             rc = 1;
         }
     }
     lua_close(L);   /* closes the simulations left open */
+    orr_comm_finalize();
     orr_lua_stop = NULL;
     running = NULL;
     if (interrupted) {

@@ -5,6 +5,7 @@
  * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
  * table, which the module exposes as orrery.Sim so Lua code can add methods. */
 #include "lorrery.h"
+#include "cuda.h"
 #include "tune.h"
 
 #include <limits.h>
@@ -241,6 +242,15 @@ static int unit_interval(double v)
     return v > 0 && v <= 1;
 }
 
+int orr_lua_default_device(void)
+{
+    int count = 0;
+    if (!orr_lua_comm || orr_comm_size(orr_lua_comm) == 1 || orr_cuda_open(NULL) != ORR_OK ||
+        orr_cuda_device_count(&count, NULL) != ORR_OK || count < 1)
+        return 0;
+    return orr_comm_local_rank(orr_lua_comm) % count;
+}
+
 static int l_simulation(lua_State *L)
 {
     static const char *const precisions[] = {"float", "double", NULL};
@@ -289,7 +299,9 @@ static int l_simulation(lua_State *L)
     int bi = opt_choice(L, "backend", backends, 0);
     c.backend = bi == 1 ? ORR_BACKEND_CUDA : bi == 2 ? ORR_BACKEND_CPU : ORR_BACKEND_AUTO;
     c.dims = (int)opt_integer(L, "dims", 2, 3, 3, "2 or 3");
-    c.device = (int)opt_integer(L, "device", 0, INT_MAX, 0, "a non-negative integer");
+    c.device = (int)opt_integer(L, "device", 0, INT_MAX, orr_lua_default_device(),
+                                "a non-negative integer");
+    c.comm = orr_lua_comm;
     if (lua_getfield(L, 1, "tune") != LUA_TNIL) {
         if (lua_type(L, -1) == LUA_TBOOLEAN)
             c.tune = lua_toboolean(L, -1) ? ORR_SIM_TUNE_ON : ORR_SIM_TUNE_OFF;
@@ -324,7 +336,7 @@ static int l_simulation(lua_State *L)
     orr_error err = {0};
     if (orr_sim_create(&p->sim, &c, notice, sizeof notice, &err))
         return orr_lua_fail(L, &err, WHO);
-    if (notice[0] && !notice_shown) {
+    if (notice[0] && !notice_shown && orr_lua_rank0()) {
         notice_shown = 1;
         fprintf(stderr, "orrery: %s\n", notice);
     }

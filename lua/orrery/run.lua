@@ -6,6 +6,9 @@
 local core = require "orrery.core"
 local Sim = core.Sim
 local clock, isatty = core._clock, core._isatty
+-- over several ranks rank 0 alone prints, and every decision that changes
+-- which collective calls follow (a progress update, a stop) is rank 0's
+local rank0, many, agree = core.rank == 0, core.ranks > 1, core._agree
 local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqrt
 
 local WHO = "sim:run"
@@ -124,6 +127,7 @@ end
 function Sim:run(...)
   local steps, every, on_step, progress, out = check_opts(self, select("#", ...), ...)
   local show_bar = progress and steps > 0 and isatty(2) and not os.getenv("CI")
+  if many then show_bar = agree(show_bar and true or false) end
   -- an error or Ctrl-C on the way clears the bar (closed while the error
   -- unwinds, so before the message is printed): the message gets its own line
   local bar_shown = false
@@ -146,14 +150,16 @@ function Sim:run(...)
       rate = format("%.4g", (done - last_done) / (now - last_clock))
     end
     if bar_shown then clear_bar() end
-    io.stdout:write(format("%10d %12.6g %17.10g %11.3e %11.3e %8.4f %10s\n", self.steps,
-      self.time, E, dE, sqrt(p.x * p.x + p.y * p.y + p.z * p.z), q, rate))
-    io.stdout:flush()
+    if rank0 then
+      io.stdout:write(format("%10d %12.6g %17.10g %11.3e %11.3e %8.4f %10s\n", self.steps,
+        self.time, E, dE, sqrt(p.x * p.x + p.y * p.y + p.z * p.z), q, rate))
+      io.stdout:flush()
+    end
     last_clock, last_done, logged = clock(), done, done
   end
 
   if every then
-    io.stdout:write(HEADER, "\n")
+    if rank0 then io.stdout:write(HEADER, "\n") end
     logline(0)
   end
   -- frames at every multiple of render_every of sim.steps (0 included), a
@@ -176,15 +182,17 @@ function Sim:run(...)
       self:sync()
       local dt = clock() - t0
       chunk = dt > 0 and math.max(1, floor(k * 0.2 / dt)) or chunk * 2
+      if many then chunk = agree(chunk) end
     end
     local stop = on_step and on_step(self, done) == false
+    if many and on_step then stop = agree(stop) end
     if out.r_every and self.steps % out.r_every == 0 then self:render(out.render) end
     if out.ck_every and self.steps % out.ck_every == 0 then self:checkpoint(out.ck_path) end
     if every and done == next_log then
       logline(done)
       next_log = next_log + every
     end
-    if show_bar and (clock() - bar_clock > 0.1 or done == steps) then
+    if show_bar and rank0 and (clock() - bar_clock > 0.1 or done == steps) then
       bar(done, steps, clock() - t_start)
       bar_shown, bar_clock = true, clock()
     end
