@@ -18,6 +18,9 @@ HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/includ
 HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 PNG_CFLAGS  = $(shell pkg-config --cflags libpng 2>/dev/null)
 PNG_LIBS    = $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)
+# Open MPI's <mpi.h>, for core/comm.c's types only: libmpi.so.40 is opened
+# with dlopen at run time, never linked.
+MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -I/usr/lib/x86_64-linux-gnu/openmpi/include)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
@@ -30,10 +33,10 @@ LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) -ldl -lm -pt
 VERSION  := 0.1.0
 
 CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rtc.c \
-            core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/comm.c core/dist.c core/engine.c core/backend_cpu.c \
+            core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/dist.c core/engine.c core/backend_cpu.c \
             core/backend_cuda.c core/bench.c core/sim.c core/tune.c core/tunestore.c \
             core/outfile.c core/textio.c core/h5util.c core/snapshot.c core/checkpoint.c \
-            core/render.c
+            core/render.c core/comm.c
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
 KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
 
@@ -49,7 +52,7 @@ LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu \
-            test_snapshot test_render
+            test_snapshot test_render test_comm
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: all run test gpu-test deps clean bundle
@@ -62,6 +65,8 @@ $(BUILD)/.deps: tools/deps.sh
 $(BUILD)/obj/%.o: core/%.c core/*.h | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DORR_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/comm.o: CPPFLAGS += $(MPI_CFLAGS)
 
 $(BUILD)/embed: tools/embed.c | $(BUILD)/.deps
 	@mkdir -p $(BUILD)

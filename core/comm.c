@@ -1,45 +1,426 @@
-/* comm: one rank without MPI (see comm.h); the MPI ranks come with the
- * launcher support. */
+/* comm: the ranks of a distributed run (see comm.h).  Open MPI's libmpi.so.40
+ * is reached through dlopen and a table of dlsym'd function pointers, like
+ * libcuda in cuda.c; the predefined handles (MPI_COMM_WORLD, MPI_BYTE, ...)
+ * are the addresses of Open MPI's global objects, found with dlsym too, so
+ * nothing of MPI is linked and the program starts without MPI installed.
+ * Without a launcher the world is one rank and no MPI call is made. */
 #include "comm.h"
 
+/* Open MPI's header, for the types, the prototypes (through __typeof__) and
+ * plain constants (MPI_SUCCESS, MPI_IN_PLACE, MPI_THREAD_FUNNELED) only: its
+ * handle macros name link-time symbols and are never used here. */
+#include <mpi.h>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-struct orr_comm {
-    char host[256];
+/* Pointers with the types of mpi.h's own prototypes. */
+#define MPI_FN(name) static __typeof__(&name) p_##name
+MPI_FN(MPI_Initialized);
+MPI_FN(MPI_Finalized);
+MPI_FN(MPI_Init_thread);
+MPI_FN(MPI_Finalize);
+MPI_FN(MPI_Abort);
+MPI_FN(MPI_Error_string);
+MPI_FN(MPI_Comm_set_errhandler);
+MPI_FN(MPI_Comm_dup);
+MPI_FN(MPI_Comm_free);
+MPI_FN(MPI_Comm_rank);
+MPI_FN(MPI_Comm_size);
+MPI_FN(MPI_Comm_split_type);
+MPI_FN(MPI_Allgatherv);
+MPI_FN(MPI_Allgather);
+MPI_FN(MPI_Allreduce);
+MPI_FN(MPI_Bcast);
+MPI_FN(MPI_Barrier);
+
+/* The predefined handles: addresses of Open MPI's global objects (what the
+ * MPI_COMM_WORLD, MPI_BYTE, ... macros of mpi.h expand to). */
+static void *o_comm_world, *o_byte, *o_double, *o_op_sum, *o_op_max, *o_errors_return,
+            *o_info_null;
+
+/* The symbol each slot is loaded from. */
+typedef struct {
+    void **slot;
+    const char *sym;
+} mpi_sym;
+
+static const mpi_sym mpi_syms[] = {
+    {(void **)&p_MPI_Initialized, "MPI_Initialized"},
+    {(void **)&p_MPI_Finalized, "MPI_Finalized"},
+    {(void **)&p_MPI_Init_thread, "MPI_Init_thread"},
+    {(void **)&p_MPI_Finalize, "MPI_Finalize"},
+    {(void **)&p_MPI_Abort, "MPI_Abort"},
+    {(void **)&p_MPI_Error_string, "MPI_Error_string"},
+    {(void **)&p_MPI_Comm_set_errhandler, "MPI_Comm_set_errhandler"},
+    {(void **)&p_MPI_Comm_dup, "MPI_Comm_dup"},
+    {(void **)&p_MPI_Comm_free, "MPI_Comm_free"},
+    {(void **)&p_MPI_Comm_rank, "MPI_Comm_rank"},
+    {(void **)&p_MPI_Comm_size, "MPI_Comm_size"},
+    {(void **)&p_MPI_Comm_split_type, "MPI_Comm_split_type"},
+    {(void **)&p_MPI_Allgatherv, "MPI_Allgatherv"},
+    {(void **)&p_MPI_Allgather, "MPI_Allgather"},
+    {(void **)&p_MPI_Allreduce, "MPI_Allreduce"},
+    {(void **)&p_MPI_Bcast, "MPI_Bcast"},
+    {(void **)&p_MPI_Barrier, "MPI_Barrier"},
+    {&o_comm_world, "ompi_mpi_comm_world"},
+    {&o_byte, "ompi_mpi_byte"},
+    {&o_double, "ompi_mpi_double"},
+    {&o_op_sum, "ompi_mpi_op_sum"},
+    {&o_op_max, "ompi_mpi_op_max"},
+    {&o_errors_return, "ompi_mpi_errors_return"},
+    {&o_info_null, "ompi_mpi_info_null"},
 };
 
+#define H_BYTE ((MPI_Datatype)o_byte)
+#define H_DOUBLE ((MPI_Datatype)o_double)
+
+struct orr_comm {
+    int rank, size;         /* this rank, ranks */
+    int local_rank;         /* rank among the ranks on this host */
+    int mpi;                /* 1 when MPI carries the collectives */
+    MPI_Comm comm;          /* private duplicate of MPI_COMM_WORLD (MPI only) */
+    size_t max_message;     /* largest single MPI transfer, bytes (INT_MAX) */
+    int *counts, *displs;   /* allgatherv scratch, size entries each (MPI only) */
+    char host[256];         /* gethostname, NUL-terminated */
+};
+
+/* The first result of orr_comm_world, handed to every later caller. */
+static pthread_once_t world_once = PTHREAD_ONCE_INIT;
 static orr_comm world;
+static orr_status world_status;
+static char world_msg[sizeof ((orr_error *)0)->msg];
+static void *mpi_lib;          /* dlopen handle, NULL when MPI is not used */
+static int mpi_initialised;    /* MPI_Init_thread was called here */
+static int mpi_finalised;      /* orr_comm_finalize has run MPI_Finalize */
+
+/* Records "call: <MPI error string>" and returns ORR_ERR_COMM. */
+static orr_status mpi_fail(orr_error *err, int code, const char *call)
+{
+    char s[MPI_MAX_ERROR_STRING + 1];
+    int len = 0;
+    if (!p_MPI_Error_string || p_MPI_Error_string(code, s, &len) != MPI_SUCCESS || len <= 0)
+        snprintf(s, sizeof s, "MPI error %d", code);
+    else
+        s[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING] = '\0';
+    return orr_fail(err, ORR_ERR_COMM, "%s: %s", call, s);
+}
+
+/* One MPI call, written MPI_CHECK(MPI_Xxx, (args)): on failure records
+ * "MPI_Xxx: <MPI error string>", sets st and jumps to the function's `done`
+ * label. */
+#define MPI_CHECK(fn, args)                                                   \
+    do {                                                                      \
+        int mpi_r_ = p_##fn args;                                             \
+        if (mpi_r_ != MPI_SUCCESS) {                                          \
+            st = mpi_fail(err, mpi_r_, #fn);                                  \
+            goto done;                                                        \
+        }                                                                     \
+    } while (0)
 
 int orr_comm_launched(void)
 {
-    return getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+                                       "PMI_SIZE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return 1;
+    }
+    return 0;
+}
+
+/* Opens the MPI library and fills the table; on failure nothing stays open. */
+static orr_status mpi_load(orr_error *err)
+{
+    const char *name = getenv("ORRERY_MPI_LIB");
+    if (!name || !*name)
+        name = "libmpi.so.40";
+    dlerror();
+    /* GLOBAL: the plugins Open MPI opens itself need libmpi's symbols. */
+    mpi_lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
+    if (!mpi_lib) {
+        const char *why = dlerror();
+        size_t n = strlen(name);
+        if (why && strncmp(why, name, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+            why += n + 2;   /* dlerror repeats the name */
+        return orr_fail(err, ORR_ERR_COMM,
+                        "started by an MPI launcher but MPI cannot be loaded (%s: %s); "
+                        "install Open MPI (Debian: openmpi-bin)",
+                        name, why ? why : "unknown dlopen error");
+    }
+    for (size_t i = 0; i < sizeof mpi_syms / sizeof mpi_syms[0]; i++) {
+        void *f = dlsym(mpi_lib, mpi_syms[i].sym);
+        if (!f) {
+            for (size_t j = 0; j < i; j++)
+                *mpi_syms[j].slot = NULL;
+            dlclose(mpi_lib);
+            mpi_lib = NULL;
+            return orr_fail(err, ORR_ERR_COMM,
+                            "the MPI library %s lacks %s: not Open MPI (libmpi.so.40)", name,
+                            mpi_syms[i].sym);
+        }
+        *mpi_syms[i].slot = f;
+    }
+    return ORR_OK;
+}
+
+/* Initialises MPI (unless the program did already) and fills world. */
+static orr_status mpi_world(orr_error *err)
+{
+    orr_status st = ORR_OK;
+    MPI_Comm node = NULL;
+    int flag = 0, provided = 0;
+
+    MPI_CHECK(MPI_Initialized, (&flag));
+    if (!flag) {
+        /* FUNNELED: OpenMP threads run inside a rank; MPI is called from
+         * the thread that called orr_comm_world. */
+        MPI_CHECK(MPI_Init_thread, (NULL, NULL, MPI_THREAD_FUNNELED, &provided));
+        mpi_initialised = 1;
+        MPI_CHECK(MPI_Comm_set_errhandler, ((MPI_Comm)o_comm_world,
+                                            (MPI_Errhandler)o_errors_return));
+        if (provided < MPI_THREAD_FUNNELED) {
+            st = orr_fail(err, ORR_ERR_COMM,
+                          "MPI_Init_thread: MPI provides thread level %d, below "
+                          "MPI_THREAD_FUNNELED (%d)", provided, MPI_THREAD_FUNNELED);
+            goto done;
+        }
+    }
+    /* A duplicate of the world: the errors-return handler and the messages
+     * stay apart from whatever else in the process uses MPI_COMM_WORLD. */
+    MPI_CHECK(MPI_Comm_dup, ((MPI_Comm)o_comm_world, &world.comm));
+    MPI_CHECK(MPI_Comm_set_errhandler, (world.comm, (MPI_Errhandler)o_errors_return));
+    MPI_CHECK(MPI_Comm_rank, (world.comm, &world.rank));
+    MPI_CHECK(MPI_Comm_size, (world.comm, &world.size));
+    MPI_CHECK(MPI_Comm_split_type, (world.comm, MPI_COMM_TYPE_SHARED, world.rank,
+                                    (MPI_Info)o_info_null, &node));
+    MPI_CHECK(MPI_Comm_rank, (node, &world.local_rank));
+    world.counts = malloc(sizeof(int) * (size_t)world.size);
+    world.displs = malloc(sizeof(int) * (size_t)world.size);
+    if (!world.counts || !world.displs) {
+        st = orr_fail(err, ORR_ERR_NOMEM, "no memory for %d ranks' counts", world.size);
+        goto done;
+    }
+    world.mpi = 1;
+done:
+    if (node)
+        p_MPI_Comm_free(&node);
+    return st;
+}
+
+static void world_once_init(void)
+{
+    orr_error e = {0};
+    orr_status st = ORR_OK;
+
+    world.rank = 0;
+    world.size = 1;
+    world.local_rank = 0;
+    world.max_message = INT_MAX;
+    if (gethostname(world.host, sizeof world.host) != 0)
+        snprintf(world.host, sizeof world.host, "localhost");
+    world.host[sizeof world.host - 1] = '\0';
+    if (orr_comm_launched()) {
+        st = mpi_load(&e);
+        if (st == ORR_OK)
+            st = mpi_world(&e);
+    }
+    world_status = st;
+    if (st != ORR_OK)
+        snprintf(world_msg, sizeof world_msg, "%s", e.msg);
 }
 
 orr_status orr_comm_world(orr_comm **out, orr_error *err)
 {
-    if (orr_comm_launched())
-        return orr_fail(err, ORR_ERR_ARG, "started by an MPI launcher, but MPI is not supported yet");
-    if (!world.host[0] && gethostname(world.host, sizeof world.host - 1) != 0)
-        world.host[0] = '?';
+    *out = NULL;
+    pthread_once(&world_once, world_once_init);
+    if (world_status != ORR_OK)
+        return orr_fail(err, world_status, "%s", world_msg);
     *out = &world;
     return ORR_OK;
 }
 
-int orr_comm_rank(const orr_comm *c) { return 0; }
-int orr_comm_size(const orr_comm *c) { return 1; }
-int orr_comm_local_rank(const orr_comm *c) { return 0; }
-int orr_comm_uses_mpi(const orr_comm *c) { return 0; }
+int orr_comm_rank(const orr_comm *c) { return c->rank; }
+int orr_comm_size(const orr_comm *c) { return c->size; }
+int orr_comm_local_rank(const orr_comm *c) { return c->local_rank; }
+int orr_comm_uses_mpi(const orr_comm *c) { return c->mpi; }
 const char *orr_comm_host(const orr_comm *c) { return c->host; }
 
+void orr_comm_set_max_message(orr_comm *c, size_t bytes)
+{
+    c->max_message = bytes < 1 ? 1 : bytes > INT_MAX ? (size_t)INT_MAX : bytes;
+}
+
+/* Refuses collectives over MPI after orr_comm_finalize. */
+static orr_status usable(const orr_comm *c, const char *what, orr_error *err)
+{
+    if (c->mpi && mpi_finalised)
+        return orr_fail(err, ORR_ERR_COMM, "%s: MPI was finalised (orr_comm_finalize)", what);
+    return ORR_OK;
+}
+
+/* Rank root's n bytes at p to every rank, in messages of at most
+ * c->max_message bytes. */
+static orr_status bcast_bytes(orr_comm *c, char *p, size_t n, int root, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    while (n > 0) {
+        size_t k = n < c->max_message ? n : c->max_message;
+        MPI_CHECK(MPI_Bcast, (p, (int)k, H_BYTE, root, c->comm));
+        p += k;
+        n -= k;
+    }
+done:
+    return st;
+}
+
 orr_status orr_comm_allgatherv(orr_comm *c, void *buf, const long *counts, const long *displs,
-                               size_t elem, orr_error *err) { return ORR_OK; }
+                               size_t elem, orr_error *err)
+{
+    orr_status st = usable(c, "orr_comm_allgatherv", err);
+    if (st != ORR_OK)
+        return st;
+    int small = 1;   /* every count and displacement fits one MPI_Allgatherv */
+    for (int r = 0; r < c->size; r++) {
+        if (counts[r] < 0 || displs[r] < 0)
+            return orr_fail(err, ORR_ERR_ARG,
+                            "orr_comm_allgatherv: negative count %ld or displacement %ld "
+                            "for rank %d", counts[r], displs[r], r);
+        if (elem > 0 && ((size_t)counts[r] > SIZE_MAX / elem ||
+                         (size_t)displs[r] > (SIZE_MAX - (size_t)counts[r] * elem) / elem))
+            return orr_fail(err, ORR_ERR_ARG,
+                            "orr_comm_allgatherv: rank %d's block (%ld + %ld elements of %zu "
+                            "bytes) overflows the address space", r, displs[r], counts[r], elem);
+        if ((size_t)counts[r] * elem > c->max_message || (size_t)displs[r] * elem > INT_MAX)
+            small = 0;
+    }
+    if (!c->mpi)
+        return ORR_OK;   /* one rank, in place: its block is already there */
+    if (small) {
+        for (int r = 0; r < c->size; r++) {
+            c->counts[r] = (int)((size_t)counts[r] * elem);
+            c->displs[r] = (int)((size_t)displs[r] * elem);
+        }
+        MPI_CHECK(MPI_Allgatherv, (MPI_IN_PLACE, 0, H_BYTE, buf, c->counts, c->displs, H_BYTE,
+                                   c->comm));
+    } else {
+        /* Counts past an int (or the message limit): each block broadcast
+         * from its rank, in pieces. */
+        for (int r = 0; r < c->size && st == ORR_OK; r++)
+            st = bcast_bytes(c, (char *)buf + (size_t)displs[r] * elem,
+                             (size_t)counts[r] * elem, r, err);
+        if (st != ORR_OK)
+            orr_error_context(err, "orr_comm_allgatherv");
+    }
+done:
+    return st;
+}
+
 orr_status orr_comm_allgather(orr_comm *c, const void *mine, void *all, size_t bytes,
-                              orr_error *err) { memcpy(all, mine, bytes); return ORR_OK; }
-orr_status orr_comm_sum(orr_comm *c, double *v, int count, orr_error *err) { return ORR_OK; }
-orr_status orr_comm_max(orr_comm *c, double *v, int count, orr_error *err) { return ORR_OK; }
-orr_status orr_comm_bcast(orr_comm *c, void *buf, size_t bytes, int root, orr_error *err) { return ORR_OK; }
-orr_status orr_comm_barrier(orr_comm *c, orr_error *err) { return ORR_OK; }
-void orr_comm_abort(orr_comm *c, int code) {}
-void orr_comm_finalize(void) {}
+                              orr_error *err)
+{
+    orr_status st = usable(c, "orr_comm_allgather", err);
+    if (st != ORR_OK)
+        return st;
+    if (bytes > 0 && (size_t)c->size > SIZE_MAX / bytes)
+        return orr_fail(err, ORR_ERR_ARG,
+                        "orr_comm_allgather: %d blocks of %zu bytes overflow the address space",
+                        c->size, bytes);
+    char *slot = (char *)all + (size_t)c->rank * bytes;
+    if (!c->mpi || bytes > c->max_message) {
+        if (slot != (const char *)mine)
+            memmove(slot, mine, bytes);
+        if (!c->mpi)
+            return ORR_OK;
+        for (int r = 0; r < c->size && st == ORR_OK; r++)
+            st = bcast_bytes(c, (char *)all + (size_t)r * bytes, bytes, r, err);
+        if (st != ORR_OK)
+            orr_error_context(err, "orr_comm_allgather");
+        return st;
+    }
+    MPI_CHECK(MPI_Allgather, (slot == (const char *)mine ? MPI_IN_PLACE : mine, (int)bytes,
+                              H_BYTE, all, (int)bytes, H_BYTE, c->comm));
+done:
+    return st;
+}
+
+/* Element-wise reduction of count doubles in place with the operation op. */
+static orr_status reduce(orr_comm *c, double *v, int count, void *op, const char *what,
+                         orr_error *err)
+{
+    orr_status st = usable(c, what, err);
+    if (st != ORR_OK)
+        return st;
+    if (count < 0)
+        return orr_fail(err, ORR_ERR_ARG, "%s: negative count %d", what, count);
+    if (!c->mpi)
+        return ORR_OK;
+    MPI_CHECK(MPI_Allreduce, (MPI_IN_PLACE, v, count, H_DOUBLE, (MPI_Op)op, c->comm));
+done:
+    return st;
+}
+
+orr_status orr_comm_sum(orr_comm *c, double *v, int count, orr_error *err)
+{
+    return reduce(c, v, count, o_op_sum, "orr_comm_sum", err);
+}
+
+orr_status orr_comm_max(orr_comm *c, double *v, int count, orr_error *err)
+{
+    return reduce(c, v, count, o_op_max, "orr_comm_max", err);
+}
+
+orr_status orr_comm_bcast(orr_comm *c, void *buf, size_t bytes, int root, orr_error *err)
+{
+    orr_status st = usable(c, "orr_comm_bcast", err);
+    if (st != ORR_OK)
+        return st;
+    if (root < 0 || root >= c->size)
+        return orr_fail(err, ORR_ERR_ARG, "orr_comm_bcast: root %d is not a rank (0 to %d)",
+                        root, c->size - 1);
+    if (!c->mpi)
+        return ORR_OK;
+    return bcast_bytes(c, buf, bytes, root, err);
+}
+
+orr_status orr_comm_barrier(orr_comm *c, orr_error *err)
+{
+    orr_status st = usable(c, "orr_comm_barrier", err);
+    if (st != ORR_OK || !c->mpi)
+        return st;
+    MPI_CHECK(MPI_Barrier, (c->comm));
+done:
+    return st;
+}
+
+void orr_comm_abort(orr_comm *c, int code)
+{
+    /* Every rank of the job, whether or not this rank's world was made:
+     * a rank may fail between MPI_Init_thread and the end of orr_comm_world. */
+    int up = 0;
+    if (!mpi_lib || mpi_finalised || p_MPI_Initialized(&up) != MPI_SUCCESS || !up)
+        return;
+    p_MPI_Abort(c && c->mpi ? c->comm : (MPI_Comm)o_comm_world, code);
+}
+
+void orr_comm_finalize(void)
+{
+    if (!mpi_initialised || mpi_finalised)
+        return;
+    int done = 0;
+    if (p_MPI_Finalized(&done) == MPI_SUCCESS && done) {
+        mpi_finalised = 1;
+        return;
+    }
+    if (world.comm)
+        p_MPI_Comm_free(&world.comm);
+    p_MPI_Finalize();
+    mpi_finalised = 1;
+}

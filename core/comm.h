@@ -16,15 +16,26 @@
 typedef struct orr_comm orr_comm;
 
 /* Whether this process was started by an MPI launcher (mpirun, mpiexec,
- * srun): the launcher's environment (OMPI_COMM_WORLD_SIZE, PMIX_RANK,
- * PMI_SIZE, ...) is present. */
+ * srun): one of OMPI_COMM_WORLD_SIZE (Open MPI's mpirun), PMIX_RANK (PMIx
+ * launchers: Open MPI, srun --mpi=pmix), PMI_RANK or PMI_SIZE (PMI-1/2:
+ * srun --mpi=pmi2) is set and not empty.  SLURM_PROCID alone does not count:
+ * a Slurm job step without an MPI plugin runs independent one-rank worlds. */
 int orr_comm_launched(void);
 
 /* The process's communicator over all ranks, made on the first call (MPI
  * initialised there when launched) and the same object on later calls.
  * Not launched: one rank, rank 0, without MPI.  Launched but libmpi.so.40
  * cannot be loaded: ORR_ERR_COMM, "started by an MPI launcher but MPI cannot
- * be loaded (libmpi.so.40: ...); install Open MPI (Debian: openmpi-bin)". */
+ * be loaded (libmpi.so.40: ...); install Open MPI (Debian: openmpi-bin)".
+ * Launched: MPI_Init_thread(MPI_THREAD_FUNNELED) unless the program
+ * initialised MPI already (OpenMP threads may run inside a rank; MPI is
+ * called only from the thread that made the world), and the communicator is
+ * a duplicate of MPI_COMM_WORLD with the error handler MPI_ERRORS_RETURN.
+ * The first result, failure included, is the result of every later call.
+ * The object is owned by the library; it is never freed.
+ * ORRERY_MPI_LIB, when set, names the library opened instead of
+ * libmpi.so.40 (for tests: a missing path gives the error above, with that
+ * name in it). */
 orr_status orr_comm_world(orr_comm **out, orr_error *err);
 
 int orr_comm_rank(const orr_comm *c);         /* 0 .. size - 1 */
@@ -33,26 +44,47 @@ int orr_comm_local_rank(const orr_comm *c);   /* among the ranks on this host */
 int orr_comm_uses_mpi(const orr_comm *c);     /* 0 for the one-rank world without MPI */
 const char *orr_comm_host(const orr_comm *c); /* this rank's host name */
 
+/* Every collective below: ORR_ERR_ARG for arguments that no rank could use
+ * (checked before any MPI call, the same way on every rank), ORR_ERR_COMM
+ * for a failing MPI call or, with MPI, a call after orr_comm_finalize.
+ * Without MPI each is a no-op apart from its copy (allgather) and its
+ * checks. */
+
 /* In-place all-gather of variable blocks: rank r's block is
  * buf[displs[r] .. displs[r] + counts[r]) in units of elem bytes; on return
- * every rank holds every block.  counts and displs have size() entries. */
+ * every rank holds every block.  counts and displs have size() entries, the
+ * same on every rank, none negative.  Blocks whose byte counts or offsets
+ * pass what one MPI call takes (an int; see orr_comm_set_max_message) are
+ * broadcast from their ranks in pieces instead, so any size that fits in
+ * memory works. */
 orr_status orr_comm_allgatherv(orr_comm *c, void *buf, const long *counts, const long *displs,
                                size_t elem, orr_error *err);
 /* Fixed-size all-gather: rank r's `bytes` bytes from mine land at
- * all + r * bytes on every rank. */
+ * all + r * bytes on every rank (mine may be that very place). */
 orr_status orr_comm_allgather(orr_comm *c, const void *mine, void *all, size_t bytes,
                               orr_error *err);
-/* Element-wise sums and maxima of count doubles, in place, over all ranks. */
+/* Element-wise sums and maxima of count doubles (count >= 0), in place,
+ * over all ranks. */
 orr_status orr_comm_sum(orr_comm *c, double *v, int count, orr_error *err);
 orr_status orr_comm_max(orr_comm *c, double *v, int count, orr_error *err);
-/* Rank root's bytes to every rank. */
+/* Rank root's bytes to every rank (in pieces past an int).  root must be a
+ * rank. */
 orr_status orr_comm_bcast(orr_comm *c, void *buf, size_t bytes, int root, orr_error *err);
 orr_status orr_comm_barrier(orr_comm *c, orr_error *err);
 
+/* The largest transfer one MPI call makes, in bytes (default and ceiling
+ * INT_MAX, floor 1); larger transfers go in pieces.  Every rank must set the
+ * same value.  Lowered by tests to take the piecewise paths with small data. */
+void orr_comm_set_max_message(orr_comm *c, size_t bytes);
+
 /* Ends every rank at once with exit code code (MPI_Abort); with one rank
- * without MPI it returns, and the caller exits as usual. */
+ * without MPI it returns, and the caller exits as usual.  c may be NULL (a
+ * launched rank whose orr_comm_world failed after MPI was initialised). */
 void orr_comm_abort(orr_comm *c, int code);
-/* Finalises MPI at the end of a run that initialised it (idempotent). */
+/* Finalises MPI at the end of a run that initialised it (idempotent; MPI
+ * initialised by the program itself is left to it).  With MPI, collectives
+ * called after it fail with ORR_ERR_COMM; without, it does nothing.  The
+ * library registers nothing with atexit: the program calls this. */
 void orr_comm_finalize(void);
 
 #endif

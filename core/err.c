@@ -65,6 +65,7 @@ const char *orr_status_name(orr_status s)
     case ORR_ERR_CACHE: return "kernel cache error";
     case ORR_ERR_LOAD: return "load error";
     case ORR_ERR_INTERRUPTED: return "interrupted";
+    case ORR_ERR_COMM: return "communication error";
     }
     return "unknown error";
 }

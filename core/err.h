@@ -19,7 +19,8 @@ typedef enum {
     ORR_ERR_COMPILE,     /* kernel source did not compile (NVRTC or host cc) */
     ORR_ERR_CACHE,       /* kernel cache refused or failed */
     ORR_ERR_LOAD,        /* compiled code could not be loaded */
-    ORR_ERR_INTERRUPTED  /* stopped on request (Ctrl-C) */
+    ORR_ERR_INTERRUPTED, /* stopped on request (Ctrl-C) */
+    ORR_ERR_COMM         /* MPI missing, or an MPI call between ranks failed */
 } orr_status;
 
 typedef struct {

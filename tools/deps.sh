@@ -4,9 +4,12 @@
 # for the CUDA toolkit headers (cuda.h, nvrtc.h under $CUDA_PATH), and warns
 # when NVRTC (libnvrtc.so.13) cannot be found where orrery looks for it: the
 # CPU backend works without it, GPU compilation and its tests do not.
+# Open MPI (openmpi-bin, libopenmpi-dev): core/comm.c is built against its
+# <mpi.h> for the types only and opens libmpi.so.40 at run time, and the mpi
+# test runs mpirun; a binary built here starts without MPI installed.
 set -euo pipefail
 pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
-      libhdf5-dev libpng-dev python3-yt python3-h5py)
+      libhdf5-dev libpng-dev python3-yt python3-h5py openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,27 @@
+-- checkpoint: a run that stops and goes on, on any number of ranks (CPU).
+--   orrery run tests/mpi/checkpoint.lua start CKPT STEPS     a fresh run, STEPS steps, checkpoint
+--   orrery run tests/mpi/checkpoint.lua resume CKPT STEPS OUT  CKPT restored, STEPS more, bodies to OUT
+--   orrery run tests/mpi/checkpoint.lua straight OUT STEPS    STEPS steps in one go, bodies to OUT
+local orrery = require "orrery"
+local mode, path, steps, out = arg[1], arg[2], math.tointeger(tonumber(arg[3])), arg[4]
+
+local function fresh()
+  return orrery.simulation{ bodies = orrery.ic.plummer{ n = 89, seed = 21 }, backend = "cpu",
+    integrator = "yoshida4", dt = 1e-3 }
+end
+
+if mode == "start" then
+  local sim <close> = fresh()
+  sim:step(steps)
+  sim:checkpoint(path)
+elseif mode == "resume" then
+  local sim <close> = orrery.restore(path)
+  sim:step(steps)
+  sim:write(out)
+elseif mode == "straight" then
+  local sim <close> = fresh()
+  sim:step(steps)
+  sim:write(path)
+else
+  error("mode must be start, resume or straight")
+end

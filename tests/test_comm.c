@@ -1,0 +1,505 @@
+/* test_comm: the ranks of a distributed run (core/comm.c).
+ *
+ * Run plainly (make test): the one-rank world without MPI (rank 0 of 1,
+ * collectives leave the data as given, argument checks), which launcher
+ * variables count as launched, and, in child processes of this binary that
+ * claim to be launched (OMPI_COMM_WORLD_SIZE=1), the documented error when
+ * the MPI library cannot be loaded or is not Open MPI (ORRERY_MPI_LIB).
+ *
+ * Run under mpirun (tests/test_mpi.sh, 2 and 3 ranks): rank, size and local
+ * rank against the launcher's variables and across ranks, allgatherv of
+ * blocks of different sizes (the rank count not dividing the total, an
+ * empty block, gaps left untouched), allgather, sum, max and bcast with
+ * exact expected values, each also through the piecewise path (a lowered
+ * message limit), then finalize.  Every rank runs the same tests and prints
+ * its own cmocka summary.  Each test makes all its collective calls before
+ * its first assertion, so a failure on one rank does not leave the others
+ * waiting in a collective of the next test. */
+#include "testutil.h"
+
+#include <limits.h>
+#include <sys/wait.h>
+
+#include "comm.h"
+
+/* ---- one rank, no launcher ------------------------------------------------ */
+
+static void test_one_world(void **state)
+{
+    (void)state;
+    orr_error err = {0};
+    orr_comm *c = NULL, *again = NULL;
+    assert_int_equal(orr_comm_launched(), 0);
+    TU_OK(orr_comm_world(&c, &err), &err);
+    TU_OK(orr_comm_world(&again, &err), &err);
+    assert_ptr_equal(c, again);
+    assert_int_equal(orr_comm_rank(c), 0);
+    assert_int_equal(orr_comm_size(c), 1);
+    assert_int_equal(orr_comm_local_rank(c), 0);
+    assert_int_equal(orr_comm_uses_mpi(c), 0);
+    char host[256] = "";
+    assert_int_equal(gethostname(host, sizeof host - 1), 0);
+    assert_string_equal(orr_comm_host(c), host);
+}
+
+static void test_one_collectives(void **state)
+{
+    (void)state;
+    orr_error err = {0};
+    orr_comm *c = NULL;
+    TU_OK(orr_comm_world(&c, &err), &err);
+
+    double buf[10], want[10];
+    for (int i = 0; i < 10; i++)
+        buf[i] = want[i] = 0.5 + i;
+    long counts[1] = {5}, displs[1] = {3};
+    TU_OK(orr_comm_allgatherv(c, buf, counts, displs, sizeof(double), &err), &err);
+    assert_memory_equal(buf, want, sizeof buf);
+
+    int mine[3] = {7, 8, 9}, all[3] = {0, 0, 0};
+    TU_OK(orr_comm_allgather(c, mine, all, sizeof mine, &err), &err);
+    assert_memory_equal(all, mine, sizeof mine);
+    TU_OK(orr_comm_allgather(c, all, all, sizeof all, &err), &err);   /* in place */
+    assert_memory_equal(all, mine, sizeof mine);
+
+    double v[3] = {-1.25, 0, 3e300};
+    TU_OK(orr_comm_sum(c, v, 3, &err), &err);
+    assert_true(v[0] == -1.25 && v[1] == 0 && v[2] == 3e300);
+    TU_OK(orr_comm_max(c, v, 3, &err), &err);
+    assert_true(v[0] == -1.25 && v[1] == 0 && v[2] == 3e300);
+    TU_OK(orr_comm_sum(c, v, 0, &err), &err);
+
+    TU_OK(orr_comm_bcast(c, buf, sizeof buf, 0, &err), &err);
+    assert_memory_equal(buf, want, sizeof buf);
+    TU_OK(orr_comm_barrier(c, &err), &err);
+
+    /* finalize and abort do nothing without MPI; the world still works */
+    orr_comm_finalize();
+    orr_comm_finalize();
+    orr_comm_abort(c, 3);
+    orr_comm_abort(NULL, 3);
+    TU_OK(orr_comm_barrier(c, &err), &err);
+    TU_OK(orr_comm_sum(c, v, 3, &err), &err);
+}
+
+static void test_one_arguments(void **state)
+{
+    (void)state;
+    orr_error err = {0};
+    orr_comm *c = NULL;
+    TU_OK(orr_comm_world(&c, &err), &err);
+    double buf[4] = {0};
+    long counts[1] = {-2}, displs[1] = {0};
+    assert_int_equal(orr_comm_allgatherv(c, buf, counts, displs, 8, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "orr_comm_allgatherv: negative count -2 or displacement 0 "
+                                 "for rank 0");
+    counts[0] = 1L << 62;
+    assert_int_equal(orr_comm_allgatherv(c, buf, counts, displs, 8, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "orr_comm_allgatherv: rank 0's block (0 + 4611686018427387904 "
+                                 "elements of 8 bytes) overflows the address space");
+    assert_int_equal(orr_comm_bcast(c, buf, sizeof buf, 1, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "orr_comm_bcast: root 1 is not a rank (0 to 0)");
+    assert_int_equal(orr_comm_max(c, buf, -1, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "orr_comm_max: negative count -1");
+    assert_string_equal(orr_status_name(ORR_ERR_COMM), "communication error");
+}
+
+/* Sets NAME=VALUE (unset when VALUE is NULL) and returns orr_comm_launched(). */
+static int launched_with(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    int l = orr_comm_launched();
+    unsetenv(name);
+    return l;
+}
+
+static void test_launcher_variables(void **state)
+{
+    (void)state;
+    assert_int_equal(launched_with("OMPI_COMM_WORLD_SIZE", "4"), 1);
+    assert_int_equal(launched_with("PMIX_RANK", "0"), 1);
+    assert_int_equal(launched_with("PMI_RANK", "2"), 1);
+    assert_int_equal(launched_with("PMI_SIZE", "3"), 1);
+    assert_int_equal(launched_with("PMI_SIZE", ""), 0);       /* empty: not set */
+    assert_int_equal(launched_with("SLURM_PROCID", "1"), 0);  /* Slurm alone: no MPI */
+    assert_int_equal(orr_comm_launched(), 0);
+}
+
+/* Runs this binary as "--world" with the environment given added, as a
+ * process that claims to be launched; returns what it printed (static). */
+static const char *child_world(const char *lib)
+{
+    static char out[2048];
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+        setenv("ORRERY_MPI_LIB", lib, 1);
+        execl(self, self, "--world", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t k;
+    while (len < sizeof out - 1 && (k = read(fd[0], out + len, sizeof out - 1 - len)) > 0)
+        len += (size_t)k;
+    out[len] = '\0';
+    close(fd[0]);
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+        fail_msg("child exited with status %d, output: %s", ws, out);
+    return out;
+}
+
+static void test_launched_without_mpi(void **state)
+{
+    (void)state;
+    assert_string_equal(child_world("/nonexistent/libmpi.so.40"),
+                        "communication error: started by an MPI launcher but MPI cannot be "
+                        "loaded (/nonexistent/libmpi.so.40: cannot open shared object file: "
+                        "No such file or directory); install Open MPI (Debian: openmpi-bin)\n"
+                        "again: same\n");
+}
+
+static void test_launched_not_open_mpi(void **state)
+{
+    (void)state;
+    assert_string_equal(child_world("libc.so.6"),
+                        "communication error: the MPI library libc.so.6 lacks MPI_Initialized: "
+                        "not Open MPI (libmpi.so.40)\n"
+                        "again: same\n");
+}
+
+/* The child's side: prints orr_comm_world's result, then whether a second
+ * call gives the same one. */
+static int world_mode(void)
+{
+    orr_error err = {0}, again = {0};
+    orr_comm *c = NULL, *c2 = NULL;
+    orr_status st = orr_comm_world(&c, &err);
+    if (st == ORR_OK)
+        printf("rank %d of %d\n", orr_comm_rank(c), orr_comm_size(c));
+    else
+        printf("%s: %s\n", orr_status_name(st), err.msg);
+    orr_status st2 = orr_comm_world(&c2, &again);
+    printf("again: %s\n", st2 == st && c2 == c && strcmp(err.msg, again.msg) == 0 ? "same"
+                                                                                : "different");
+    orr_comm_finalize();
+    return 0;
+}
+
+/* ---- N ranks under mpirun ------------------------------------------------- */
+
+static orr_comm *world(void)
+{
+    orr_error err = {0};
+    orr_comm *c = NULL;
+    TU_OK(orr_comm_world(&c, &err), &err);
+    return c;
+}
+
+static int env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : fallback;
+}
+
+typedef struct {
+    int rank, local_rank;
+    char host[64];
+} rank_info;
+
+static void test_mpi_world(void **state)
+{
+    (void)state;
+    orr_comm *c = world(), *again = NULL;
+    orr_error err = {0};
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    rank_info mine = {me, orr_comm_local_rank(c), ""}, *all = calloc((size_t)n, sizeof mine);
+    snprintf(mine.host, sizeof mine.host, "%s", orr_comm_host(c));
+    orr_status st = orr_comm_allgather(c, &mine, all, sizeof mine, &err);
+
+    TU_OK(st, &err);
+    TU_OK(orr_comm_world(&again, &err), &err);
+    assert_ptr_equal(again, c);
+    assert_int_equal(orr_comm_launched(), 1);
+    assert_int_equal(orr_comm_uses_mpi(c), 1);
+    assert_true(n >= 1 && me >= 0 && me < n);
+    assert_int_equal(n, env_int("OMPI_COMM_WORLD_SIZE", n));
+    assert_int_equal(me, env_int("OMPI_COMM_WORLD_RANK", me));
+    assert_int_equal(orr_comm_local_rank(c), env_int("OMPI_COMM_WORLD_LOCAL_RANK",
+                                                     orr_comm_local_rank(c)));
+    /* every rank is listed once, in order; on each host the local ranks
+     * count 0, 1, ... in rank order */
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(all[r].rank, r);
+        int before = 0;
+        for (int q = 0; q < r; q++)
+            before += strcmp(all[q].host, all[r].host) == 0;
+        assert_int_equal(all[r].local_rank, before);
+    }
+    free(all);
+}
+
+/* One body: four doubles, each exact: 4 * global index + k. */
+typedef struct {
+    double x[4];
+} body;
+
+/* Allgatherv of blocks counts[r] at displs[r] (gaps between them marked
+ * -7), each rank filling only its own block; returns the status and counts
+ * the wrong elements (blocks and gaps) into *wrong. */
+static orr_status gather_blocks(orr_comm *c, const long *counts, const long *displs, long total,
+                                long *wrong, orr_error *err)
+{
+    int me = orr_comm_rank(c), n = orr_comm_size(c);
+    size_t cap = (size_t)(total > 0 ? total : 1);
+    body *b = malloc(sizeof(body) * cap);
+    signed char *owner = malloc(cap);
+    memset(owner, -1, cap);
+    for (long i = 0; i < total; i++)
+        for (int k = 0; k < 4; k++)
+            b[i].x[k] = -7;
+    for (int r = 0; r < n; r++)
+        for (long i = displs[r]; i < displs[r] + counts[r]; i++) {
+            owner[i] = (signed char)r;
+            if (r == me)
+                for (int k = 0; k < 4; k++)
+                    b[i].x[k] = 4.0 * (double)i + k;
+        }
+    orr_status st = orr_comm_allgatherv(c, b, counts, displs, sizeof(body), err);
+    for (long i = 0; i < total; i++)
+        for (int k = 0; k < 4; k++) {
+            double want = owner[i] >= 0 ? 4.0 * (double)i + k : -7;
+            if (b[i].x[k] != want) {
+                if (*wrong == 0)
+                    print_error("rank %d: element %ld.%d is %g, want %g\n", me, i, k,
+                                b[i].x[k], want);
+                ++*wrong;
+            }
+        }
+    free(b);
+    free(owner);
+    return st;
+}
+
+static void test_mpi_allgatherv(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    orr_error err = {0};
+    int n = orr_comm_size(c);
+    long *counts = calloc((size_t)n, sizeof(long)), *displs = calloc((size_t)n, sizeof(long));
+    /* whole calls, then pieces of 40 bytes (1.25 bodies) */
+    const size_t limits[2] = {INT_MAX, 40};
+    orr_status st[4];
+    long wrong = 0;
+
+    /* an even split of 10 n + 1 bodies: n never divides it */
+    long total = 10L * n + 1;
+    for (int r = 0, at = 0; r < n; r++) {
+        counts[r] = total / n + (r < total % n);
+        displs[r] = at;
+        at += (int)counts[r];
+    }
+    for (int k = 0; k < 2; k++) {
+        orr_comm_set_max_message(c, limits[k]);
+        st[k] = gather_blocks(c, counts, displs, total, &wrong, &err);
+    }
+    /* blocks of very different sizes, rank 1's empty, a gap of r bodies
+     * before rank r's block */
+    total = 0;
+    for (int r = 0; r < n; r++) {
+        counts[r] = r == 1 ? 0 : 3 * r + 2;
+        displs[r] = total + r;
+        total = displs[r] + counts[r];
+    }
+    for (int k = 0; k < 2; k++) {
+        orr_comm_set_max_message(c, limits[k]);
+        st[2 + k] = gather_blocks(c, counts, displs, total, &wrong, &err);
+    }
+    orr_comm_set_max_message(c, INT_MAX);
+    free(counts);
+    free(displs);
+
+    for (int k = 0; k < 4; k++)
+        TU_OK(st[k], &err);
+    assert_int_equal(wrong, 0);
+}
+
+static void test_mpi_allgather(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    orr_error err = {0};
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    int mine[3] = {me, me * me, 100 + me};
+    int *out = calloc((size_t)n * 3, sizeof(int)), *inplace = calloc((size_t)n * 3, sizeof(int));
+    int *pieces = calloc((size_t)n * 3, sizeof(int));
+    orr_status st[3];
+    st[0] = orr_comm_allgather(c, mine, out, sizeof mine, &err);
+    memcpy(inplace + 3 * me, mine, sizeof mine);
+    st[1] = orr_comm_allgather(c, inplace + 3 * me, inplace, sizeof mine, &err);
+    orr_comm_set_max_message(c, 5);   /* 12 bytes in pieces of 5 */
+    st[2] = orr_comm_allgather(c, mine, pieces, sizeof mine, &err);
+    orr_comm_set_max_message(c, INT_MAX);
+
+    for (int k = 0; k < 3; k++)
+        TU_OK(st[k], &err);
+    for (int r = 0; r < n; r++) {
+        int want[3] = {r, r * r, 100 + r};
+        assert_memory_equal(out + 3 * r, want, sizeof want);
+        assert_memory_equal(inplace + 3 * r, want, sizeof want);
+        assert_memory_equal(pieces + 3 * r, want, sizeof want);
+    }
+    free(out);
+    free(inplace);
+    free(pieces);
+}
+
+static void test_mpi_sum_max(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    orr_error err = {0};
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    enum { K = 5 };
+    double s[K], m[K];
+    for (int k = 0; k < K; k++) {
+        s[k] = 1000.0 * me + k + 0.25;
+        m[k] = k % n == me ? 1e6 + k : -(double)me - 0.5;
+    }
+    orr_status st[3];
+    st[0] = orr_comm_sum(c, s, K, &err);
+    st[1] = orr_comm_max(c, m, K, &err);
+    st[2] = orr_comm_sum(c, s, 0, &err);
+
+    for (int k = 0; k < 3; k++)
+        TU_OK(st[k], &err);
+    for (int k = 0; k < K; k++) {
+        double want = 1000.0 * n * (n - 1) / 2 + n * (k + 0.25);
+        if (s[k] != want)
+            fail_msg("rank %d: sum[%d] = %.17g, want %.17g", me, k, s[k], want);
+        if (m[k] != 1e6 + k)
+            fail_msg("rank %d: max[%d] = %.17g, want %.17g", me, k, m[k], 1e6 + k);
+    }
+}
+
+static void test_mpi_bcast(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    orr_error err = {0};
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    enum { B = 1001 };
+    unsigned char a[B], b[B];
+    for (int i = 0; i < B; i++) {
+        a[i] = me == n - 1 ? (unsigned char)(i * 7 + 3) : 0;
+        b[i] = me == 0 ? (unsigned char)(i ^ 0x5a) : 0xff;
+    }
+    orr_status st[3];
+    st[0] = orr_comm_bcast(c, a, B, n - 1, &err);
+    orr_comm_set_max_message(c, 7);   /* 1001 bytes in 143 pieces */
+    st[1] = orr_comm_bcast(c, b, B, 0, &err);
+    orr_comm_set_max_message(c, INT_MAX);
+    st[2] = orr_comm_barrier(c, &err);
+
+    for (int k = 0; k < 3; k++)
+        TU_OK(st[k], &err);
+    for (int i = 0; i < B; i++) {
+        assert_int_equal(a[i], (unsigned char)(i * 7 + 3));
+        assert_int_equal(b[i], (unsigned char)(i ^ 0x5a));
+    }
+}
+
+/* Refused before any MPI call, alike on every rank: nothing waits. */
+static void test_mpi_arguments(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    orr_error err = {0};
+    int n = orr_comm_size(c);
+    char buf[8] = {0};
+    assert_int_equal(orr_comm_bcast(c, buf, sizeof buf, n, &err), ORR_ERR_ARG);
+    char want[128];
+    snprintf(want, sizeof want, "orr_comm_bcast: root %d is not a rank (0 to %d)", n, n - 1);
+    assert_string_equal(err.msg, want);
+    long *counts = calloc((size_t)n, sizeof(long)), *displs = calloc((size_t)n, sizeof(long));
+    displs[n - 1] = -1;
+    assert_int_equal(orr_comm_allgatherv(c, buf, counts, displs, 1, &err), ORR_ERR_ARG);
+    snprintf(want, sizeof want, "orr_comm_allgatherv: negative count 0 or displacement -1 "
+             "for rank %d", n - 1);
+    assert_string_equal(err.msg, want);
+    free(counts);
+    free(displs);
+}
+
+/* Last: after finalize, collectives are refused, a second finalize and an
+ * abort do nothing. */
+static void test_mpi_finalize(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    orr_error err = {0};
+    orr_status st = orr_comm_barrier(c, &err);
+    orr_comm_finalize();
+    orr_comm_finalize();
+    orr_comm_abort(c, 5);
+
+    TU_OK(st, &err);
+    assert_int_equal(orr_comm_barrier(c, &err), ORR_ERR_COMM);
+    assert_string_equal(err.msg, "orr_comm_barrier: MPI was finalised (orr_comm_finalize)");
+    double v = 1;
+    assert_int_equal(orr_comm_sum(c, &v, 1, &err), ORR_ERR_COMM);
+    assert_string_equal(err.msg, "orr_comm_sum: MPI was finalised (orr_comm_finalize)");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--world") == 0)
+        return world_mode();
+    if (orr_comm_launched()) {
+        /* every rank must reach MPI before cmocka starts counting */
+        orr_comm *c = NULL;
+        orr_error err = {0};
+        if (orr_comm_world(&c, &err) != ORR_OK) {
+            printf("[  FAILED  ] 1 test(s): orr_comm_world: %s\n", err.msg);
+            return 1;
+        }
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_mpi_world),
+            cmocka_unit_test(test_mpi_allgatherv),
+            cmocka_unit_test(test_mpi_allgather),
+            cmocka_unit_test(test_mpi_sum_max),
+            cmocka_unit_test(test_mpi_bcast),
+            cmocka_unit_test(test_mpi_arguments),
+            cmocka_unit_test(test_mpi_finalize),
+        };
+        int failed = cmocka_run_group_tests(tests, NULL, NULL);
+        orr_comm_finalize();
+        return failed;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_world),
+        cmocka_unit_test(test_one_collectives),
+        cmocka_unit_test(test_one_arguments),
+        cmocka_unit_test(test_launcher_variables),
+        cmocka_unit_test(test_launched_without_mpi),
+        cmocka_unit_test(test_launched_not_open_mpi),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

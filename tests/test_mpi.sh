@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# test_mpi: the ranks of a distributed run as mpirun starts them.  Checks that
+# nothing of MPI is linked into build/orrery or the comm test (MPI is opened
+# with dlopen), then runs build/tests/test_comm under `mpirun --oversubscribe`
+# with 2 and 3 ranks (its launched mode: rank/size/local rank, allgatherv,
+# allgather, sum, max, bcast with exact values, finalize).  Each mpirun run is
+# one test here: it passes when mpirun exits 0 within the time limit and every
+# rank printed "[  PASSED  ] K test(s)." with the same K and no rank printed a
+# failure.  A failing run's output is shown, indented and tagged
+# "[1,RANK]<stdout>:", so tests/run.sh counts only this script's closing lines.  Without mpirun the
+# runs count as one skipped test.  (The one-rank mode and the error of a
+# launched process without MPI are test_comm's plain run, in `make test`.)
+# Then simulations over 1, 2 and 3 ranks (see below).
+#   bash tests/test_mpi.sh BUILD_DIR
+set -u
+build=${1:-build}
+bin="$build/tests/test_comm"
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "[       OK ] $1"; pass=$((pass + 1)); }
+bad() { echo "[  FAILED  ] $1"; fail=$((fail + 1)); }
+
+# ---- nothing of MPI linked ---------------------------------------------------
+for b in "$build/orrery" "$bin"; do
+  [ -x "$b" ] || continue
+  libs=$(ldd "$b" 2>&1 | grep -iE 'mpi|open-(pal|rte)|pmix')
+  if [ -z "$libs" ]; then ok "not-linked: $(basename "$b") links no MPI library"
+  else bad "not-linked: $(basename "$b") links: $libs"; fi
+done
+
+# ---- N ranks -----------------------------------------------------------------
+if [ ! -x "$bin" ]; then
+  bad "mpi: $bin not built"
+elif ! command -v mpirun >/dev/null; then
+  echo "mpi: mpirun not found (Debian: openmpi-bin): the multi-rank runs are skipped"
+  skip=$((skip + 1))
+else
+  opts=(--oversubscribe --tag-output)
+  [ "$(id -u)" = 0 ] && opts+=(--allow-run-as-root)
+  for np in 2 3; do
+    # Open MPI's session directory goes to TMPDIR: a private one, removed here.
+    TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" "$bin" >"$tmp/out" 2>&1; rc=$?
+    ranks=$(grep -cE '^\[[0-9]+,[0-9]+\]<std(out|err)>: ?\[  PASSED  \] [0-9]+ test' "$tmp/out")
+    counts=$(sed -nE 's/^\[[0-9]+,[0-9]+\]<std(out|err)>: ?\[  PASSED  \] ([0-9]+) test.*/\2/p' \
+             "$tmp/out" | sort -u)
+    failed=$(grep -cE '\[  FAILED  \]|\[  ERROR   \]' "$tmp/out")
+    if [ "$rc" -eq 0 ] && [ "$ranks" -eq "$np" ] && [ "$(echo "$counts" | wc -l)" -eq 1 ] &&
+       [ "${counts:-0}" -gt 0 ] && [ "$failed" -eq 0 ]; then
+      ok "mpirun -np $np: $counts test(s) passed on each of $np ranks"
+    else
+      why="exit $rc"; [ "$rc" -eq 124 ] && why="timed out after 120 s"
+      bad "mpirun -np $np: $why, $ranks of $np ranks printed a summary, $failed failure line(s); output:"
+      sed 's/^/    /' "$tmp/out"
+    fi
+  done
+fi
+
+# ---- simulations over N ranks (CPU backend; the scripts are in tests/mpi) ----
+# bitwise: P = 1, 2, 3 ranks give the same bodies to the last bit (float
+# leapfrog, double yoshida4, a user law with an attribute and a runtime
+# param; N not divisible by P), each file written once, by rank 0.
+# checkpoint: written on 3 ranks and continued on 2, written on 2 and
+# continued on 1, bitwise the same as a run that never stopped.
+# rank_error: an error raised on rank 1 alone ends every rank, non-zero, in
+# seconds, with one message naming rank 1; the run log before it appears once.
+if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
+  here=$(cd "$(dirname "$0")" && pwd)
+  orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
+  opts=(--oversubscribe)
+  [ "$(id -u)" = 0 ] && opts+=(--allow-run-as-root)
+  run() {   # run NP ARGS...: the orrery run under mpirun, output in $tmp/run.out / run.err
+    local np=$1; shift
+    (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" "$orr" run "$@" \
+       >"$tmp/run.out" 2>"$tmp/run.err")
+  }
+  for np in 1 2 3; do
+    run "$np" "$here/mpi/bitwise.lua" "p${np}_" || { bad "bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
+  done
+  for c in float_leapfrog double_yoshida4 user_law; do
+    if [ -s "$tmp/p1_$c.txt" ] && cmp -s "$tmp/p1_$c.txt" "$tmp/p2_$c.txt" &&
+       cmp -s "$tmp/p1_$c.txt" "$tmp/p3_$c.txt"; then
+      ok "bitwise: $c on 1, 2 and 3 ranks"
+    else
+      bad "bitwise: $c differs between 1, 2 and 3 ranks (or was not written)"
+    fi
+  done
+  ck="$here/mpi/checkpoint.lua"
+  if run 1 "$ck" straight s20.txt 20 && run 3 "$ck" start c3.hdf5 10 &&
+     run 2 "$ck" resume c3.hdf5 10 r32.txt && run 2 "$ck" start c2.hdf5 10 &&
+     run 1 "$ck" resume c2.hdf5 10 r21.txt; then
+    if cmp -s "$tmp/s20.txt" "$tmp/r32.txt" && cmp -s "$tmp/s20.txt" "$tmp/r21.txt"; then
+      ok "checkpoint: 3 -> 2 and 2 -> 1 ranks continue bitwise"
+    else
+      bad "checkpoint: a run continued on other ranks differs from the straight run"
+    fi
+  else
+    bad "checkpoint: a run failed"; sed 's/^/    /' "$tmp/run.err"
+  fi
+  start=$(date +%s)
+  run 2 "$here/mpi/rank_error.lua"; rc=$?
+  took=$(( $(date +%s) - start ))
+  msgs=$(grep -c 'orrery: rank 1 of 2 (.*): .*rank_error.lua:9: boom on rank 1' "$tmp/run.err")
+  headers=$(grep -c '^ *step  *t ' "$tmp/run.out")
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took" -le 30 ] && [ "$msgs" -eq 1 ] &&
+     [ "$headers" -eq 1 ]; then
+    ok "rank_error: rank 1's error ended both ranks (exit $rc, ${took} s); log printed once"
+  else
+    bad "rank_error: exit $rc after ${took} s, $msgs messages naming rank 1, $headers log headers"
+    sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+fi
+
+echo "[==========] $((pass + fail)) test(s) run."
+echo "[  PASSED  ] $pass test(s)."
+[ "$skip" -eq 0 ] || echo "[  SKIPPED ] $skip test(s)."
+[ "$fail" -eq 0 ] || echo "[  FAILED  ] $fail test(s), listed above."
+[ "$fail" -eq 0 ]
