@@ -44,6 +44,64 @@ struct orr_sim {
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
 
+/* 64-bit FNV-1a of a string, in two exactly representable halves. */
+static void text_hash(const char *s, double out[2])
+{
+    unsigned long long h = 1469598103934665603ull;
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    out[0] = (double)(h >> 32);
+    out[1] = (double)(h & 0xffffffffull);
+}
+
+/* Every rank must make the same simulation: the settings that shape it are
+ * compared with rank 0's (an all-gather, so every rank sees a mismatch and
+ * fails alike) and the first difference is named. */
+static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
+{
+    enum { F_N, F_PREC, F_DIMS, F_EPS, F_G, F_BX, F_BY, F_BZ, F_DT, F_DAMP, F_LAW, F_LAW2,
+           F_INTEG, F_INTEG2, F_COUNT };
+    static const char *const names[F_COUNT] = {
+        "n", "precision", "dims", "softening", "G", "box x", "box y", "box z", "dt", "damping",
+        "force law", "force law", "integrator", "integrator"};
+    double mine[F_COUNT] = {(double)s->cfg.n, (double)s->cfg.precision, (double)s->cfg.dims,
+                            s->cfg.softening, s->cfg.G, s->cfg.box[0], s->cfg.box[1],
+                            s->cfg.box[2], s->cfg.dt, s->cfg.damping};
+    orr_buf law = {0};
+    if (orr_law_emit(&s->law, &law))
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    text_hash(law.data, mine + F_LAW);
+    orr_buf_free(&law);
+    text_hash(s->integ->name, mine + F_INTEG);
+    const int ranks = orr_comm_size(comm);
+    double *all = malloc(sizeof mine * (size_t)ranks);
+    if (!all)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_status st = orr_comm_allgather(comm, mine, all, sizeof mine, err);
+    for (int r = 1; !st && r < ranks; r++)
+        for (int f = 0; f < F_COUNT; f++) {
+            const double a = all[f], b = all[(size_t)r * F_COUNT + f];
+            if (a == b || (a != a && b != b))
+                continue;
+            if (f == F_PREC)
+                st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has precision %s, "
+                              "rank 0 has %s (every rank must create the same simulation)", r,
+                              orr_precision_name((orr_precision)b),
+                              orr_precision_name((orr_precision)a));
+            else if (f == F_LAW || f == F_LAW2 || f == F_INTEG || f == F_INTEG2)
+                st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has another %s "
+                              "than rank 0 (every rank must create the same simulation)", r,
+                              names[f]);
+            else
+                st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has %s = %.17g, "
+                              "rank 0 has %.17g (every rank must create the same simulation)",
+                              r, names[f], b, a);
+            break;
+        }
+    free(all);
+    return st;
+}
+
 /* After a drift of this rank's slice: every rank's positions everywhere. */
 static orr_status exchange_positions(orr_integ_env *env, void *ctx, orr_error *err)
 {
@@ -211,7 +269,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                            err);
     if (!st && integ->create)
         st = integ->create(&s->istate, c->n, err);
-    if (!st && c->comm && orr_comm_size(c->comm) > 1)
+    if (!st && c->comm && orr_comm_size(c->comm) > 1 &&
+        (st = ranks_agree(s, c->comm, err)) == ORR_OK)
         st = orr_dist_create(&s->dist, c->comm, c->n, err);
     if (st) {
         orr_sim_destroy(s);

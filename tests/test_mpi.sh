@@ -98,6 +98,12 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   else
     bad "checkpoint: a run failed"; sed 's/^/    /' "$tmp/run.err"
   fi
+  run 2 "$here/mpi/mismatch.lua"; rc=$?
+  if [ "$rc" -ne 0 ] && grep -q 'orrery.simulation: the ranks disagree: rank 1 has n = 101, rank 0 has 100' "$tmp/run.err"; then
+    ok "mismatch: different N on rank 1 is refused at creation"
+  else
+    bad "mismatch: exit $rc"; sed 's/^/    /' "$tmp/run.err"
+  fi
   start=$(date +%s)
   run 2 "$here/mpi/rank_error.lua"; rc=$?
   took=$(( $(date +%s) - start ))
