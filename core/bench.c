@@ -1,5 +1,6 @@
 /* bench: timing and accuracy of one configuration (see bench.h). */
 #include "bench.h"
+#include "dist.h"
 #include "law.h"
 #include "ic.h"
 #include "util.h"
@@ -259,6 +260,29 @@ static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_be
     return st;
 }
 
+/* The benchmark's engine for n bodies on device, its bodies and
+ * attributes set (*attr heap, may be NULL). */
+static orr_status bench_engine(orr_backend_kind kind, const orr_kspec *spec, orr_variant variant,
+                               long n, int device, char *notice, size_t notice_size,
+                               orr_engine **e, double **attr, orr_error *err)
+{
+    double *pos = malloc(sizeof(double) * 4 * (size_t)n);
+    double *vel = malloc(sizeof(double) * 3 * (size_t)n);
+    orr_status st = pos && vel ? ORR_OK
+                               : orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", n);
+    if (!st)
+        st = orr_bench_bodies(spec, n, 20261122u + (uint64_t)n, pos, vel, attr, err);
+    if (!st)
+        st = orr_engine_create(e, kind, spec, variant, n, device, notice, notice_size, err);
+    if (!st)
+        st = orr_engine_set_state(*e, pos, vel, err);
+    if (!st && *attr)
+        st = orr_engine_set_attr(*e, *attr, err);
+    free(pos);
+    free(vel);
+    return st;
+}
+
 orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_variant variant,
                          long n, int steps, orr_bench_row *row, char *notice,
                          size_t notice_size, orr_error *err)
@@ -269,21 +293,9 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
             return orr_fail(err, ORR_ERR_ARG, "the reference variant runs on the CPU backend only");
         return run_reference(spec, n, steps, row, err);
     }
-    double *pos = malloc(sizeof(double) * 4 * (size_t)n);
-    double *vel = malloc(sizeof(double) * 3 * (size_t)n), *attr = NULL;
+    double *attr = NULL;
     orr_engine *e = NULL;
-    orr_status st = ORR_OK;
-    if (!pos || !vel) {
-        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", n);
-        goto done;
-    }
-    st = orr_bench_bodies(spec, n, 20261122u + (uint64_t)n, pos, vel, &attr, err);
-    if (!st)
-        st = orr_engine_create(&e, kind, spec, variant, n, 0, notice, notice_size, err);
-    if (!st)
-        st = orr_engine_set_state(e, pos, vel, err);
-    if (!st && attr)
-        st = orr_engine_set_attr(e, attr, err);
+    orr_status st = bench_engine(kind, spec, variant, n, 0, notice, notice_size, &e, &attr, err);
     double warm = 0;
     if (!st)   /* warm-up, and a first estimate for choosing the step count */
         st = orr_engine_time_steps(e, 1, 0, &warm, err);
@@ -312,8 +324,118 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
     st = check_accuracy(e, attr, row, err);
 done:
     orr_engine_destroy(e);
-    free(pos);
-    free(vel);
+    free(attr);
+    return st;
+}
+
+/* This rank's slice: force, kick and drift; the exchange timed apart. */
+static orr_status dist_steps(orr_dist *d, orr_engine *e, int steps, double *force_ms,
+                             double *comm_ms, orr_error *err)
+{
+    const orr_range mine = orr_dist_mine(d);
+    double tf = 0, tc = 0;
+    orr_status st = ORR_OK;
+    for (int s = 0; !st && s < steps; s++) {
+        double t0 = orr_now_s();
+        st = orr_engine_force(e, mine, err);
+        if (!st)
+            st = orr_engine_kick_range(e, mine, 1e-6, 1.0, err);
+        if (!st)
+            st = orr_engine_drift_range(e, mine, 1e-6, err);
+        if (!st)
+            st = orr_engine_sync(e, err);
+        double t1 = orr_now_s();
+        if (!st)
+            st = orr_dist_gather(d, e, ORR_ENGINE_POS, err);
+        tf += t1 - t0;
+        tc += orr_now_s() - t1;
+    }
+    *force_ms = tf * 1e3 / steps;
+    *comm_ms = tc * 1e3 / steps;
+    return st;
+}
+
+orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspec *spec, long n,
+                              int device, int steps, orr_bench_row *row, orr_bench_dist *out,
+                              orr_error *err)
+{
+    memset(row, 0, sizeof *row);
+    memset(out, 0, sizeof *out);
+    const int rank = orr_comm_rank(c), ranks = orr_comm_size(c);
+    if (ranks > ORR_BENCH_MAX_RANKS)
+        return orr_fail(err, ORR_ERR_ARG, "bench over %d ranks: at most %d", ranks,
+                        ORR_BENCH_MAX_RANKS);
+    double *attr = NULL;
+    orr_engine *e = NULL;
+    orr_dist *d = NULL;
+    orr_status st = bench_engine(kind, spec, ORR_VARIANT_TILED, n, device, NULL, 0, &e, &attr,
+                                 err);
+    /* every rank agrees that every rank has its engine before any collective */
+    double failed = st != ORR_OK;
+    orr_status cst = orr_comm_max(c, &failed, 1, st ? NULL : err);
+    if (!st && (cst || failed))
+        st = cst ? cst : orr_fail(err, ORR_ERR_COMM, "another rank could not make its engine");
+    if (!st)
+        st = orr_dist_create(&d, c, n, err);
+    double warm = 0;
+    if (!st)
+        st = orr_engine_time_steps(e, 1, 0, &warm, err);
+    double v[3] = {warm, 0, 0};
+    if (!st)
+        st = orr_comm_max(c, v, 1, err);   /* one step count for every rank */
+    if (!st && steps <= 0) {
+        steps = v[0] > 0 ? (int)(250.0 / v[0]) : 100;
+        steps = steps < 3 ? 3 : steps > 200 ? 200 : steps;
+    }
+    /* one rank alone first: rank 0 times the whole problem, the others wait */
+    double single = 0;
+    if (!st && rank == 0)
+        st = orr_engine_time_steps(e, steps, 0, &single, err);
+    if (!st)
+        st = orr_comm_bcast(c, &single, sizeof single, 0, err);
+    double force_ms = 0, comm_ms = 0;
+    if (!st)   /* a warm-up exchange, then the timed steps from a common start */
+        st = dist_steps(d, e, 1, &force_ms, &comm_ms, err);
+    if (!st)
+        st = orr_comm_barrier(c, err);
+    double t0 = orr_now_s();
+    if (!st)
+        st = dist_steps(d, e, steps, &force_ms, &comm_ms, err);
+    double step_ms = (orr_now_s() - t0) * 1e3 / steps;
+    double mine[3] = {step_ms, force_ms, comm_ms}, all[3 * ORR_BENCH_MAX_RANKS];
+    if (!st)
+        st = orr_comm_allgather(c, mine, all, sizeof mine, err);
+    if (!st) {
+        row->n = n;
+        row->backend = orr_engine_backend_name(e);
+        row->spec = *orr_engine_spec(e);
+        row->spec.phys.law = spec->phys.law;
+        row->spec.launch.ranges = orr_engine_ranges(e);
+        row->variant = ORR_VARIANT_TILED;
+        row->steps = steps;
+        row->build = *orr_engine_build_info(e);
+        out->ranks = ranks;
+        for (int r = 0; r < ranks; r++) {
+            out->rank_force_ms[r] = all[3 * r + 1];
+            out->rank_comm_ms[r] = all[3 * r + 2];
+            if (all[3 * r] > row->ms_per_step)
+                row->ms_per_step = all[3 * r];
+            if (all[3 * r + 1] > row->ms_force)
+                row->ms_force = all[3 * r + 1];
+            if (all[3 * r + 2] > out->ms_comm)
+                out->ms_comm = all[3 * r + 2];
+        }
+        out->comm_share = out->ms_comm / row->ms_per_step;
+        out->single_ms = single;
+        out->single_interactions_per_s = (double)n * (double)n / (single * 1e-3);
+        row->interactions_per_s = (double)n * (double)n / (row->ms_per_step * 1e-3);
+        row->gflops = row->interactions_per_s *
+                      (row->spec.phys.precision == ORR_DOUBLE ? 30 : 20) * 1e-9;
+        out->efficiency = single / (ranks * row->ms_per_step);
+        row->max_rel_err = -1;   /* not checked here: the one-rank rows check it */
+    }
+    orr_dist_destroy(d);
+    orr_engine_destroy(e);
     free(attr);
     return st;
 }

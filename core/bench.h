@@ -6,6 +6,7 @@
 #define ORR_BENCH_H
 
 #include <stdint.h>
+#include "comm.h"
 #include "engine.h"
 
 typedef struct {
@@ -28,6 +29,30 @@ typedef struct {
 orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_variant variant,
                          long n, int steps, orr_bench_row *row, char *notice,
                          size_t notice_size, orr_error *err);
+
+/* What a benchmark over several ranks adds to its row. */
+#define ORR_BENCH_MAX_RANKS 256
+typedef struct {
+    int ranks;
+    double ms_comm;            /* the slowest rank's exchange per step */
+    double comm_share;         /* ms_comm / the row's ms_per_step */
+    double single_ms;          /* one rank (rank 0) on the whole problem, same build and
+                                  device, measured first in the same call */
+    double single_interactions_per_s;
+    double efficiency;         /* single_ms / (ranks * ms_per_step) */
+    double rank_force_ms[ORR_BENCH_MAX_RANKS];   /* each rank's force, kick and drift */
+    double rank_comm_ms[ORR_BENCH_MAX_RANKS];    /* each rank's exchange */
+} orr_bench_dist;
+
+/* A row over the ranks of c (every rank calls it): each rank's engine on
+ * its device holds all n bodies and times steps of its slice (force, kick,
+ * drift) and the exchange of positions (dist.h); the row's ms_per_step is
+ * the slowest rank's whole step, interactions_per_s the aggregate n^2 over
+ * it, ms_force the slowest rank's compute.  The accuracy is not checked
+ * (max_rel_err -1): the kernels are those of the one-rank rows. */
+orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspec *spec, long n,
+                              int device, int steps, orr_bench_row *row, orr_bench_dist *out,
+                              orr_error *err);
 
 /* Max relative error of acc against ref over ni bodies (3 ni values each). */
 /* The bodies benchmarks and the tuner run on, for spec's law: laws scaled by

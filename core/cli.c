@@ -5,6 +5,7 @@
  * hint; run-time errors exit 1. */
 #include "cli.h"
 #include "bench.h"
+#include "comm.h"
 #include "cuda.h"
 #include "engine.h"
 #include "hostcc.h"
@@ -268,6 +269,41 @@ static void list_tuning(const orr_tune_entry *t, void *ctx)
     ++*(int *)ctx;
 }
 
+static int rank_device(orr_comm *c, orr_backend_kind kind);
+static int rank_failed(orr_comm *c, orr_error *e);
+
+/* info under mpirun: one line per rank, its host and the device it uses
+ * (GPU local rank mod visible GPUs, else the CPU), printed by rank 0. */
+static int list_ranks(orr_comm *c)
+{
+    enum { LINE = 320 };
+    const int ranks = orr_comm_size(c);
+    char mine[LINE], *all = malloc((size_t)ranks * LINE);
+    if (!all)
+        return 1;
+    orr_error e = {0};
+    orr_gpu_info g;
+    int count = 0;
+    if (orr_cuda_usable(0, &e) == ORR_OK && orr_cuda_device_count(&count, &e) == ORR_OK &&
+        orr_cuda_device_info(rank_device(c, ORR_BACKEND_CUDA), &g, &e) == ORR_OK)
+        snprintf(mine, sizeof mine, "%s, local rank %d: GPU %d of %d, %s", orr_comm_host(c),
+                 orr_comm_local_rank(c), g.ordinal, count, g.name);
+    else
+        snprintf(mine, sizeof mine, "%s, local rank %d: CPU (no usable GPU: %.200s)",
+                 orr_comm_host(c), orr_comm_local_rank(c), e.msg);
+    orr_error_clear(&e);
+    int rc = 0;
+    if (orr_comm_allgather(c, mine, all, LINE, &e)) {
+        rc = rank_failed(c, &e);
+    } else if (orr_comm_rank(c) == 0) {
+        printf("Ranks (mpirun): %d\n", ranks);
+        for (int r = 0; r < ranks; r++)
+            printf("  rank %d: %.*s\n", r, LINE, all + (size_t)r * LINE);
+    }
+    free(all);
+    return rc;
+}
+
 static int cmd_info(args_t *a)
 {
     int forces = 0;
@@ -281,6 +317,16 @@ static int cmd_info(args_t *a)
     if (forces)
         return list_forces();
     orr_error e = {0};
+    if (orr_comm_launched()) {   /* under mpirun: every rank's host and device, then rank 0 goes on */
+        orr_comm *c = NULL;
+        if (orr_comm_world(&c, &e))
+            return report(&e);
+        int rank0 = orr_comm_rank(c) == 0;
+        int rc = list_ranks(c);
+        orr_comm_finalize();
+        if (rc || !rank0)
+            return rc;
+    }
     printf("orrery %s\n", ORR_VERSION);
     printf("GPUs:\n");
     int count = 0;
@@ -850,12 +896,96 @@ static int check_finite(const orr_bench_row *row)
     return 1;
 }
 
+/* This rank's GPU: its local rank modulo the visible devices (0 on the CPU
+ * or with one rank). */
+static int rank_device(orr_comm *c, orr_backend_kind kind)
+{
+    int count = 0;
+    if (kind != ORR_BACKEND_CUDA || orr_cuda_device_count(&count, NULL) || count < 1)
+        return 0;
+    return orr_comm_local_rank(c) % count;
+}
+
+/* An error on one rank of several: said with the rank, then every rank
+ * ends (none may wait in a collective for this one). */
+static int rank_failed(orr_comm *c, orr_error *e)
+{
+    fflush(stdout);
+    fprintf(stderr, "orrery: rank %d of %d (%s): %s\n", orr_comm_rank(c), orr_comm_size(c),
+            orr_comm_host(c), e->msg);
+    fflush(stderr);
+    orr_comm_abort(c, 1);
+    return 1;
+}
+
+/* bench under mpirun with several ranks: the tiled kernels, each rank its
+ * slice on its device (orr_bench_run_dist); rank 0 prints the rows with
+ * the communication and the efficiency against one rank measured first. */
+static int bench_ranks(bench_opts *b, orr_comm *c)
+{
+    if (b->tune || b->nv != 1 || b->variants[0] != ORR_VARIANT_TILED)
+        return orr_cli_usage_error("bench: over several ranks only the tiled variant runs, "
+                                   "without --tune (give the configuration, or tune on one rank: "
+                                   "the stored tuning is not read here)");
+    const int rank0 = orr_comm_rank(c) == 0, ranks = orr_comm_size(c);
+    const int device = rank_device(c, b->run.kind);
+    if (rank0 && b->csv)
+        printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
+               "gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,"
+               "single_rank_interactions_per_s,efficiency\n");
+    else if (rank0)
+        printf("%9s %5s %5s %6s %5s %10s %10s %10s %7s %14s %14s %10s\n", "N", "ranks", "block",
+               "unroll", "split", "ms/step", "force ms", "comm ms", "comm %", "interactions/s",
+               "one rank", "efficiency");
+    for (int k = 0; k < b->run.nn; k++) {
+        orr_bench_row row;
+        static orr_bench_dist d;
+        orr_error e = {0};
+        if (orr_bench_run_dist(c, b->run.kind, &b->run.spec, b->run.ns[k], device, (int)b->steps,
+                               &row, &d, &e)) {
+            orr_error_context(&e, "bench N=%ld over %d ranks", b->run.ns[k], ranks);
+            return rank_failed(c, &e);
+        }
+        if (!rank0)
+            continue;
+        const orr_launch *l = &row.spec.launch;
+        if (b->csv)
+            printf("%ld,%s,%s,tiled,%d,%d,%d,%.6g,%.6g,%.6g,-1,%d,%.6g,%.6g,%.4g,%.6g,%.4g\n",
+                   row.n, row.backend, orr_precision_name(row.spec.phys.precision), l->block,
+                   l->unroll, l->split, row.ms_per_step, row.interactions_per_s, row.gflops,
+                   ranks, row.ms_force, d.ms_comm, d.comm_share, d.single_interactions_per_s,
+                   d.efficiency);
+        else
+            printf("%9ld %5d %5d %6d %5d %10.4f %10.4f %10.4f %6.1f%% %14.3e %14.3e %9.1f%%\n",
+                   row.n, ranks, l->block, l->unroll, l->split, row.ms_per_step, row.ms_force,
+                   d.ms_comm, 100 * d.comm_share, row.interactions_per_s,
+                   d.single_interactions_per_s, 100 * d.efficiency);
+        for (int r = 0; r < ranks && !b->csv; r++)
+            fprintf(b->info, "  N=%ld rank %d: force, kick, drift %.4f ms; exchange %.4f ms\n",
+                    row.n, r, d.rank_force_ms[r], d.rank_comm_ms[r]);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 static int cmd_bench(args_t *a)
 {
     bench_opts b;
     int rc = bench_parse(a, &b);
     if (!rc)
         rc = bench_resolve(&b);
+    orr_comm *c = NULL;
+    orr_error ce = {0};
+    if (!rc && orr_comm_launched() && orr_comm_world(&c, &ce))
+        rc = report(&ce);
+    if (!rc && c && orr_comm_size(c) > 1) {
+        if (orr_comm_rank(c) == 0)
+            rc = bench_describe(&b);
+        if (!rc)
+            rc = bench_ranks(&b, c);
+        orr_comm_finalize();
+        return rc;
+    }
     if (!rc)
         rc = bench_describe(&b);
     if (rc)

@@ -98,6 +98,25 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   else
     bad "checkpoint: a run failed"; sed 's/^/    /' "$tmp/run.err"
   fi
+  # bench over 2 ranks: rank 0 alone prints, one CSV header and a row per N
+  # with today's columns then ranks, times, share and efficiency
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
+     --n 1024,1536 --steps 3 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+  rows=$(grep -cE '^(1024|1536),cpu,float,tiled,1024,4,1,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,-1,2,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' "$tmp/run.out")
+  heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency$' "$tmp/run.out")
+  if [ "$rc" -eq 0 ] && [ "$rows" -eq 2 ] && [ "$heads" -eq 1 ] && [ "$(wc -l < "$tmp/run.out")" -eq 3 ]; then
+    ok "bench over 2 ranks: one header and one row per N, from rank 0"
+  else
+    bad "bench over 2 ranks: exit $rc, $heads headers, $rows rows"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+  (cd "$tmp" && TMPDIR="$tmp" timeout 60 mpirun "${opts[@]}" -np 2 "$orr" info >"$tmp/run.out" 2>&1); rc=$?
+  if [ "$rc" -eq 0 ] && grep -q '^Ranks (mpirun): 2$' "$tmp/run.out" &&
+     [ "$(grep -cE '^  rank [01]: .*, local rank [01]: ' "$tmp/run.out")" -eq 2 ] &&
+     [ "$(grep -c '^orrery [0-9]' "$tmp/run.out")" -eq 1 ]; then
+    ok "info over 2 ranks: each rank's host and device, printed once"
+  else
+    bad "info over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out"
+  fi
   run 2 "$here/mpi/mismatch.lua"; rc=$?
   if [ "$rc" -ne 0 ] && grep -q 'orrery.simulation: the ranks disagree: rank 1 has n = 101, rank 0 has 100' "$tmp/run.err"; then
     ok "mismatch: different N on rank 1 is refused at creation"
