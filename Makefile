@@ -36,7 +36,7 @@ CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rt
             core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/dist.c core/engine.c core/backend_cpu.c \
             core/backend_cuda.c core/bench.c core/sim.c core/tune.c core/tunestore.c \
             core/outfile.c core/textio.c core/h5util.c core/snapshot.c core/checkpoint.c \
-            core/render.c core/comm.c
+            core/render.c core/comm.c core/nccl.c
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
 KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
 
@@ -52,7 +52,7 @@ LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu \
-            test_snapshot test_render test_comm
+            test_snapshot test_render test_comm test_nccl
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: all run test gpu-test deps clean bundle
@@ -109,9 +109,10 @@ test: $(BUILD)/orrery $(TEST_BIN)
 	@bash tests/run.sh $(BUILD)
 
 # No build prerequisites: runs what was built (here or carried to the GPU machine):
-# the C GPU tests and tests/lua/test_gpu.lua (build/orrery embeds Lua).
+# the C GPU tests (test_nccl: NCCL on one rank; it skips where NCCL is absent
+# unless ORRERY_REQUIRE_NCCL=1) and tests/lua/test_gpu.lua (build/orrery embeds Lua).
 gpu-test:
-	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu lua:test_gpu
+	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu test_nccl lua:test_gpu
 
 deps:
 	@bash tools/deps.sh

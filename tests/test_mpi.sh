@@ -10,7 +10,9 @@
 # "[1,RANK]<stdout>:", so tests/run.sh counts only this script's closing lines.  Without mpirun the
 # runs count as one skipped test.  (The one-rank mode and the error of a
 # launched process without MPI are test_comm's plain run, in `make test`.)
-# Then simulations over 1, 2 and 3 ranks (see below).
+# Then NCCL communicators made over 2 and 3 ranks (test_nccl --create: one
+# rank without NCCL fails every rank, with one message) and simulations over
+# 1, 2 and 3 ranks (see below).
 #   bash tests/test_mpi.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -52,6 +54,48 @@ else
     else
       why="exit $rc"; [ "$rc" -eq 124 ] && why="timed out after 120 s"
       bad "mpirun -np $np: $why, $ranks of $np ranks printed a summary, $failed failure line(s); output:"
+      sed 's/^/    /' "$tmp/out"
+    fi
+  done
+fi
+
+# ---- NCCL communicators over N ranks (build/tests/test_nccl --create) -------
+# missing=1: rank 1 alone cannot load NCCL (ORRERY_NCCL_LIB names a missing
+# file): every rank's orr_nccl_create fails, none hangs, and all print the
+# same message naming the lowest failing rank (rank 1, or rank 0 where NCCL
+# is missing everywhere).  device=local, 3 ranks, each on the device of its
+# local rank: every rank prints the same result (without a GPU, or with fewer
+# GPUs than ranks, the first failing rank's device error); where it works,
+# an allgatherv of blocks of different sizes gathers every byte exactly.
+nbin="$build/tests/test_nccl"
+if [ -x "$nbin" ] && command -v mpirun >/dev/null; then
+  nopts=(--oversubscribe --tag-output)
+  [ "$(id -u)" = 0 ] && nopts+=(--allow-run-as-root)
+  line() { sed -nE "s/^\[[0-9]+,$1\]<stdout>: ?$2: //p" "$tmp/out"; }   # line RANK KEY
+  for args in "2 missing=1" "3 device=local"; do
+    read -r np arg <<<"$args"
+    TMPDIR="$tmp" timeout 60 mpirun "${nopts[@]}" -np "$np" "$nbin" --create "$arg" >"$tmp/out" 2>&1; rc=$?
+    creates=$(sed -nE 's/^\[[0-9]+,[0-9]+\]<stdout>: ?create: //p' "$tmp/out")
+    n=$(printf '%s\n' "$creates" | grep -c .)
+    distinct=$(printf '%s\n' "$creates" | sort -u | grep -c .)
+    why=""
+    [ "$rc" -eq 0 ] || why="exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out after 60 s)')"
+    [ "$n" -eq "$np" ] && [ "$distinct" -eq 1 ] || why="$why; $n create lines from $np ranks, $distinct distinct"
+    if [ "$arg" = missing=1 ]; then
+      first=1; [ "$(line 0 open)" = ok ] || first=0
+      want="communication error: rank $first: "
+      case "$(printf '%s\n' "$creates" | head -1)" in
+        "$want"*"cannot open shared object file"*) ;;
+        *) why="$why; create did not fail with \"$want...cannot open shared object file\"" ;;
+      esac
+    elif [ "$(printf '%s\n' "$creates" | head -1)" = ok ]; then
+      good=$(grep -cE '<stdout>: ?allgatherv: 0 wrong bytes' "$tmp/out")
+      [ "$good" -eq "$np" ] || why="$why; $good of $np ranks gathered every byte right"
+    fi
+    if [ -z "$why" ]; then
+      ok "nccl -np $np $arg: every rank: $(printf '%s\n' "$creates" | head -1)"
+    else
+      bad "nccl -np $np $arg: ${why#; }; output:"
       sed 's/^/    /' "$tmp/out"
     fi
   done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deps: installs the Debian packages orrery needs when they are missing (as
 # root, with apt-get); otherwise prints the exact command to run.  Also checks
-# for the CUDA toolkit headers (cuda.h, nvrtc.h under $CUDA_PATH), and warns
-# when NVRTC (libnvrtc.so.13) cannot be found where orrery looks for it: the
+# for the CUDA toolkit headers (cuda.h, nvrtc.h, nccl.h under $CUDA_PATH;
+# core/nccl.c takes NCCL's types from nccl.h and opens libnccl.so.2 at run
+# time, never linked), and warns when NVRTC (libnvrtc.so.13) cannot be found where orrery looks for it: the
 # CPU backend works without it, GPU compilation and its tests do not.
 # Open MPI (openmpi-bin, libopenmpi-dev): core/comm.c is built against its
 # <mpi.h> for the types only and opens libmpi.so.40 at run time, and the mpi
@@ -27,9 +28,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 cuda=${CUDA_PATH:-/usr/local/cuda}
-for h in cuda.h nvrtc.h; do
+for h in cuda.h nvrtc.h nccl.h; do
   if [ ! -f "$cuda/include/$h" ]; then
-    echo "deps: $cuda/include/$h not found: install the CUDA toolkit (headers) or set CUDA_PATH" >&2
+    what="the CUDA toolkit (headers)"
+    [ "$h" = nccl.h ] && what="NCCL's header (NVIDIA's Debian repository, package libnccl-dev, or the toolkit's copy)"
+    echo "deps: $cuda/include/$h not found: install $what or set CUDA_PATH" >&2
     exit 1
   fi
 done
