@@ -377,6 +377,10 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
         st = cst ? cst : orr_fail(err, ORR_ERR_COMM, "another rank could not make its engine");
     if (!st)
         st = orr_dist_create(&d, c, n, err);
+    if (!st)
+        st = orr_dist_attach(d, e, device, err);
+    if (!st)
+        snprintf(out->exchange, sizeof out->exchange, "%s", orr_dist_exchange_note(d));
     double warm = 0;
     if (!st)
         st = orr_engine_time_steps(e, 1, 0, &warm, err);

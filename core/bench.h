@@ -40,6 +40,7 @@ typedef struct {
                                   device, measured first in the same call */
     double single_interactions_per_s;
     double efficiency;         /* single_ms / (ranks * ms_per_step) */
+    char exchange[512];        /* how the positions went between the ranks, and why */
     double rank_force_ms[ORR_BENCH_MAX_RANKS];   /* each rank's force, kick and drift */
     double rank_comm_ms[ORR_BENCH_MAX_RANKS];    /* each rank's exchange */
 } orr_bench_dist;

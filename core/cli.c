@@ -948,6 +948,8 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
         }
         if (!rank0)
             continue;
+        if (k == 0)
+            fprintf(b->info, "  %s\n", d.exchange);
         const orr_launch *l = &row.spec.launch;
         if (b->csv)
             printf("%ld,%s,%s,tiled,%d,%d,%d,%.6g,%.6g,%.6g,-1,%d,%.6g,%.6g,%.4g,%.6g,%.4g\n",

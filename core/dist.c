@@ -1,7 +1,9 @@
 /* dist: slices of the bodies per rank and their exchange (see dist.h). */
 #include "dist.h"
 #include "cuda.h"
+#include "nccl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +14,8 @@ struct orr_dist {
     long *counts, *displs;   /* per rank, in bodies */
     void *stage;             /* host copy of a GPU buffer (n records), made when first needed */
     size_t stage_bytes;
+    orr_nccl *nccl;          /* the GPU exchange, or NULL: through the host */
+    char note[512];          /* which exchange, and why */
 };
 
 orr_status orr_dist_create(orr_dist **out, orr_comm *c, long n, orr_error *err)
@@ -43,6 +47,7 @@ void orr_dist_destroy(orr_dist *d)
 {
     if (!d)
         return;
+    orr_nccl_destroy(d->nccl);
     free(d->counts);
     free(d->displs);
     free(d->stage);
@@ -104,6 +109,74 @@ static orr_status gather_device(orr_dist *d, orr_engine *e, const orr_buffer *b,
     return st;
 }
 
+const char *orr_dist_exchange(const orr_dist *d)
+{
+    return d->ranks == 1 ? "none" : d->nccl ? "nccl" : "host";
+}
+
+const char *orr_dist_exchange_note(const orr_dist *d)
+{
+    return d->note[0] ? d->note : "positions exchanged through the host (MPI)";
+}
+
+/* Two ranks on one GPU of one host (NCCL refuses them): *a and *b, else 0. */
+static int shared_gpu(orr_dist *d, int device, int *a, int *b, char *host, size_t size,
+                      orr_error *err, orr_status *st)
+{
+    enum { ID = 300 };
+    char mine[ID] = {0}, *all = malloc((size_t)d->ranks * ID);
+    if (!all) {
+        *st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    snprintf(mine, sizeof mine, "%d %s", device, orr_comm_host(d->comm));
+    *st = orr_comm_allgather(d->comm, mine, all, ID, err);
+    int found = 0;
+    for (int i = 0; !*st && !found && i < d->ranks; i++)
+        for (int j = i + 1; !found && j < d->ranks; j++)
+            if (strncmp(all + (size_t)i * ID, all + (size_t)j * ID, ID) == 0) {
+                *a = i, *b = j, found = 1;
+                const char *sp = strchr(all + (size_t)i * ID, ' ');
+                snprintf(host, size, "%s", sp ? sp + 1 : "?");
+            }
+    free(all);
+    return found;
+}
+
+orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err)
+{
+    d->note[0] = '\0';
+    if (d->ranks == 1 || orr_engine_backend(e) != ORR_BACKEND_CUDA)
+        return ORR_OK;
+    const char *force = getenv("ORRERY_EXCHANGE");
+    int a = 0, b = 0;
+    char host[256];
+    orr_status st = ORR_OK;
+    if (shared_gpu(d, device, &a, &b, host, sizeof host, err, &st)) {
+        snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): ranks %d "
+                 "and %d share GPU %d on %s (NCCL needs a GPU per rank)", a, b, device, host);
+        return ORR_OK;
+    }
+    if (st)
+        return st;
+    if (force && strcmp(force, "host") == 0) {
+        snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): "
+                 "ORRERY_EXCHANGE=host");
+        return ORR_OK;
+    }
+    orr_error why = {0};
+    if (orr_nccl_create(&d->nccl, d->comm, device, &why)) {   /* agreed over every rank */
+        snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): no NCCL "
+                 "(%.400s)", why.msg);
+        orr_error_clear(&why);
+        d->nccl = NULL;
+        return ORR_OK;
+    }
+    snprintf(d->note, sizeof d->note, "positions exchanged over NCCL %d (a GPU per rank)",
+             orr_nccl_version());
+    return ORR_OK;
+}
+
 orr_status orr_dist_gather(orr_dist *d, orr_engine *e, orr_buffer_id id, orr_error *err)
 {
     if (d->ranks == 1)
@@ -112,6 +185,9 @@ orr_status orr_dist_gather(orr_dist *d, orr_engine *e, orr_buffer_id id, orr_err
     orr_status st = orr_engine_buffer(e, id, &b, err);
     if (st)
         return st;
+    if (b.on_device && d->nccl)   /* queued on the engine's stream, in order with its kernels */
+        return orr_nccl_allgatherv(d->nccl, b.dptr, d->counts, d->displs, b.stride,
+                                   orr_engine_stream(e), err);
     if (b.on_device)
         return gather_device(d, e, &b, err);
     for (int k = 0; !st && k < b.ncomp; k++)

@@ -4,9 +4,12 @@
  * kicks and drifts its slice, and after every drift the slices' positions
  * are gathered so that every rank holds every body again.  Since a body's
  * force sum does not depend on which range it is computed in, P ranks give
- * the bits of one.  The exchange is staged through the host (the engine's
- * buffer, its own slice copied out, an MPI all-gather in place, copied back
- * in); with one rank every call is a no-op. */
+ * the bits of one.  On GPUs, one per rank, the exchange is an NCCL
+ * all-gather queued on the engine's stream (nccl.h); otherwise (the CPU
+ * backend, no NCCL, ranks sharing a GPU, or ORRERY_EXCHANGE=host) it is
+ * staged through the host: the rank's slice copied out, an MPI all-gather
+ * in place, every slice copied back in.  With one rank every call is a
+ * no-op. */
 #ifndef ORR_DIST_H
 #define ORR_DIST_H
 
@@ -25,6 +28,18 @@ orr_comm *orr_dist_comm(const orr_dist *d);
 /* Rank r's slice, and this rank's. */
 orr_range orr_dist_slice(const orr_dist *d, int r);
 orr_range orr_dist_mine(const orr_dist *d);
+
+/* Chooses the exchange for engine e (on GPU `device` when it is a CUDA
+ * engine): NCCL where every rank has a GPU of its own and NCCL loads, else
+ * through the host.  Collective; every rank chooses alike.  The choice and
+ * why, in words, is orr_dist_exchange_note. */
+orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err);
+/* "nccl", "host" or "none" (one rank). */
+const char *orr_dist_exchange(const orr_dist *d);
+/* One line: "positions exchanged over NCCL 22805 (a GPU per rank)" or
+ * "positions exchanged through the host (MPI): ranks 0 and 1 share GPU 0
+ * on HOST". */
+const char *orr_dist_exchange_note(const orr_dist *d);
 
 /* Every rank's slice of the engine's buffer id (positions with masses, or
  * velocities) to every rank, in the engine's precision, bit for bit. */

@@ -272,6 +272,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (!st && c->comm && orr_comm_size(c->comm) > 1 &&
         (st = ranks_agree(s, c->comm, err)) == ORR_OK)
         st = orr_dist_create(&s->dist, c->comm, c->n, err);
+    if (!st && s->dist)
+        st = orr_dist_attach(s->dist, s->engine, c->device, err);
     if (st) {
         orr_sim_destroy(s);
         return st;
@@ -474,6 +476,13 @@ static orr_status sync_state(orr_sim *s, orr_error *err)
 {
     orr_status st = flush(s, err);
     return st ? st : fetch(s, err);
+}
+
+const char *orr_sim_exchange(const orr_sim *s, const char **note)
+{
+    if (note)
+        *note = s->dist ? orr_dist_exchange_note(s->dist) : "one rank: no exchange";
+    return s->dist ? orr_dist_exchange(s->dist) : "none";
 }
 
 orr_status orr_sim_sync(orr_sim *s, orr_error *err)

@@ -68,6 +68,10 @@ orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z
 orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
 void orr_sim_touch(orr_sim *s);
 
+/* How the ranks exchange the bodies: "nccl", "host" or "none" (one rank),
+ * and in *note (may be NULL) the choice and why, in one line. */
+const char *orr_sim_exchange(const orr_sim *s, const char **note);
+
 /* Brings the backend and the mirror into agreement: pending writes
  * uploaded, then the state read back (what the writers do first).  Over
  * several ranks every rank calls the state-reading functions at the same

@@ -340,6 +340,9 @@ static int l_simulation(lua_State *L)
         notice_shown = 1;
         fprintf(stderr, "orrery: %s\n", notice);
     }
+    const char *note = NULL;
+    if (strcmp(orr_sim_exchange(p->sim, &note), "none") != 0 && orr_lua_rank0())
+        fprintf(stderr, "orrery: %d ranks; %s\n", orr_comm_size(orr_lua_comm), note);
     if (nb >= 0) {
         const char *msg = load_from(L, p->sim, 2);
         if (msg)
@@ -663,6 +666,8 @@ static int sim_index(lua_State *L)
         lua_pushnumber(L, c->dt);
     else if (strcmp(key, "backend") == 0)
         lua_pushstring(L, orr_engine_backend_name(orr_sim_engine(s)));
+    else if (strcmp(key, "exchange") == 0)
+        lua_pushstring(L, orr_sim_exchange(s, NULL));
     else if (strcmp(key, "precision") == 0)
         lua_pushstring(L, orr_precision_name(c->precision));
     else if (strcmp(key, "integrator") == 0)
@@ -725,7 +730,8 @@ static int sim_index(lua_State *L)
 
 static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
-    "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", NULL,
+    "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", "exchange",
+    NULL,
 };
 
 /* Only dt can be set. */

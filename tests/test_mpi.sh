@@ -161,6 +161,29 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   else
     bad "info over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out"
   fi
+  # on a GPU: 1 rank and 2 ranks sharing it (exchanged through the host,
+  # since NCCL needs a GPU per rank) give the same bits; skipped without one
+  if "$orr" info 2>/dev/null | grep -qE '^  [0-9]+: .*compute capability'; then
+    for np in 1 2; do
+      run "$np" "$here/mpi/bitwise.lua" "g${np}_" cuda || { bad "gpu bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
+      [ "$np" = 2 ] && cp "$tmp/run.err" "$tmp/g2.err"
+    done
+    for c in float_leapfrog double_yoshida4 user_law; do
+      if [ -s "$tmp/g1_$c.txt" ] && cmp -s "$tmp/g1_$c.txt" "$tmp/g2_$c.txt"; then
+        ok "gpu bitwise: $c on 1 rank and on 2 ranks sharing the GPU"
+      else
+        bad "gpu bitwise: $c differs between 1 and 2 ranks on the GPU"
+      fi
+    done
+    if grep -q 'orrery: 2 ranks; positions exchanged through the host (MPI): ranks 0 and 1 share GPU 0' "$tmp/g2.err"; then
+      ok "gpu: two ranks on one GPU say they exchange through the host"
+    else
+      bad "gpu: the exchange path was not reported"; sed 's/^/    /' "$tmp/g2.err"
+    fi
+  else
+    echo "mpi: no usable GPU: the GPU runs over ranks are skipped"
+    skip=$((skip + 1))
+  fi
   run 2 "$here/mpi/mismatch.lua"; rc=$?
   if [ "$rc" -ne 0 ] && grep -q 'orrery.simulation: the ranks disagree: rank 1 has n = 101, rank 0 has 100' "$tmp/run.err"; then
     ok "mismatch: different N on rank 1 is refused at creation"

@@ -3,12 +3,15 @@
 -- with an attribute and a runtime param, each with N not divisible by 2 or
 -- 3.  Rank 0 writes the bodies of each case to PREFIX<case>.txt (%.17g, so
 -- every bit of the float and double state shows).
---   mpirun -np P orrery run tests/mpi/bitwise.lua PREFIX
+-- BACKEND (cpu by default) may be cuda: the GPU tests run it there.
+--   mpirun -np P orrery run tests/mpi/bitwise.lua PREFIX [BACKEND]
 local orrery = require "orrery"
-local prefix = assert(arg[1], "usage: bitwise.lua PREFIX")
+local prefix = assert(arg[1], "usage: bitwise.lua PREFIX [BACKEND]")
+local backend = arg[2] or "cpu"
 
 local function case(name, opts, steps, setup)
-  opts.backend = "cpu"
+  opts.backend = backend
+  opts.tune = false   -- one kernel configuration for every rank count
   local sim <close> = orrery.simulation(opts)
   if setup then setup(sim) end
   sim:step(steps)
