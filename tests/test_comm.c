@@ -128,41 +128,13 @@ static void test_launcher_variables(void **state)
     assert_int_equal(orr_comm_launched(), 0);
 }
 
-/* Runs this binary as "--world" with the environment given added, as a
- * process that claims to be launched; returns what it printed (static). */
+/* Runs this binary as "--world" in a fresh process, as launched, with
+ * ORRERY_MPI_LIB=lib; returns what it printed (static). */
 static const char *child_world(const char *lib)
 {
-    static char out[2048];
-    char self[1024];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(n > 0);
-    self[n] = '\0';
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
-        setenv("ORRERY_MPI_LIB", lib, 1);
-        execl(self, self, "--world", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t len = 0;
-    ssize_t k;
-    while (len < sizeof out - 1 && (k = read(fd[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)k;
-    out[len] = '\0';
-    close(fd[0]);
-    int ws = 0;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-        fail_msg("child exited with status %d, output: %s", ws, out);
-    return out;
+    static char out[4096];
+    return tu_run_self("--world", "OMPI_COMM_WORLD_SIZE", "1", "ORRERY_MPI_LIB", lib, out,
+                       sizeof out);
 }
 
 static void test_launched_without_mpi(void **state)

@@ -54,40 +54,12 @@ static void test_not_linked(void **state)
     assert_int_equal(nccl_mapped_at_start, 0);
 }
 
-/* Runs this binary as "--open" with ORRERY_NCCL_LIB=lib; returns what it
- * printed (static). */
+/* Runs this binary as "--open" in a fresh process with ORRERY_NCCL_LIB=lib;
+ * returns what it printed (static). */
 static const char *child_open(const char *lib)
 {
     static char out[4096];
-    char self[1024];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(n > 0);
-    self[n] = '\0';
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        setenv("ORRERY_NCCL_LIB", lib, 1);
-        execl(self, self, "--open", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t len = 0;
-    ssize_t k;
-    while (len < sizeof out - 1 && (k = read(fd[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)k;
-    out[len] = '\0';
-    close(fd[0]);
-    int ws = 0;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-        fail_msg("child exited with status %d, output: %s", ws, out);
-    return out;
+    return tu_run_self("--open", "ORRERY_NCCL_LIB", lib, NULL, NULL, out, sizeof out);
 }
 
 /* The child's side: orr_nccl_open's result, whether a second call gives the

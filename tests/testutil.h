@@ -16,6 +16,7 @@
 #include <math.h>
 #include <ftw.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -200,6 +201,47 @@ static inline void tu_check_target_ranges(orr_backend_kind kind, const orr_kspec
     orr_engine_destroy(a);
     orr_engine_destroy(b);
     free(pos), free(vel), free(all), free(split), free(p1), free(p2);
+}
+
+/* Runs this test binary again as `SELF mode` with the environment variables
+ * name1=value1 (and name2=value2 when name2 is not NULL) added, and returns
+ * what it printed on stdout and stderr (in out, size bytes); fails the test
+ * unless it exits 0.  For checks that must start in a fresh process. */
+static inline const char *tu_run_self(const char *mode, const char *name1, const char *value1,
+                                      const char *name2, const char *value2, char *out,
+                                      size_t size)
+{
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        setenv(name1, value1, 1);
+        if (name2)
+            setenv(name2, value2, 1);
+        execl(self, self, mode, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t k;
+    while (len < size - 1 && (k = read(fd[0], out + len, size - 1 - len)) > 0)
+        len += (size_t)k;
+    out[len] = '\0';
+    close(fd[0]);
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+        fail_msg("child exited with status %d, output: %s", ws, out);
+    return out;
 }
 
 /* A whole file as a NUL-terminated heap string; fails the test if unreadable. */
