@@ -49,7 +49,9 @@ typedef struct {
  * its device holds all n bodies and times steps of its slice (force, kick,
  * drift) and the exchange of positions (dist.h); the row's ms_per_step is
  * the slowest rank's whole step, interactions_per_s the aggregate n^2 over
- * it, ms_force the slowest rank's compute.  The accuracy is not checked
+ * it, ms_force the slowest rank's compute.  On the CPU the ranks of one host
+ * share its cores (cores / ranks threads each, unless the spec or
+ * OMP_NUM_THREADS sets them), the one-rank figure too.  The accuracy is not checked
  * (max_rel_err -1): the kernels are those of the one-rank rows. */
 orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspec *spec, long n,
                               int device, int steps, orr_bench_row *row, orr_bench_dist *out,

@@ -84,6 +84,7 @@ static const mpi_sym mpi_syms[] = {
 struct orr_comm {
     int rank, size;         /* this rank, ranks */
     int local_rank;         /* rank among the ranks on this host */
+    int local_size;         /* ranks on this host */
     int mpi;                /* 1 when MPI carries the collectives */
     MPI_Comm comm;          /* private duplicate of MPI_COMM_WORLD (MPI only) */
     size_t max_message;     /* largest single MPI transfer, bytes (INT_MAX) */
@@ -202,6 +203,7 @@ static orr_status mpi_world(orr_error *err)
     MPI_CHECK(MPI_Comm_split_type, (world.comm, MPI_COMM_TYPE_SHARED, world.rank,
                                     (MPI_Info)o_info_null, &node));
     MPI_CHECK(MPI_Comm_rank, (node, &world.local_rank));
+    MPI_CHECK(MPI_Comm_size, (node, &world.local_size));
     world.counts = malloc(sizeof(int) * (size_t)world.size);
     world.displs = malloc(sizeof(int) * (size_t)world.size);
     if (!world.counts || !world.displs) {
@@ -223,6 +225,7 @@ static void world_once_init(void)
     world.rank = 0;
     world.size = 1;
     world.local_rank = 0;
+    world.local_size = 1;
     world.max_message = INT_MAX;
     if (gethostname(world.host, sizeof world.host) != 0)
         snprintf(world.host, sizeof world.host, "localhost");
@@ -250,6 +253,7 @@ orr_status orr_comm_world(orr_comm **out, orr_error *err)
 int orr_comm_rank(const orr_comm *c) { return c->rank; }
 int orr_comm_size(const orr_comm *c) { return c->size; }
 int orr_comm_local_rank(const orr_comm *c) { return c->local_rank; }
+int orr_comm_local_size(const orr_comm *c) { return c->local_size; }
 int orr_comm_uses_mpi(const orr_comm *c) { return c->mpi; }
 const char *orr_comm_host(const orr_comm *c) { return c->host; }
 

@@ -41,6 +41,7 @@ orr_status orr_comm_world(orr_comm **out, orr_error *err);
 int orr_comm_rank(const orr_comm *c);         /* 0 .. size - 1 */
 int orr_comm_size(const orr_comm *c);         /* ranks */
 int orr_comm_local_rank(const orr_comm *c);   /* among the ranks on this host */
+int orr_comm_local_size(const orr_comm *c);   /* ranks on this host */
 int orr_comm_uses_mpi(const orr_comm *c);     /* 0 for the one-rank world without MPI */
 const char *orr_comm_host(const orr_comm *c); /* this rank's host name */
 

@@ -265,6 +265,13 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         spec = r.best;
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
     }
+    /* CPU ranks on one host share its cores: each gets its part, unless
+     * the threads were set (a tuning, or OMP_NUM_THREADS for the default) */
+    if (kind == ORR_BACKEND_CPU && c->comm && orr_comm_local_size(c->comm) > 1 &&
+        spec.launch.threads == 0 && !getenv("OMP_NUM_THREADS")) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN), per = cores / orr_comm_local_size(c->comm);
+        spec.launch.threads = per < 1 ? 1 : per > 4096 ? 4096 : (int)per;
+    }
     st = orr_engine_create(&s->engine, kind, &spec, ORR_VARIANT_TILED, c->n, c->device, NULL, 0,
                            err);
     if (!st && integ->create)
