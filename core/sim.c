@@ -102,6 +102,28 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
     return st;
 }
 
+/* Over several ranks rank 0 tunes (or finds its stored tuning) and every
+ * rank runs that configuration: the same kernels everywhere, and no two
+ * ranks timing candidates on one GPU at once.  Rank 0's launch settings
+ * and where they came from (source[16]) to every rank. */
+static orr_status share_launch(orr_comm *comm, orr_launch *l, char *source, orr_error *err)
+{
+    struct {
+        orr_launch launch;
+        char source[16];
+    } chosen;
+    memset(&chosen, 0, sizeof chosen);
+    chosen.launch = *l;
+    memcpy(chosen.source, source, sizeof chosen.source);
+    orr_status st = orr_comm_bcast(comm, &chosen, sizeof chosen, 0, err);
+    if (st)
+        return st;
+    *l = chosen.launch;
+    memcpy(source, chosen.source, sizeof chosen.source);
+    source[sizeof chosen.source - 1] = '\0';
+    return ORR_OK;
+}
+
 /* After a drift of this rank's slice: every rank's positions everywhere. */
 static orr_status exchange_positions(orr_integ_env *env, void *ctx, orr_error *err)
 {
@@ -250,7 +272,9 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     spec.phys.G = c->G;
     memcpy(spec.phys.box, c->box, sizeof spec.phys.box);
     snprintf(s->kspec_source, sizeof s->kspec_source, "default");
-    if (c->tune == ORR_SIM_TUNE_ON || (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA)) {
+    const int many = c->comm && orr_comm_size(c->comm) > 1;
+    if ((c->tune == ORR_SIM_TUNE_ON || (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA)) &&
+        (!many || orr_comm_rank(c->comm) == 0)) {
         orr_tune_options o;
         orr_tune_options_default(&o);
         o.budget_s = c->tune_budget;
@@ -264,6 +288,14 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         }
         spec = r.best;
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
+    }
+    if (many && (c->tune == ORR_SIM_TUNE_ON ||
+                 (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA))) {
+        st = share_launch(c->comm, &spec.launch, s->kspec_source, err);
+        if (st) {
+            orr_sim_destroy(s);
+            return st;
+        }
     }
     /* CPU ranks on one host share its cores: each gets its part, unless
      * the threads were set (a tuning, or OMP_NUM_THREADS for the default) */
@@ -359,12 +391,21 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
         o.ctx = &rr;
     }
     orr_tune_result r;
-    orr_status st = orr_tune(s->cfg.backend, &base, s->cfg.n, &o, &r, err);
+    memset(&r, 0, sizeof r);
+    r.best = base;
+    snprintf(r.source, sizeof r.source, "tuned");
+    orr_status st = !s->dist || orr_dist_rank(s->dist) == 0
+                        ? orr_tune(s->cfg.backend, &base, s->cfg.n, &o, &r, err)
+                        : ORR_OK;
+    char source[16];
+    snprintf(source, sizeof source, "%s", r.source);
+    if (!st && s->dist)   /* rank 0's choice on every rank */
+        st = share_launch(orr_dist_comm(s->dist), &r.best.launch, source, err);
     if (!st)
         st = switch_engine(s, &r.best, err);
     if (st)
         return st;
-    snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
+    snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);
     return ORR_OK;
 }
 

@@ -37,7 +37,8 @@ typedef struct {
                                   this device, law, precision and N bucket, else tune
                                   now and store it (CPU: defaults); ORR_SIM_TUNE_OFF:
                                   defaults; ORR_SIM_TUNE_ON: as auto, on the CPU too */
-    double tune_budget;        /* seconds for a tuning on start-up (2) */
+    double tune_budget;        /* seconds for a tuning on start-up (2); over several
+                                  ranks rank 0 tunes and every rank runs its choice */
     orr_comm *comm;            /* the ranks the bodies are spread over (borrowed; NULL or
                                   one rank: this process alone).  Every rank runs the
                                   same calls; rank 0's bodies, written to its mirror,

@@ -184,6 +184,14 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     echo "mpi: no usable GPU: the GPU runs over ranks are skipped"
     skip=$((skip + 1))
   fi
+  run 2 "$here/mpi/tune.lua"; rc=$?
+  c0=$(grep -E '^create 0: ' "$tmp/run.out" | cut -d: -f2); c1=$(grep -E '^create 1: ' "$tmp/run.out" | cut -d: -f2)
+  r0=$(grep -E '^retune 0: ' "$tmp/run.out" | cut -d: -f2); r1=$(grep -E '^retune 1: ' "$tmp/run.out" | cut -d: -f2)
+  if [ "$rc" -eq 0 ] && [ -n "$c0" ] && [ "$c0" = "$c1" ] && [ -n "$r0" ] && [ "$r0" = "$r1" ]; then
+    ok "tune over 2 ranks: both run rank 0's choice ($c0)"
+  else
+    bad "tune over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
   run 2 "$here/mpi/mismatch.lua"; rc=$?
   if [ "$rc" -ne 0 ] && grep -q 'orrery.simulation: the ranks disagree: rank 1 has n = 101, rank 0 has 100' "$tmp/run.err"; then
     ok "mismatch: different N on rank 1 is refused at creation"
