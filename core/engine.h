@@ -51,7 +51,6 @@ typedef struct {
     size_t stride;     /* bytes from one body's record to the next (GPU) */
 } orr_buffer;
 
-
 /* Why CUDA cannot be used here (driver, device), or ORR_OK when it can. */
 orr_status orr_cuda_usable(int device, orr_error *err);
 
@@ -65,10 +64,10 @@ void orr_engine_destroy(orr_engine *e);
 
 /* What the engine is: its spec (as created; its law is the engine's own
  * copy with the params as built, the runtime ones as orr_engine_runtime
- * gives them), its body count, its
- * backend's name ("cuda" or "cpu"), the j-ranges its GPU force pass runs
- * with (the automatic choice resolved; 1 on the CPU), the number of the
- * law's attributes, and how its kernels were obtained. */
+ * gives them), its body count, its backend's name ("cuda" or "cpu") and
+ * kind, the j-ranges its GPU force pass runs with (the automatic choice
+ * resolved; 1 on the CPU), the number of the law's attributes, and how its
+ * kernels were obtained. */
 const orr_kspec *orr_engine_spec(const orr_engine *e);
 long orr_engine_n(const orr_engine *e);
 const char *orr_engine_backend_name(const orr_engine *e);
