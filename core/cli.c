@@ -978,9 +978,11 @@ static int cmd_bench(args_t *a)
         rc = bench_resolve(&b);
     orr_comm *c = NULL;
     orr_error ce = {0};
-    if (!rc && orr_comm_launched() && orr_comm_world(&c, &ce))
+    const char *ex = getenv("ORRERY_EXCHANGE");
+    const int nccl1 = ex && strcmp(ex, "nccl") == 0;   /* one rank over NCCL, to measure it */
+    if (!rc && (orr_comm_launched() || nccl1) && orr_comm_world(&c, &ce))
         rc = report(&ce);
-    if (!rc && c && orr_comm_size(c) > 1) {
+    if (!rc && c && (orr_comm_size(c) > 1 || nccl1)) {
         if (orr_comm_rank(c) == 0)
             rc = bench_describe(&b);
         if (!rc)

@@ -111,7 +111,7 @@ static orr_status gather_device(orr_dist *d, orr_engine *e, const orr_buffer *b,
 
 const char *orr_dist_exchange(const orr_dist *d)
 {
-    return d->ranks == 1 ? "none" : d->nccl ? "nccl" : "host";
+    return d->nccl ? "nccl" : d->ranks == 1 ? "none" : "host";
 }
 
 const char *orr_dist_exchange_note(const orr_dist *d)
@@ -146,9 +146,10 @@ static int shared_gpu(orr_dist *d, int device, int *a, int *b, char *host, size_
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err)
 {
     d->note[0] = '\0';
-    if (d->ranks == 1 || orr_engine_backend(e) != ORR_BACKEND_CUDA)
-        return ORR_OK;
     const char *force = getenv("ORRERY_EXCHANGE");
+    const int want_nccl = force && strcmp(force, "nccl") == 0;
+    if ((d->ranks == 1 && !want_nccl) || orr_engine_backend(e) != ORR_BACKEND_CUDA)
+        return ORR_OK;
     int a = 0, b = 0;
     char host[256];
     orr_status st = ORR_OK;
@@ -166,20 +167,28 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
     }
     orr_error why = {0};
     if (orr_nccl_create(&d->nccl, d->comm, device, &why)) {   /* agreed over every rank */
+        if (want_nccl) {
+            orr_fail(err, why.code ? why.code : ORR_ERR_COMM,
+                     "ORRERY_EXCHANGE=nccl, but NCCL cannot be used: %.800s", why.msg);
+            orr_status code = why.code ? why.code : ORR_ERR_COMM;
+            orr_error_clear(&why);
+            d->nccl = NULL;
+            return code;
+        }
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): no NCCL "
                  "(%.400s)", why.msg);
         orr_error_clear(&why);
         d->nccl = NULL;
         return ORR_OK;
     }
-    snprintf(d->note, sizeof d->note, "positions exchanged over NCCL %d (a GPU per rank)",
-             orr_nccl_version());
+    snprintf(d->note, sizeof d->note, "positions exchanged over NCCL %d (%s)", orr_nccl_version(),
+             want_nccl ? "ORRERY_EXCHANGE=nccl" : "a GPU per rank");
     return ORR_OK;
 }
 
 orr_status orr_dist_gather(orr_dist *d, orr_engine *e, orr_buffer_id id, orr_error *err)
 {
-    if (d->ranks == 1)
+    if (d->ranks == 1 && !d->nccl)
         return ORR_OK;
     orr_buffer b;
     orr_status st = orr_engine_buffer(e, id, &b, err);

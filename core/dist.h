@@ -31,10 +31,12 @@ orr_range orr_dist_mine(const orr_dist *d);
 
 /* Chooses the exchange for engine e (on GPU `device` when it is a CUDA
  * engine): NCCL where every rank has a GPU of its own and NCCL loads, else
- * through the host.  Collective; every rank chooses alike.  The choice and
- * why, in words, is orr_dist_exchange_note. */
+ * through the host.  The environment variable ORRERY_EXCHANGE=host forces
+ * the host path, =nccl the NCCL path (even for one rank, to measure what it
+ * costs; an error when NCCL cannot be used).  Collective; every rank
+ * chooses alike.  The choice and why, in words, is orr_dist_exchange_note. */
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err);
-/* "nccl", "host" or "none" (one rank). */
+/* "nccl", "host" or "none" (one rank without ORRERY_EXCHANGE=nccl). */
 const char *orr_dist_exchange(const orr_dist *d);
 /* One line: "positions exchanged over NCCL 22805 (a GPU per rank)" or
  * "positions exchanged through the host (MPI): ranks 0 and 1 share GPU 0

@@ -44,6 +44,14 @@ struct orr_sim {
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
 
+/* ORRERY_EXCHANGE=nccl: the exchange over NCCL even with one rank (to
+ * measure what the path costs). */
+static int nccl_forced(void)
+{
+    const char *v = getenv("ORRERY_EXCHANGE");
+    return v && strcmp(v, "nccl") == 0;
+}
+
 /* 64-bit FNV-1a of a string, in two exactly representable halves. */
 static void text_hash(const char *s, double out[2])
 {
@@ -311,6 +319,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (!st && c->comm && orr_comm_size(c->comm) > 1 &&
         (st = ranks_agree(s, c->comm, err)) == ORR_OK)
         st = orr_dist_create(&s->dist, c->comm, c->n, err);
+    if (!st && c->comm && !s->dist && nccl_forced() && kind == ORR_BACKEND_CUDA)
+        st = orr_dist_create(&s->dist, c->comm, c->n, err);   /* one rank over NCCL */
     if (!st && s->dist)
         st = orr_dist_attach(s->dist, s->engine, c->device, err);
     if (st) {

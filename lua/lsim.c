@@ -342,7 +342,8 @@ static int l_simulation(lua_State *L)
     }
     const char *note = NULL;
     if (strcmp(orr_sim_exchange(p->sim, &note), "none") != 0 && orr_lua_rank0())
-        fprintf(stderr, "orrery: %d ranks; %s\n", orr_comm_size(orr_lua_comm), note);
+        fprintf(stderr, "orrery: %d rank%s; %s\n", orr_comm_size(orr_lua_comm),
+                orr_comm_size(orr_lua_comm) == 1 ? "" : "s", note);
     if (nb >= 0) {
         const char *msg = load_from(L, p->sim, 2);
         if (msg)
