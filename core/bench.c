@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
 
 double orr_max_rel_err(const double *acc, const double *ref, long ni)
@@ -370,11 +369,8 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
     orr_engine *e = NULL;
     orr_dist *d = NULL;
     orr_kspec k = *spec;   /* CPU ranks of one host share its cores, as in a simulation */
-    if (kind == ORR_BACKEND_CPU && k.launch.threads == 0 && orr_comm_local_size(c) > 1 &&
-        !getenv("OMP_NUM_THREADS")) {
-        long per = sysconf(_SC_NPROCESSORS_ONLN) / orr_comm_local_size(c);
-        k.launch.threads = per < 1 ? 1 : per > 4096 ? 4096 : (int)per;
-    }
+    if (kind == ORR_BACKEND_CPU && k.launch.threads == 0)
+        k.launch.threads = orr_dist_cpu_threads(c);
     orr_status st = bench_engine(kind, &k, ORR_VARIANT_TILED, n, device, NULL, 0, &e, &attr,
                                  err);
     /* every rank agrees that every rank has its engine before any collective */

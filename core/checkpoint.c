@@ -290,7 +290,7 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
     int rc = need_attr(g, "Run", "format", H5T_NATIVE_INT, 1, &format, path, err);
     if (rc > 0 && format > CHECKPOINT_FORMAT) {
         orr_read_failed(path, err, "checkpoint format %d is newer than this orrery's (%d)",
-                           format, CHECKPOINT_FORMAT);
+                        format, CHECKPOINT_FORMAT);
         rc = -1;
     }
     if (rc > 0)
@@ -326,14 +326,14 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
     orr_error perr = {0};
     if (!isfinite(ck->time) || !isfinite(ck->time_c) || steps < 0)
         return orr_read_failed(path, err, "Run has a bad clock (time %g, steps %lld)", ck->time,
-                                  steps);
+                               steps);
     ck->steps = (long)steps;
     /* the integrator is looked up on restore: it may be one of the caller's own */
     if (orr_precision_parse(precision, &c->precision, &perr) ||
         orr_backend_parse(ck->backend, &c->backend, &perr)) {
         orr_error_clear(&perr);
         return orr_read_failed(path, err, "Run has an unknown precision '%s' or backend '%s'",
-                                  precision, ck->backend);
+                               precision, ck->backend);
     }
     c->integrator = ck->integrator;
     return ORR_OK;
@@ -511,24 +511,27 @@ static orr_status read_output(hid_t file, const char *path, orr_checkpoint *ck, 
         return err ? err->code : ORR_ERR_IO;
     if (snap < 0 || frame < 0)
         return orr_read_failed(path, err, "Output has negative counters (%lld, %lld)", snap,
-                                  frame);
+                               frame);
     o->snapshot = (long)snap;
     o->frame = (long)frame;
     return ORR_OK;
 }
 
+/* What reading group Integrator's datasets needs. */
+typedef struct {
+    orr_checkpoint *ck;
+    const char *path;
+    orr_error *err;
+} field_job;
+
 /* One dataset of group Integrator into the next field of ck. */
 static herr_t read_field(hid_t g, const char *name, const H5L_info_t *info, void *ctx)
 {
-    struct field_job {
-        orr_checkpoint *ck;
-        const char *path;
-        orr_error *err;
-    } *j = ctx;
+    field_job *j = ctx;
     orr_checkpoint *ck = j->ck;
     if (ck->nfields >= ORR_INTEG_MAX_FIELDS || strlen(name) >= sizeof ck->field_name[0]) {
         orr_read_failed(j->path, j->err, "Integrator/%s: too many fields or too long a name",
-                           name);
+                        name);
         return -1;
     }
     hid_t d = H5Dopen2(g, name, H5P_DEFAULT), space = d < 0 ? -1 : H5Dget_space(d);
@@ -571,11 +574,7 @@ static orr_status read_integrator(hid_t file, const char *path, orr_checkpoint *
     hid_t g = open_group(file, "Integrator", "", path, err);
     if (g < 0)
         return err->code ? err->code : ORR_ERR_IO;
-    struct {
-        orr_checkpoint *ck;
-        const char *path;
-        orr_error *err;
-    } job = {ck, path, err};
+    field_job job = {ck, path, err};
     herr_t r = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, read_field, &job);
     orr_h5_close(&g, H5Gclose);
     if (r < 0)
@@ -615,7 +614,7 @@ orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *
     snprintf(ck->kspec_source, sizeof ck->kspec_source, "checkpoint");
     if (orr_text_sep(path))
         return orr_read_failed(path, err,
-                                  "a text file is not a checkpoint (checkpoints are HDF5)");
+                               "a text file is not a checkpoint (checkpoints are HDF5)");
     hid_t file;
     orr_status st = orr_h5_open_read(path, &file, err);
     if (!st)

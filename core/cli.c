@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "bench.h"
 #include "comm.h"
+#include "dist.h"
 #include "cuda.h"
 #include "engine.h"
 #include "hostcc.h"
@@ -900,10 +901,7 @@ static int check_finite(const orr_bench_row *row)
  * or with one rank). */
 static int rank_device(orr_comm *c, orr_backend_kind kind)
 {
-    int count = 0;
-    if (kind != ORR_BACKEND_CUDA || orr_cuda_device_count(&count, NULL) || count < 1)
-        return 0;
-    return orr_comm_local_rank(c) % count;
+    return kind == ORR_BACKEND_CUDA ? orr_dist_device(c) : 0;
 }
 
 /* An error on one rank of several: said with the rank, then every rank
@@ -978,8 +976,8 @@ static int cmd_bench(args_t *a)
         rc = bench_resolve(&b);
     orr_comm *c = NULL;
     orr_error ce = {0};
-    const char *ex = getenv("ORRERY_EXCHANGE");
-    const int nccl1 = ex && strcmp(ex, "nccl") == 0;   /* one rank over NCCL, to measure it */
+    /* ORRERY_EXCHANGE=nccl: one rank over NCCL too, to measure the path */
+    const int nccl1 = orr_dist_exchange_asked() == ORR_EXCHANGE_NCCL;
     if (!rc && (orr_comm_launched() || nccl1) && orr_comm_world(&c, &ce))
         rc = report(&ce);
     if (!rc && c && (orr_comm_size(c) > 1 || nccl1)) {

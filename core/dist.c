@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct orr_dist {
     orr_comm *comm;
@@ -17,6 +18,31 @@ struct orr_dist {
     orr_nccl *nccl;          /* the GPU exchange, or NULL: through the host */
     char note[512];          /* which exchange, and why */
 };
+
+orr_exchange_ask orr_dist_exchange_asked(void)
+{
+    const char *v = getenv("ORRERY_EXCHANGE");
+    return !v ? ORR_EXCHANGE_AUTO : strcmp(v, "host") == 0 ? ORR_EXCHANGE_HOST
+           : strcmp(v, "nccl") == 0                     ? ORR_EXCHANGE_NCCL
+                                                        : ORR_EXCHANGE_AUTO;
+}
+
+int orr_dist_device(const orr_comm *c)
+{
+    int count = 0;
+    if (orr_comm_local_size(c) < 2 || orr_cuda_open(NULL) != ORR_OK ||
+        orr_cuda_device_count(&count, NULL) != ORR_OK || count < 1)
+        return 0;
+    return orr_comm_local_rank(c) % count;
+}
+
+int orr_dist_cpu_threads(const orr_comm *c)
+{
+    if (orr_comm_local_size(c) < 2 || getenv("OMP_NUM_THREADS"))
+        return 0;
+    long per = sysconf(_SC_NPROCESSORS_ONLN) / orr_comm_local_size(c);
+    return per < 1 ? 1 : per > 4096 ? 4096 : (int)per;
+}
 
 orr_status orr_dist_create(orr_dist **out, orr_comm *c, long n, orr_error *err)
 {
@@ -146,8 +172,8 @@ static int shared_gpu(orr_dist *d, int device, int *a, int *b, char *host, size_
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err)
 {
     d->note[0] = '\0';
-    const char *force = getenv("ORRERY_EXCHANGE");
-    const int want_nccl = force && strcmp(force, "nccl") == 0;
+    const orr_exchange_ask ask = orr_dist_exchange_asked();
+    const int want_nccl = ask == ORR_EXCHANGE_NCCL;
     if ((d->ranks == 1 && !want_nccl) || orr_engine_backend(e) != ORR_BACKEND_CUDA)
         return ORR_OK;
     int a = 0, b = 0;
@@ -160,7 +186,7 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
     }
     if (st)
         return st;
-    if (force && strcmp(force, "host") == 0) {
+    if (ask == ORR_EXCHANGE_HOST) {
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): "
                  "ORRERY_EXCHANGE=host");
         return ORR_OK;

@@ -18,6 +18,19 @@
 
 typedef struct orr_dist orr_dist;
 
+/* The exchange asked for by ORRERY_EXCHANGE: "host", "nccl" (even for one
+ * rank, to measure the path), else automatic. */
+typedef enum { ORR_EXCHANGE_AUTO, ORR_EXCHANGE_HOST, ORR_EXCHANGE_NCCL } orr_exchange_ask;
+orr_exchange_ask orr_dist_exchange_asked(void);
+
+/* The GPU this rank uses: its local rank modulo the visible devices (0
+ * with one rank on the host, or no GPU). */
+int orr_dist_device(const orr_comm *c);
+/* OpenMP threads for a CPU rank: the host's cores shared among its ranks,
+ * or 0 (the OpenMP default) with one rank on the host or OMP_NUM_THREADS
+ * set. */
+int orr_dist_cpu_threads(const orr_comm *c);
+
 /* Spreads n bodies over the ranks of c (borrowed: it must outlive d). */
 orr_status orr_dist_create(orr_dist **out, orr_comm *c, long n, orr_error *err);
 void orr_dist_destroy(orr_dist *d);

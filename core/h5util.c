@@ -184,10 +184,10 @@ int orr_h5_get_attr(hid_t loc, const char *where, const char *name, hid_t mtype,
         orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else if (H5Tget_class(t) != H5T_INTEGER && H5Tget_class(t) != H5T_FLOAT) {
         orr_read_failed(path, err, "%s/%s is %s (expected a number)", where, name,
-                           class_name(H5Tget_class(t)));
+                        class_name(H5Tget_class(t)));
     } else if (H5Sget_simple_extent_npoints(sp) != count) {
         orr_read_failed(path, err, "%s/%s has %lld values (expected %lld)", where, name,
-                           (long long)H5Sget_simple_extent_npoints(sp), (long long)count);
+                        (long long)H5Sget_simple_extent_npoints(sp), (long long)count);
     } else if (H5Aread(a, mtype, out) < 0) {
         orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else {
@@ -234,7 +234,7 @@ int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out,
             rc = 1;
         } else {
             orr_read_failed(path, err, "%s/%s: %s", where, name,
-                               buf ? orr_h5_reason(why) : "out of memory");
+                            buf ? orr_h5_reason(why) : "out of memory");
         }
         free(buf);
     }
@@ -271,7 +271,7 @@ int orr_h5_get_dataset(hid_t g, const char *where, const char *name, long long r
         orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else if (cls != H5T_FLOAT && !(ints && cls == H5T_INTEGER)) {
         orr_read_failed(path, err, "%s/%s is %s (expected floating point)", where, name,
-                           class_name(cls));
+                        class_name(cls));
     } else if (cols ? rank != 2 || dims[1] != (hsize_t)cols : rank != 1) {
         char shape[64] = "scalar";
         if (rank >= 1 && rank <= 2)
@@ -281,13 +281,13 @@ int orr_h5_get_dataset(hid_t g, const char *where, const char *name, long long r
             snprintf(shape, sizeof shape, "%d dimensions", rank);
         if (cols)
             orr_read_failed(path, err, "%s/%s has shape %s (expected (%lld, %d))", where, name,
-                               shape, rows, cols);
+                            shape, rows, cols);
         else
             orr_read_failed(path, err, "%s/%s has shape %s (expected (%lld))", where, name,
-                               shape, rows);
+                            shape, rows);
     } else if ((long long)dims[0] != rows) {
         orr_read_failed(path, err, "%s/%s has %llu rows but the header gives %lld bodies", where,
-                           name, (unsigned long long)dims[0], rows);
+                        name, (unsigned long long)dims[0], rows);
     } else if (rows > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
         orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
     } else {
@@ -296,11 +296,11 @@ int orr_h5_get_dataset(hid_t g, const char *where, const char *name, long long r
         for (long long i = 0; rc > 0 && i < rows * w; i++) {
             if (!isfinite(out[i])) {
                 orr_read_failed(path, err, "%s/%s row %lld is not finite (%g)", where, name,
-                                   i / w, out[i]);
+                                i / w, out[i]);
                 rc = -1;
             } else if (nonneg && out[i] < 0) {
                 orr_read_failed(path, err, "%s/%s row %lld is negative (%.17g)", where, name,
-                                   i / w, out[i]);
+                                i / w, out[i]);
                 rc = -1;
             }
         }
@@ -329,6 +329,6 @@ orr_status orr_h5_open_read(const char *path, hid_t *file, orr_error *err)
     *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (*file < 0)
         return orr_read_failed(path, err, "damaged or truncated HDF5 file (%s)",
-                                  orr_h5_reason(why));
+                               orr_h5_reason(why));
     return ORR_OK;
 }

@@ -44,14 +44,6 @@ struct orr_sim {
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
 
-/* ORRERY_EXCHANGE=nccl: the exchange over NCCL even with one rank (to
- * measure what the path costs). */
-static int nccl_forced(void)
-{
-    const char *v = getenv("ORRERY_EXCHANGE");
-    return v && strcmp(v, "nccl") == 0;
-}
-
 /* 64-bit FNV-1a of a string, in two exactly representable halves. */
 static void text_hash(const char *s, double out[2])
 {
@@ -281,8 +273,9 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     memcpy(spec.phys.box, c->box, sizeof spec.phys.box);
     snprintf(s->kspec_source, sizeof s->kspec_source, "default");
     const int many = c->comm && orr_comm_size(c->comm) > 1;
-    if ((c->tune == ORR_SIM_TUNE_ON || (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA)) &&
-        (!many || orr_comm_rank(c->comm) == 0)) {
+    const int tuning =
+        c->tune == ORR_SIM_TUNE_ON || (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA);
+    if (tuning && (!many || orr_comm_rank(c->comm) == 0)) {
         orr_tune_options o;
         orr_tune_options_default(&o);
         o.budget_s = c->tune_budget;
@@ -297,21 +290,16 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         spec = r.best;
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
     }
-    if (many && (c->tune == ORR_SIM_TUNE_ON ||
-                 (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA))) {
+    if (many && tuning) {
         st = share_launch(c->comm, &spec.launch, s->kspec_source, err);
         if (st) {
             orr_sim_destroy(s);
             return st;
         }
     }
-    /* CPU ranks on one host share its cores: each gets its part, unless
-     * the threads were set (a tuning, or OMP_NUM_THREADS for the default) */
-    if (kind == ORR_BACKEND_CPU && c->comm && orr_comm_local_size(c->comm) > 1 &&
-        spec.launch.threads == 0 && !getenv("OMP_NUM_THREADS")) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN), per = cores / orr_comm_local_size(c->comm);
-        spec.launch.threads = per < 1 ? 1 : per > 4096 ? 4096 : (int)per;
-    }
+    /* CPU ranks on one host share its cores, unless the threads were set */
+    if (kind == ORR_BACKEND_CPU && c->comm && spec.launch.threads == 0)
+        spec.launch.threads = orr_dist_cpu_threads(c->comm);
     st = orr_engine_create(&s->engine, kind, &spec, ORR_VARIANT_TILED, c->n, c->device, NULL, 0,
                            err);
     if (!st && integ->create)
@@ -319,7 +307,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (!st && c->comm && orr_comm_size(c->comm) > 1 &&
         (st = ranks_agree(s, c->comm, err)) == ORR_OK)
         st = orr_dist_create(&s->dist, c->comm, c->n, err);
-    if (!st && c->comm && !s->dist && nccl_forced() && kind == ORR_BACKEND_CUDA)
+    if (!st && c->comm && !s->dist && orr_dist_exchange_asked() == ORR_EXCHANGE_NCCL &&
+        kind == ORR_BACKEND_CUDA)
         st = orr_dist_create(&s->dist, c->comm, c->n, err);   /* one rank over NCCL */
     if (!st && s->dist)
         st = orr_dist_attach(s->dist, s->engine, c->device, err);

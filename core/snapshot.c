@@ -350,8 +350,8 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
         return err ? err->code : ORR_ERR_IO;
     if (nfiles > 1)
         return orr_read_failed(path, err,
-                                  "the snapshot is split over %d files; only single-file "
-                                  "snapshots can be read", nfiles);
+                               "the snapshot is split over %d files; only single-file "
+                               "snapshots can be read", nfiles);
     long long n = 0;
     int types = 0, last = -1;
     for (int k = 0; k < NTYPES; k++) {
@@ -367,7 +367,7 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
     }
     if (n == 0)
         return orr_read_failed(path, err,
-                                  "the file holds no particles (NumPart_ThisFile is all 0)");
+                               "the file holds no particles (NumPart_ThisFile is all 0)");
     if (!isfinite(out->time))
         return orr_read_failed(path, err, "Header/Time is %g", out->time);
     out->pos = malloc(sizeof(double) * 4 * (size_t)n);
@@ -395,14 +395,14 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
             long long rows = g >= 0 ? coordinate_rows(g) : -1;
             if (rows > 0)
                 st = orr_read_failed(path, err, "%s/Coordinates has %lld rows but "
-                                        "NumPart_ThisFile[%d] is 0", gname, rows, k);
+                                     "NumPart_ThisFile[%d] is 0", gname, rows, k);
             orr_h5_close(&g, H5Gclose);
             continue;
         }
         if (g < 0) {
             st = orr_read_failed(path, err,
-                                    "NumPart_ThisFile[%d] is %lld but there is no %s group", k,
-                                    np[k], gname);
+                                 "NumPart_ThisFile[%d] is %lld but there is no %s group", k,
+                                 np[k], gname);
             break;
         }
         rc = orr_h5_get_dataset(g, gname, "Coordinates", np[k], 3, 0, 0, tmp, path, err);
@@ -422,8 +422,8 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
             rc = orr_h5_get_dataset(g, gname, "Masses", np[k], 0, 0, 1, tmp, path, err);
             if (rc == 0 && masstab[k] == 0) {
                 orr_read_failed(path, err,
-                                   "%s has no Masses dataset and Header/MassTable[%d] is 0",
-                                   gname, k);
+                                "%s has no Masses dataset and Header/MassTable[%d] is 0",
+                                gname, k);
                 rc = -1;
             }
             for (long long i = 0; rc > 0 && i < np[k]; i++)

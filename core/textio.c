@@ -148,7 +148,7 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
                 ok = strcasecmp(f[k], columns[k]) == 0;
             if (!ok)
                 st = orr_read_failed(path, err, "line %ld: expected the header line '%s'", lineno,
-                                 expected);
+                                     expected);
             header = 1;
             line = nl ? nl + 1 : NULL;
             continue;
@@ -156,10 +156,10 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
         if (nf != NCOLS) {
             if (nf > NCOLS)
                 st = orr_read_failed(path, err, "line %ld: more than %d columns (expected %s)", lineno,
-                                 NCOLS, expected);
+                                     NCOLS, expected);
             else
                 st = orr_read_failed(path, err, "line %ld: %d column%s (expected %d: %s)", lineno, nf,
-                                 nf == 1 ? "" : "s", NCOLS, expected);
+                                     nf == 1 ? "" : "s", NCOLS, expected);
             break;
         }
         double v[NCOLS];
@@ -169,10 +169,10 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
             v[k] = strtod(f[k], &e);
             if (e == f[k] || *e)
                 st = orr_read_failed(path, err, "line %ld: %s is '%.40s', not a number", lineno,
-                                 columns[k], f[k]);
+                                     columns[k], f[k]);
             else if (!isfinite(v[k]))
                 st = orr_read_failed(path, err, "line %ld: %s is not finite (%s)", lineno, columns[k],
-                                 f[k]);
+                                     f[k]);
             else if (k == COL_M && v[k] < 0)
                 st = orr_read_failed(path, err, "line %ld: m is negative (%s)", lineno, f[k]);
         }

@@ -5,7 +5,7 @@
  * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
  * table, which the module exposes as orrery.Sim so Lua code can add methods. */
 #include "lorrery.h"
-#include "cuda.h"
+#include "dist.h"
 #include "tune.h"
 
 #include <limits.h>
@@ -244,11 +244,7 @@ static int unit_interval(double v)
 
 int orr_lua_default_device(void)
 {
-    int count = 0;
-    if (!orr_lua_comm || orr_comm_size(orr_lua_comm) == 1 || orr_cuda_open(NULL) != ORR_OK ||
-        orr_cuda_device_count(&count, NULL) != ORR_OK || count < 1)
-        return 0;
-    return orr_comm_local_rank(orr_lua_comm) % count;
+    return orr_lua_comm ? orr_dist_device(orr_lua_comm) : 0;
 }
 
 static int l_simulation(lua_State *L)
