@@ -1,5 +1,6 @@
 -- kepler.lua: one Kepler orbit in double precision with leapfrog; after one
--- period the pair is back where it started.
+-- period the pair is back where it started.  sim:advance(t) integrates to
+-- the time t (steps of dt, the last one shortened to land on t).
 --   orrery run scripts/kepler.lua [ECCENTRICITY] [STEPS_PER_ORBIT]
 local orrery = require "orrery"
 
@@ -14,8 +15,8 @@ local sim <close> = orrery.simulation{
 }
 local start = sim:body(2)
 local e0 = sim:energy().total
-sim:step(per_orbit)
+sim:advance(period)
 local b = sim:body(2)
 local miss = math.sqrt((b.x - start.x) ^ 2 + (b.y - start.y) ^ 2 + (b.z - start.z) ^ 2)
 print(("e = %.2f, one period (T = %.6f) in %d steps: position error %.3e a, |dE/E0| = %.3e"):format(
-  e, period, per_orbit, miss / a, math.abs((sim:energy().total - e0) / e0)))
+  e, period, sim.steps, miss / a, math.abs((sim:energy().total - e0) / e0)))
