@@ -182,8 +182,10 @@ static void *at(const cpu_impl *c, int arr, long first)
     return (char *)c->a[arr] + (size_t)first * c->elem;
 }
 
-static orr_status cpu_accel(orr_engine *e, orr_range t, orr_error *err)
+static orr_status cpu_accel(orr_engine *e, orr_range t, orr_force_part part, orr_error *err)
 {
+    if (part == ORR_FORCE_LOCAL)   /* one pass over every source: all of it in REST */
+        return ORR_OK;
     cpu_impl *c = e->impl;
     c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, t.count, t.first, NULL,
              at(c, AX, t.first), at(c, AY, t.first), at(c, AZ, t.first));
@@ -253,13 +255,12 @@ static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, doub
     return ORR_OK;
 }
 
-static orr_status cpu_time_steps(orr_engine *e, int steps, int force_only, double *ms,
-                                 orr_error *err)
+static orr_status cpu_time_steps(orr_engine *e, orr_range all, int steps, int force_only,
+                                 double *ms, orr_error *err)
 {
-    const orr_range all = orr_engine_all(e);
     double t0 = orr_now_s();
     for (int s = 0; s < steps; s++) {
-        cpu_accel(e, all, err);
+        cpu_accel(e, all, ORR_FORCE_WHOLE, err);
         if (!force_only) {
             cpu_kick(e, all, 1e-6, 1.0, err);
             cpu_drift(e, all, 1e-6, err);

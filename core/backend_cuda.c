@@ -432,27 +432,63 @@ static rtparams runtime_params(const orr_engine *e)
     return p;
 }
 
-static orr_status cuda_accel(orr_engine *e, orr_range t, orr_error *err)
+/* The tiled accel kernel for the targets t over the j-ranges [y0, y1). */
+static orr_status launch_ranges(orr_engine *e, orr_range t, int y0, int y1, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    if (y0 >= y1)
+        return ORR_OK;
+    int n = (int)e->n, first = (int)t.first, count = (int)t.count;
+    const int block = e->spec.launch.block;
+    rtparams rtp = runtime_params(e);
+    /* the targets as arrays of their own: their positions, attributes and
+     * outputs from body `first` on (the outputs' rows keep stride n) */
+    orr_devptr pos = c->buf[ORR_BUF_POS];
+    orr_devptr ipos = rec(c, pos, first);
+    orr_devptr out = rec(c, e->ranges > 1 ? c->parts : c->buf[ORR_BUF_ACC], first);
+    orr_devptr iattr = c->attr ? c->attr + (orr_devptr)((size_t)first * (size_t)e->nattr * c->elem)
+                               : 0;
+    void *args[] = {&pos, &c->attr, &ipos, &iattr, &rtp, &out, &n, &c->jlen, &count, &y0};
+    return orr_cuda_launch_2d(
+        c->fn[ORR_K_ACCEL], blocks_for(count, block / e->spec.launch.split * e->spec.launch.ipt),
+        (unsigned)(y1 - y0), (unsigned)block, 0, c->stream, args, err);
+}
+
+/* The j-ranges [*y0, *y1) that lie wholly inside the targets t (the last
+ * range ends at n, short). */
+static void local_ranges(const orr_engine *e, const cuda_impl *c, orr_range t, int *y0, int *y1)
+{
+    const long jlen = c->jlen, end = t.first + t.count;
+    *y0 = (int)((t.first + jlen - 1) / jlen);
+    *y1 = end == e->n ? e->ranges : (int)(end / jlen);
+    if (*y1 < *y0)
+        *y1 = *y0;
+}
+
+static orr_status cuda_accel(orr_engine *e, orr_range t, orr_force_part part, orr_error *err)
 {
     cuda_impl *c = e->impl;
     int n = (int)e->n, first = (int)t.first, count = (int)t.count;
     const int block = e->spec.launch.block;
-    rtparams rtp = runtime_params(e);
-    orr_devptr pos = c->buf[ORR_BUF_POS], acc = c->buf[ORR_BUF_ACC];
+    orr_devptr acc = c->buf[ORR_BUF_ACC];
     if (e->variant == ORR_VARIANT_NAIVE) {
+        if (part == ORR_FORCE_LOCAL)   /* one pass over every source: all of it in REST */
+            return ORR_OK;
+        rtparams rtp = runtime_params(e);
+        orr_devptr pos = c->buf[ORR_BUF_POS];
         void *args[] = {&pos, &c->attr, &rtp, &acc, &n, &first, &count};
         return orr_cuda_launch(c->fn[ORR_K_ACCEL_NAIVE], blocks_for(count, block),
                                (unsigned)block, 0, c->stream, args, err);
     }
-    /* the targets as arrays of their own: their positions, attributes and
-     * outputs from body `first` on (the outputs' rows keep stride n) */
-    orr_devptr ipos = rec(c, pos, first), out = rec(c, e->ranges > 1 ? c->parts : acc, first);
-    orr_devptr iattr = c->attr ? c->attr + (orr_devptr)((size_t)first * (size_t)e->nattr * c->elem)
-                               : 0;
-    void *args[] = {&pos, &c->attr, &ipos, &iattr, &rtp, &out, &n, &c->jlen, &count};
-    orr_status st = orr_cuda_launch_2d(
-        c->fn[ORR_K_ACCEL], blocks_for(count, block / e->spec.launch.split * e->spec.launch.ipt),
-        (unsigned)e->ranges, (unsigned)block, 0, c->stream, args, err);
+    int y0 = 0, y1 = 0;
+    local_ranges(e, c, t, &y0, &y1);
+    orr_status st;
+    if (part == ORR_FORCE_WHOLE)
+        st = launch_ranges(e, t, 0, e->ranges, err);
+    else if (part == ORR_FORCE_LOCAL)
+        return launch_ranges(e, t, y0, y1, err);
+    else if ((st = launch_ranges(e, t, 0, y0, err)) == ORR_OK)
+        st = launch_ranges(e, t, y1, e->ranges, err);
     if (st || e->ranges == 1)
         return st;
     void *cargs[] = {&c->parts, &acc, &n, &e->ranges, &first, &count};
@@ -554,7 +590,7 @@ static orr_status cuda_accel_sample(orr_engine *e, long ni, const long *idx, dou
     if (!all)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     const orr_range whole = orr_engine_all(e);
-    orr_status st = cuda_accel(e, whole, err);
+    orr_status st = cuda_accel(e, whole, ORR_FORCE_WHOLE, err);
     if (!st)
         st = cuda_get_accel(e, whole, all, err);
     for (long k = 0; !st && k < ni; k++)
@@ -563,14 +599,13 @@ static orr_status cuda_accel_sample(orr_engine *e, long ni, const long *idx, dou
     return st;
 }
 
-static orr_status cuda_time_steps(orr_engine *e, int steps, int force_only, double *ms,
-                                  orr_error *err)
+static orr_status cuda_time_steps(orr_engine *e, orr_range all, int steps, int force_only,
+                                  double *ms, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    const orr_range all = orr_engine_all(e);
     orr_status st = orr_cuda_event_record(c->ev0, c->stream, err);
     for (int s = 0; !st && s < steps; s++) {
-        st = cuda_accel(e, all, err);
+        st = cuda_accel(e, all, ORR_FORCE_WHOLE, err);
         if (!st && !force_only)
             st = cuda_kick(e, all, 1e-6, 1.0, err);
         if (!st && !force_only)

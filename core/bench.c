@@ -329,29 +329,43 @@ done:
 }
 
 /* This rank's slice: force, kick and drift; the exchange timed apart. */
-static orr_status dist_steps(orr_dist *d, orr_engine *e, int steps, double *force_ms,
+/* How dist_steps steps: the compute alone, the exchange then the force,
+ * or the two overlapped (orr_dist_gather_force). */
+enum { STEP_COMPUTE, STEP_PLAIN, STEP_OVERLAP };
+
+/* steps steps of this rank's slice from a common start (a barrier); *ms
+ * per step, *comm_ms the exchange alone per step (STEP_PLAIN). */
+static orr_status dist_steps(orr_dist *d, orr_engine *e, int steps, int how, double *ms,
                              double *comm_ms, orr_error *err)
 {
     const orr_range mine = orr_dist_mine(d);
-    double tf = 0, tc = 0;
-    orr_status st = ORR_OK;
+    double tc = 0;
+    orr_status st = orr_comm_barrier(orr_dist_comm(d), err);
+    double t0 = orr_now_s();
     for (int s = 0; !st && s < steps; s++) {
-        double t0 = orr_now_s();
-        st = orr_engine_force(e, mine, err);
+        if (how == STEP_OVERLAP) {
+            st = orr_dist_gather_force(d, e, err);
+        } else {
+            st = how == STEP_PLAIN ? orr_engine_sync(e, err) : ORR_OK;
+            double t1 = orr_now_s();
+            if (!st && how == STEP_PLAIN)
+                st = orr_dist_gather(d, e, ORR_ENGINE_POS, err);
+            if (!st && how == STEP_PLAIN)   /* an NCCL exchange is only queued */
+                st = orr_engine_sync(e, err);
+            tc += orr_now_s() - t1;
+            if (!st)
+                st = orr_engine_force(e, mine, err);
+        }
         if (!st)
             st = orr_engine_kick_range(e, mine, 1e-6, 1.0, err);
         if (!st)
             st = orr_engine_drift_range(e, mine, 1e-6, err);
         if (!st)
             st = orr_engine_sync(e, err);
-        double t1 = orr_now_s();
-        if (!st)
-            st = orr_dist_gather(d, e, ORR_ENGINE_POS, err);
-        tf += t1 - t0;
-        tc += orr_now_s() - t1;
     }
-    *force_ms = tf * 1e3 / steps;
-    *comm_ms = tc * 1e3 / steps;
+    *ms = (orr_now_s() - t0) * 1e3 / steps;
+    if (comm_ms)
+        *comm_ms = tc * 1e3 / steps;
     return st;
 }
 
@@ -374,10 +388,7 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
     orr_status st = bench_engine(kind, &k, ORR_VARIANT_TILED, n, device, NULL, 0, &e, &attr,
                                  err);
     /* every rank agrees that every rank has its engine before any collective */
-    double failed = st != ORR_OK;
-    orr_status cst = orr_comm_max(c, &failed, 1, st ? NULL : err);
-    if (!st && (cst || failed))
-        st = cst ? cst : orr_fail(err, ORR_ERR_COMM, "another rank could not make its engine");
+    st = orr_comm_all_ok(c, st, err, "make its engine");
     if (!st)
         st = orr_dist_create(&d, c, n, err);
     if (!st)
@@ -400,16 +411,19 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
         st = orr_engine_time_steps(e, steps, 0, &single, err);
     if (!st)
         st = orr_comm_bcast(c, &single, sizeof single, 0, err);
-    double force_ms = 0, comm_ms = 0;
-    if (!st)   /* a warm-up exchange, then the timed steps from a common start */
-        st = dist_steps(d, e, 1, &force_ms, &comm_ms, err);
+    /* a warm-up exchange, then the timed steps: as runs go (overlapped
+     * unless ORRERY_OVERLAP=off), with the exchange first, the compute alone */
+    double step_ms = 0, plain_ms = 0, force_ms = 0, comm_ms = 0, unused = 0;
+    const int overlap = d ? orr_dist_overlap(d) : 0;
     if (!st)
-        st = orr_comm_barrier(c, err);
-    double t0 = orr_now_s();
+        st = dist_steps(d, e, 1, STEP_PLAIN, &unused, NULL, err);
     if (!st)
-        st = dist_steps(d, e, steps, &force_ms, &comm_ms, err);
-    double step_ms = (orr_now_s() - t0) * 1e3 / steps;
-    double mine[3] = {step_ms, force_ms, comm_ms}, all[3 * ORR_BENCH_MAX_RANKS];
+        st = dist_steps(d, e, steps, overlap ? STEP_OVERLAP : STEP_PLAIN, &step_ms, NULL, err);
+    if (!st)
+        st = dist_steps(d, e, steps, STEP_PLAIN, &plain_ms, &comm_ms, err);
+    if (!st)
+        st = dist_steps(d, e, steps, STEP_COMPUTE, &force_ms, NULL, err);
+    double mine[4] = {step_ms, force_ms, comm_ms, plain_ms}, all[4 * ORR_BENCH_MAX_RANKS];
     if (!st)
         st = orr_comm_allgather(c, mine, all, sizeof mine, err);
     if (!st) {
@@ -423,16 +437,18 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
         row->build = *orr_engine_build_info(e);
         out->ranks = ranks;
         for (int r = 0; r < ranks; r++) {
-            out->rank_force_ms[r] = all[3 * r + 1];
-            out->rank_comm_ms[r] = all[3 * r + 2];
-            if (all[3 * r] > row->ms_per_step)
-                row->ms_per_step = all[3 * r];
-            if (all[3 * r + 1] > row->ms_force)
-                row->ms_force = all[3 * r + 1];
-            if (all[3 * r + 2] > out->ms_comm)
-                out->ms_comm = all[3 * r + 2];
+            const double *t = all + 4 * r;
+            out->rank_force_ms[r] = t[1];
+            out->rank_comm_ms[r] = t[2];
+            row->ms_per_step = t[0] > row->ms_per_step ? t[0] : row->ms_per_step;
+            row->ms_force = t[1] > row->ms_force ? t[1] : row->ms_force;
+            out->plain_ms = t[3] > out->plain_ms ? t[3] : out->plain_ms;
         }
+        out->overlap = overlap;
+        out->ms_comm = row->ms_per_step > row->ms_force ? row->ms_per_step - row->ms_force : 0;
         out->comm_share = out->ms_comm / row->ms_per_step;
+        out->plain_comm_share =
+            out->plain_ms > row->ms_force ? (out->plain_ms - row->ms_force) / out->plain_ms : 0;
         out->single_ms = single;
         out->single_interactions_per_s = (double)n * (double)n / (single * 1e-3);
         row->interactions_per_s = (double)n * (double)n / (row->ms_per_step * 1e-3);

@@ -34,22 +34,31 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
 #define ORR_BENCH_MAX_RANKS 256
 typedef struct {
     int ranks;
-    double ms_comm;            /* the slowest rank's exchange per step */
+    double ms_comm;            /* the exchange's share of the step that the force did not
+                                  hide: the step less the compute alone (the row's
+                                  ms_force), the slowest rank's */
     double comm_share;         /* ms_comm / the row's ms_per_step */
+    int overlap;               /* the row's steps overlapped exchange and force (dist.h) */
+    double plain_ms;           /* a step with the exchange first, then the force (no
+                                  overlap), the slowest rank's */
+    double plain_comm_share;   /* (plain_ms - ms_force) / plain_ms */
     double single_ms;          /* one rank (rank 0) on the whole problem, same build and
                                   device, measured first in the same call */
     double single_interactions_per_s;
     double efficiency;         /* single_ms / (ranks * ms_per_step) */
     char exchange[512];        /* how the positions went between the ranks, and why */
-    double rank_force_ms[ORR_BENCH_MAX_RANKS];   /* each rank's force, kick and drift */
-    double rank_comm_ms[ORR_BENCH_MAX_RANKS];    /* each rank's exchange */
+    double rank_force_ms[ORR_BENCH_MAX_RANKS];   /* each rank's force, kick and drift alone */
+    double rank_comm_ms[ORR_BENCH_MAX_RANKS];    /* each rank's exchange alone (in the
+                                                    steps without overlap) */
 } orr_bench_dist;
 
 /* A row over the ranks of c (every rank calls it): each rank's engine on
  * its device holds all n bodies and times steps of its slice (force, kick,
- * drift) and the exchange of positions (dist.h); the row's ms_per_step is
- * the slowest rank's whole step, interactions_per_s the aggregate n^2 over
- * it, ms_force the slowest rank's compute.  On the CPU the ranks of one host
+ * drift) with the exchange of positions (dist.h) overlapped with the force
+ * (unless ORRERY_OVERLAP=off), then the same steps with the exchange first
+ * (plain_ms), then the compute alone; the row's ms_per_step is the slowest
+ * rank's whole step, interactions_per_s the aggregate n^2 over it, ms_force
+ * the slowest rank's compute.  On the CPU the ranks of one host
  * share its cores (cores / ranks threads each, unless the spec or
  * OMP_NUM_THREADS sets them), the one-rank figure too.  The accuracy is not checked
  * (max_rel_err -1): the kernels are those of the one-rank rows. */

@@ -689,14 +689,11 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
     }
     if (!st)
         orr_sim_touch(s);
-    /* the stored kernel configuration, where it is meant for this backend */
-    const orr_kspec *k = orr_sim_kspec(s, NULL);
-    const orr_kspec *w = &ck->kspec;
-    if (!st && strcmp(orr_engine_backend_name(orr_sim_engine(s)), ck->backend) == 0 &&
-        (k->launch.block != w->launch.block || k->launch.unroll != w->launch.unroll || k->launch.split != w->launch.split ||
-         k->launch.ipt != w->launch.ipt || k->launch.ftz != w->launch.ftz || k->launch.newton != w->launch.newton ||
-         k->launch.threads != w->launch.threads || k->launch.ranges != w->launch.ranges))
-        st = orr_sim_set_kspec(s, w, "checkpoint", err);
+    /* the stored kernel configuration, where it is meant for this backend
+     * (every rank: it may differ from some ranks' own, and over several
+     * ranks the call is collective) */
+    if (!st && strcmp(orr_engine_backend_name(orr_sim_engine(s)), ck->backend) == 0)
+        st = orr_sim_set_kspec(s, &ck->kspec, "checkpoint", err);
     if (!st)
         st = restore_fields(ck, s, err);
     if (st) {

@@ -263,9 +263,12 @@ static int list_forces(void)
 
 static void list_tuning(const orr_tune_entry *t, void *ctx)
 {
-    printf("  %s %s %s N<=%ld: block %d unroll %d split %d threads %d ranges %d, %.4g ms, %.3g "
+    char slice[48] = "";
+    if (t->targets_bucket)
+        snprintf(slice, sizeof slice, " (slices of <=%ld)", t->targets_bucket);
+    printf("  %s %s %s N<=%ld%s: block %d unroll %d split %d threads %d ranges %d, %.4g ms, %.3g "
            "interactions/s (%d tried, %d rejected, %s)\n    on %s\n", t->backend, t->force,
-           t->precision, t->n_bucket, t->block, t->unroll, t->split, t->threads, t->ranges, t->ms,
+           t->precision, t->n_bucket, slice, t->block, t->unroll, t->split, t->threads, t->ranges, t->ms,
            t->interactions_per_s, t->ntrials, t->nfailed, t->when, t->device);
     ++*(int *)ctx;
 }
@@ -930,11 +933,12 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
     if (rank0 && b->csv)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,"
-               "single_rank_interactions_per_s,efficiency\n");
+               "single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,"
+               "comm_share_no_overlap\n");
     else if (rank0)
-        printf("%9s %5s %5s %6s %5s %10s %10s %10s %7s %14s %14s %10s\n", "N", "ranks", "block",
-               "unroll", "split", "ms/step", "force ms", "comm ms", "comm %", "interactions/s",
-               "one rank", "efficiency");
+        printf("%9s %5s %5s %6s %5s %10s %10s %10s %7s %14s %14s %10s %12s %9s\n", "N", "ranks",
+               "block", "unroll", "split", "ms/step", "force ms", "comm ms", "comm %",
+               "interactions/s", "one rank", "efficiency", "no-overlap", "comm %");
     for (int k = 0; k < b->run.nn; k++) {
         orr_bench_row row;
         static orr_bench_dist d;
@@ -950,19 +954,28 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
             fprintf(b->info, "  %s\n", d.exchange);
         const orr_launch *l = &row.spec.launch;
         if (b->csv)
-            printf("%ld,%s,%s,tiled,%d,%d,%d,%.6g,%.6g,%.6g,-1,%d,%.6g,%.6g,%.4g,%.6g,%.4g\n",
+            printf("%ld,%s,%s,tiled,%d,%d,%d,%.6g,%.6g,%.6g,-1,%d,%.6g,%.6g,%.4g,%.6g,%.4g,%.6g,"
+                   "%.4g\n",
                    row.n, row.backend, orr_precision_name(row.spec.phys.precision), l->block,
                    l->unroll, l->split, row.ms_per_step, row.interactions_per_s, row.gflops,
                    ranks, row.ms_force, d.ms_comm, d.comm_share, d.single_interactions_per_s,
-                   d.efficiency);
+                   d.efficiency, d.plain_ms, d.plain_comm_share);
         else
-            printf("%9ld %5d %5d %6d %5d %10.4f %10.4f %10.4f %6.1f%% %14.3e %14.3e %9.1f%%\n",
+            printf("%9ld %5d %5d %6d %5d %10.4f %10.4f %10.4f %6.1f%% %14.3e %14.3e %9.1f%% "
+                   "%12.4f %8.1f%%\n",
                    row.n, ranks, l->block, l->unroll, l->split, row.ms_per_step, row.ms_force,
                    d.ms_comm, 100 * d.comm_share, row.interactions_per_s,
-                   d.single_interactions_per_s, 100 * d.efficiency);
+                   d.single_interactions_per_s, 100 * d.efficiency, d.plain_ms,
+                   100 * d.plain_comm_share);
+        if (k == 0 && !b->csv)
+            fprintf(b->info, "  ms/step: exchange and force %s; comm ms: the part of the step "
+                    "the force does not hide (ms/step - force ms); no-overlap: the exchange "
+                    "first, then the force\n",
+                    d.overlap ? "overlapped"
+                              : "one after the other (see above; ORRERY_OVERLAP=on forces it)");
         for (int r = 0; r < ranks && !b->csv; r++)
-            fprintf(b->info, "  N=%ld rank %d: force, kick, drift %.4f ms; exchange %.4f ms\n",
-                    row.n, r, d.rank_force_ms[r], d.rank_comm_ms[r]);
+            fprintf(b->info, "  N=%ld rank %d: force, kick, drift alone %.4f ms; exchange alone "
+                    "%.4f ms\n", row.n, r, d.rank_force_ms[r], d.rank_comm_ms[r]);
         fflush(stdout);
     }
     return 0;

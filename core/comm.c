@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -392,6 +393,24 @@ orr_status orr_comm_bcast(orr_comm *c, void *buf, size_t bytes, int root, orr_er
     if (!c->mpi)
         return ORR_OK;
     return bcast_bytes(c, buf, bytes, root, err);
+}
+
+orr_status orr_comm_all_ok(orr_comm *c, orr_status st, orr_error *err, const char *what, ...)
+{
+    double v = st != ORR_OK ? (double)(c->size - c->rank) : 0;   /* the lowest rank wins */
+    orr_error e = {0};
+    orr_status cst = orr_comm_max(c, &v, 1, st ? &e : err);
+    orr_error_clear(&e);
+    if (st || cst)
+        return st ? st : cst;
+    if (v == 0)
+        return ORR_OK;
+    char text[256];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(text, sizeof text, what, ap);
+    va_end(ap);
+    return orr_fail(err, ORR_ERR_COMM, "rank %d could not %s", c->size - (int)v, text);
 }
 
 orr_status orr_comm_barrier(orr_comm *c, orr_error *err)

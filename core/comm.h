@@ -72,6 +72,13 @@ orr_status orr_comm_max(orr_comm *c, double *v, int count, orr_error *err);
  * rank. */
 orr_status orr_comm_bcast(orr_comm *c, void *buf, size_t bytes, int root, orr_error *err);
 orr_status orr_comm_barrier(orr_comm *c, orr_error *err);
+/* Collective: whether every rank reached this point with ORR_OK, so that a
+ * rank that failed alone makes all fail and none waits in a later
+ * collective.  Returns st where this rank failed (err untouched), ORR_OK
+ * where all did fine, else ORR_ERR_COMM "rank R could not WHAT" naming the
+ * lowest rank that failed (what: printf-style). */
+orr_status orr_comm_all_ok(orr_comm *c, orr_status st, orr_error *err, const char *what, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The largest transfer one MPI call makes, in bytes (default and ceiling
  * INT_MAX, floor 1); larger transfers go in pieces.  Every rank must set the

@@ -15,7 +15,12 @@ struct orr_dist {
     long *counts, *displs;   /* per rank, in bodies */
     void *stage;             /* host copy of a GPU buffer (n records), made when first needed */
     size_t stage_bytes;
+    int stage_pinned;        /* stage is page-locked (orr_cuda_host_alloc) */
     orr_nccl *nccl;          /* the GPU exchange, or NULL: through the host */
+    void *side;              /* NCCL with overlap: the stream the all-gather runs on */
+    void *ev_moved, *ev_arrived;   /* the drift done (engine stream); the bodies in (side) */
+    int overlap;             /* orr_dist_gather_force overlaps (see dist.h) */
+    int overlap_asked;       /* ORRERY_OVERLAP: 1 on, 0 off, -1 unset (automatic) */
     char note[512];          /* which exchange, and why */
 };
 
@@ -54,6 +59,11 @@ orr_status orr_dist_create(orr_dist **out, orr_comm *c, long n, orr_error *err)
     d->rank = orr_comm_rank(c);
     d->ranks = orr_comm_size(c);
     d->n = n;
+    const char *ov = getenv("ORRERY_OVERLAP");
+    d->overlap_asked = !ov ? -1 : strcmp(ov, "off") == 0 || strcmp(ov, "0") == 0 ? 0
+                                : strcmp(ov, "on") == 0 || strcmp(ov, "1") == 0  ? 1
+                                                                                   : -1;
+    d->overlap = d->overlap_asked != 0;
     d->counts = calloc((size_t)d->ranks, sizeof(long));
     d->displs = calloc((size_t)d->ranks, sizeof(long));
     if (!d->counts || !d->displs) {
@@ -74,9 +84,18 @@ void orr_dist_destroy(orr_dist *d)
     if (!d)
         return;
     orr_nccl_destroy(d->nccl);
+    if (d->side) {
+        orr_cuda_stream_sync(d->side, NULL);
+        orr_cuda_stream_destroy(d->side);
+    }
+    orr_cuda_event_destroy(d->ev_moved);
+    orr_cuda_event_destroy(d->ev_arrived);
     free(d->counts);
     free(d->displs);
-    free(d->stage);
+    if (d->stage_pinned)
+        orr_cuda_host_free(d->stage);
+    else
+        free(d->stage);
     free(d);
 }
 
@@ -95,11 +114,16 @@ orr_comm *orr_dist_comm(const orr_dist *d)
     return d->comm;
 }
 
+orr_range orr_dist_slice_of(long n, int r, int ranks)
+{
+    const long long nn = n, p = ranks;
+    orr_range s = {(long)(nn * r / p), (long)(nn * (r + 1) / p - nn * r / p)};
+    return s;
+}
+
 orr_range orr_dist_slice(const orr_dist *d, int r)
 {
-    const long long n = d->n, p = d->ranks;
-    orr_range s = {(long)(n * r / p), (long)(n * (r + 1) / p - n * r / p)};
-    return s;
+    return orr_dist_slice_of(d->n, r, d->ranks);
 }
 
 orr_range orr_dist_mine(const orr_dist *d)
@@ -107,25 +131,47 @@ orr_range orr_dist_mine(const orr_dist *d)
     return orr_dist_slice(d, d->rank);
 }
 
+/* The host stage for n records of a GPU buffer: page-locked where it can
+ * be (the copies then run at full speed and truly asynchronously). */
+static orr_status stage_for(orr_dist *d, size_t bytes, orr_error *err)
+{
+    if (d->stage_bytes >= bytes)
+        return ORR_OK;
+    if (d->stage_pinned)
+        orr_cuda_host_free(d->stage);
+    else
+        free(d->stage);
+    d->stage = NULL;
+    d->stage_bytes = 0;
+    orr_error e = {0};
+    d->stage_pinned = orr_cuda_host_alloc(&d->stage, bytes, &e) == ORR_OK;
+    orr_error_clear(&e);
+    if (!d->stage_pinned && !(d->stage = malloc(bytes)))
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for %zu bytes of staging", bytes);
+    d->stage_bytes = bytes;
+    return ORR_OK;
+}
+
 /* A GPU buffer through the host: this rank's slice out, the all-gather in
- * place, every slice back in, all on the engine's stream. */
-static orr_status gather_device(orr_dist *d, orr_engine *e, const orr_buffer *b, orr_error *err)
+ * place, every slice back in, all on the engine's stream.  With force, the
+ * local part of the force on the slice runs on the GPU during the
+ * all-gather. */
+static orr_status gather_device(orr_dist *d, orr_engine *e, const orr_buffer *b, int force,
+                                orr_error *err)
 {
     const size_t bytes = (size_t)d->n * b->stride;
-    if (d->stage_bytes < bytes) {
-        void *p = realloc(d->stage, bytes);
-        if (!p)
-            return orr_fail(err, ORR_ERR_NOMEM, "out of memory for %zu bytes of staging", bytes);
-        d->stage = p;
-        d->stage_bytes = bytes;
-    }
+    orr_status st = stage_for(d, bytes, err);
+    if (st)
+        return st;
     const orr_range mine = orr_dist_mine(d);
     const size_t off = (size_t)mine.first * b->stride;
     void *stream = orr_engine_stream(e);
-    orr_status st = orr_cuda_dtoh_async((char *)d->stage + off, b->dptr + off,
-                                        (size_t)mine.count * b->stride, stream, err);
+    st = orr_cuda_dtoh_async((char *)d->stage + off, b->dptr + off,
+                             (size_t)mine.count * b->stride, stream, err);
     if (!st)
         st = orr_cuda_stream_sync(stream, err);
+    if (!st && force)
+        st = orr_engine_force_part(e, mine, ORR_FORCE_LOCAL, err);
     if (!st)
         st = orr_comm_allgatherv(d->comm, d->stage, d->counts, d->displs, b->stride, err);
     if (!st)
@@ -180,8 +226,12 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
     char host[256];
     orr_status st = ORR_OK;
     if (shared_gpu(d, device, &a, &b, host, sizeof host, err, &st)) {
+        /* the ranks' kernels take turns on the GPU anyway: split in two they
+         * only switch more (H100, N = 65536: 3.16 ms a step against 2.62) */
+        d->overlap = d->overlap_asked == 1;
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): ranks %d "
-                 "and %d share GPU %d on %s (NCCL needs a GPU per rank)", a, b, device, host);
+                 "and %d share GPU %d on %s (NCCL needs a GPU per rank)%s", a, b, device, host,
+                 d->overlap ? "; overlapped with the force (ORRERY_OVERLAP=on)" : "");
         return ORR_OK;
     }
     if (st)
@@ -224,8 +274,61 @@ orr_status orr_dist_gather(orr_dist *d, orr_engine *e, orr_buffer_id id, orr_err
         return orr_nccl_allgatherv(d->nccl, b.dptr, d->counts, d->displs, b.stride,
                                    orr_engine_stream(e), err);
     if (b.on_device)
-        return gather_device(d, e, &b, err);
+        return gather_device(d, e, &b, 0, err);
     for (int k = 0; !st && k < b.ncomp; k++)
         st = orr_comm_allgatherv(d->comm, b.host[k], d->counts, d->displs, b.elem, err);
     return st;
+}
+
+/* NCCL, overlapped: the all-gather on a stream of its own once the drift is
+ * done, the local part of the force on the engine's stream meanwhile, and
+ * the engine's stream waiting for the bodies before the rest. */
+static orr_status gather_nccl_overlapped(orr_dist *d, orr_engine *e, const orr_buffer *b,
+                                         orr_error *err)
+{
+    orr_status st = ORR_OK;
+    if (!d->side && (st = orr_cuda_stream_create(&d->side, err)) == ORR_OK &&
+        (st = orr_cuda_event_create(&d->ev_moved, err)) == ORR_OK)
+        st = orr_cuda_event_create(&d->ev_arrived, err);
+    if (st)
+        return st;
+    void *stream = orr_engine_stream(e);
+    const orr_range mine = orr_dist_mine(d);
+    if (!(st = orr_cuda_event_record(d->ev_moved, stream, err)) &&
+        !(st = orr_cuda_stream_wait(d->side, d->ev_moved, err)) &&
+        !(st = orr_nccl_allgatherv(d->nccl, b->dptr, d->counts, d->displs, b->stride, d->side,
+                                   err)) &&
+        !(st = orr_cuda_event_record(d->ev_arrived, d->side, err)) &&
+        !(st = orr_engine_force_part(e, mine, ORR_FORCE_LOCAL, err)))
+        st = orr_cuda_stream_wait(stream, d->ev_arrived, err);
+    return st;
+}
+
+orr_status orr_dist_gather_force(orr_dist *d, orr_engine *e, orr_error *err)
+{
+    const orr_range mine = orr_dist_mine(d);
+    orr_buffer b;
+    orr_status st = orr_engine_buffer(e, ORR_ENGINE_POS, &b, err);
+    if (st)
+        return st;
+    const int overlap = d->overlap && b.on_device && (d->ranks > 1 || d->nccl);
+    if (!overlap)
+        st = orr_dist_gather(d, e, ORR_ENGINE_POS, err);
+    else if (d->nccl)
+        st = gather_nccl_overlapped(d, e, &b, err);
+    else
+        st = gather_device(d, e, &b, 1, err);
+    if (st)
+        return st;
+    return orr_engine_force_part(e, mine, overlap ? ORR_FORCE_REST : ORR_FORCE_WHOLE, err);
+}
+
+int orr_dist_overlap(const orr_dist *d)
+{
+    return d->overlap;
+}
+
+void orr_dist_set_overlap(orr_dist *d, int on)
+{
+    d->overlap = on != 0;
 }

@@ -38,6 +38,8 @@ void orr_dist_destroy(orr_dist *d);
 int orr_dist_rank(const orr_dist *d);
 int orr_dist_ranks(const orr_dist *d);
 orr_comm *orr_dist_comm(const orr_dist *d);
+/* Rank r's slice of n bodies over `ranks` ranks (no dist needed). */
+orr_range orr_dist_slice_of(long n, int r, int ranks);
 /* Rank r's slice, and this rank's. */
 orr_range orr_dist_slice(const orr_dist *d, int r);
 orr_range orr_dist_mine(const orr_dist *d);
@@ -55,6 +57,20 @@ const char *orr_dist_exchange(const orr_dist *d);
  * "positions exchanged through the host (MPI): ranks 0 and 1 share GPU 0
  * on HOST". */
 const char *orr_dist_exchange_note(const orr_dist *d);
+
+/* The positions gathered (as orr_dist_gather does), then the force on
+ * this rank's slice from all n: on the GPU the two overlap, the part of the
+ * force whose sources are the slice itself (orr_engine_force_part,
+ * ORR_FORCE_LOCAL) running while the other slices arrive, the rest after;
+ * the bits are those of the plain exchange and force.  Not where ranks
+ * share a GPU (their kernels take turns on it anyway, and in two parts they
+ * switch more: slower, measured), nor on the CPU.  ORRERY_OVERLAP=off
+ * turns the overlap off everywhere, =on on everywhere (to measure it). */
+orr_status orr_dist_gather_force(orr_dist *d, orr_engine *e, orr_error *err);
+/* Whether orr_dist_gather_force overlaps (1 unless ORRERY_OVERLAP=off), and
+ * setting it (the bench measures both). */
+int orr_dist_overlap(const orr_dist *d);
+void orr_dist_set_overlap(orr_dist *d, int on);
 
 /* Every rank's slice of the engine's buffer id (positions with masses, or
  * velocities) to every rank, in the engine's precision, bit for bit. */

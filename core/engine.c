@@ -193,8 +193,16 @@ static orr_status check_range(const orr_engine *e, orr_range t, orr_error *err)
 
 orr_status orr_engine_force(orr_engine *e, orr_range t, orr_error *err)
 {
+    return orr_engine_force_part(e, t, ORR_FORCE_WHOLE, err);
+}
+
+orr_status orr_engine_force_part(orr_engine *e, orr_range t, orr_force_part part,
+                                 orr_error *err)
+{
     orr_status st = check_range(e, t, err);
-    return st || !t.count ? st : e->ops->accel(e, t, err);
+    if (!st && (part < ORR_FORCE_WHOLE || part > ORR_FORCE_REST))
+        st = orr_fail(err, ORR_ERR_ARG, "invalid force part %d", (int)part);
+    return st || !t.count ? st : e->ops->accel(e, t, part, err);
 }
 
 orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
@@ -275,7 +283,18 @@ orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, doubl
 {
     if (steps < 1)
         return orr_fail(err, ORR_ERR_ARG, "invalid step count %d: must be at least 1", steps);
-    return e->ops->time_steps(e, steps, force_only, ms, err);
+    return e->ops->time_steps(e, orr_engine_all(e), steps, force_only, ms, err);
+}
+
+orr_status orr_engine_time_range(orr_engine *e, orr_range t, int steps, int force_only,
+                                 double *ms, orr_error *err)
+{
+    orr_status st = check_range(e, t, err);
+    if (st)
+        return st;
+    if (steps < 1)
+        return orr_fail(err, ORR_ERR_ARG, "invalid step count %d: must be at least 1", steps);
+    return e->ops->time_steps(e, t, steps, force_only, ms, err);
 }
 
 orr_status orr_engine_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)

@@ -84,6 +84,15 @@ orr_status orr_engine_accel(orr_engine *e, double *acc, orr_error *err); /* comp
 /* Accelerations of the targets t from all bodies into the engine's own
  * buffer (nothing is fetched); get_accel fetches them (3 t.count values). */
 orr_status orr_engine_force(orr_engine *e, orr_range t, orr_error *err);
+/* The force on t in two parts, so that it can start while other sources
+ * are still arriving (dist.h): ORR_FORCE_LOCAL sums the sources that lie in
+ * t itself (on the GPU: the j-ranges wholly inside t; nothing on the CPU),
+ * ORR_FORCE_REST the others and completes the accelerations.  LOCAL then
+ * REST, with nothing between that moves a body, give the bits of
+ * orr_engine_force(e, t) (ORR_FORCE_WHOLE). */
+typedef enum { ORR_FORCE_WHOLE, ORR_FORCE_LOCAL, ORR_FORCE_REST } orr_force_part;
+orr_status orr_engine_force_part(orr_engine *e, orr_range t, orr_force_part part,
+                                 orr_error *err);
 orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err);
 /* kick, drift and the potential on the targets t only; the potential of a
  * range is its share of the total (half of each target's pair sum), so the
@@ -108,6 +117,10 @@ orr_status orr_engine_accel_sample(orr_engine *e, long ni, const long *idx, doub
                                    orr_error *err);
 orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, double *ms,
                                  orr_error *err);
+/* The same on the targets t only (the force on them from all n; kick and
+ * drift of t): what one rank of several does per step (dist.h). */
+orr_status orr_engine_time_range(orr_engine *e, orr_range t, int steps, int force_only,
+                                 double *ms, orr_error *err);
 
 /* The engine's buffer id (see orr_buffer). */
 orr_status orr_engine_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);

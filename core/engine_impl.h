@@ -17,7 +17,7 @@ typedef struct {
     orr_status (*set_state)(orr_engine *e, const double *pos, const double *vel, orr_error *err);
     orr_status (*get_state)(orr_engine *e, double *pos, double *vel, orr_error *err);
     /* Accelerations of the targets from all bodies, into the engine's buffer. */
-    orr_status (*accel)(orr_engine *e, orr_range t, orr_error *err);
+    orr_status (*accel)(orr_engine *e, orr_range t, orr_force_part part, orr_error *err);
     orr_status (*get_accel)(orr_engine *e, orr_range t, double *acc, orr_error *err);
     orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);
     orr_status (*drift)(orr_engine *e, orr_range t, double dt, orr_error *err);
@@ -29,9 +29,10 @@ typedef struct {
     /* Accelerations of the bodies idx[0..ni) only (3 ni values). */
     orr_status (*accel_sample)(orr_engine *e, long ni, const long *idx, double *acc,
                                orr_error *err);
-    /* Runs `steps` steps (accel, kick, drift; or accel only) and gives the
-     * time per step in ms, measured on the backend's own clock. */
-    orr_status (*time_steps)(orr_engine *e, int steps, int force_only, double *ms,
+    /* Runs `steps` steps on the targets t (their accel from all bodies,
+     * kick, drift; or accel only) and gives the time per step in ms,
+     * measured on the backend's own clock. */
+    orr_status (*time_steps)(orr_engine *e, orr_range t, int steps, int force_only, double *ms,
                              orr_error *err);
     orr_status (*buffer)(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);
     orr_status (*sync)(orr_engine *e, orr_error *err);

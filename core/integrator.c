@@ -8,7 +8,13 @@
 
 orr_status orr_integ_moved(orr_integ_env *env, orr_error *err)
 {
-    return env->exchange ? env->exchange(env, env->exchange_ctx, err) : ORR_OK;
+    return env->exchange ? env->exchange(env, env->exchange_ctx, 0, err) : ORR_OK;
+}
+
+orr_status orr_integ_moved_force(orr_integ_env *env, orr_error *err)
+{
+    return env->exchange ? env->exchange(env, env->exchange_ctx, 1, err)
+                         : orr_engine_force(env->engine, env->targets, err);
 }
 
 /* Accelerations of the targets into the engine's buffer only: nothing is
@@ -54,12 +60,12 @@ static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, orr_er
     }
     if (k1 != 0)
         st = kick(env, k1, 1.0, err);
-    if (!st) {
+    if (!st) {   /* drift, exchange and the next force (overlapped over several GPUs) */
         env->acc_valid = 0;
-        st = drift(env, d, err);
+        st = orr_engine_drift_range(env->engine, env->targets, d, err);
     }
     if (!st)
-        st = force(env, err);
+        st = orr_integ_moved_force(env, err);
     if (!st) {
         env->acc_valid = 1;
         if (k2 != 0)

@@ -34,13 +34,19 @@ typedef struct orr_integ_env {
     double damping;       /* velocity factor per step (euler only; 1 = none) */
     int acc_valid;        /* the engine's accelerations of the targets match the positions */
     /* called by orr_integ_moved: every rank's targets' positions to every
-     * rank (NULL with one rank) */
-    orr_status (*exchange)(struct orr_integ_env *env, void *ctx, orr_error *err);
+     * rank (NULL with one rank); with force (orr_integ_moved_force) also
+     * the forces on the targets, overlapped with the exchange where it can */
+    orr_status (*exchange)(struct orr_integ_env *env, void *ctx, int force, orr_error *err);
     void *exchange_ctx;
 } orr_integ_env;
 
 /* The targets' positions changed: the exchange, when there is one. */
 orr_status orr_integ_moved(orr_integ_env *env, orr_error *err);
+/* The same, followed at once by the forces on the targets (into the
+ * engine's accelerations): over several GPUs the force's first part runs
+ * while the other ranks' positions arrive.  Bitwise orr_integ_moved then
+ * orr_engine_force. */
+orr_status orr_integ_moved_force(orr_integ_env *env, orr_error *err);
 
 /* A per-body array an integrator's state adds to a checkpoint. */
 typedef struct {

@@ -40,6 +40,9 @@ struct orr_sim {
     double time, time_c;           /* clock, with Kahan compensation */
     long steps;
     char kspec_source[16];         /* "tuned", "store" or "default" */
+    double kspec_ms;               /* its tuned force time on this rank's targets; < 0 */
+    orr_sim_rank *ranks;           /* every rank's configuration (orr_sim_ranks) */
+    int nranks;
 };
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
@@ -102,33 +105,117 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
     return st;
 }
 
-/* Over several ranks rank 0 tunes (or finds its stored tuning) and every
- * rank runs that configuration: the same kernels everywhere, and no two
- * ranks timing candidates on one GPU at once.  Rank 0's launch settings
- * and where they came from (source[16]) to every rank. */
-static orr_status share_launch(orr_comm *comm, orr_launch *l, char *source, orr_error *err)
+/* Tuning over the ranks of comm (NULL or one rank: orr_tune alone).  A
+ * rank's shape is its slice: its target count against all n bodies
+ * (options targets), on its own GPU (options device).  Ranks whose tunings
+ * have the same identity (the same kind of device and slice bucket: the
+ * tuning store would answer both alike) form a group; the lowest rank of a
+ * group tunes, or finds the stored tuning, and gives its result to the
+ * rest.  The groups take turns, so no two ranks time candidates on one
+ * device at once, and the wall time stays within one budget per group (one
+ * group where the devices match, as the slices differ by one body at
+ * most).  A rank that fails makes every rank fail: none waits in a
+ * collective for it. */
+static orr_status tune_ranks(orr_comm *comm, orr_backend_kind kind, const orr_kspec *base, long n,
+                             orr_tune_options o, orr_tune_result *res, orr_error *err)
 {
-    struct {
-        orr_launch launch;
-        char source[16];
-    } chosen;
-    memset(&chosen, 0, sizeof chosen);
-    chosen.launch = *l;
-    memcpy(chosen.source, source, sizeof chosen.source);
-    orr_status st = orr_comm_bcast(comm, &chosen, sizeof chosen, 0, err);
-    if (st)
-        return st;
-    *l = chosen.launch;
-    memcpy(source, chosen.source, sizeof chosen.source);
-    source[sizeof chosen.source - 1] = '\0';
-    return ORR_OK;
+    const int ranks = comm ? orr_comm_size(comm) : 1, me = comm ? orr_comm_rank(comm) : 0;
+    if (ranks == 1)
+        return orr_tune(kind, base, n, &o, res, err);
+    o.targets = orr_dist_slice_of(n, me, ranks).count;
+    typedef struct {
+        char device[512], kernel[33];
+    } identity;
+    identity mine, *all = calloc((size_t)ranks, sizeof *all);
+    memset(&mine, 0, sizeof mine);
+    orr_status st = all ? orr_tune_identify(kind, base, n, &o, res, err)
+                        : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st) {
+        memcpy(mine.device, res->device, sizeof mine.device);
+        memcpy(mine.kernel, res->kernel, sizeof mine.kernel);
+    }
+    st = orr_comm_all_ok(comm, st, err, "compute its tuning identity");
+    if (!st)
+        st = orr_comm_allgather(comm, &mine, all, sizeof mine, err);
+    /* leader[r]: the lowest rank with r's identity; the groups go in the
+     * order of their leaders */
+    for (int turn = 0; !st && turn < ranks; turn++) {
+        int lead = 0;
+        while (memcmp(&all[lead], &all[turn], sizeof mine) != 0)
+            lead++;
+        if (lead != turn)
+            continue;   /* not a leader: its group took its turn already */
+        orr_status tst = me == turn ? orr_tune(kind, base, n, &o, res, err) : ORR_OK;
+        st = orr_comm_all_ok(comm, tst, err, "tune its kernels");
+        struct {
+            orr_kspec best;
+            double ms;
+            char source[16];
+        } won;
+        memset(&won, 0, sizeof won);
+        if (me == turn) {
+            won.best = res->best;
+            won.best.phys.law = NULL;   /* a pointer: this rank's own */
+            won.ms = res->best_ms;
+            memcpy(won.source, res->source, sizeof won.source);
+        }
+        if (!st)
+            st = orr_comm_bcast(comm, &won, sizeof won, turn, err);
+        if (!st && me != turn && memcmp(&all[me], &all[turn], sizeof mine) == 0) {
+            res->best.launch = won.best.launch;
+            res->best_ms = won.ms;
+            memcpy(res->source, won.source, sizeof res->source);
+            res->source[sizeof res->source - 1] = '\0';
+        }
+    }
+    free(all);
+    return st;
+}
+
+/* Every rank's configuration to every rank (s->ranks); collective. */
+static orr_status gather_ranks(orr_sim *s, orr_error *err)
+{
+    orr_comm *comm = s->dist ? orr_dist_comm(s->dist) : NULL;
+    const int ranks = comm ? orr_comm_size(comm) : 1, me = comm ? orr_comm_rank(comm) : 0;
+    orr_sim_rank mine;
+    memset(&mine, 0, sizeof mine);
+    mine.launch = orr_engine_spec(s->engine)->launch;
+    mine.launch.ranges = orr_engine_ranges(s->engine);
+    memcpy(mine.source, s->kspec_source, sizeof mine.source);
+    mine.slice = comm ? orr_dist_slice(s->dist, me) : orr_engine_all(s->engine);
+    mine.device = s->cfg.backend == ORR_BACKEND_CUDA ? s->cfg.device : -1;
+    mine.ms = s->kspec_ms;
+    if (comm)
+        snprintf(mine.host, sizeof mine.host, "%s", orr_comm_host(comm));
+    else if (gethostname(mine.host, sizeof mine.host) != 0)
+        snprintf(mine.host, sizeof mine.host, "?");
+    mine.host[sizeof mine.host - 1] = '\0';
+    if (s->nranks != ranks) {
+        orr_sim_rank *r = realloc(s->ranks, sizeof *r * (size_t)ranks);
+        if (!r)
+            return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        s->ranks = r;
+        s->nranks = ranks;
+    }
+    if (!comm) {
+        s->ranks[0] = mine;
+        return ORR_OK;
+    }
+    return orr_comm_allgather(comm, &mine, s->ranks, sizeof mine, err);
+}
+
+const orr_sim_rank *orr_sim_ranks(const orr_sim *s, int *ranks)
+{
+    *ranks = s->nranks;
+    return s->ranks;
 }
 
 /* After a drift of this rank's slice: every rank's positions everywhere. */
-static orr_status exchange_positions(orr_integ_env *env, void *ctx, orr_error *err)
+static orr_status exchange_positions(orr_integ_env *env, void *ctx, int force, orr_error *err)
 {
     orr_sim *s = ctx;
-    return orr_dist_gather(s->dist, env->engine, ORR_ENGINE_POS, err);
+    return force ? orr_dist_gather_force(s->dist, env->engine, err)
+                 : orr_dist_gather(s->dist, env->engine, ORR_ENGINE_POS, err);
 }
 
 /* ---- creation -------------------------------------------------------------- */
@@ -186,6 +273,16 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
     if (!(c->tune_budget > 0) || !isfinite(c->tune_budget))
         return orr_fail(err, ORR_ERR_ARG, "tune budget must be a positive number of seconds (got %g)",
                         c->tune_budget);
+    const orr_launch *kl = &c->kernel;
+    if (kl->block < 0 || kl->unroll < 0 || kl->split < 0 || kl->ipt < 0 || kl->ranges < 0 ||
+        kl->threads < 0)
+        return orr_fail(err, ORR_ERR_ARG, "kernel settings must not be negative (block %d, unroll "
+                        "%d, split %d, ipt %d, ranges %d, threads %d)", kl->block, kl->unroll,
+                        kl->split, kl->ipt, kl->ranges, kl->threads);
+    if (c->tune == ORR_SIM_TUNE_ON &&
+        (kl->block || kl->unroll || kl->split || kl->ipt || kl->ranges || kl->threads))
+        return orr_fail(err, ORR_ERR_ARG, "a kernel configuration of one's own and tune = on "
+                        "exclude each other (the tuner would replace it)");
     for (int k = 0; k < 3; k++)
         if (!(c->box[k] >= 0) || !isfinite(c->box[k]))
             return orr_fail(err, ORR_ERR_ARG,
@@ -272,30 +369,36 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     spec.phys.G = c->G;
     memcpy(spec.phys.box, c->box, sizeof spec.phys.box);
     snprintf(s->kspec_source, sizeof s->kspec_source, "default");
-    const int many = c->comm && orr_comm_size(c->comm) > 1;
-    const int tuning =
-        c->tune == ORR_SIM_TUNE_ON || (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA);
-    if (tuning && (!many || orr_comm_rank(c->comm) == 0)) {
+    s->kspec_ms = -1;
+    const orr_launch *own = &c->kernel;
+    const int fixed = own->block || own->unroll || own->split || own->ipt || own->ranges ||
+                      own->threads;
+    if (fixed) {
+        spec.launch.block = own->block ? own->block : spec.launch.block;
+        spec.launch.unroll = own->unroll ? own->unroll : spec.launch.unroll;
+        spec.launch.split = own->split ? own->split : spec.launch.split;
+        spec.launch.ipt = own->ipt ? own->ipt : spec.launch.ipt;
+        spec.launch.ranges = own->ranges;
+        spec.launch.threads = own->threads;
+        snprintf(s->kspec_source, sizeof s->kspec_source, "given");
+    }
+    const int tuning = !fixed && (c->tune == ORR_SIM_TUNE_ON ||
+                                  (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA));
+    if (tuning) {
         orr_tune_options o;
         orr_tune_options_default(&o);
         o.budget_s = c->tune_budget;
         o.device = c->device;
         orr_tune_result r;
-        st = orr_tune(kind, &spec, c->n, &o, &r, err);
+        st = tune_ranks(c->comm, kind, &spec, c->n, o, &r, err);
         if (st) {
             orr_error_context(err, "tuning kernels for %ld bodies", c->n);
             orr_sim_destroy(s);
             return st;
         }
-        spec = r.best;
+        spec.launch = r.best.launch;
+        s->kspec_ms = r.best_ms;
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
-    }
-    if (many && tuning) {
-        st = share_launch(c->comm, &spec.launch, s->kspec_source, err);
-        if (st) {
-            orr_sim_destroy(s);
-            return st;
-        }
     }
     /* CPU ranks on one host share its cores, unless the threads were set */
     if (kind == ORR_BACKEND_CPU && c->comm && spec.launch.threads == 0)
@@ -313,6 +416,10 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (!st && s->dist)
         st = orr_dist_attach(s->dist, s->engine, c->device, err);
     if (st) {
+        orr_sim_destroy(s);
+        return st;
+    }
+    if ((st = gather_ranks(s, err)) != ORR_OK) {
         orr_sim_destroy(s);
         return st;
     }
@@ -337,6 +444,7 @@ void orr_sim_destroy(orr_sim *s)
         s->integ->destroy(s->istate);
     orr_engine_destroy(s->engine);
     orr_dist_destroy(s->dist);
+    free(s->ranks);
     free(s->pos);
     free(s->vel);
     free(s->attr);
@@ -390,22 +498,17 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
         o.ctx = &rr;
     }
     orr_tune_result r;
-    memset(&r, 0, sizeof r);
-    r.best = base;
-    snprintf(r.source, sizeof r.source, "tuned");
-    orr_status st = !s->dist || orr_dist_rank(s->dist) == 0
-                        ? orr_tune(s->cfg.backend, &base, s->cfg.n, &o, &r, err)
-                        : ORR_OK;
-    char source[16];
-    snprintf(source, sizeof source, "%s", r.source);
-    if (!st && s->dist)   /* rank 0's choice on every rank */
-        st = share_launch(orr_dist_comm(s->dist), &r.best.launch, source, err);
+    orr_status st = tune_ranks(s->dist ? orr_dist_comm(s->dist) : NULL, s->cfg.backend, &base,
+                               s->cfg.n, o, &r, err);
+    orr_kspec k = base;
+    k.launch = r.best.launch;
     if (!st)
-        st = switch_engine(s, &r.best, err);
+        st = switch_engine(s, &k, err);
     if (st)
         return st;
-    snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);
-    return ORR_OK;
+    snprintf(s->kspec_source, sizeof s->kspec_source, "%s", r.source);
+    s->kspec_ms = r.best_ms;
+    return gather_ranks(s, err);
 }
 
 const orr_sim_config *orr_sim_config_of(const orr_sim *s)
@@ -719,11 +822,24 @@ orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *sour
                              orr_error *err)
 {
     orr_kspec k = current_spec(s);
-    k.launch = spec->launch;
-    orr_status st = switch_engine(s, &k, err);
-    if (!st)
+    const orr_launch *a = &k.launch, *b = &spec->launch;
+    const int same = a->block == b->block && a->unroll == b->unroll && a->split == b->split &&
+                     a->ipt == b->ipt && a->ftz == b->ftz && a->newton == b->newton &&
+                     a->threads == b->threads && a->ranges == b->ranges;
+    orr_status st = ORR_OK;
+    if (!same) {
+        k.launch = spec->launch;
+        st = switch_engine(s, &k, err);
+    }
+    if (s->dist)
+        st = orr_comm_all_ok(orr_dist_comm(s->dist), st, err, "switch its kernels");
+    if (st)
+        return st;
+    if (!same) {
         snprintf(s->kspec_source, sizeof s->kspec_source, "%s", source);
-    return st;
+        s->kspec_ms = -1;
+    }
+    return gather_ranks(s, err);
 }
 
 /* ---- stepping -------------------------------------------------------------- */

@@ -38,7 +38,13 @@ typedef struct {
                                   now and store it (CPU: defaults); ORR_SIM_TUNE_OFF:
                                   defaults; ORR_SIM_TUNE_ON: as auto, on the CPU too */
     double tune_budget;        /* seconds for a tuning on start-up (2); over several
-                                  ranks rank 0 tunes and every rank runs its choice */
+                                  ranks each rank tunes its slice shape, one rank per
+                                  shape (orr_sim_ranks) */
+    orr_launch kernel;         /* a kernel configuration of one's own: its block,
+                                  unroll, split, ipt, ranges and threads override the
+                                  default where not 0, and then nothing is tuned (tune
+                                  ORR_SIM_TUNE_ON is an error); the same on every rank,
+                                  so P ranks give the bits of one (all 0) */
     orr_comm *comm;            /* the ranks the bodies are spread over (borrowed; NULL or
                                   one rank: this process alone).  Every rank runs the
                                   same calls; rank 0's bodies, written to its mirror,
@@ -80,9 +86,26 @@ const char *orr_sim_exchange(const orr_sim *s, const char **note);
  * this where the writing rank writes. */
 orr_status orr_sim_sync(orr_sim *s, orr_error *err);
 
-/* The kernel configuration in use and where it came from: "tuned" (tuned
- * now), "store" (a stored tuning), or "default". */
+/* This rank's kernel configuration and where it came from: "tuned" (tuned
+ * now), "store" (a stored tuning), "default" or "checkpoint". */
 const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source);
+
+/* One rank's kernel configuration, as every rank knows it. */
+typedef struct {
+    orr_launch launch;   /* its kernels' launch settings (ranges as run: resolved) */
+    char source[16];     /* where they came from, as orr_sim_kspec says */
+    orr_range slice;     /* its bodies (all of them for one rank) */
+    int device;          /* its GPU; -1 on the CPU */
+    char host[64];       /* its host's name */
+    double ms;           /* its tuned force time on its slice in ms; < 0 when not known */
+} orr_sim_rank;
+
+/* Every rank's configuration, in rank order (*ranks entries; one without
+ * ranks): each rank tunes its own slice shape on its own device (ranks of
+ * the same device kind and slice bucket share one tuning), so they may
+ * differ.  Gathered when they change (creation, orr_sim_tune,
+ * orr_sim_set_kspec). */
+const orr_sim_rank *orr_sim_ranks(const orr_sim *s, int *ranks);
 
 /* Retunes the kernels for this simulation (budget seconds, or every
  * candidate when exhaustive) and switches to the winner; the state is kept.
@@ -129,7 +152,9 @@ void orr_sim_set_time_compensation(orr_sim *s, double c);
 /* Switches to the kernel configuration of spec (its block, unroll, split,
  * ipt, ftz, newton and threads; law, precision, softening, G and box stay
  * the simulation's), keeping the state; sim.config's source becomes source
- * (at most 15 characters).  On failure the old kernels stay. */
+ * (at most 15 characters; unchanged where the configuration already was
+ * spec's).  On failure the old kernels stay.  Over several ranks every rank
+ * calls it (the configurations are gathered again). */
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err);
 

@@ -46,6 +46,8 @@ typedef struct {
     orr_kspec base;          /* base spec with the tuned parameters at their defaults */
     const orr_kfamily *family;   /* the kernels tuned: their source and what may vary */
     long n, n_bucket;
+    long targets;            /* bodies whose forces are timed: [0, targets) against all n */
+    long t_bucket;           /* next power of two >= targets; 0 when targets = n */
     orr_gpu_info gpu;        /* GPU only */
     int nproc;               /* CPU only */
     char ident[512];         /* device identity */
@@ -68,7 +70,7 @@ static int online_cpus(void)
 
 /* Resolves the backend and computes both identities. */
 static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, long n, int device,
-                           ident *id, orr_error *err)
+                           long targets, ident *id, orr_error *err)
 {
     memset(id, 0, sizeof *id);
     id->family = &orr_family_direct;
@@ -87,8 +89,13 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     id->kind = kind;
     id->target = kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU;
     id->device = device;
+    if (targets < 0 || targets > n)
+        return orr_fail(err, ORR_ERR_ARG, "invalid target count %ld: must be from 1 to the %ld "
+                        "bodies (0 for all)", targets, n);
     id->n = n;
     id->n_bucket = bucket_of(n);
+    id->targets = targets ? targets : n;
+    id->t_bucket = id->targets < n ? bucket_of(id->targets) : 0;
 
     /* base = the target's default configuration with the base spec's fields */
     orr_kspec def;
@@ -142,6 +149,10 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     orr_kkey_add_str(&kb, src);
     orr_kkey_add_str(&kb, orr_precision_name(id->base.phys.precision));
     orr_kkey_add_str(&kb, bucket);
+    if (id->t_bucket) {   /* a slice shape (absent for all n: those keys stay as they were) */
+        snprintf(bucket, sizeof bucket, "targets %ld", id->t_bucket);
+        orr_kkey_add_str(&kb, bucket);
+    }
     if (id->target == ORR_TARGET_GPU) {
         const char *opts[ORR_KSPEC_MAX_OPTS];
         int nopts = orr_kspec_nvrtc_options(&id->base, opts);
@@ -194,6 +205,19 @@ static int entry_spec(const ident *id, const orr_tune_entry *e, orr_kspec *spec)
     return id->target == ORR_TARGET_CPU || gpu_fits(id, spec->launch.block);
 }
 
+/* Pair interactions per second of one timed force pass of ms milliseconds. */
+static double interactions(const ident *id, double ms)
+{
+    return (double)id->targets * (double)id->n / (ms * 1e-3);
+}
+
+/* One timing run: k force passes on the targets, ms per pass. */
+static orr_status time_force(const ident *id, orr_engine *eng, int k, double *ms, orr_error *err)
+{
+    const orr_range t = {0, id->targets};
+    return orr_engine_time_range(eng, t, k, 1, ms, err);
+}
+
 static void result_init(orr_tune_result *r, const ident *id)
 {
     memset(r, 0, sizeof *r);
@@ -201,6 +225,7 @@ static void result_init(orr_tune_result *r, const ident *id)
     r->best_ms = -1;
     snprintf(r->source, sizeof r->source, "default");
     r->n_bucket = id->n_bucket;
+    r->targets_bucket = id->t_bucket;
     snprintf(r->backend, sizeof r->backend, "%s", orr_backend_name(id->kind));
     snprintf(r->device, sizeof r->device, "%s", id->ident);
     memcpy(r->kernel, id->kernel, sizeof r->kernel);
@@ -234,7 +259,7 @@ static orr_status lookup(const ident *id, int tuning, int need_exhaustive, orr_t
         *found = 1;
         r->best = spec;
         r->best_ms = e.ms;
-        r->best_interactions_per_s = e.ms > 0 ? (double)id->n * (double)id->n / (e.ms * 1e-3) : 0;
+        r->best_interactions_per_s = e.ms > 0 ? interactions(id, e.ms) : 0;
         snprintf(r->source, sizeof r->source, "store");
     }
     return ORR_OK;
@@ -282,7 +307,7 @@ static int max_split(const tuner *t)
      * cancels, so the limit is on n split / ipt */
     double fill = 8.0 * t->id.gpu.sm_count * 2048.0 * t->id.base.launch.ipt;
     int s = 1;
-    while (s < 32 && (double)t->id.n * (2 * s) <= fill)
+    while (s < 32 && (double)t->id.targets * (2 * s) <= fill)
         s *= 2;
     return s;
 }
@@ -520,7 +545,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
          * the first run (large N: saves an evaluation per candidate) */
         double ms0 = 0, runs[REPS];
         int nruns = 0;
-        st = orr_engine_time_steps(eng, 1, 1, &ms0, &e);
+        st = time_force(&t->id, eng, 1, &ms0, &e);
         int k = evals_per_run(ms0);
         if (k == 1)
             runs[nruns++] = ms0;
@@ -531,7 +556,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
             /* a candidate clearly slower than the best needs no median */
             if (nruns >= 2 && fastest > EARLY_OUT * best_ms)
                 break;
-            st = orr_engine_time_steps(eng, k, 1, &runs[nruns], &e);
+            st = time_force(&t->id, eng, k, &runs[nruns], &e);
             if (!st) {
                 fastest = runs[nruns] < fastest ? runs[nruns] : fastest;
                 nruns++;
@@ -539,7 +564,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
         }
         if (!st) {
             tr.ms = median(runs, nruns);
-            tr.interactions_per_s = (double)t->id.n * (double)t->id.n / (tr.ms * 1e-3);
+            tr.interactions_per_s = interactions(&t->id, tr.ms);
             tr.ok = tr.ms > 0;
             if (!tr.ok)
                 snprintf(tr.why, sizeof tr.why, "timing gave %g ms", tr.ms);
@@ -623,7 +648,7 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
          * when N alone does that, split 1 only (refinement may still try 2) */
         int smax = max_split(t), sfill = 1;
         double half = (double)t->id.gpu.sm_count * 1024.0 * t->id.base.launch.ipt;
-        while (sfill < smax && (double)t->id.n * sfill < half)
+        while (sfill < smax && (double)t->id.targets * sfill < half)
             sfill *= 2;
         int splits[3] = {sfill, smax < 4 * sfill ? smax : 4 * sfill, 1};
         static const int order[][2] = {{256, 16}, {512, 4},  {256, 32}, {512, 8},
@@ -784,14 +809,14 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
                       ORR_OK &&
                   orr_engine_set_state(eng[f], t->pos, t->vel, &e) == ORR_OK &&
                   (!t->attr || orr_engine_set_attr(eng[f], t->attr, &e) == ORR_OK) &&
-                  orr_engine_time_steps(eng[f], 1, 1, &warm, &e) == ORR_OK;
+                  time_force(&t->id, eng[f], 1, &warm, &e) == ORR_OK;
         evals[f] = evals_per_run(t->trials[fin[f]].ms);
         orr_error_clear(&e);
     }
     const int reps = reps_for(t->trials[fin[0]].ms);
     for (int r = 0; r < reps; r++)
         for (int f = 0; f < nf; f++)
-            if (live[f] && orr_engine_time_steps(eng[f], evals[f], 1, &runs[f][r], &e) != ORR_OK) {
+            if (live[f] && time_force(&t->id, eng[f], evals[f], &runs[f][r], &e) != ORR_OK) {
                 live[f] = 0;
                 orr_error_clear(&e);
             }
@@ -802,7 +827,7 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
             continue;
         orr_tune_trial tr = t->trials[fin[f]];
         tr.ms = median(runs[f], reps);
-        tr.interactions_per_s = (double)t->id.n * (double)t->id.n / (tr.ms * 1e-3);
+        tr.interactions_per_s = interactions(&t->id, tr.ms);
         tr.retimed = 1;
         if (t->o->report)
             t->o->report(&tr, t->o->ctx);
@@ -894,7 +919,8 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
     e.threads = w->launch.threads;
     e.ranges = w->launch.ranges;
     e.ms = ms;
-    e.interactions_per_s = (double)t->id.n * (double)t->id.n / (ms * 1e-3);
+    e.interactions_per_s = interactions(&t->id, ms);
+    e.targets_bucket = t->id.t_bucket;
     orr_status st = orr_tune_store_put(&e, trials, t->ntrials, err);
     free(trials);
     return st;
@@ -908,6 +934,21 @@ void orr_tune_options_default(orr_tune_options *o)
     o->budget_s = DEFAULT_BUDGET_S;
 }
 
+orr_status orr_tune_identify(orr_backend_kind kind, const orr_kspec *base_spec, long n,
+                             const orr_tune_options *options, orr_tune_result *result,
+                             orr_error *err)
+{
+    orr_tune_options defaults;
+    orr_tune_options_default(&defaults);
+    const orr_tune_options *o = options ? options : &defaults;
+    ident id;
+    memset(result, 0, sizeof *result);
+    orr_status st = identify(kind, base_spec, n, o->device, o->targets, &id, err);
+    if (!st)
+        result_init(result, &id);
+    return st;
+}
+
 orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, long n,
                            orr_tune_result *result, int *found, orr_error *err)
 {
@@ -915,7 +956,7 @@ orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, lo
     ident id;
     *found = 0;
     memset(result, 0, sizeof *result);
-    orr_status st = identify(kind, base_spec, n, 0, &id, err);
+    orr_status st = identify(kind, base_spec, n, 0, 0, &id, err);
     if (st)
         return st;
     result_init(result, &id);
@@ -938,7 +979,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     t.o = o;
     t.r = result;
     t.best = -1;
-    orr_status st = identify(kind, base_spec, n, o->device, &t.id, err);
+    orr_status st = identify(kind, base_spec, n, o->device, o->targets, &t.id, err);
     if (st)
         return st;
     result_init(result, &t.id);
@@ -1012,7 +1053,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     } else {
         result->best = t.trials[winner].spec;
         result->best_ms = win_ms;
-        result->best_interactions_per_s = (double)n * (double)n / (win_ms * 1e-3);
+        result->best_interactions_per_s = interactions(&t.id, win_ms);
         snprintf(result->source, sizeof result->source, "tuned");
         orr_error serr = {0};
         if (save(&t, winner, win_ms, &serr) != ORR_OK)

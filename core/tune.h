@@ -11,7 +11,9 @@
  * Kernel: a hash of the generated source with the tuned parameters set to
  * fixed canonical values (so it covers the force-law source and every baked
  * constant: softening, G, box, bodies per thread, Newton steps), the NVRTC
- * options (GPU), the precision and the N bucket (the next power of two >= n).
+ * options (GPU), the precision and the N bucket (the next power of two >= n);
+ * for a slice shape (options.targets < n: one rank of several, timed on its
+ * targets against all n) also the bucket of the target count.
  * A stored tuning is used only when both match exactly.
  *
  * Store.  The winner goes into the tuning store (tunestore.h: one JSON
@@ -84,6 +86,10 @@ typedef struct {
     int exhaustive;      /* 1: every valid candidate, ignoring the budget (0) */
     int retune;          /* 1: ignore a stored tuning and tune anew (0) */
     int device;          /* GPU ordinal (0) */
+    long targets;        /* bodies whose forces are timed, [0, targets) of the n against
+                            all n: the slice shape of one rank of several (dist.h); a
+                            shape of its own in the identity (its bucket, the next power
+                            of two); 0 = all n (0) */
     volatile int *stop;  /* checked between candidates; non-zero stops the search with
                             ORR_ERR_INTERRUPTED (NULL) */
     /* Called for every candidate as it is measured or rejected, and once more
@@ -107,6 +113,7 @@ typedef struct {
     int nfailed;             /* of which rejected */
     double elapsed_s;        /* wall seconds spent in the call */
     long n_bucket;           /* next power of two >= n */
+    long targets_bucket;     /* next power of two >= options->targets; 0 for all n */
     char backend[8];         /* "cuda" or "cpu" (auto resolved) */
     char device[512];        /* device identity string */
     char kernel[33];         /* kernel identity (hash, 32 hex digits) */
@@ -132,6 +139,14 @@ void orr_tune_options_default(orr_tune_options *o);
  * ORR_ERR_INTERRUPTED.  result is always written; the caller owns it. */
 orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
                     const orr_tune_options *options, orr_tune_result *result, orr_error *err);
+
+/* The device and kernel identities (and backend, buckets) a tuning with
+ * these options is stored under, in result (source "default"); nothing is
+ * looked up, compiled or timed.  Ranks compare them to find which of them
+ * share one tuning (sim.c). */
+orr_status orr_tune_identify(orr_backend_kind kind, const orr_kspec *base_spec, long n,
+                             const orr_tune_options *options, orr_tune_result *result,
+                             orr_error *err);
 
 /* Looks the identity up in the store only (no compiling, no timing).  On a
  * hit *found = 1 and result holds the stored winner with source "store"; on

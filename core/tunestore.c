@@ -251,6 +251,7 @@ static void entry_of(const cJSON *e, orr_tune_entry *en)
     snprintf(en->force, sizeof en->force, "%s", (v = str_item(e, "force")) ? v : "?");
     snprintf(en->when, sizeof en->when, "%s", (v = str_item(e, "when")) ? v : "");
     en->n_bucket = num_item(e, "n_bucket", &d) ? (long)d : 0;
+    en->targets_bucket = num_item(e, "targets_bucket", &d) ? (long)d : 0;
     en->exhaustive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "exhaustive"));
     en->budget_s = num_item(e, "budget_s", &d) ? d : 0;
     int_item(best, "block", &en->block);
@@ -287,6 +288,8 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
               !cJSON_AddStringToObject(e, "kernel", en->kernel) ||
               !cJSON_AddStringToObject(e, "backend", en->backend) ||
               !cJSON_AddNumberToObject(e, "n_bucket", (double)en->n_bucket) ||
+              (en->targets_bucket &&
+               !cJSON_AddNumberToObject(e, "targets_bucket", (double)en->targets_bucket)) ||
               !cJSON_AddStringToObject(e, "precision", en->precision) ||
               !cJSON_AddStringToObject(e, "force", en->force) ||
               !cJSON_AddBoolToObject(e, "exhaustive", en->exhaustive != 0) ||

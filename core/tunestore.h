@@ -3,7 +3,8 @@
  * same identity costs no compiling and no timing.  One JSON file,
  * "tuning.json" in the kernel-cache directory (orr_kcache_dir):
  *   {"format": "orrery-tuning", "version": 1, "entries": [
- *     {"device", "kernel", "backend", "n_bucket", "precision", "force",
+ *     {"device", "kernel", "backend", "n_bucket", "targets_bucket" (only for
+ *      a slice shape), "precision", "force",
  *      "exhaustive" (bool), "budget_s",
  *      "best": {"block", "unroll", "split", "threads", "ranges", "ms",
  *               "interactions_per_s"},
@@ -33,6 +34,7 @@ typedef struct {
     char precision[8];                   /* "float" or "double" ("?" when absent) */
     char force[64];                      /* force law name ("?" when absent) */
     long n_bucket;                       /* next power of two >= n */
+    long targets_bucket;                 /* a slice shape's target bucket; 0 = all n */
     int exhaustive;                      /* 1: every valid candidate was tried */
     double budget_s;                     /* the search's budget in seconds (0 when absent) */
     int block, unroll, split, threads;   /* the stored winner */

@@ -20,9 +20,11 @@
  *                  tile, and combine their partial sums with warp shuffles
  *                  (fills the GPU when N is small).  Tile sums are added with
  *                  compensation, which keeps float error at the level of one
- *                  tile rather than growing with N.  Block row blockIdx.y
- *                  sums the j-range [y jlen, (y + 1) jlen) and writes its
- *                  partial accelerations to acc + y n: with several ranges
+ *                  tile rather than growing with N.  Block row y = y0 +
+ *                  blockIdx.y sums the j-range [y jlen, (y + 1) jlen) and
+ *                  writes its partial accelerations to acc + y n (a launch
+ *                  may cover some of the ranges: those whose sources are
+ *                  in place while the rest arrive): with several ranges
  *                  the grid has more, shorter blocks, so the last wave of
  *                  blocks leaves fewer SMs idle (the host picks the count).
  *   orr_combine    acc[i] = the sum of the ranges' partials, in a fixed order
@@ -93,7 +95,7 @@ __global__ void __launch_bounds__(ORR_BLOCK)
 orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
           const typename orr_vec4<real>::type *__restrict__ ipos, const real *__restrict__ iattr,
           orr_rtparams rtp, typename orr_vec4<real>::type *__restrict__ acc, int n, int jlen,
-          int count)
+          int count, int y0)
 {
     typedef typename orr_vec4<real>::type vec4;
     constexpr int groups = ORR_BLOCK / ORR_SPLIT;   /* body groups per block */
@@ -121,7 +123,8 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
             ai[r][a] = ORR_NATTR > 0 && i < count ? iattr[i * ORR_NATTR + a] : (real)0;
     }
 
-    const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
+    const int y = y0 + blockIdx.y;
+    const int jbeg = y * jlen, jend = min(n, jbeg + jlen);
     for (int base = jbeg; base < jend; base += ORR_BLOCK) {
         const int j = base + t;
         tile[t] = j < jend ? pos[j] : zero;
@@ -171,7 +174,7 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
         const int i = first + r * groups;
         if (part == 0 && i < count) {
             vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
-            acc[(size_t)blockIdx.y * n + i] = a;
+            acc[(size_t)y * n + i] = a;
         }
     }
 }

@@ -162,7 +162,33 @@ static const char *load_from(lua_State *L, orr_sim *s, int idx)
 static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G",     "softening",
                                        "dt",      "integrator", "damping",   "force", "backend",
                                        "box",     "dims",       "device",    "tune",
-                                       "tune_budget", "params", NULL};
+                                       "tune_budget", "params", "kernel", NULL};
+
+/* kernel = {block =, unroll =, split =, ipt =, ranges =, threads =}: a
+ * configuration of one's own (the table at index t); sim.c validates the
+ * values against the backend. */
+static void opt_kernel(lua_State *L, int t, orr_launch *k)
+{
+    static const char *const keys[] = {"block", "unroll", "split", "ipt", "ranges", "threads",
+                                       NULL};
+    if (lua_type(L, t) != LUA_TTABLE)
+        orr_lua_error(L, WHO ": 'kernel' must be a table {block =, unroll =, split =, ipt =, "
+                      "ranges =, threads =} (got %s)", orr_lua_describe(L, t));
+    orr_lua_checkkeys(L, t, WHO ": kernel", keys, 1);
+    int *field[] = {&k->block, &k->unroll, &k->split, &k->ipt, &k->ranges, &k->threads};
+    for (int f = 0; keys[f]; f++) {
+        if (lua_getfield(L, t, keys[f]) != LUA_TNIL) {
+            int isint = 0;
+            lua_Integer v = lua_tointegerx(L, -1, &isint);
+            const lua_Integer lo = f >= 4 ? 0 : 1;   /* ranges, threads: 0 = automatic */
+            if (!isint || v < lo || v > 1 << 20)
+                orr_lua_error(L, WHO ": 'kernel.%s' must be an integer from %d to %d (got %s)",
+                              keys[f], (int)lo, 1 << 20, orr_lua_describe(L, -1));
+            *field[f] = (int)v;
+        }
+        lua_pop(L, 1);
+    }
+}
 
 /* t[key] as an integer in lo..hi, or def when absent. */
 static lua_Integer opt_integer(lua_State *L, const char *key, lua_Integer lo, lua_Integer hi,
@@ -310,6 +336,9 @@ static int l_simulation(lua_State *L)
     lua_pop(L, 1);
     c.tune_budget = opt_number(L, "tune_budget", c.tune_budget, positive,
                                "a positive number of seconds");
+    if (lua_getfield(L, 1, "kernel") != LUA_TNIL)
+        opt_kernel(L, lua_gettop(L), &c.kernel);
+    lua_pop(L, 1);
     if (lua_getfield(L, 1, "box") != LUA_TNIL) {
         size_t len = lua_type(L, -1) == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
         int ok = len == 2 || len == 3;
@@ -643,6 +672,43 @@ static int sim_tune(lua_State *L)
 }
 
 /* Methods first (upvalue 1, the table exposed as orrery.Sim), then fields. */
+/* sim.config.ranks: every rank's configuration, { {rank =, first =, count =,
+ * block =, unroll =, split =, ipt =, threads =, ranges =, source =, ms =,
+ * device =, host = }, ... }, the same on every rank. */
+static void push_ranks(lua_State *L, const orr_sim *s)
+{
+    int ranks = 0;
+    const orr_sim_rank *r = orr_sim_ranks(s, &ranks);
+    lua_createtable(L, ranks, 0);
+    for (int k = 0; k < ranks; k++) {
+        lua_createtable(L, 0, 13);
+        const struct {
+            const char *name;
+            lua_Integer v;
+        } ints[] = {{"rank", k}, {"first", r[k].slice.first}, {"count", r[k].slice.count},
+                    {"block", r[k].launch.block}, {"unroll", r[k].launch.unroll},
+                    {"split", r[k].launch.split}, {"ipt", r[k].launch.ipt},
+                    {"threads", r[k].launch.threads}, {"ranges", r[k].launch.ranges}};
+        for (size_t f = 0; f < sizeof ints / sizeof ints[0]; f++) {
+            lua_pushinteger(L, ints[f].v);
+            lua_setfield(L, -2, ints[f].name);
+        }
+        if (r[k].device >= 0) {
+            lua_pushinteger(L, r[k].device);
+            lua_setfield(L, -2, "device");
+        }
+        if (r[k].ms > 0) {
+            lua_pushnumber(L, r[k].ms);
+            lua_setfield(L, -2, "ms");
+        }
+        lua_pushstring(L, r[k].source);
+        lua_setfield(L, -2, "source");
+        lua_pushstring(L, r[k].host);
+        lua_setfield(L, -2, "host");
+        lua_rawseti(L, -2, k + 1);
+    }
+}
+
 static int sim_index(lua_State *L)
 {
     luaL_checkudata(L, 1, ORR_LUA_SIM);
@@ -707,6 +773,8 @@ static int sim_index(lua_State *L)
         lua_setfield(L, -2, "ranges");
         lua_pushstring(L, source);
         lua_setfield(L, -2, "source");
+        push_ranks(L, s);
+        lua_setfield(L, -2, "ranks");
     } else if (strcmp(key, "attr") == 0) {
         const orr_law *law = orr_sim_law(s);
         lua_createtable(L, 0, law->nattrs);

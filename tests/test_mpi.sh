@@ -122,7 +122,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   for np in 1 2 3; do
     run "$np" "$here/mpi/bitwise.lua" "p${np}_" || { bad "bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
   done
-  for c in float_leapfrog double_yoshida4 user_law; do
+  for c in float_leapfrog ranges double_yoshida4 user_law; do
     if [ -s "$tmp/p1_$c.txt" ] && cmp -s "$tmp/p1_$c.txt" "$tmp/p2_$c.txt" &&
        cmp -s "$tmp/p1_$c.txt" "$tmp/p3_$c.txt"; then
       ok "bitwise: $c on 1, 2 and 3 ranks"
@@ -146,8 +146,8 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   # with today's columns then ranks, times, share and efficiency
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
      --n 1024,1536 --steps 3 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
-  rows=$(grep -cE '^(1024|1536),cpu,float,tiled,1024,4,1,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,-1,2,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' "$tmp/run.out")
-  heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency$' "$tmp/run.out")
+  rows=$(grep -cE '^(1024|1536),cpu,float,tiled,1024,4,1,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,-1,2,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' "$tmp/run.out")
+  heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,comm_share_no_overlap$' "$tmp/run.out")
   if [ "$rc" -eq 0 ] && [ "$rows" -eq 2 ] && [ "$heads" -eq 1 ] && [ "$(wc -l < "$tmp/run.out")" -eq 3 ]; then
     ok "bench over 2 ranks: one header and one row per N, from rank 0"
   else
@@ -168,13 +168,22 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       run "$np" "$here/mpi/bitwise.lua" "g${np}_" cuda || { bad "gpu bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
       [ "$np" = 2 ] && cp "$tmp/run.err" "$tmp/g2.err"
     done
-    for c in float_leapfrog double_yoshida4 user_law; do
+    # one rank through the NCCL path (the all-gather on a stream of its own,
+    # overlapped with the force), where NCCL loads
+    ORRERY_EXCHANGE=nccl run 1 "$here/mpi/bitwise.lua" "gn_" cuda; nrc=$?
+    for c in float_leapfrog ranges double_yoshida4 user_law; do
       if [ -s "$tmp/g1_$c.txt" ] && cmp -s "$tmp/g1_$c.txt" "$tmp/g2_$c.txt"; then
         ok "gpu bitwise: $c on 1 rank and on 2 ranks sharing the GPU"
       else
         bad "gpu bitwise: $c differs between 1 and 2 ranks on the GPU"
       fi
+      if [ "$nrc" -eq 0 ] && cmp -s "$tmp/g1_$c.txt" "$tmp/gn_$c.txt"; then
+        ok "gpu bitwise: $c on 1 rank through NCCL as without"
+      elif [ "$nrc" -eq 0 ]; then
+        bad "gpu bitwise: $c differs between 1 rank with and without NCCL"
+      fi
     done
+    [ "$nrc" -eq 0 ] || echo "mpi: one rank through NCCL did not run (exit $nrc; no NCCL?): $(tail -1 "$tmp/run.err")"
     if grep -q 'orrery: 2 ranks; positions exchanged through the host (MPI): ranks 0 and 1 share GPU 0' "$tmp/g2.err"; then
       ok "gpu: two ranks on one GPU say they exchange through the host"
     else
@@ -184,13 +193,38 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     echo "mpi: no usable GPU: the GPU runs over ranks are skipped"
     skip=$((skip + 1))
   fi
-  run 2 "$here/mpi/tune.lua"; rc=$?
-  c0=$(grep -E '^create 0: ' "$tmp/run.out" | cut -d: -f2); c1=$(grep -E '^create 1: ' "$tmp/run.out" | cut -d: -f2)
-  r0=$(grep -E '^retune 0: ' "$tmp/run.out" | cut -d: -f2); r1=$(grep -E '^retune 1: ' "$tmp/run.out" | cut -d: -f2)
-  if [ "$rc" -eq 0 ] && [ -n "$c0" ] && [ "$c0" = "$c1" ] && [ -n "$r0" ] && [ "$r0" = "$r1" ]; then
-    ok "tune over 2 ranks: both run rank 0's choice ($c0)"
+  # 3 ranks over 770 bodies: slices of 256, 257 and 257 bodies, two slice
+  # buckets (256, 512), so rank 0 tunes its own and rank 1 tunes for ranks
+  # 1 and 2; a second start finds both in the store
+  export ORRERY_CACHE_DIR_SAVED=${ORRERY_CACHE_DIR:-}
+  export ORRERY_CACHE_DIR="$tmp/tunecache"
+  why=""
+  for pass in 1 2; do
+    run 3 "$here/mpi/tune.lua" 770 || why="$why; pass $pass: exit $?"
+    own() { sed -nE "s/^$1 $2: //p" "$tmp/run.out"; }
+    listed() { sed -nE "s/^$1 list $2: //p" "$tmp/run.out"; }
+    for when in create retune; do
+      [ -n "$(own $when 1)" ] && [ "$(own $when 1)" = "$(own $when 2)" ] ||
+        why="$why; pass $pass $when: ranks 1 and 2 (one slice bucket) differ: '$(own $when 1)' '$(own $when 2)'"
+      slices="0+256 256+257 513+257"
+      for r in 0 1 2; do
+        want="$(echo $slices | cut -d' ' -f$((r + 1))) $(own $when $r)"
+        [ "$(listed $when $r)" = "$want" ] || why="$why; pass $pass $when: rank 0 lists rank $r as '$(listed $when $r)', not '$want'"
+      done
+    done
+    if [ "$pass" = 1 ]; then
+      case "$(own create 0)/$(own create 1)" in *"(tuned)/"*"(tuned)") ;; *) why="$why; pass 1: not tuned on ranks 0 and 1";; esac
+    else
+      [ "$(grep -c '^create [012]: .*(store)$' "$tmp/run.out")" -eq 3 ] || why="$why; pass 2: not every rank found its tuning in the store"
+    fi
+    [ "$(grep -cE '^# rank [012] \(.*, cpu\): bodies [0-9]+\.\.[0-9]+, block ' "$tmp/run.out")" -eq 3 ] ||
+      why="$why; pass $pass: the run log does not list the 3 ranks' kernels once"
+  done
+  export ORRERY_CACHE_DIR=$ORRERY_CACHE_DIR_SAVED
+  if [ -z "$why" ]; then
+    ok "tune over 3 ranks: each slice bucket tuned once ($(own create 0) / $(own create 1)), then from the store"
   else
-    bad "tune over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+    bad "tune over 3 ranks: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
   fi
   run 2 "$here/mpi/mismatch.lua"; rc=$?
   if [ "$rc" -ne 0 ] && grep -q 'orrery.simulation: the ranks disagree: rank 1 has n = 101, rank 0 has 100' "$tmp/run.err"; then

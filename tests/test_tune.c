@@ -658,6 +658,59 @@ static void test_store_clear(void **state)
     assert_int_equal(removed, 0);
 }
 
+/* One rank's slice shape (options.targets: its bodies against all N) is a
+ * tuning of its own: its own identity and store entry, timed on the targets,
+ * shared by every target count of its bucket. */
+static void test_slice_shape(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 0.4);
+    orr_tune_result all, r, again, other;
+    TU_OK(orr_tune_identify(ORR_BACKEND_CPU, &base, N, &o, &all, &err), &err);
+    assert_int_equal(all.targets_bucket, 0);
+    o.targets = 700;   /* bucket 1024 */
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_result("slice of 700", &r);
+    assert_string_equal(r.source, "tuned");
+    assert_int_equal(r.targets_bucket, 1024);
+    assert_int_equal(r.n_bucket, N);
+    assert_string_not_equal(r.kernel, all.kernel);
+    assert_string_equal(r.device, all.device);
+    assert_true(r.best_ms > 0);
+    assert_true(fabs(r.best_interactions_per_s - 700.0 * N / (r.best_ms * 1e-3)) <=
+                1e-9 * r.best_interactions_per_s);
+    cJSON *root = read_store();
+    cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "entries"), 0);
+    assert_int_equal((int)cJSON_GetObjectItem(e0, "targets_bucket")->valuedouble, 1024);
+    cJSON_Delete(root);
+    /* the whole set is another identity: not answered by the slice's entry */
+    orr_tune_result l;
+    int found = 1;
+    TU_OK(orr_tune_lookup(ORR_BACKEND_CPU, &base, N, &l, &found, &err), &err);
+    assert_int_equal(found, 0);
+    /* another count of the same bucket is: from the store */
+    o.targets = 1000;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &again, &err), &err);
+    assert_string_equal(again.source, "store");
+    assert_true(same_tuned(&again.best, &r.best));
+    o.targets = 1025;
+    TU_OK(orr_tune_identify(ORR_BACKEND_CPU, &base, N, &o, &other, &err), &err);
+    assert_int_equal(other.targets_bucket, 2048);
+    assert_string_not_equal(other.kernel, r.kernel);
+    /* a count past the bodies */
+    o.targets = N + 1;
+    assert_int_equal(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &l, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "invalid target count 2049: must be from 1 to the 2048 bodies "
+                                 "(0 for all)");
+    orr_error_clear(&err);
+}
+
 static void test_bad_arguments(void **state)
 {
     orr_error err = {0};
@@ -691,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_nothing_verifies),
         cmocka_unit_test(test_exhaustive),
         cmocka_unit_test(test_store_clear),
+        cmocka_unit_test(test_slice_shape),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);

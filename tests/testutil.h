@@ -185,6 +185,22 @@ static inline void tu_check_target_ranges(orr_backend_kind kind, const orr_kspec
     }
     assert_memory_equal(all, split, sizeof(double) * 3 * N);
     assert_true(fabs(u_sum - u_all) <= 1e-12 * fabs(u_all));
+    /* in two parts (the sources inside the targets, then the rest), as a
+     * rank does while the others' positions arrive: the same bits, also
+     * with every part's first half queued before any second half */
+    const orr_range halves[2] = {{0, 400}, {400, 600}};
+    for (int order = 0; order < 2; order++) {
+        memset(split, 0, sizeof(double) * 3 * N);
+        for (int k = 0; k < 2; k++) {
+            TU_OK(orr_engine_force_part(b, halves[k], ORR_FORCE_LOCAL, &err), &err);
+            if (order == 0)
+                TU_OK(orr_engine_force_part(b, halves[k], ORR_FORCE_REST, &err), &err);
+        }
+        for (int k = 0; order == 1 && k < 2; k++)
+            TU_OK(orr_engine_force_part(b, halves[k], ORR_FORCE_REST, &err), &err);
+        TU_OK(orr_engine_get_accel(b, orr_engine_all(b), split, &err), &err);
+        assert_memory_equal(all, split, sizeof(double) * 3 * N);
+    }
     TU_OK(orr_engine_kick(a, 0.01, 1.0, &err), &err);
     TU_OK(orr_engine_drift(a, 0.01, &err), &err);
     for (int k = 0; k < 3; k++) {

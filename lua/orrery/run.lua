@@ -159,6 +159,14 @@ function Sim:run(...)
   end
 
   if every then
+    if rank0 and many then   -- every rank's slice and kernels, once, as comment lines
+      for _, r in ipairs(self.config.ranks) do
+        io.stdout:write(format("# rank %d (%s, %s): bodies %d..%d, block %d unroll %d split %d "
+          .. "ipt %d ranges %d threads %d (%s)\n", r.rank, r.host,
+          r.device and "GPU " .. r.device or "cpu", r.first, r.first + r.count - 1, r.block,
+          r.unroll, r.split, r.ipt, r.ranges, r.threads, r.source))
+      end
+    end
     if rank0 then io.stdout:write(HEADER, "\n") end
     logline(0)
   end

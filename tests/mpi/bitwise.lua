@@ -11,7 +11,7 @@ local backend = arg[2] or "cpu"
 
 local function case(name, opts, steps, setup)
   opts.backend = backend
-  opts.tune = false   -- one kernel configuration for every rank count
+  if not opts.kernel then opts.tune = false end   -- one kernel configuration for every rank count
   local sim <close> = orrery.simulation(opts)
   if setup then setup(sim) end
   sim:step(steps)
@@ -19,6 +19,10 @@ local function case(name, opts, steps, setup)
 end
 
 case("float_leapfrog", { bodies = orrery.ic.plummer{ n = 101, seed = 11 }, dt = 1e-3 }, 20)
+-- a configuration of one's own; on the GPU with 4 j-ranges, so that ranks
+-- hold some wholly (their force starts while the other slices arrive)
+case("ranges", { bodies = orrery.ic.plummer{ n = 1001, seed = 14 }, dt = 1e-3,
+  kernel = backend == "cuda" and { block = 64, ranges = 4 } or { block = 256 } }, 10)
 case("double_yoshida4", { bodies = orrery.ic.plummer{ n = 103, seed = 12 }, precision = "double",
   integrator = "yoshida4", dt = 1e-3 }, 10)
 
