@@ -22,6 +22,9 @@ typedef void (*kick_fn)(long, void *, void *, void *, const void *, const void *
                         double, double);
 typedef void (*drift_fn)(long, void *, void *, void *, const void *, const void *, const void *,
                          double);
+typedef int (*accel_jerk_fn)(long, const void *, const void *, const void *, const void *,
+                             const void *, const void *, const void *, const void *,
+                             const double *, long, const long *, void *, void *);
 
 enum { X, Y, Z, M, VX, VY, VZ, AX, AY, AZ, NARR };
 
@@ -31,6 +34,7 @@ typedef struct {
     potential_fn potential;
     kick_fn kick;
     drift_fn drift;
+    accel_jerk_fn accel_jerk;
     size_t elem;          /* sizeof(real) */
     void *a[NARR];        /* SoA arrays of n reals */
     void *attr;           /* nattr arrays of n reals (NULL without attributes) */
@@ -131,6 +135,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         c->potential = (potential_fn)sym[ORR_KC_POTENTIAL];
         c->kick = (kick_fn)sym[ORR_KC_KICK];
         c->drift = (drift_fn)sym[ORR_KC_DRIFT];
+        c->accel_jerk = (accel_jerk_fn)sym[ORR_KC_ACCEL_JERK];
     }
     if (st)
         cpu_destroy(e);
@@ -270,6 +275,29 @@ static orr_status cpu_time_steps(orr_engine *e, orr_range all, int steps, int fo
     return ORR_OK;
 }
 
+static orr_status cpu_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
+                                 double *jerk, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    void *out = malloc(c->elem * 6 * (size_t)(ni ? ni : 1));
+    if (!out)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    char *o = out;
+    if (c->accel_jerk(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->a[VX], c->a[VY], c->a[VZ],
+                      c->attr, e->rt, ni, idx, o, o + c->elem * 3 * (size_t)ni)) {
+        free(out);
+        return orr_fail(err, ORR_ERR_ARG, "force law '%s' has no jerk: the Hermite integrator "
+                        "needs one (a 'jerk' snippet setting g = df/d(d2))", e->spec.phys.force);
+    }
+    for (long k = 0; k < 3 * ni; k++) {
+        const int dbl = c->elem == sizeof(double);
+        acc[k] = dbl ? ((double *)out)[k] : (double)((float *)out)[k];
+        jerk[k] = dbl ? ((double *)out)[3 * ni + k] : (double)((float *)out)[3 * ni + k];
+    }
+    free(out);
+    return ORR_OK;
+}
+
 static orr_status cpu_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)
 {
     cpu_impl *c = e->impl;
@@ -295,6 +323,7 @@ const orr_backend_ops orr_backend_cpu = {
     .set_state = cpu_set_state,
     .get_state = cpu_get_state,
     .accel = cpu_accel,
+    .accel_jerk = cpu_accel_jerk,
     .get_accel = cpu_get_accel,
     .kick = cpu_kick,
     .drift = cpu_drift,

@@ -34,6 +34,12 @@ static orr_status write_run(hid_t file, orr_sim *s, const char *path, orr_error 
         r = orr_h5_put_string(g, "integrator", c->integrator);
     if (r >= 0)
         r = orr_h5_put_double(g, "damping", c->damping);
+    if (r >= 0)   /* block time steps (hermite) */
+        r = orr_h5_put_double(g, "eta", c->eta);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "eta_start", c->eta_start);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "dt_min", c->dt_min);
     if (r >= 0)
         r = orr_h5_put_string(g, "precision", orr_precision_name(c->precision));
     if (r >= 0)
@@ -127,6 +133,10 @@ static orr_status write_force(hid_t file, orr_sim *s, const char *path, orr_erro
         r = orr_h5_put_string(g, "potential", law->potential);
     if (r >= 0)
         r = orr_h5_put_int(g, "potential_line", law->potential_line);
+    if (r >= 0 && orr_law_has_jerk(law))
+        r = orr_h5_put_string(g, "jerk", law->jerk);
+    if (r >= 0 && orr_law_has_jerk(law))
+        r = orr_h5_put_int(g, "jerk_line", law->jerk_line);
     join_names(names, sizeof names, law->nparams, param_name, law);
     if (r >= 0)
         r = orr_h5_put_string(g, "params", names);
@@ -306,6 +316,13 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
         rc = need_string(g, "Run", "integrator", ck->integrator, sizeof ck->integrator, path, err);
     if (rc > 0)
         rc = need_attr(g, "Run", "damping", H5T_NATIVE_DOUBLE, 1, &c->damping, path, err);
+    /* absent from checkpoints written before block time steps: the defaults */
+    if (rc > 0 && H5Aexists(g, "eta") > 0)
+        rc = need_attr(g, "Run", "eta", H5T_NATIVE_DOUBLE, 1, &c->eta, path, err);
+    if (rc > 0 && H5Aexists(g, "eta_start") > 0)
+        rc = need_attr(g, "Run", "eta_start", H5T_NATIVE_DOUBLE, 1, &c->eta_start, path, err);
+    if (rc > 0 && H5Aexists(g, "dt_min") > 0)
+        rc = need_attr(g, "Run", "dt_min", H5T_NATIVE_DOUBLE, 1, &c->dt_min, path, err);
     if (rc > 0)
         rc = need_string(g, "Run", "precision", precision, sizeof precision, path, err);
     if (rc > 0)
@@ -439,7 +456,16 @@ static orr_status read_force(hid_t file, const char *path, orr_checkpoint *ck, o
         ck->law.pair_line = pl;
         ck->law.potential_line = ul;
         snprintf(ck->law.scale, sizeof ck->law.scale, "%s", scale);
-        if (orr_h5_get_string(g, "Force", "doc", doc, sizeof doc, path, err) > 0)
+        if (H5Aexists(g, "jerk") > 0) {   /* laws with a jerk (the Hermite integrator) */
+            char *jerk = get_long_string(g, "Force", "jerk", path, err);
+            int jl = 1;
+            if (!jerk || need_attr(g, "Force", "jerk_line", H5T_NATIVE_INT, 1, &jl, path, err) < 0)
+                st = err ? err->code : ORR_ERR_IO;
+            if (!st)
+                st = orr_law_set_jerk(&ck->law, jerk, jl, err);
+            free(jerk);
+        }
+        if (!st && orr_h5_get_string(g, "Force", "doc", doc, sizeof doc, path, err) > 0)
             snprintf(ck->law.doc, sizeof ck->law.doc, "%s", doc);
         if (need_string(g, "Force", "params", list, sizeof list, path, err) < 0)
             st = err ? err->code : ORR_ERR_IO;

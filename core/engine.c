@@ -205,6 +205,20 @@ orr_status orr_engine_force_part(orr_engine *e, orr_range t, orr_force_part part
     return st || !t.count ? st : e->ops->accel(e, t, part, err);
 }
 
+orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
+                                 double *jerk, orr_error *err)
+{
+    for (long k = 0; k < ni; k++)
+        if (idx[k] < 0 || idx[k] >= e->n)
+            return orr_fail(err, ORR_ERR_ARG, "body index %ld out of range (n = %ld)", idx[k],
+                            e->n);
+    if (!e->ops->accel_jerk)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend has no force + jerk kernel "
+                        "yet: integrator \"hermite\" runs on the CPU backend (backend = \"cpu\")",
+                        e->ops->name);
+    return ni ? e->ops->accel_jerk(e, ni, idx, acc, jerk, err) : ORR_OK;
+}
+
 orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
 {
     orr_status st = check_range(e, t, err);

@@ -94,6 +94,12 @@ typedef enum { ORR_FORCE_WHOLE, ORR_FORCE_LOCAL, ORR_FORCE_REST } orr_force_part
 orr_status orr_engine_force_part(orr_engine *e, orr_range t, orr_force_part part,
                                  orr_error *err);
 orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err);
+/* Accelerations and jerks of the ni bodies idx[k] (3 ni values each, in
+ * double) from all n bodies' positions and velocities as they are in the
+ * engine: the Hermite integrator's force.  The law must have a jerk snippet
+ * (orr_law_has_jerk), else ORR_ERR_ARG naming the law. */
+orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
+                                 double *jerk, orr_error *err);
 /* kick, drift and the potential on the targets t only; the potential of a
  * range is its share of the total (half of each target's pair sum), so the
  * shares of disjoint ranges add up to the whole. */

@@ -19,6 +19,10 @@ typedef struct {
     /* Accelerations of the targets from all bodies, into the engine's buffer. */
     orr_status (*accel)(orr_engine *e, orr_range t, orr_force_part part, orr_error *err);
     orr_status (*get_accel)(orr_engine *e, orr_range t, double *acc, orr_error *err);
+    /* accelerations and jerks (3 ni each) of the bodies idx[k]; NULL where
+     * the backend has no such kernel yet */
+    orr_status (*accel_jerk)(orr_engine *e, long ni, const long *idx, double *acc, double *jerk,
+                             orr_error *err);
     orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);
     orr_status (*drift)(orr_engine *e, orr_range t, double dt, orr_error *err);
     /* The targets' share of the pair potential: half of each target's sum

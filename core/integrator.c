@@ -102,7 +102,7 @@ static const orr_integrator integ_yoshida4 = {
     .name = "yoshida4", .order = 4, .forces_per_step = 3, .step = step_yoshida4};
 
 static const orr_integrator *const integ_list[] = {&integ_euler, &integ_leapfrog, &integ_yoshida4,
-                                                   NULL};
+                                                   &orr_integrator_hermite, NULL};
 
 const orr_integrator *const *orr_integrators(void)
 {

@@ -32,6 +32,8 @@ typedef struct orr_integ_env {
     orr_range targets;    /* the bodies this process advances */
     double dt;            /* the step asked for (the last step of an advance may be shorter) */
     double damping;       /* velocity factor per step (euler only; 1 = none) */
+    double eta, eta_start, dt_min;   /* block time steps (hermite): Aarseth's accuracy
+                                        parameter, the starting one, the smallest step */
     int acc_valid;        /* the engine's accelerations of the targets match the positions */
     /* called by orr_integ_moved: every rank's targets' positions to every
      * rank (NULL with one rank); with force (orr_integ_moved_force) also
@@ -69,7 +71,14 @@ typedef struct orr_integrator {
     /* field k of all n bodies: out / in hold n * comps doubles */
     orr_status (*get_field)(void *state, int k, double *out, orr_error *err);
     orr_status (*set_field)(void *state, int k, const double *in, orr_error *err);
+    /* Block time steps (NULL for fixed steps): blocks done, active bodies
+     * summed over them, and the finest level in use (the smallest step is
+     * dt / 2^level). */
+    void (*blocks)(const void *state, long *blocks, long *active, int *deepest);
 } orr_integrator;
+
+/* The 4th-order Hermite integrator with block time steps (hermite.c). */
+extern const orr_integrator orr_integrator_hermite;
 
 /* The integrator with this name, or NULL. */
 const orr_integrator *orr_integrator_find(const char *name);

@@ -206,9 +206,11 @@ orr_status orr_law_init(orr_law *law, const char *name, const char *pair, const 
     snprintf(law->origin, sizeof law->origin, "%s", origin ? origin : name);
     snprintf(law->scale, sizeof law->scale, "1");
     law->pair_line = law->potential_line = 1;
+    law->jerk_line = 1;
     law->pair = dupstr(pair ? pair : "");
     law->potential = dupstr(potential ? potential : "");
-    if (!law->pair || !law->potential) {
+    law->jerk = dupstr("");
+    if (!law->pair || !law->potential || !law->jerk) {
         orr_law_free(law);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
@@ -219,7 +221,8 @@ void orr_law_free(orr_law *law)
 {
     free(law->pair);
     free(law->potential);
-    law->pair = law->potential = NULL;
+    free(law->jerk);
+    law->pair = law->potential = law->jerk = NULL;
 }
 
 orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err)
@@ -227,7 +230,8 @@ orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err)
     *dst = *src;
     dst->pair = dupstr(src->pair ? src->pair : "");
     dst->potential = dupstr(src->potential ? src->potential : "");
-    if (!dst->pair || !dst->potential) {
+    dst->jerk = dupstr(src->jerk ? src->jerk : "");
+    if (!dst->pair || !dst->potential || !dst->jerk) {
         orr_law_free(dst);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
@@ -246,6 +250,22 @@ static int has_code(const char *s)
 int orr_law_has_potential(const orr_law *law)
 {
     return has_code(law->potential);
+}
+
+int orr_law_has_jerk(const orr_law *law)
+{
+    return has_code(law->jerk);
+}
+
+orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error *err)
+{
+    char *j = dupstr(jerk ? jerk : "");
+    if (!j)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    free(law->jerk);
+    law->jerk = j;
+    law->jerk_line = line;
+    return ORR_OK;
 }
 
 orr_status orr_law_validate(const orr_law *law, orr_error *err)
@@ -276,7 +296,7 @@ static orr_status parse_builtin(orr_law *law, const char *name, const char *text
     if (st)
         return st;
     law->builtin = 1;
-    orr_buf sec[2] = {{0}, {0}};
+    orr_buf sec[3] = {{0}, {0}, {0}};
     int cur = -1, line = 0, bad = 0;
     for (const char *p = text; *p && !st && !bad;) {
         const char *eol = strchr(p, '\n');
@@ -297,6 +317,9 @@ static orr_status parse_builtin(orr_law *law, const char *name, const char *text
             } else if (strcmp(key, "potential") == 0) {
                 cur = 1;
                 law->potential_line = line + 1;
+            } else if (strcmp(key, "jerk") == 0) {
+                cur = 2;
+                law->jerk_line = line + 1;
             } else if (strcmp(key, "law") == 0) {
                 snprintf(law->doc, sizeof law->doc, "%s", rest);
             } else if (strcmp(key, "scale") == 0) {
@@ -339,12 +362,15 @@ static orr_status parse_builtin(orr_law *law, const char *name, const char *text
         free(law->potential);
         law->pair = sec[0].data ? sec[0].data : dupstr("");
         law->potential = sec[1].data ? sec[1].data : dupstr("");
-        sec[0].data = sec[1].data = NULL;
-        if (!law->pair || !law->potential)
+        free(law->jerk);
+        law->jerk = sec[2].data ? sec[2].data : dupstr("");
+        sec[0].data = sec[1].data = sec[2].data = NULL;
+        if (!law->pair || !law->potential || !law->jerk)
             st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
     orr_buf_free(&sec[0]);
     orr_buf_free(&sec[1]);
+    orr_buf_free(&sec[2]);
     if (st)
         orr_law_free(law);
     return st;
@@ -483,5 +509,15 @@ int orr_law_emit(const orr_law *law, orr_buf *b)
     bad = bad || emit_snippet(law, b, "potential", has_code(law->potential) ? law->potential : "",
                               law->potential_line);
     bad = bad || orr_buf_printf(b, "    }\n    return u;\n}\n");
+    /* g = df/d(d2) at the pair's f: the jerk (orrery's Hermite integrator) */
+    bad = bad || orr_buf_printf(b, "#define ORR_HAS_JERK %d\nORR_LAW real orr_pair_jerk(real dx, "
+                                   "real dy, real dz, real d2, real r2, real mi, real mj, const "
+                                   "real *ai, const real *aj, long as, const real *rt, real f)\n{\n",
+                                orr_law_has_jerk(law));
+    bad = bad || emit_bindings(law, b, 1);
+    bad = bad || orr_buf_printf(b, "    real g = 0; (void)f;\n    {\n");
+    bad = bad || emit_snippet(law, b, "jerk", law->jerk, law->jerk_line);
+    bad = bad || orr_buf_printf(b, "    }\n    return %s;\n}\n",
+                                law->finite_at_zero ? "g" : "d2 > 0 ? g : (real)0");
     return bad ? -1 : 0;
 }

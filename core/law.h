@@ -44,7 +44,10 @@ typedef struct orr_law {
     int finite_at_zero;                 /* 1: f is finite at d2 == 0, no guard needed */
     char *pair;                         /* heap: the pair snippet (sets f) */
     char *potential;                    /* heap: the potential snippet (sets u) */
+    char *jerk;                         /* heap: the jerk snippet (sets g = df/d(d2), with
+                                           the pair's f in scope); "" when none */
     int pair_line, potential_line;      /* first line of each snippet in its origin (1) */
+    int jerk_line;
 } orr_law;
 
 /* Loads built-in law `name` from kernels_src/forces/<name>.h (embedded, or
@@ -73,6 +76,12 @@ void orr_law_runtime_values(const orr_law *law, double out[ORR_LAW_MAX_RUNTIME])
 
 /* 1 when the potential snippet has code (energies need it). */
 int orr_law_has_potential(const orr_law *law);
+/* 1 when the jerk snippet has code (the Hermite integrator needs it):
+ * with g = df/d(d2) the jerk of body i gains scale * (f v + 2 g (d.v) d),
+ * d = x_j - x_i, v = v_j - v_i. */
+int orr_law_has_jerk(const orr_law *law);
+/* Sets the jerk snippet (copied) and the line it starts on in the origin. */
+orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error *err);
 
 /* Checks names (C identifiers, no clash with the variables in scope or each
  * other), values (finite), snippets (non-empty pair), scale. */

@@ -229,6 +229,9 @@ void orr_sim_config_default(orr_sim_config *c)
     c->softening = 0.01;
     c->dt = 0.01;
     c->damping = 1.0;
+    c->eta = 0.02;
+    c->eta_start = 0.01;
+    c->dt_min = 0;
     c->integrator = "leapfrog";
     c->force = "gravity";
     c->backend = ORR_BACKEND_AUTO;
@@ -261,6 +264,12 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
         return st;
     if (!(c->damping > 0 && c->damping <= 1))
         return orr_fail(err, ORR_ERR_ARG, "damping must be in (0, 1] (got %g)", c->damping);
+    if (!(c->eta > 0 && c->eta <= 1) || !(c->eta_start > 0 && c->eta_start <= 1))
+        return orr_fail(err, ORR_ERR_ARG, "eta and eta_start must be in (0, 1] (got %g, %g)",
+                        c->eta, c->eta_start);
+    if (!(c->dt_min >= 0 && c->dt_min <= c->dt))
+        return orr_fail(err, ORR_ERR_ARG, "dt_min must be from 0 to dt_max = %g (got %g)", c->dt,
+                        c->dt_min);
     if (!(c->softening >= 0) || !isfinite(c->softening))
         return orr_fail(err, ORR_ERR_ARG, "softening must be >= 0 and finite (got %g)",
                         c->softening);
@@ -461,6 +470,18 @@ static orr_kspec current_spec(const orr_sim *s)
     return k;
 }
 
+int orr_sim_blocks(const orr_sim *s, long *blocks, long *active, double *smallest)
+{
+    *blocks = *active = 0;
+    *smallest = 0;
+    if (!s->integ->blocks)
+        return 0;
+    int deepest = 0;
+    s->integ->blocks(s->istate, blocks, active, &deepest);
+    *smallest = ldexp(s->cfg.dt, -deepest);
+    return 1;
+}
+
 const orr_kspec *orr_sim_kspec(const orr_sim *s, const char **source)
 {
     if (source)
@@ -600,6 +621,9 @@ static orr_integ_env *env_of(orr_sim *s)
 {
     s->env.engine = s->engine;
     s->env.damping = s->cfg.damping;
+    s->env.eta = s->cfg.eta;
+    s->env.eta_start = s->cfg.eta_start;
+    s->env.dt_min = s->cfg.dt_min;
     return &s->env;
 }
 

@@ -23,6 +23,12 @@ typedef struct {
     double softening;          /* 0.01 */
     double dt;                 /* 0.01 */
     double damping;            /* 1: velocity factor per step (euler only) */
+    double eta;                /* hermite: Aarseth's accuracy parameter, inside the square
+                                  root as in NBODY6++ (0.02) */
+    double eta_start;          /* hermite: a body's first step is eta_start |a| / |jerk|
+                                  (0.01) */
+    double dt_min;             /* hermite: the smallest step (dt / 2^40 at the finest;
+                                  0) */
     const char *integrator;    /* "leapfrog" */
     const orr_integrator *integrator_impl;   /* or an integrator table of one's own
                                   (overrides integrator; it must outlive the
@@ -85,6 +91,12 @@ const char *orr_sim_exchange(const orr_sim *s, const char **note);
  * points (they exchange the slices), so a rank that does not write calls
  * this where the writing rank writes. */
 orr_status orr_sim_sync(orr_sim *s, orr_error *err);
+
+/* Block time steps (integrator hermite): *blocks done since creation,
+ * *active bodies summed over them, and the smallest step used in the last
+ * step (dt / 2^level).  Returns 0 (and zeros) for fixed-step
+ * integrators. */
+int orr_sim_blocks(const orr_sim *s, long *blocks, long *active, double *smallest);
 
 /* This rank's kernel configuration and where it came from: "tuned" (tuned
  * now), "store" (a stored tuning), "default" or "checkpoint". */

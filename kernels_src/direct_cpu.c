@@ -16,6 +16,11 @@
  *   orr_cpu_potential  the pair potential energy of the targets
  *                      [first, first + count) with all n bodies, self-pairs
  *                      excluded, halved (each pair is seen from both ends)
+ *   orr_cpu_accel_jerk accelerations and jerks of the ni targets idx[k] from
+ *                      all n bodies (positions and velocities: the predicted
+ *                      ones of a block step), for the Hermite integrator;
+ *                      returns 1 without touching anything when the law has
+ *                      no jerk snippet
  *   orr_cpu_kick       v = (v + a dt) * damping
  *   orr_cpu_drift      x += v dt, wrapped into the box on periodic axes
  *                      (kick and drift take the arrays of the targets) */
@@ -33,6 +38,12 @@ ORR_EXPORT void orr_cpu_accel(long n, const real *restrict x, const real *restri
                               const real *restrict attr, const double *restrict rtp, long ni,
                               long first, const long *restrict idx, real *restrict ax,
                               real *restrict ay, real *restrict az);
+ORR_EXPORT int orr_cpu_accel_jerk(long n, const real *restrict x, const real *restrict y,
+                                  const real *restrict z, const real *restrict m,
+                                  const real *restrict vx, const real *restrict vy,
+                                  const real *restrict vz, const real *restrict attr,
+                                  const double *restrict rtp, long ni, const long *restrict idx,
+                                  real *restrict acc, real *restrict jerk);
 ORR_EXPORT double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
                                     const real *restrict z, const real *restrict m,
                                     const real *restrict attr, const double *restrict rtp,
@@ -101,6 +112,55 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
         ay[k] = g * sy;
         az[k] = g * sz;
     }
+}
+
+int orr_cpu_accel_jerk(long n, const real *restrict x, const real *restrict y,
+                       const real *restrict z, const real *restrict m, const real *restrict vx,
+                       const real *restrict vy, const real *restrict vz, const real *restrict attr,
+                       const double *restrict rtp, long ni, const long *restrict idx,
+                       real *restrict acc, real *restrict jerk)
+{
+    if (!ORR_HAS_JERK)
+        return 1;
+    ORR_RT_LOAD(rt, rtp);
+    const real g = orr_law_scale(rt);
+    ORR_OMP_FOR
+    for (long k = 0; k < ni; k++) {
+        const long i = idx[k];
+        const real xi = x[i], yi = y[i], zi = z[i], mi = m[i], ui = vx[i], vi = vy[i], wi = vz[i];
+        const real *ai = ORR_NATTR > 0 ? attr + i : rt;
+        real s[6] = {0}, c[6] = {0};
+        for (long jb = 0; jb < n; jb += ORR_BLOCK) {
+            const long je = jb + ORR_BLOCK < n ? jb + ORR_BLOCK : n;
+            real tx = 0, ty = 0, tz = 0, kx = 0, ky = 0, kz = 0;
+#pragma omp simd reduction(+ : tx, ty, tz, kx, ky, kz)
+            for (long j = jb; j < je; j++) {
+                const real dx = orr_min_image(x[j] - xi, X), dy = orr_min_image(y[j] - yi, Y),
+                           dz = orr_min_image(z[j] - zi, Z);
+                const real du = vx[j] - ui, dv = vy[j] - vi, dw = vz[j] - wi;
+                const real d2 = dx * dx + dy * dy + dz * dz;
+                const real r2 = d2 + (real)ORR_EPS2;
+                const real *aj = ORR_NATTR > 0 ? attr + j : rt;
+                const real f = orr_pair_accel(dx, dy, dz, d2, r2, mi, m[j], ai, aj, n, rt);
+                const real gg = orr_pair_jerk(dx, dy, dz, d2, r2, mi, m[j], ai, aj, n, rt, f);
+                const real q = 2 * gg * (dx * du + dy * dv + dz * dw);
+                tx += dx * f;
+                ty += dy * f;
+                tz += dz * f;
+                kx += f * du + q * dx;
+                ky += f * dv + q * dy;
+                kz += f * dw + q * dz;
+            }
+            const real t[6] = {tx, ty, tz, kx, ky, kz};
+            for (int d = 0; d < 6; d++)
+                kahan_add(&s[d], &c[d], t[d]);
+        }
+        for (int d = 0; d < 3; d++) {
+            acc[3 * k + d] = g * s[d];
+            jerk[3 * k + d] = g * s[3 + d];
+        }
+    }
+    return 0;
 }
 
 double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,

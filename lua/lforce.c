@@ -133,7 +133,7 @@ static int l_force(lua_State *L)
 {
     static const char *const keys[] = {"name",    "base",      "doc",   "params",
                                        "runtime_params", "attributes", "pair", "potential",
-                                       "scale",   "finite_at_zero", NULL};
+                                       "scale",   "finite_at_zero", "jerk", NULL};
     orr_error err = {0};
     if (lua_type(L, 1) == LUA_TSTRING) {
         orr_law *law = push_law(L);
@@ -152,7 +152,7 @@ static int l_force(lua_State *L)
     orr_law *law = push_law(L);   /* index 2 */
     if (base) {
         static const char *const own[] = {"pair", "potential", "attributes", "scale",
-                                          "finite_at_zero", NULL};
+                                          "finite_at_zero", "jerk", NULL};
         for (int k = 0; own[k]; k++) {
             if (lua_getfield(L, 1, own[k]) != LUA_TNIL)
                 orr_lua_error(L, "%s: '%s' cannot be combined with 'base' (a law derived from "
@@ -179,6 +179,9 @@ static int l_force(lua_State *L)
             orr_lua_error(L, "%s: 'pair' is required: C code that sets f, the acceleration of "
                           "body i being scale * f * (x_j - x_i)", WHO);
         if (orr_law_init(law, name, pair, potential, origin, &err))
+            raise(L, &err);
+        const char *jerk = opt_string(L, "jerk");
+        if (jerk && orr_law_set_jerk(law, jerk, 1, &err))
             raise(L, &err);
         each_name(L, "attributes", law, orr_law_add_attr);
         if (lua_getfield(L, 1, "params") != LUA_TNIL)

@@ -162,7 +162,8 @@ static const char *load_from(lua_State *L, orr_sim *s, int idx)
 static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G",     "softening",
                                        "dt",      "integrator", "damping",   "force", "backend",
                                        "box",     "dims",       "device",    "tune",
-                                       "tune_budget", "params", "kernel", NULL};
+                                       "tune_budget", "params", "kernel", "eta", "eta_start",
+                                       "dt_max", "dt_min", NULL};
 
 /* kernel = {block =, unroll =, split =, ipt =, ranges =, threads =}: a
  * configuration of one's own (the table at index t); sim.c validates the
@@ -316,6 +317,26 @@ static int l_simulation(lua_State *L)
     int ii = opt_choice(L, "integrator", integ_names, -1);
     if (ii >= 0)
         c.integrator = integ_names[ii];
+    /* block time steps: dt_max is the synchronisation interval, the dt of
+     * one sim:step() */
+    const int blocks = c.integrator && strcmp(c.integrator, "hermite") == 0;
+    static const char *const block_keys[] = {"eta", "eta_start", "dt_max", "dt_min"};
+    for (int k = 0; !blocks && k < 4; k++) {
+        if (lua_getfield(L, 1, block_keys[k]) != LUA_TNIL)
+            orr_lua_error(L, WHO ": '%s' is for block time steps (integrator = \"hermite\")",
+                          block_keys[k]);
+        lua_pop(L, 1);
+    }
+    if (blocks) {
+        if (lua_getfield(L, 1, "dt") != LUA_TNIL)
+            orr_lua_error(L, WHO ": integrator \"hermite\" takes dt_max (its synchronisation "
+                          "interval: outputs and sim:step() come at its multiples), not dt");
+        lua_pop(L, 1);
+        c.dt = opt_number(L, "dt_max", 1.0 / 16, positive, "a positive number");
+        c.dt_min = opt_number(L, "dt_min", 0, NULL, "a number from 0 to dt_max");
+        c.eta = opt_number(L, "eta", c.eta, positive, "a positive number");
+        c.eta_start = opt_number(L, "eta_start", c.eta_start, positive, "a positive number");
+    }
     c.damping = opt_number(L, "damping", c.damping, unit_interval, "a number in (0, 1]");
     c.law = orr_lua_sim_law(L, 1, WHO);   /* its orrery.Force stays on the stack */
     int bi = opt_choice(L, "backend", backends, 0);
@@ -731,6 +752,30 @@ static int sim_index(lua_State *L)
         lua_pushstring(L, orr_engine_backend_name(orr_sim_engine(s)));
     else if (strcmp(key, "exchange") == 0)
         lua_pushstring(L, orr_sim_exchange(s, NULL));
+    else if (strcmp(key, "blocks") == 0) {   /* block time steps: {blocks, active, ...} */
+        long blocks, active;
+        double smallest;
+        if (!orr_sim_blocks(s, &blocks, &active, &smallest)) {
+            lua_pushnil(L);
+        } else {
+            lua_createtable(L, 0, 4);
+            lua_pushinteger(L, blocks);
+            lua_setfield(L, -2, "blocks");
+            lua_pushinteger(L, active);
+            lua_setfield(L, -2, "active");
+            lua_pushnumber(L, blocks ? (double)active / (double)blocks : 0);
+            lua_setfield(L, -2, "mean_active");
+            lua_pushnumber(L, smallest);
+            lua_setfield(L, -2, "smallest_dt");
+        }
+    } else if (strcmp(key, "eta") == 0)
+        lua_pushnumber(L, c->eta);
+    else if (strcmp(key, "eta_start") == 0)
+        lua_pushnumber(L, c->eta_start);
+    else if (strcmp(key, "dt_min") == 0)
+        lua_pushnumber(L, c->dt_min);
+    else if (strcmp(key, "dt_max") == 0)
+        lua_pushnumber(L, c->dt);
     else if (strcmp(key, "precision") == 0)
         lua_pushstring(L, orr_precision_name(c->precision));
     else if (strcmp(key, "integrator") == 0)
@@ -796,6 +841,7 @@ static int sim_index(lua_State *L)
 static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
     "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", "exchange",
+    "blocks", "eta", "eta_start", "dt_min", "dt_max",
     NULL,
 };
 

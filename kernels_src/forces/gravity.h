@@ -14,3 +14,6 @@
 f = mj * orr_rsqrt3_nz(r2);
 //@potential
 u = -(mi * mj) * orr_rsqrt_nz(r2);
+//@jerk
+const real ir = orr_rsqrt_nz(r2);
+g = (real)-1.5 * f * ir * ir;

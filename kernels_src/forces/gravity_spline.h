@@ -25,6 +25,19 @@ if (d2 >= h2) {
         f = mj * hinv3 * ((real)(64.0 / 3.0) - (real)48 * q + (real)38.4 * q2 -
                           (real)(32.0 / 3.0) * q2 * q - (real)(1.0 / 15.0) / (q2 * q));
 }
+//@jerk
+const real h = (real)2.8 * eps, h2 = h * h, hinv = h > 0 ? (real)1 / h : (real)0;
+if (d2 >= h2) {
+    const real ir = orr_rsqrt_nz(d2);
+    g = (real)-1.5 * f * ir * ir;
+} else {
+    real q = orr_sqrt(d2) * hinv, hinv5 = hinv * hinv * hinv * hinv * hinv;
+    if (q < (real)0.5)
+        g = mj * hinv5 * ((real)48 * q - (real)38.4);
+    else
+        g = mj * hinv5 * ((real)38.4 - (real)24 / q - (real)16 * q +
+                          (real)0.1 / (q * q * q * q * q));
+}
 //@potential
 const real h = (real)2.8 * eps, h2 = h * h, hinv = h > 0 ? (real)1 / h : (real)0;
 if (d2 >= h2) {

@@ -1,0 +1,282 @@
+/* hermite: the 4th-order Hermite predictor-corrector with individual block
+ * time steps (Makino & Aarseth 1992), the integrator of collisional
+ * direct-summation codes (NBODY6++, phi-GPU).  One step of the simulation
+ * (env->dt = H, the synchronisation interval, dt_max) is many block steps:
+ *
+ *   - every body i has its own step H / 2^level_i and its own time within
+ *     the interval, counted exactly in ticks of H / 2^ORR_HERMITE_MAX_LEVEL;
+ *   - a block is the bodies whose next time is the smallest (the active
+ *     ones); all bodies are predicted to it (x to 3rd order, v to 2nd),
+ *     the engine computes the active bodies' accelerations and jerks from
+ *     all predicted bodies (orr_engine_accel_jerk), and the active bodies
+ *     are corrected to 4th order with the snap and crackle the two
+ *     force evaluations give;
+ *   - the next step is Aarseth's criterion, with eta inside the square root
+ *     as in NBODY6++:  dt = sqrt(eta (|a||a2| + |j|^2) / (|j||a3| + |a2|^2)),
+ *     quantised down to a power-of-two fraction of H, at most twice the
+ *     last step, at least dt_min (when that is coarser than the criterion
+ *     the step is dt_min's level: the criterion is not met there), and
+ *     aligned so that the body's time is a multiple of it; a body starts
+ *     (or restarts after its state was changed) with eta_start |a| / |j|;
+ *   - after the last block every body is at the end of the interval: the
+ *     state is synchronised, which is what outputs and diagnostics read.
+ *
+ * The state (positions, velocities) is read from the engine at the start
+ * of each interval and written back at its end, so it is held in the
+ * engine's precision between intervals; the accelerations, jerks and steps
+ * are the integrator's own (checkpoint fields "acc", "jerk", "dt"), which
+ * makes a restored run continue bit for bit.  Block statistics: blocks,
+ * active bodies summed over blocks, and the smallest step in use. */
+#include "integrator.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LEVEL 40   /* steps down to H / 2^40 */
+#define END (1LL << MAX_LEVEL)
+
+typedef struct {
+    long n;
+    double *pos, *vel;    /* 4n (x y z m) and 3n: the state, corrected */
+    double *xp, *vp;      /* 4n and 3n: predicted to the block time */
+    double *a, *j;        /* 3n: acceleration and jerk at each body's own time */
+    double *an, *jn;      /* 3n: the active bodies' new ones */
+    double *dts;          /* n: restored steps (checkpoint), converted at the next start */
+    long long *tick;      /* n: each body's time within the interval */
+    int *level;           /* n: each body's step is H / 2^level */
+    long *act;            /* the active bodies of a block */
+    unsigned restored;    /* checkpoint fields set: 1 acc, 2 jerk, 4 dt */
+    long blocks, active;  /* statistics since creation */
+    int deepest;          /* the finest level used in the last interval */
+} herm;
+
+static void h_destroy(void *state)
+{
+    herm *h = state;
+    if (!h)
+        return;
+    free(h->pos), free(h->vel), free(h->xp), free(h->vp), free(h->a), free(h->j);
+    free(h->an), free(h->jn), free(h->dts), free(h->tick), free(h->level), free(h->act);
+    free(h);
+}
+
+static orr_status h_create(void **state, long n, orr_error *err)
+{
+    herm *h = calloc(1, sizeof *h);
+    if (h) {
+        const size_t n3 = 3 * (size_t)n, n4 = 4 * (size_t)n;
+        h->n = n;
+        h->pos = malloc(sizeof(double) * n4), h->vel = malloc(sizeof(double) * n3);
+        h->xp = malloc(sizeof(double) * n4), h->vp = malloc(sizeof(double) * n3);
+        h->a = calloc(n3, sizeof(double)), h->j = calloc(n3, sizeof(double));
+        h->an = malloc(sizeof(double) * n3), h->jn = malloc(sizeof(double) * n3);
+        h->dts = calloc((size_t)n, sizeof(double));
+        h->tick = calloc((size_t)n, sizeof(long long));
+        h->level = calloc((size_t)n, sizeof(int));
+        h->act = malloc(sizeof(long) * (size_t)n);
+    }
+    if (!h || !h->pos || !h->vel || !h->xp || !h->vp || !h->a || !h->j || !h->an || !h->jn ||
+        !h->dts || !h->tick || !h->level || !h->act) {
+        h_destroy(h);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the Hermite state of %ld bodies",
+                        n);
+    }
+    *state = h;
+    return ORR_OK;
+}
+
+static double norm3(const double *v)
+{
+    return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+/* The level of a step dt within H: the coarsest H / 2^level <= dt, within
+ * [lo, hi]. */
+static int level_of(double dt, double H, int lo, int hi)
+{
+    int l = lo;
+    while (l < hi && H / (double)(1LL << l) > dt)
+        l++;
+    return l;
+}
+
+/* The finest level dt_min allows. */
+static int finest(const orr_integ_env *env)
+{
+    int l = 0;
+    while (l < MAX_LEVEL && env->dt / (double)(1LL << (l + 1)) >= env->dt_min)
+        l++;
+    return l;
+}
+
+/* Accelerations and jerks of every body, and their starting steps. */
+static orr_status start(herm *h, orr_integ_env *env, int keep_steps, orr_error *err)
+{
+    for (long i = 0; i < h->n; i++)
+        h->act[i] = i;
+    orr_status st = orr_engine_accel_jerk(env->engine, h->n, h->act, h->a, h->j, err);
+    if (st || keep_steps)
+        return st;
+    const int hi = finest(env);
+    for (long i = 0; i < h->n; i++) {
+        const double an = norm3(h->a + 3 * i), jn = norm3(h->j + 3 * i);
+        const double dt = jn > 0 ? env->eta_start * an / jn : env->dt;
+        h->level[i] = level_of(dt, env->dt, 0, hi);
+    }
+    return ORR_OK;
+}
+
+/* One block: the active bodies at the smallest next time *t, advanced to
+ * it.  Returns with *t the block's time. */
+static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_error *err)
+{
+    const long n = h->n;
+    const double H = env->dt, unit = H / (double)END;
+    long long next = END;
+    for (long i = 0; i < n; i++) {
+        const long long ti = h->tick[i] + (END >> h->level[i]);
+        next = ti < next ? ti : next;
+    }
+    long nact = 0;
+    for (long i = 0; i < n; i++) {
+        if (h->tick[i] + (END >> h->level[i]) == next)
+            h->act[nact++] = i;
+        /* predicted to the block time */
+        const double dt = (double)(next - h->tick[i]) * unit, dt2 = dt * dt / 2,
+                     dt3 = dt2 * dt / 3;
+        for (int d = 0; d < 3; d++) {
+            const double a = h->a[3 * i + d], j = h->j[3 * i + d], v = h->vel[3 * i + d];
+            h->xp[4 * i + d] = h->pos[4 * i + d] + v * dt + a * dt2 + j * dt3;
+            h->vp[3 * i + d] = v + a * dt + j * dt2;
+        }
+        h->xp[4 * i + 3] = h->pos[4 * i + 3];
+    }
+    orr_status st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
+    if (!st)
+        st = orr_engine_accel_jerk(env->engine, nact, h->act, h->an, h->jn, err);
+    if (st)
+        return st;
+    for (long k = 0; k < nact; k++) {
+        const long i = h->act[k];
+        const double dt = (double)(END >> h->level[i]) * unit;
+        double a2[3], a3[3], *a0 = h->a + 3 * i, *j0 = h->j + 3 * i;
+        const double *a1 = h->an + 3 * k, *j1 = h->jn + 3 * k;
+        for (int d = 0; d < 3; d++) {
+            const double da = a0[d] - a1[d];
+            a2[d] = (-6 * da - dt * (4 * j0[d] + 2 * j1[d])) / (dt * dt);
+            a3[d] = (12 * da + 6 * dt * (j0[d] + j1[d])) / (dt * dt * dt);
+            const double dt3 = dt * dt * dt, dt4 = dt3 * dt;
+            h->pos[4 * i + d] = h->xp[4 * i + d] + dt4 / 24 * a2[d] + dt4 * dt / 120 * a3[d];
+            h->vel[3 * i + d] = h->vp[3 * i + d] + dt3 / 6 * a2[d] + dt4 / 24 * a3[d];
+            h->xp[4 * i + d] = h->pos[4 * i + d];
+            h->vp[3 * i + d] = h->vel[3 * i + d];
+            a0[d] = a1[d];
+            j0[d] = j1[d];
+            a2[d] += dt * a3[d];   /* the snap at the new time */
+        }
+        /* Aarseth's criterion, eta inside the square root */
+        const double an = norm3(a0), jn = norm3(j0), sn = norm3(a2), cn = norm3(a3);
+        const double den = jn * cn + sn * sn;
+        const double crit = den > 0 ? sqrt(env->eta * (an * sn + jn * jn) / den) : H;
+        int l = level_of(crit, H, h->level[i] > 0 ? h->level[i] - 1 : 0, hi);
+        while (l < MAX_LEVEL && next % (END >> l) != 0)   /* aligned with its time */
+            l++;
+        h->level[i] = l;
+        h->tick[i] = next;
+        h->deepest = l > h->deepest ? l : h->deepest;
+    }
+    h->blocks++;
+    h->active += nact;
+    *t = next;
+    return ORR_OK;
+}
+
+static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
+{
+    herm *h = state;
+    orr_range all = orr_engine_all(env->engine);
+    if (env->targets.first != all.first || env->targets.count != all.count)
+        return orr_fail(err, ORR_ERR_ARG, "integrator \"hermite\" runs on one rank for now "
+                        "(its bodies cannot be spread over ranks yet)");
+    orr_status st = orr_engine_get_state(env->engine, h->pos, h->vel, err);
+    if (st)
+        return st;
+    const int hi = finest(env);
+    const int restored = h->restored == 7;
+    if (!env->acc_valid && !restored) {
+        st = start(h, env, 0, err);
+    } else if (restored) {   /* the steps as stored, in levels of this interval */
+        for (long i = 0; i < h->n; i++)
+            h->level[i] = (int)lround(-log2(h->dts[i]));
+    }
+    h->restored = 0;
+    if (st)
+        return st;
+    memset(h->tick, 0, sizeof(long long) * (size_t)h->n);
+    h->deepest = 0;
+    for (long i = 0; i < h->n; i++) {   /* dt_max or dt_min changed since */
+        h->level[i] = h->level[i] > hi ? hi : h->level[i];
+        h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
+    }
+    long long t = 0;
+    while (!st && t < END)
+        st = block(h, env, hi, &t, err);
+    if (!st)
+        st = orr_engine_set_state(env->engine, h->pos, h->vel, err);
+    if (st)
+        return st;
+    env->acc_valid = 1;   /* the integrator's own a and j match the synchronised state */
+    return ORR_OK;
+}
+
+static orr_status h_get_field(void *state, int k, double *out, orr_error *err)
+{
+    herm *h = state;
+    if (k == 2) {
+        for (long i = 0; i < h->n; i++)   /* relative to dt_max: stored as a time */
+            out[i] = ldexp(1.0, -h->level[i]);
+        return ORR_OK;
+    }
+    memcpy(out, k == 0 ? h->a : h->j, sizeof(double) * 3 * (size_t)h->n);
+    return ORR_OK;
+}
+
+static orr_status h_set_field(void *state, int k, const double *in, orr_error *err)
+{
+    herm *h = state;
+    if (k == 2) {
+        for (long i = 0; i < h->n; i++) {
+            if (!(in[i] > 0 && in[i] <= 1))
+                return orr_fail(err, ORR_ERR_ARG, "Hermite step of body %ld is %g: steps are "
+                                "stored as fractions of dt_max, in (0, 1]", i, in[i]);
+            h->dts[i] = in[i];
+        }
+    } else {
+        memcpy(k == 0 ? h->a : h->j, in, sizeof(double) * 3 * (size_t)h->n);
+    }
+    h->restored |= 1u << k;
+    return ORR_OK;
+}
+
+static void h_blocks(const void *state, long *blocks, long *active, int *deepest)
+{
+    const herm *h = state;
+    *blocks = h->blocks;
+    *active = h->active;
+    *deepest = h->deepest;
+}
+
+const orr_integrator orr_integrator_hermite = {
+    .name = "hermite",
+    .order = 4,
+    .forces_per_step = 0,   /* per block, on its active bodies */
+    .create = h_create,
+    .destroy = h_destroy,
+    .step = h_step,
+    .nfields = 3,
+    .fields = {{"acc", 3}, {"jerk", 3}, {"dt", 1}},
+    .get_field = h_get_field,
+    .set_field = h_set_field,
+    .blocks = h_blocks,
+};

@@ -1,0 +1,113 @@
+-- test_hermite: the 4th-order Hermite integrator with block time steps
+-- (integrator = "hermite", CPU backend).  Checked against the analytic
+-- Kepler orbit (an eccentric binary returns to its apocentre after whole
+-- periods; the energy is conserved to the order of the scheme), block steps
+-- in a cluster with a close pair, bitwise continuation from a checkpoint,
+-- and the messages for what it does not take.
+local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
+local orrery = require "orrery"
+local dir = os.getenv("TEST_TMP") or "/tmp"
+
+-- A binary of two half masses on a Kepler orbit of eccentricity e and
+-- semi-major axis 1 (G M = 1, period 2 pi), started at apocentre; after
+-- `periods` periods: the energy error and how far the separation is from
+-- the apocentre.
+local function kepler(e, eta, periods)
+  local rap, vap = 1 + e, math.sqrt((1 - e) / (1 + e))
+  local sim <close> = orrery.simulation{ n = 2, backend = "cpu", precision = "double",
+    integrator = "hermite", softening = 0, dt_max = 1 / 8, eta = eta }
+  sim:set_body(1, { x = -rap / 2, vy = -vap / 2, m = 0.5 })
+  sim:set_body(2, { x = rap / 2, vy = vap / 2, m = 0.5 })
+  local E0 = sim:energy().total
+  sim:advance(periods * 2 * math.pi)
+  local p, q = sim:body(1), sim:body(2)
+  local dx, dy = q.x - p.x - rap, q.y - p.y
+  return math.abs((sim:energy().total - E0) / E0), math.sqrt(dx * dx + dy * dy), sim.blocks
+end
+
+T.test("Kepler e = 0.9: energy and the orbit's return, 4th order in the step", function()
+  local dE1, dr1, b1 = kepler(0.9, 0.02, 10)
+  local dE2, dr2 = kepler(0.9, 0.005, 10)
+  print(("  eta 0.02: |dE/E| %.2e, |dr| %.2e, %d blocks; eta 0.005: %.2e, %.2e"):format(dE1, dr1,
+    b1.blocks, dE2, dr2))
+  T.ok(dE2 < 1e-5, ("|dE/E| %.2e < 1e-5 after 10 orbits at eta 0.005"):format(dE2))
+  T.ok(dr2 < 2e-4, ("back at apocentre within 2e-4 (%.2e)"):format(dr2))
+  -- steps scale as sqrt(eta): a quarter of eta halves them, and a 4th-order
+  -- scheme's error falls 16-fold (at least 10 allowed)
+  T.ok(dE1 / dE2 > 10, ("energy error ratio %.1f > 10 for eta 0.02 / 0.005"):format(dE1 / dE2))
+  T.ok(dr1 / dr2 > 10, ("orbit error ratio %.1f > 10"):format(dr1 / dr2))
+  T.ok(b1.mean_active == 2, "two bodies: every block moves both")
+end)
+
+T.test("a cluster with a close pair: block steps, only some bodies active", function()
+  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 64, seed = 3 },
+    backend = "cpu", precision = "double", integrator = "hermite", softening = 0.001,
+    dt_max = 1 / 16 }
+  local b = sim:body(1)
+  -- a tight pair: body 2 on a circular orbit of radius 1e-3 about body 1
+  local r, m = 1e-3, b.m
+  local v = math.sqrt(2 * m / r) / 2
+  sim:set_body(2, { x = b.x + r, y = b.y, z = b.z, vx = b.vx, vy = b.vy + v, vz = b.vz, m = m })
+  sim:set_body(1, { x = b.x, y = b.y, z = b.z, vx = b.vx, vy = b.vy - v, vz = b.vz, m = m })
+  local E0 = sim:energy().total
+  sim:step(4)
+  local blk = sim.blocks
+  print(("  %d blocks, %.2f active on average, smallest step %.3g"):format(blk.blocks,
+    blk.mean_active, blk.smallest_dt))
+  T.ok(blk.mean_active < 16, ("mean active %.2f of 64"):format(blk.mean_active))
+  T.ok(blk.smallest_dt <= 1 / 16 / 2 ^ 8, ("smallest step %.3g"):format(blk.smallest_dt))
+  T.near(sim.time, 0.25, 1e-15, "four steps of dt_max")
+  local dE = math.abs((sim:energy().total - E0) / E0)
+  T.ok(dE < 5e-5, ("|dE/E| %.2e < 5e-5 (the pair's binding energy dominates)"):format(dE))
+end)
+
+T.test("checkpoint and restore continue bit for bit (steps, acc, jerk included)", function()
+  for _, prec in ipairs{ "double", "float" } do
+    local opts = { bodies = orrery.ic.plummer{ n = 48, seed = 5 }, backend = "cpu",
+      precision = prec, integrator = "hermite", dt_max = 1 / 32, eta = 0.03, softening = 0.01 }
+    local a <close> = orrery.simulation(opts)
+    a:step(3)
+    local path = dir .. "/hermite_" .. prec .. ".ckpt.hdf5"
+    a:checkpoint(path)
+    a:step(4)
+    local b <close> = orrery.restore(path)
+    T.eq(b.integrator, "hermite"); T.eq(b.eta, 0.03); T.eq(b.dt_max, 1 / 32)
+    b:step(4)
+    T.eq(b.time, a.time, prec .. ": time")
+    for i = 1, 48 do
+      local p, q = a:body(i), b:body(i)
+      for _, k in ipairs{ "x", "y", "z", "vx", "vy", "vz" } do
+        if p[k] ~= q[k] then T.eq(q[k], p[k], ("%s: body %d %s"):format(prec, i, k)) end
+      end
+    end
+  end
+end)
+
+T.test("what hermite does not take", function()
+  local W = "orrery.simulation: "
+  T.raises(W .. "integrator \"hermite\" takes dt_max (its synchronisation interval: outputs "
+    .. "and sim:step() come at its multiples), not dt",
+    orrery.simulation, { n = 2, backend = "cpu", integrator = "hermite", dt = 0.1 })
+  T.raises(W .. "'eta' is for block time steps (integrator = \"hermite\")",
+    orrery.simulation, { n = 2, backend = "cpu", eta = 0.02 })
+  local lj <close> = orrery.simulation{ n = 2, backend = "cpu", integrator = "hermite",
+    force = "lennard_jones" }
+  lj:set_body(2, { x = 1.5, m = 1 })
+  T.raises("force law 'lennard_jones' has no jerk: the Hermite integrator needs one (a 'jerk' "
+    .. "snippet setting g = df/d(d2))", lj.step, lj)
+  -- a user law gives its jerk as g = df/d(d2): gravity written out again
+  local own = orrery.force{ name = "own_gravity", scale = "G",
+    pair = "f = mj * orr_rsqrt3_nz(r2);", potential = "u = -(mi * mj) * orr_rsqrt_nz(r2);",
+    jerk = "const real ir = orr_rsqrt_nz(r2); g = (real)-1.5 * f * ir * ir;" }
+  local runs = {}
+  for _, force in ipairs{ "gravity", own } do
+    local s <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 32, seed = 8 },
+      backend = "cpu", precision = "double", integrator = "hermite", force = force }
+    s:step(2)
+    runs[#runs + 1] = s:body(7)
+  end
+  T.eq(runs[2].x, runs[1].x, "a user copy of gravity with its jerk: bitwise the built-in")
+  T.eq(runs[2].vz, runs[1].vz)
+end)
+
+T.done()
