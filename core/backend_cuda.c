@@ -32,6 +32,11 @@ typedef struct {
     unsigned npartial;
     size_t elem;          /* sizeof(real) */
     void *ev0, *ev1;
+    /* block time steps (orr_engine_block*), made when first used */
+    orr_devptr hxp, hvp, hjerk;   /* predicted positions, velocities; jerks: real4 each */
+    orr_devptr hpa, hpj;          /* 4n real4 each: partial accelerations, jerks */
+    orr_devptr htick, hlevel, hact, hiota;   /* n each: u64, int, int, int (0 .. n-1) */
+    orr_devptr hcnt;              /* u64 next block time, u32 active count, i32 finest level */
 } cuda_impl;
 
 typedef struct {
@@ -112,6 +117,10 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->partial);
     orr_cuda_free(c->attr);
     orr_cuda_free(c->parts);
+    orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpa, c->hpj, c->htick, c->hlevel, c->hact,
+                      c->hiota, c->hcnt};
+    for (size_t k = 0; k < sizeof h / sizeof h[0]; k++)
+        orr_cuda_free(h[k]);
     if (c->ev0)
         orr_cuda_event_destroy(c->ev0);
     if (c->ev1)
@@ -621,6 +630,188 @@ static orr_status cuda_time_steps(orr_engine *e, orr_range all, int steps, int f
     return st;
 }
 
+/* ---- block time steps (the Hermite integrator; kernels in direct.cu) ---- */
+
+#define HMAX 40
+
+/* Threads per block of the force + jerk kernel: two tiles (positions and
+ * velocities) must fit in 48 KiB of static shared memory. */
+static int htile(const orr_engine *e)
+{
+    return e->spec.launch.block > 256 ? 256 : e->spec.launch.block;
+}
+
+static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
+{
+    if (c->hcnt)
+        return ORR_OK;
+    const size_t vec = 4 * c->elem * (size_t)e->n, n = (size_t)e->n;
+    orr_status st = ORR_OK;
+    orr_devptr *v[] = {&c->hxp, &c->hvp, &c->hjerk};
+    for (int k = 0; !st && k < 3; k++)
+        if (!(st = orr_cuda_alloc(v[k], vec, err)))
+            st = orr_cuda_memset32(*v[k], 0, vec / 4, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hpa, 4 * vec, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hpj, 4 * vec, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->htick, 8 * n, err);
+    if (!st && !(st = orr_cuda_alloc(&c->hlevel, 4 * n, err)))
+        st = orr_cuda_memset32(c->hlevel, 0, n, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hact, 4 * n, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hiota, 4 * n, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hcnt, 16, err);
+    int *iota = st ? NULL : malloc(4 * n);
+    if (!st && !iota)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < n; i++)
+        iota[i] = (int)i;
+    if (!st)
+        st = orr_cuda_htod(c->hiota, iota, 4 * n, err);
+    free(iota);
+    if (st == ORR_ERR_DEVMEM)
+        orr_error_context(err, "the Hermite integrator's state of %ld bodies", e->n);
+    return st;
+}
+
+/* The force + jerk kernel on the nact bodies act[] (count on the device)
+ * from all predicted bodies, and the combine of its j-ranges into row 0
+ * of hpa, hpj.  More ranges for fewer active bodies, so a block with few
+ * of them still fills the GPU; at most 4n partials. */
+static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long nact,
+                             orr_error *err)
+{
+    const int tile = htile(e);
+    int n = (int)e->n, stride = (int)nact;
+    const long iblocks = (nact + tile - 1) / tile, tiles = (e->n + tile - 1) / tile;
+    long r = (4L * c->info.sm_count + iblocks - 1) / iblocks;
+    r = r > 64 ? 64 : r;
+    r = r > tiles ? tiles : r;
+    r = r > 4 * e->n / nact ? 4 * e->n / nact : r;
+    r = r < 1 ? 1 : r;
+    const long per = (e->n + r - 1) / r;
+    int jlen = (int)((per + tile - 1) / tile * tile), ranges = (int)((e->n + jlen - 1) / jlen);
+    rtparams rtp = runtime_params(e);
+    orr_devptr cnt = c->hcnt + 8;
+    void *args[] = {&c->hxp, &c->hvp, &c->attr, &act, &cnt, &rtp, &c->hpa, &c->hpj, &n, &jlen,
+                    &stride};
+    orr_status st = orr_cuda_launch_2d(c->fn[ORR_K_ACCEL_JERK], (unsigned)iblocks,
+                                       (unsigned)ranges, (unsigned)tile, 0, c->stream, args, err);
+    if (st || ranges == 1)
+        return st;
+    void *cargs[] = {&c->hpa, &c->hpj, &cnt, &ranges, &stride};
+    return orr_cuda_launch(c->fn[ORR_K_JERK_COMBINE], blocks_for(nact, e->spec.launch.block),
+                           (unsigned)e->spec.launch.block, 0, c->stream, cargs, err);
+}
+
+static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, int fresh,
+                                    int keep_steps, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    const size_t vec = 4 * c->elem * (size_t)e->n;
+    if (!st)
+        st = orr_cuda_memset32(c->htick, 0, 2 * (size_t)e->n, err);
+    if (!st)
+        st = orr_cuda_memset32(c->hcnt + 12, 0, 1, err);   /* finest level in use */
+    if (st || !fresh)
+        return st;
+    /* the accelerations and jerks of every body at the synchronised state */
+    unsigned all = (unsigned)e->n;
+    if (!(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
+        !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)) &&
+        !(st = orr_cuda_htod_async(c->hcnt + 8, &all, 4, c->stream, err)))
+        st = accel_jerk(e, c, c->hiota, e->n, err);
+    int n = (int)e->n, hi = p->hi, keep = keep_steps;
+    double H = p->H, eta_start = p->eta_start;
+    void *args[] = {&c->hpa, &c->hpj, &c->buf[ORR_BUF_ACC], &c->hjerk, &c->hlevel, &H,
+                    &eta_start, &hi, &keep, &n};
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HSTART], blocks_for(e->n, e->spec.launch.block),
+                             (unsigned)e->spec.launch.block, 0, c->stream, args, err);
+    return st ? st : orr_cuda_stream_sync(c->stream, err);
+}
+
+static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
+                             orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, block);
+    int n = (int)e->n, hi = p->hi;
+    double H = p->H, eta = p->eta, unit = p->H / (double)(1LL << HMAX);
+    const unsigned long long reset[2] = {~0ULL, 0};   /* next time, active count */
+    orr_devptr next = c->hcnt, cnt = c->hcnt + 8, deepest = c->hcnt + 12;
+    orr_status st = orr_cuda_htod_async(c->hcnt, reset, 12, c->stream, err);
+    void *nargs[] = {&c->htick, &c->hlevel, &next, &n};
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HNEXT], grid, block, 0, c->stream, nargs, err);
+    void *pargs[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC],
+                     &c->hjerk, &c->htick, &c->hlevel, &next, &unit, &c->hxp, &c->hvp,
+                     &c->hact, &cnt, &n};
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HPREDICT], grid, block, 0, c->stream, pargs, err);
+    unsigned long long got[2] = {0, 0};
+    if (!st)
+        st = orr_cuda_dtoh_async(got, c->hcnt, 16, c->stream, err);
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
+    if (st)
+        return st;
+    *t = (long long)got[0];
+    *nact = (long)(unsigned)(got[1] & 0xffffffffu);
+    if (*nact < 1 || *nact > e->n)
+        return orr_fail(err, ORR_ERR_CUDA, "block step: %ld active bodies of %ld", *nact, e->n);
+    st = accel_jerk(e, c, c->hact, *nact, err);
+    void *cargs[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
+                     &c->htick, &c->hlevel, &c->hxp, &c->hvp, &c->hpa, &c->hpj, &c->hact, &cnt,
+                     &next, &H, &eta, &hi, &deepest};
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HCORRECT], blocks_for(*nact, block), block, 0,
+                             c->stream, cargs, err);
+    return st;
+}
+
+static orr_status cuda_blocks_field(orr_engine *e, int k, double *io, int set, int *deepest,
+                                    orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    if (st)
+        return st;
+    if (deepest) {
+        int d = 0;
+        st = orr_cuda_dtoh_async(&d, c->hcnt + 12, 4, c->stream, err);
+        if (!st)
+            st = orr_cuda_stream_sync(c->stream, err);
+        *deepest = d;
+        return st;
+    }
+    if (k < 2) {
+        orr_devptr b = k == 0 ? c->buf[ORR_BUF_ACC] : c->hjerk;
+        return set ? upload(c, b, io, 3, 3, e->n, err) : download(c, b, io, 3, 3, e->n, err);
+    }
+    int *lv = malloc(4 * (size_t)e->n);
+    if (!lv)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (set) {
+        for (long i = 0; i < e->n; i++)
+            lv[i] = (int)lround(-log2(io[i]));
+        st = orr_cuda_htod(c->hlevel, lv, 4 * (size_t)e->n, err);
+    } else {
+        st = orr_cuda_dtoh_async(lv, c->hlevel, 4 * (size_t)e->n, c->stream, err);
+        if (!st)
+            st = orr_cuda_stream_sync(c->stream, err);
+        for (long i = 0; !st && i < e->n; i++)
+            io[i] = ldexp(1.0, -lv[i]);
+    }
+    free(lv);
+    return st;
+}
+
 static orr_status cuda_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)
 {
     cuda_impl *c = e->impl;
@@ -647,6 +838,9 @@ const orr_backend_ops orr_backend_cuda = {
     .set_state = cuda_set_state,
     .get_state = cuda_get_state,
     .accel = cuda_accel,
+    .blocks_begin = cuda_blocks_begin,
+    .block = cuda_block,
+    .blocks_field = cuda_blocks_field,
     .get_accel = cuda_get_accel,
     .kick = cuda_kick,
     .drift = cuda_drift,

@@ -219,6 +219,35 @@ orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double
     return ni ? e->ops->accel_jerk(e, ni, idx, acc, jerk, err) : ORR_OK;
 }
 
+int orr_engine_has_blocks(const orr_engine *e)
+{
+    return e->ops->blocks_begin != NULL;
+}
+
+orr_status orr_engine_blocks_begin(orr_engine *e, const orr_block_params *p, int fresh,
+                                   int keep_steps, orr_error *err)
+{
+    if (!e->ops->blocks_begin)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    return e->ops->blocks_begin(e, p, fresh, keep_steps, err);
+}
+
+orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
+                            orr_error *err)
+{
+    if (!e->ops->block)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    return e->ops->block(e, p, t, nact, err);
+}
+
+orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, int *deepest,
+                                   orr_error *err)
+{
+    if (!e->ops->blocks_field)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    return e->ops->blocks_field(e, k, io, set, deepest, err);
+}
+
 orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
 {
     orr_status st = check_range(e, t, err);

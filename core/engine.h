@@ -100,6 +100,34 @@ orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_err
  * (orr_law_has_jerk), else ORR_ERR_ARG naming the law. */
 orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
                                  double *jerk, orr_error *err);
+
+/* Block time steps kept by the engine itself (the GPU backend: every
+ * body's acceleration, jerk, step and time stay on the device, and a block
+ * step is a few kernels and one 16-byte read; hermite.c).  A step of body
+ * i is H / 2^level_i, its time counted in ticks of H / 2^40. */
+typedef struct {
+    double H;           /* the interval: dt_max, or less for the last of an advance */
+    double eta;         /* Aarseth's parameter (inside the root) */
+    double eta_start;   /* first steps: eta_start |a| / |jerk| */
+    int hi;             /* the finest level dt_min allows */
+} orr_block_params;
+/* 1 when the engine keeps block steps itself (else the integrator does,
+ * through orr_engine_accel_jerk). */
+int orr_engine_has_blocks(const orr_engine *e);
+/* Starts an interval: every body's time to 0; with fresh, the
+ * accelerations and jerks of every body at the current state, and (unless
+ * keep_steps) the first steps. */
+orr_status orr_engine_blocks_begin(orr_engine *e, const orr_block_params *p, int fresh,
+                                   int keep_steps, orr_error *err);
+/* One block step: *t the block's time (ticks), *nact its active bodies. */
+orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
+                            orr_error *err);
+/* Field k of every body (0 acceleration, 1 jerk: 3n values; 2 the step as
+ * a fraction of H, 2^-level: n values), read into io or (set) written from
+ * it; *deepest (when not NULL, instead) the finest level used since the
+ * interval began. */
+orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, int *deepest,
+                                   orr_error *err);
 /* kick, drift and the potential on the targets t only; the potential of a
  * range is its share of the total (half of each target's pair sum), so the
  * shares of disjoint ranges add up to the whole. */

@@ -23,6 +23,14 @@ typedef struct {
      * the backend has no such kernel yet */
     orr_status (*accel_jerk)(orr_engine *e, long ni, const long *idx, double *acc, double *jerk,
                              orr_error *err);
+    /* block time steps held by the backend (engine.h: orr_engine_block*);
+     * NULL where the integrator keeps them on the host */
+    orr_status (*blocks_begin)(orr_engine *e, const orr_block_params *p, int fresh,
+                               int keep_steps, orr_error *err);
+    orr_status (*block)(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
+                        orr_error *err);
+    orr_status (*blocks_field)(orr_engine *e, int k, double *io, int set, int *deepest,
+                               orr_error *err);
     orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);
     orr_status (*drift)(orr_engine *e, orr_range t, double dt, orr_error *err);
     /* The targets' share of the pair potential: half of each target's sum

@@ -192,6 +192,48 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     return ORR_OK;
 }
 
+/* The interval on an engine that keeps the block steps itself (the GPU):
+ * the same steps, with only the block times and active counts read back;
+ * the accelerations, jerks and steps are read once at the end for the
+ * checkpoint fields. */
+static orr_status step_on_engine(herm *h, orr_integ_env *env, orr_error *err)
+{
+    orr_engine *e = env->engine;
+    const orr_block_params p = {env->dt, env->eta, env->eta_start, finest(env)};
+    const int restored = h->restored == 7;
+    orr_status st = ORR_OK;
+    if (restored) {   /* the checkpoint's fields onto the engine */
+        st = orr_engine_blocks_field(e, 0, h->a, 1, NULL, err);
+        if (!st)
+            st = orr_engine_blocks_field(e, 1, h->j, 1, NULL, err);
+        if (!st)
+            st = orr_engine_blocks_field(e, 2, h->dts, 1, NULL, err);
+    }
+    h->restored = 0;
+    if (!st)
+        st = orr_engine_blocks_begin(e, &p, !env->acc_valid && !restored, 0, err);
+    long long t = 0;
+    while (!st && t < END) {
+        long nact = 0;
+        st = orr_engine_block(e, &p, &t, &nact, err);
+        h->blocks++;
+        h->active += nact;
+    }
+    if (!st)
+        st = orr_engine_blocks_field(e, 0, NULL, 0, &h->deepest, err);
+    if (!st)
+        st = orr_engine_blocks_field(e, 0, h->a, 0, NULL, err);
+    if (!st)
+        st = orr_engine_blocks_field(e, 1, h->j, 0, NULL, err);
+    if (!st)
+        st = orr_engine_blocks_field(e, 2, h->dts, 0, NULL, err);
+    for (long i = 0; !st && i < h->n; i++)
+        h->level[i] = (int)lround(-log2(h->dts[i]));
+    if (!st)
+        env->acc_valid = 1;
+    return st;
+}
+
 static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
 {
     herm *h = state;
@@ -199,6 +241,8 @@ static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
     if (env->targets.first != all.first || env->targets.count != all.count)
         return orr_fail(err, ORR_ERR_ARG, "integrator \"hermite\" runs on one rank for now "
                         "(its bodies cannot be spread over ranks yet)");
+    if (orr_engine_has_blocks(env->engine))
+        return step_on_engine(h, env, err);
     orr_status st = orr_engine_get_state(env->engine, h->pos, h->vel, err);
     if (st)
         return st;

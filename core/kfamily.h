@@ -48,7 +48,9 @@ typedef struct orr_kfamily {
 
 /* The direct family and its kernels' indices. */
 extern const orr_kfamily orr_family_direct;
-enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COMBINE };
+enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COMBINE,
+       ORR_K_HNEXT, ORR_K_HPREDICT, ORR_K_ACCEL_JERK, ORR_K_JERK_COMBINE, ORR_K_HCORRECT,
+       ORR_K_HSTART };
 enum { ORR_KC_ACCEL, ORR_KC_POTENTIAL, ORR_KC_KICK, ORR_KC_DRIFT, ORR_KC_ACCEL_JERK };
 enum { ORR_BUF_POS, ORR_BUF_VEL, ORR_BUF_ACC };
 

@@ -303,3 +303,230 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
             partial[blockIdx.x] = phi * (double)orr_law_scale<real>(rt);
     }
 }
+
+/* ---- block time steps: the Hermite integrator (core/hermite.c) ---------------
+ * Every body has its own time tick[i] within the interval (ticks of
+ * H / 2^ORR_HMAX) and its own step END >> level[i].  A block: orr_hnext
+ * takes the smallest next time, orr_hpredict predicts every body to it
+ * (xp, vp; positions to 3rd order, velocities to 2nd) and lists the active
+ * bodies (act, count: in any order, each body's sums do not depend on it),
+ * orr_accel_jerk sums their accelerations and jerks from all predicted
+ * bodies (j-range blockIdx.y, partials pa, pj at row y, stride `stride`),
+ * orr_jerk_combine adds the rows in a fixed order, and orr_hcorrect
+ * corrects them (in double) and chooses their next steps (Aarseth's
+ * criterion).  The same steps as the host path in hermite.c. */
+#define ORR_HMAX 40
+typedef unsigned long long orr_tick;
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hnext(const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_tick *next, int n)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    orr_tick t = i < n ? tick[i] + ((1ULL << ORR_HMAX) >> level[i]) : ~0ULL;
+    for (int off = 16; off > 0; off /= 2) {
+        const orr_tick o = __shfl_down_sync(0xffffffffu, t, off);
+        t = o < t ? o : t;
+    }
+    if (threadIdx.x % 32 == 0)
+        atomicMin(next, t);
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
+             const typename orr_vec4<real>::type *__restrict__ vel,
+             const typename orr_vec4<real>::type *__restrict__ acc,
+             const typename orr_vec4<real>::type *__restrict__ jerk,
+             const orr_tick *__restrict__ tick, const int *__restrict__ level,
+             const orr_tick *__restrict__ next, double unit,
+             typename orr_vec4<real>::type *__restrict__ xp,
+             typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
+             unsigned *count, int n)
+{
+    typedef typename orr_vec4<real>::type vec4;
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i >= n)
+        return;
+    const orr_tick t = *next;
+    const real dt = (real)((double)(t - tick[i]) * unit), dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
+    const vec4 x = pos[i], v = vel[i], a = acc[i], j = jerk[i];
+    vec4 px = {x.x + v.x * dt + a.x * dt2 + j.x * dt3, x.y + v.y * dt + a.y * dt2 + j.y * dt3,
+               x.z + v.z * dt + a.z * dt2 + j.z * dt3, x.w};
+    vec4 pv = {v.x + a.x * dt + j.x * dt2, v.y + a.y * dt + j.y * dt2, v.z + a.z * dt + j.z * dt2,
+               0};
+    xp[i] = px;
+    vp[i] = pv;
+    if (tick[i] + ((1ULL << ORR_HMAX) >> level[i]) == t)
+        act[atomicAdd(count, 1u)] = i;
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
+               const typename orr_vec4<real>::type *__restrict__ vp,
+               const real *__restrict__ attr, const int *__restrict__ act,
+               const unsigned *__restrict__ count, orr_rtparams rtp,
+               typename orr_vec4<real>::type *__restrict__ pa,
+               typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)
+{
+    typedef typename orr_vec4<real>::type vec4;
+    __shared__ vec4 tx[ORR_BLOCK], tv[ORR_BLOCK];
+    __shared__ real tattr[ORR_NATTR > 0 ? ORR_BLOCK * ORR_NATTR : 1];
+    ORR_RT_LOAD(rt, rtp);
+    const int t = threadIdx.x, k = blockIdx.x * ORR_BLOCK + t;
+    const bool active = k < (int)*count;
+    const int i = active ? act[k] : 0;
+    const vec4 pi = xp[i], vi = vp[i];
+    real ai[ORR_NATTRS];
+#pragma unroll
+    for (int a = 0; a < ORR_NATTRS; a++)
+        ai[a] = ORR_NATTR > 0 ? attr[i * ORR_NATTR + a] : (real)0;
+    real s[6] = {0, 0, 0, 0, 0, 0}, c[6] = {0, 0, 0, 0, 0, 0};
+    const vec4 zero = {0, 0, 0, 0};
+    const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
+    for (int base = jbeg; base < jend; base += ORR_BLOCK) {
+        const int j = base + t;
+        tx[t] = j < jend ? xp[j] : zero;
+        tv[t] = j < jend ? vp[j] : zero;
+#pragma unroll
+        for (int a = 0; a < ORR_NATTR; a++)
+            tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
+        __syncthreads();
+        real u[6] = {0, 0, 0, 0, 0, 0};
+        const int m = min(ORR_BLOCK, jend - base);
+        for (int q = 0; q < m; q++) {
+            const vec4 pj4 = tx[q], vj = tv[q];
+            const real *aj = &tattr[ORR_NATTR > 0 ? q * ORR_NATTR : 0];
+            const real dx = orr_min_image(pj4.x - pi.x, X), dy = orr_min_image(pj4.y - pi.y, Y),
+                       dz = orr_min_image(pj4.z - pi.z, Z);
+            const real du = vj.x - vi.x, dv = vj.y - vi.y, dw = vj.z - vi.z;
+            const real d2 = dx * dx + dy * dy + dz * dz, r2 = d2 + (real)ORR_EPS2;
+            const real f = orr_pair_accel<real>(dx, dy, dz, d2, r2, pi.w, pj4.w, ai, aj, 1, rt);
+            const real g =
+                orr_pair_jerk<real>(dx, dy, dz, d2, r2, pi.w, pj4.w, ai, aj, 1, rt, f);
+            const real w = 2 * g * (dx * du + dy * dv + dz * dw);
+            u[0] += dx * f;
+            u[1] += dy * f;
+            u[2] += dz * f;
+            u[3] += f * du + w * dx;
+            u[4] += f * dv + w * dy;
+            u[5] += f * dw + w * dz;
+        }
+#pragma unroll
+        for (int d = 0; d < 6; d++)
+            orr_kahan_add(s[d], c[d], u[d]);
+        __syncthreads();
+    }
+    if (active) {
+        const real g = orr_law_scale<real>(rt);
+        const size_t at = (size_t)blockIdx.y * stride + k;
+        vec4 a = {g * s[0], g * s[1], g * s[2], 0}, jk = {g * s[3], g * s[4], g * s[5], 0};
+        pa[at] = a;
+        pj[at] = jk;
+    }
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
+                 typename orr_vec4<real>::type *__restrict__ pj,
+                 const unsigned *__restrict__ count, int ranges, int stride)
+{
+    const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (k >= (int)*count)
+        return;
+    double s[6] = {0, 0, 0, 0, 0, 0};
+    for (int r = 0; r < ranges; r++) {
+        const typename orr_vec4<real>::type a = pa[(size_t)r * stride + k],
+                                            j = pj[(size_t)r * stride + k];
+        s[0] += a.x, s[1] += a.y, s[2] += a.z, s[3] += j.x, s[4] += j.y, s[5] += j.z;
+    }
+    const typename orr_vec4<real>::type a = {(real)s[0], (real)s[1], (real)s[2], 0},
+                                        j = {(real)s[3], (real)s[4], (real)s[5], 0};
+    pa[k] = a;
+    pj[k] = j;
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
+             typename orr_vec4<real>::type *__restrict__ vel,
+             typename orr_vec4<real>::type *__restrict__ acc,
+             typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+             int *__restrict__ level, const typename orr_vec4<real>::type *__restrict__ xp,
+             const typename orr_vec4<real>::type *__restrict__ vp,
+             const typename orr_vec4<real>::type *__restrict__ an,
+             const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
+             const unsigned *__restrict__ count, const orr_tick *__restrict__ next, double H,
+             double eta, int hi, int *deepest)
+{
+    typedef typename orr_vec4<real>::type vec4;
+    const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (k >= (int)*count)
+        return;
+    const int i = act[k];
+    const orr_tick t = *next, end = 1ULL << ORR_HMAX;
+    const double dt = (double)(end >> level[i]) * (H / (double)end);
+    const vec4 a04 = acc[i], j04 = jerk[i], a14 = an[k], j14 = jn[k], x4 = xp[i], v4 = vp[i];
+    const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
+    const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
+    const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
+    double x[3], v[3], a2[3], a3[3];
+    const double dt3 = dt * dt * dt, dt4 = dt3 * dt;
+    for (int d = 0; d < 3; d++) {
+        const double da = a0[d] - a1[d];
+        a2[d] = (-6 * da - dt * (4 * j0[d] + 2 * j1[d])) / (dt * dt);
+        a3[d] = (12 * da + 6 * dt * (j0[d] + j1[d])) / dt3;
+        x[d] = xq[d] + dt4 / 24 * a2[d] + dt4 * dt / 120 * a3[d];
+        v[d] = vq[d] + dt3 / 6 * a2[d] + dt4 / 24 * a3[d];
+        a2[d] += dt * a3[d];
+    }
+    vec4 px = {(real)x[0], (real)x[1], (real)x[2], x4.w}, pv = {(real)v[0], (real)v[1], (real)v[2], 0};
+    pos[i] = px;
+    vel[i] = pv;
+    acc[i] = a14;
+    jerk[i] = j14;
+    const double an_ = sqrt(a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2]),
+                 jn_ = sqrt(j1[0] * j1[0] + j1[1] * j1[1] + j1[2] * j1[2]),
+                 sn = sqrt(a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2]),
+                 cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
+    const double den = jn_ * cn + sn * sn;
+    const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
+    int l = level[i] > 0 ? level[i] - 1 : 0;
+    while (l < hi && H / (double)(1ULL << l) > crit)
+        l++;
+    while (l < ORR_HMAX && t % (end >> l) != 0)
+        l++;
+    level[i] = l;
+    tick[i] = t;
+    atomicMax(deepest, l);
+}
+
+/* Start of an interval where the accelerations and jerks are new (xp, vp =
+ * the state; act = every body): a and j from an, jn, and the first steps
+ * eta_start |a| / |j| (keep: the steps stay). */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hstart(const typename orr_vec4<real>::type *__restrict__ an,
+           const typename orr_vec4<real>::type *__restrict__ jn,
+           typename orr_vec4<real>::type *__restrict__ acc,
+           typename orr_vec4<real>::type *__restrict__ jerk, int *__restrict__ level, double H,
+           double eta_start, int hi, int keep, int n)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i >= n)
+        return;
+    const typename orr_vec4<real>::type a = an[i], j = jn[i];
+    acc[i] = a;
+    jerk[i] = j;
+    if (keep)
+        return;
+    const double am = sqrt((double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z),
+                 jm = sqrt((double)j.x * j.x + (double)j.y * j.y + (double)j.z * j.z);
+    const double dt = jm > 0 ? eta_start * am / jm : H;
+    int l = 0;
+    while (l < hi && H / (double)(1ULL << l) > dt)
+        l++;
+    level[i] = l;
+}

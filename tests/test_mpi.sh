@@ -199,26 +199,26 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   export ORRERY_CACHE_DIR_SAVED=${ORRERY_CACHE_DIR:-}
   export ORRERY_CACHE_DIR="$tmp/tunecache"
   why=""
-  for pass in 1 2; do
-    run 3 "$here/mpi/tune.lua" 770 || why="$why; pass $pass: exit $?"
+  for round in 1 2; do
+    run 3 "$here/mpi/tune.lua" 770 || why="$why; pass $round: exit $?"
     own() { sed -nE "s/^$1 $2: //p" "$tmp/run.out"; }
     listed() { sed -nE "s/^$1 list $2: //p" "$tmp/run.out"; }
     for when in create retune; do
       [ -n "$(own $when 1)" ] && [ "$(own $when 1)" = "$(own $when 2)" ] ||
-        why="$why; pass $pass $when: ranks 1 and 2 (one slice bucket) differ: '$(own $when 1)' '$(own $when 2)'"
+        why="$why; pass $round $when: ranks 1 and 2 (one slice bucket) differ: '$(own $when 1)' '$(own $when 2)'"
       slices="0+256 256+257 513+257"
       for r in 0 1 2; do
         want="$(echo $slices | cut -d' ' -f$((r + 1))) $(own $when $r)"
-        [ "$(listed $when $r)" = "$want" ] || why="$why; pass $pass $when: rank 0 lists rank $r as '$(listed $when $r)', not '$want'"
+        [ "$(listed $when $r)" = "$want" ] || why="$why; pass $round $when: rank 0 lists rank $r as '$(listed $when $r)', not '$want'"
       done
     done
-    if [ "$pass" = 1 ]; then
+    if [ "$round" = 1 ]; then
       case "$(own create 0)/$(own create 1)" in *"(tuned)/"*"(tuned)") ;; *) why="$why; pass 1: not tuned on ranks 0 and 1";; esac
     else
       [ "$(grep -c '^create [012]: .*(store)$' "$tmp/run.out")" -eq 3 ] || why="$why; pass 2: not every rank found its tuning in the store"
     fi
     [ "$(grep -cE '^# rank [012] \(.*, cpu\): bodies [0-9]+\.\.[0-9]+, block ' "$tmp/run.out")" -eq 3 ] ||
-      why="$why; pass $pass: the run log does not list the 3 ranks' kernels once"
+      why="$why; pass $round: the run log does not list the 3 ranks' kernels once"
   done
   export ORRERY_CACHE_DIR=$ORRERY_CACHE_DIR_SAVED
   if [ -z "$why" ]; then

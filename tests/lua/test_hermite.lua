@@ -3,18 +3,27 @@
 -- Kepler orbit (an eccentric binary returns to its apocentre after whole
 -- periods; the energy is conserved to the order of the scheme), block steps
 -- in a cluster with a close pair, bitwise continuation from a checkpoint,
--- and the messages for what it does not take.
+-- and the messages for what it does not take.  The same on the GPU (the
+-- block steps kept on the device) where one is usable; `make gpu-test`
+-- (ORRERY_REQUIRE_GPU=1) fails instead of skipping them.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
 local dir = os.getenv("TEST_TMP") or "/tmp"
+
+local backends = { "cpu" }
+local gpu_ok, gpu_why = pcall(orrery.simulation, { n = 2, backend = "cuda" })
+if gpu_ok then
+  gpu_why:close()
+  backends[2] = "cuda"
+end
 
 -- A binary of two half masses on a Kepler orbit of eccentricity e and
 -- semi-major axis 1 (G M = 1, period 2 pi), started at apocentre; after
 -- `periods` periods: the energy error and how far the separation is from
 -- the apocentre.
-local function kepler(e, eta, periods)
+local function kepler(backend, e, eta, periods)
   local rap, vap = 1 + e, math.sqrt((1 - e) / (1 + e))
-  local sim <close> = orrery.simulation{ n = 2, backend = "cpu", precision = "double",
+  local sim <close> = orrery.simulation{ n = 2, backend = backend, precision = "double",
     integrator = "hermite", softening = 0, dt_max = 1 / 8, eta = eta }
   sim:set_body(1, { x = -rap / 2, vy = -vap / 2, m = 0.5 })
   sim:set_body(2, { x = rap / 2, vy = vap / 2, m = 0.5 })
@@ -25,63 +34,95 @@ local function kepler(e, eta, periods)
   return math.abs((sim:energy().total - E0) / E0), math.sqrt(dx * dx + dy * dy), sim.blocks
 end
 
-T.test("Kepler e = 0.9: energy and the orbit's return, 4th order in the step", function()
-  local dE1, dr1, b1 = kepler(0.9, 0.02, 10)
-  local dE2, dr2 = kepler(0.9, 0.005, 10)
-  print(("  eta 0.02: |dE/E| %.2e, |dr| %.2e, %d blocks; eta 0.005: %.2e, %.2e"):format(dE1, dr1,
-    b1.blocks, dE2, dr2))
-  T.ok(dE2 < 1e-5, ("|dE/E| %.2e < 1e-5 after 10 orbits at eta 0.005"):format(dE2))
-  T.ok(dr2 < 2e-4, ("back at apocentre within 2e-4 (%.2e)"):format(dr2))
-  -- steps scale as sqrt(eta): a quarter of eta halves them, and a 4th-order
-  -- scheme's error falls 16-fold (at least 10 allowed)
-  T.ok(dE1 / dE2 > 10, ("energy error ratio %.1f > 10 for eta 0.02 / 0.005"):format(dE1 / dE2))
-  T.ok(dr1 / dr2 > 10, ("orbit error ratio %.1f > 10"):format(dr1 / dr2))
-  T.ok(b1.mean_active == 2, "two bodies: every block moves both")
-end)
+for _, backend in ipairs(backends) do
+  T.test(backend .. ": Kepler e = 0.9: energy and the orbit's return, 4th order in the step", function()
+    local dE1, dr1, b1 = kepler(backend, 0.9, 0.02, 10)
+    local dE2, dr2 = kepler(backend, 0.9, 0.005, 10)
+    print(("  eta 0.02: |dE/E| %.2e, |dr| %.2e, %d blocks; eta 0.005: %.2e, %.2e"):format(dE1, dr1,
+      b1.blocks, dE2, dr2))
+    T.ok(dE2 < 1e-5, ("|dE/E| %.2e < 1e-5 after 10 orbits at eta 0.005"):format(dE2))
+    T.ok(dr2 < 2e-4, ("back at apocentre within 2e-4 (%.2e)"):format(dr2))
+    -- steps scale as sqrt(eta): a quarter of eta halves them, and a 4th-order
+    -- scheme's error falls 16-fold (at least 10 allowed)
+    T.ok(dE1 / dE2 > 10, ("energy error ratio %.1f > 10 for eta 0.02 / 0.005"):format(dE1 / dE2))
+    T.ok(dr1 / dr2 > 10, ("orbit error ratio %.1f > 10"):format(dr1 / dr2))
+    T.ok(b1.mean_active == 2, "two bodies: every block moves both")
+  end)
 
-T.test("a cluster with a close pair: block steps, only some bodies active", function()
-  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 64, seed = 3 },
-    backend = "cpu", precision = "double", integrator = "hermite", softening = 0.001,
-    dt_max = 1 / 16 }
-  local b = sim:body(1)
-  -- a tight pair: body 2 on a circular orbit of radius 1e-3 about body 1
-  local r, m = 1e-3, b.m
-  local v = math.sqrt(2 * m / r) / 2
-  sim:set_body(2, { x = b.x + r, y = b.y, z = b.z, vx = b.vx, vy = b.vy + v, vz = b.vz, m = m })
-  sim:set_body(1, { x = b.x, y = b.y, z = b.z, vx = b.vx, vy = b.vy - v, vz = b.vz, m = m })
-  local E0 = sim:energy().total
-  sim:step(4)
-  local blk = sim.blocks
-  print(("  %d blocks, %.2f active on average, smallest step %.3g"):format(blk.blocks,
-    blk.mean_active, blk.smallest_dt))
-  T.ok(blk.mean_active < 16, ("mean active %.2f of 64"):format(blk.mean_active))
-  T.ok(blk.smallest_dt <= 1 / 16 / 2 ^ 8, ("smallest step %.3g"):format(blk.smallest_dt))
-  T.near(sim.time, 0.25, 1e-15, "four steps of dt_max")
-  local dE = math.abs((sim:energy().total - E0) / E0)
-  T.ok(dE < 5e-5, ("|dE/E| %.2e < 5e-5 (the pair's binding energy dominates)"):format(dE))
-end)
+  T.test(backend .. ": a cluster with a close pair: block steps, only some bodies active", function()
+    local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 64, seed = 3 },
+      backend = backend, precision = "double", integrator = "hermite", softening = 0.001,
+      dt_max = 1 / 16 }
+    local b = sim:body(1)
+    -- a tight pair: body 2 on a circular orbit of radius 1e-3 about body 1
+    local r, m = 1e-3, b.m
+    local v = math.sqrt(2 * m / r) / 2
+    sim:set_body(2, { x = b.x + r, y = b.y, z = b.z, vx = b.vx, vy = b.vy + v, vz = b.vz, m = m })
+    sim:set_body(1, { x = b.x, y = b.y, z = b.z, vx = b.vx, vy = b.vy - v, vz = b.vz, m = m })
+    local E0 = sim:energy().total
+    sim:step(4)
+    local blk = sim.blocks
+    print(("  %d blocks, %.2f active on average, smallest step %.3g"):format(blk.blocks,
+      blk.mean_active, blk.smallest_dt))
+    T.ok(blk.mean_active < 16, ("mean active %.2f of 64"):format(blk.mean_active))
+    T.ok(blk.smallest_dt <= 1 / 16 / 2 ^ 8, ("smallest step %.3g"):format(blk.smallest_dt))
+    T.near(sim.time, 0.25, 1e-15, "four steps of dt_max")
+    local dE = math.abs((sim:energy().total - E0) / E0)
+    T.ok(dE < 5e-5, ("|dE/E| %.2e < 5e-5 (the pair's binding energy dominates)"):format(dE))
+  end)
 
-T.test("checkpoint and restore continue bit for bit (steps, acc, jerk included)", function()
-  for _, prec in ipairs{ "double", "float" } do
-    local opts = { bodies = orrery.ic.plummer{ n = 48, seed = 5 }, backend = "cpu",
-      precision = prec, integrator = "hermite", dt_max = 1 / 32, eta = 0.03, softening = 0.01 }
-    local a <close> = orrery.simulation(opts)
-    a:step(3)
-    local path = dir .. "/hermite_" .. prec .. ".ckpt.hdf5"
-    a:checkpoint(path)
-    a:step(4)
-    local b <close> = orrery.restore(path)
-    T.eq(b.integrator, "hermite"); T.eq(b.eta, 0.03); T.eq(b.dt_max, 1 / 32)
-    b:step(4)
-    T.eq(b.time, a.time, prec .. ": time")
-    for i = 1, 48 do
-      local p, q = a:body(i), b:body(i)
-      for _, k in ipairs{ "x", "y", "z", "vx", "vy", "vz" } do
-        if p[k] ~= q[k] then T.eq(q[k], p[k], ("%s: body %d %s"):format(prec, i, k)) end
+  T.test(backend .. ": checkpoint and restore continue bit for bit (steps, acc, jerk included)", function()
+    for _, prec in ipairs{ "double", "float" } do
+      local opts = { bodies = orrery.ic.plummer{ n = 48, seed = 5 }, backend = backend,
+        precision = prec, integrator = "hermite", dt_max = 1 / 32, eta = 0.03, softening = 0.01 }
+      local a <close> = orrery.simulation(opts)
+      a:step(3)
+      local path = dir .. "/hermite_" .. backend .. prec .. ".ckpt.hdf5"
+      a:checkpoint(path)
+      a:step(4)
+      local b <close> = orrery.restore(path)
+      T.eq(b.integrator, "hermite"); T.eq(b.eta, 0.03); T.eq(b.dt_max, 1 / 32)
+      b:step(4)
+      T.eq(b.time, a.time, prec .. ": time")
+      for i = 1, 48 do
+        local p, q = a:body(i), b:body(i)
+        for _, k in ipairs{ "x", "y", "z", "vx", "vy", "vz" } do
+          if p[k] ~= q[k] then T.eq(q[k], p[k], ("%s: body %d %s"):format(prec, i, k)) end
+        end
       end
     end
+  end)
+end
+if gpu_ok then
+  T.test("cuda and cpu take the same block steps (double)", function()
+    local got = {}
+    for _, backend in ipairs{ "cpu", "cuda" } do
+      local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 12 },
+        backend = backend, precision = "double", integrator = "hermite", softening = 0.01,
+        dt_max = 1 / 16 }
+      sim:step(2)
+      got[backend] = { blocks = sim.blocks.blocks, active = sim.blocks.active, b = sim:bodies() }
+    end
+    T.eq(got.cuda.blocks, got.cpu.blocks, "blocks"); T.eq(got.cuda.active, got.cpu.active, "active")
+    local worst = 0
+    for i = 1, 256 do
+      local p, q = got.cpu.b[i], got.cuda.b[i]
+      for _, k in ipairs{ "x", "y", "z", "vx", "vy", "vz" } do
+        worst = math.max(worst, math.abs(p[k] - q[k]))
+      end
+    end
+    print(("  largest difference after 2 intervals: %.2e"):format(worst))
+    T.ok(worst < 1e-10, ("cuda and cpu within 1e-10 (%.2e)"):format(worst))
+  end)
+end
+if not gpu_ok then
+  local msg = tostring(gpu_why):gsub("^[^:]+:%d+: ", "")
+  if os.getenv("ORRERY_REQUIRE_GPU") == "1" then
+    T.test("a usable GPU (ORRERY_REQUIRE_GPU=1)", function() error(msg, 0) end)
+  else
+    T.skip("cuda: the Hermite tests on the GPU", msg)
   end
-end)
+end
 
 T.test("what hermite does not take", function()
   local W = "orrery.simulation: "
