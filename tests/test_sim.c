@@ -807,7 +807,7 @@ static void test_validation(void **state)
     c.dims = 4;
     expect_invalid(&c, "dims must be 2 or 3 (got 4)");
     c = base_config(10, ORR_FLOAT, "rk4", 0.01, 0.01);
-    expect_invalid(&c, "unknown integrator 'rk4' (expected euler, leapfrog or yoshida4)");
+    expect_invalid(&c, "unknown integrator 'rk4' (expected euler, leapfrog, yoshida4 or hermite)");
     c = base_config(10, ORR_FLOAT, "euler", 0.01, 0.01);
     c.damping = 2;
     expect_invalid(&c, "damping must be in (0, 1] (got 2)");
@@ -864,16 +864,16 @@ static void test_diagnostics(void **state)
     orr_error err = {0};
     /* the integrator table */
     const orr_integrator *const *list = orr_integrators();
-    const char *names[] = {"euler", "leapfrog", "yoshida4"};
-    const int orders[] = {1, 2, 4}, forces[] = {1, 1, 3};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"euler", "leapfrog", "yoshida4", "hermite"};
+    const int orders[] = {1, 2, 4, 4}, forces[] = {1, 1, 3, 0};
+    for (int k = 0; k < 4; k++) {
         assert_non_null(list[k]);
         assert_string_equal(list[k]->name, names[k]);
         assert_int_equal(list[k]->order, orders[k]);
         assert_int_equal(list[k]->forces_per_step, forces[k]);
         assert_ptr_equal(orr_integrator_find(names[k]), list[k]);
     }
-    assert_null(list[3]);
+    assert_null(list[4]);
     assert_null(orr_integrator_find("rk4"));
 
     /* a fresh simulation: everything at rest at the origin with mass 0 */

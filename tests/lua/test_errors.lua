@@ -55,7 +55,7 @@ T.test("orrery.simulation: keys and values", function()
   T.raises(W .. "'G' must be a finite number (got \"big\")", sim_with{ n = 4, G = "big" })
   T.raises(W .. "'softening' must be a non-negative number (got -0.1)",
     sim_with{ n = 4, softening = -0.1 })
-  T.raises(W .. "'integrator' must be \"euler\", \"leapfrog\" or \"yoshida4\" (got \"rk4\")",
+  T.raises(W .. "'integrator' must be \"euler\", \"leapfrog\", \"yoshida4\" or \"hermite\" (got \"rk4\")",
     sim_with{ n = 4, integrator = "rk4" })
   T.raises(W .. "'damping' must be a number in (0, 1] (got 1.5)", sim_with{ n = 4, damping = 1.5 })
   T.raises(W .. "damping applies to the euler integrator only", sim_with{ n = 4, damping = 0.9 })

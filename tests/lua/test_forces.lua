@@ -132,7 +132,7 @@ T.test("definition errors", function()
     orrery.force, { name = "x", pair = "f = 0;", attributes = { "mass", "mass" } })
   T.raises(W .. "'pair' cannot be combined with 'base' (a law derived from 'coulomb' keeps its code)",
     orrery.force, { base = "coulomb", pair = "f = 0;" })
-  T.raises(W .. "unknown key 'pairs' (valid: name, base, doc, params, runtime_params, attributes, pair, potential, scale, finite_at_zero)",
+  T.raises(W .. "unknown key 'pairs' (valid: name, base, doc, params, runtime_params, attributes, pair, potential, scale, finite_at_zero, jerk)",
     orrery.force, { name = "x", pairs = "f = 0;" })
   T.raises(W .. "force law 'coulomb' has no param 'q' (params: k)",
     orrery.force, { base = "coulomb", params = { q = 1 } })
