@@ -21,7 +21,13 @@
  *   - after the last block every body is at the end of the interval: the
  *     state is synchronised, which is what outputs and diagnostics read.
  *
- * The state (positions, velocities) is read from the engine at the start
+ * Where the engine keeps block steps itself (the GPU backend:
+ * orr_engine_blocks_begin / orr_engine_block, kernels in direct.cu) the same
+ * steps run there, with only each block's time and active count read back;
+ * otherwise (the CPU backend) they run here on the host, the engine giving
+ * the active bodies' forces and jerks (orr_engine_accel_jerk).
+ *
+ * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
  * engine's precision between intervals; the accelerations, jerks and steps
  * are the integrator's own (checkpoint fields "acc", "jerk", "dt"), which
@@ -35,6 +41,18 @@
 
 #define MAX_LEVEL 40   /* steps down to H / 2^40 */
 #define END (1LL << MAX_LEVEL)
+/* More blocks than this in one interval is a run that has stalled (a pair
+ * closer than the softening allows for, at steps near H / 2^40): it stops
+ * with a message rather than crawling on. */
+#define MAX_BLOCKS 20000000L
+
+static orr_status stalled(const orr_integ_env *env, long long t, orr_error *err)
+{
+    return orr_fail(err, ORR_ERR_ARG, "block steps stalled: %ld blocks in one interval of %g, "
+                    "at %.6g of it, with steps down to %g (a close encounter? a larger "
+                    "softening or dt_min bounds the steps)", MAX_BLOCKS, env->dt,
+                    (double)t / (double)END, env->dt_min > 0 ? env->dt_min : env->dt / (double)END);
+}
 
 typedef struct {
     long n;
@@ -213,9 +231,9 @@ static orr_status step_on_engine(herm *h, orr_integ_env *env, orr_error *err)
     if (!st)
         st = orr_engine_blocks_begin(e, &p, !env->acc_valid && !restored, 0, err);
     long long t = 0;
-    while (!st && t < END) {
+    for (long nb = 0; !st && t < END; nb++) {
         long nact = 0;
-        st = orr_engine_block(e, &p, &t, &nact, err);
+        st = nb < MAX_BLOCKS ? orr_engine_block(e, &p, &t, &nact, err) : stalled(env, t, err);
         h->blocks++;
         h->active += nact;
     }
@@ -264,8 +282,8 @@ static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
         h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
     }
     long long t = 0;
-    while (!st && t < END)
-        st = block(h, env, hi, &t, err);
+    for (long nb = 0; !st && t < END; nb++)
+        st = nb < MAX_BLOCKS ? block(h, env, hi, &t, err) : stalled(env, t, err);
     if (!st)
         st = orr_engine_set_state(env->engine, h->pos, h->vel, err);
     if (st)

@@ -316,6 +316,8 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
  * corrects them (in double) and chooses their next steps (Aarseth's
  * criterion).  The same steps as the host path in hermite.c. */
 #define ORR_HMAX 40
+/* threads per block of orr_accel_jerk: two tiles must fit in 48 KiB of shared memory */
+#define ORR_HTILE (ORR_BLOCK > 256 ? 256 : ORR_BLOCK)
 typedef unsigned long long orr_tick;
 
 template <typename real>
@@ -362,7 +364,7 @@ orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
 }
 
 template <typename real>
-__global__ void __launch_bounds__(ORR_BLOCK)
+__global__ void __launch_bounds__(ORR_HTILE)
 orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
                const typename orr_vec4<real>::type *__restrict__ vp,
                const real *__restrict__ attr, const int *__restrict__ act,
@@ -371,10 +373,10 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
                typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)
 {
     typedef typename orr_vec4<real>::type vec4;
-    __shared__ vec4 tx[ORR_BLOCK], tv[ORR_BLOCK];
-    __shared__ real tattr[ORR_NATTR > 0 ? ORR_BLOCK * ORR_NATTR : 1];
+    __shared__ vec4 tx[ORR_HTILE], tv[ORR_HTILE];
+    __shared__ real tattr[ORR_NATTR > 0 ? ORR_HTILE * ORR_NATTR : 1];
     ORR_RT_LOAD(rt, rtp);
-    const int t = threadIdx.x, k = blockIdx.x * ORR_BLOCK + t;
+    const int t = threadIdx.x, k = blockIdx.x * ORR_HTILE + t;
     const bool active = k < (int)*count;
     const int i = active ? act[k] : 0;
     const vec4 pi = xp[i], vi = vp[i];
@@ -385,7 +387,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
     real s[6] = {0, 0, 0, 0, 0, 0}, c[6] = {0, 0, 0, 0, 0, 0};
     const vec4 zero = {0, 0, 0, 0};
     const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
-    for (int base = jbeg; base < jend; base += ORR_BLOCK) {
+    for (int base = jbeg; base < jend; base += ORR_HTILE) {
         const int j = base + t;
         tx[t] = j < jend ? xp[j] : zero;
         tv[t] = j < jend ? vp[j] : zero;
@@ -394,7 +396,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
             tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
         __syncthreads();
         real u[6] = {0, 0, 0, 0, 0, 0};
-        const int m = min(ORR_BLOCK, jend - base);
+        const int m = min(ORR_HTILE, jend - base);
         for (int q = 0; q < m; q++) {
             const vec4 pj4 = tx[q], vj = tv[q];
             const real *aj = &tattr[ORR_NATTR > 0 ? q * ORR_NATTR : 0];
