@@ -1,4 +1,4 @@
--- run: sim:run{steps=, every=, on_step=, progress=, render_every=, render=,
+-- run: sim:run{steps= or until=, every=, on_step=, progress=, render_every=, render=,
 -- checkpoint_every=, checkpoint=}, stepping a simulation
 -- with an energy log on stdout (a header and one line every `every` steps)
 -- and a progress bar with ETA on stderr, only when stderr is a terminal (and
@@ -12,7 +12,7 @@ local rank0, many, agree = core.rank == 0, core.ranks > 1, core._agree
 local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqrt
 
 local WHO = "sim:run"
-local KEYS = { steps = true, every = true, on_step = true, progress = true,
+local KEYS = { steps = true, ["until"] = true, every = true, on_step = true, progress = true,
   checkpoint_every = true, checkpoint = true, render_every = true, render = true }
 
 -- A value as error messages show it: strings quoted, numbers as written.
@@ -48,8 +48,18 @@ local function check_opts(self, nargs, opts)
       bad("unknown key [%s]", describe(k))
     end
   end
-  if not is_count(opts.steps, 0) then
-    bad("'steps' must be a non-negative integer (got %s)", describe(opts.steps))
+  local steps, tail = opts.steps, nil
+  if opts["until"] ~= nil then
+    -- whole steps of sim.dt up to the time, then a shorter last one (sim:advance)
+    local t = opts["until"]
+    if steps ~= nil then bad("'steps' and 'until' exclude each other") end
+    if type(t) ~= "number" or t ~= t or t == huge or t < self.time then
+      bad("'until' must be a time from the current %.17g on (got %s)", self.time, describe(t))
+    end
+    steps = floor((t - self.time) / self.dt + 1e-9)
+    if t - (self.time + steps * self.dt) > 1e-12 * self.dt then tail = t end
+  elseif not is_count(steps, 0) then
+    bad("'steps' must be a non-negative integer (got %s)", describe(steps))
   end
   if opts.every ~= nil and not is_count(opts.every, 1) then
     bad("'every' must be a positive integer (got %s)", describe(opts.every))
@@ -81,12 +91,15 @@ local function check_opts(self, nargs, opts)
       describe(opts.render_every), describe(opts.render))
   end
   out.r_every, out.render = opts.render_every and floor(opts.render_every), opts.render
-  return floor(opts.steps), opts.every and floor(opts.every), opts.on_step,
-    opts.progress ~= false, out
+  return floor(steps), opts.every and floor(opts.every), opts.on_step,
+    opts.progress ~= false, out, tail
 end
 
 local HEADER = format("%10s %12s %17s %11s %11s %8s %10s",
   "step", "t", "E", "dE/E0", "|P|", "Q", "steps/s")
+-- with block time steps: blocks since the last line, active bodies per
+-- block, the smallest step in the last interval
+local BLOCKS = format(" %9s %10s %11s", "blocks", "active/blk", "min dt")
 
 -- "1:02:03" or "2:03"
 local function hms(s)
@@ -125,7 +138,9 @@ end
 -- multiple of K, one rolling file (after on_step and the frame, so a resumed
 -- run continues the series).  Returns {steps=, seconds=}.
 function Sim:run(...)
-  local steps, every, on_step, progress, out = check_opts(self, select("#", ...), ...)
+  local steps, every, on_step, progress, out, tail = check_opts(self, select("#", ...), ...)
+  local blocks = self.blocks
+  local last_blocks = blocks
   local show_bar = progress and steps > 0 and isatty(2) and not os.getenv("CI")
   if many then show_bar = agree(show_bar and true or false) end
   -- an error or Ctrl-C on the way clears the bar (closed while the error
@@ -150,9 +165,17 @@ function Sim:run(...)
       rate = format("%.4g", (done - last_done) / (now - last_clock))
     end
     if bar_shown then clear_bar() end
+    local extra = ""
+    if blocks then
+      local b = self.blocks
+      local nb = b.blocks - last_blocks.blocks
+      extra = format(" %9d %10.1f %11.4g", nb, nb > 0 and (b.active - last_blocks.active) / nb or 0,
+        b.smallest_dt)
+      last_blocks = b
+    end
     if rank0 then
-      io.stdout:write(format("%10d %12.6g %17.10g %11.3e %11.3e %8.4f %10s\n", self.steps,
-        self.time, E, dE, sqrt(p.x * p.x + p.y * p.y + p.z * p.z), q, rate))
+      io.stdout:write(format("%10d %12.6g %17.10g %11.3e %11.3e %8.4f %10s%s\n", self.steps,
+        self.time, E, dE, sqrt(p.x * p.x + p.y * p.y + p.z * p.z), q, rate, extra))
       io.stdout:flush()
     end
     last_clock, last_done, logged = clock(), done, done
@@ -167,7 +190,7 @@ function Sim:run(...)
           r.unroll, r.split, r.ipt, r.ranges, r.threads, r.source))
       end
     end
-    if rank0 then io.stdout:write(HEADER, "\n") end
+    if rank0 then io.stdout:write(HEADER, blocks and BLOCKS or "", "\n") end
     logline(0)
   end
   -- frames at every multiple of render_every of sim.steps (0 included), a
@@ -205,6 +228,10 @@ function Sim:run(...)
       bar_shown, bar_clock = true, clock()
     end
     if stop then break end
+  end
+  if tail and done == steps then   -- the last, shorter step up to 'until'
+    self:advance(tail)
+    done = done + 1
   end
   if every and logged ~= done then logline(done) end
   if bar_shown then clear_bar() end

@@ -124,6 +124,18 @@ if not gpu_ok then
   end
 end
 
+T.test("sim:run{until = T}: whole intervals, then a shorter last one", function()
+  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 64, seed = 2 },
+    backend = "cpu", precision = "double", integrator = "hermite", dt_max = 1 / 16 }
+  local r = sim:run{ ["until"] = 0.3 }
+  T.eq(r.steps, 5, "4 intervals of 1/16 and one of 0.05")
+  T.near(sim.time, 0.3, 1e-15, "time")
+  T.raises("sim:run: 'steps' and 'until' exclude each other", sim.run, sim,
+    { steps = 2, ["until"] = 1 })
+  T.raises("sim:run: 'until' must be a time from the current 0.29999999999999999 on (got 0.1)",
+    sim.run, sim, { ["until"] = 0.1 })
+end)
+
 T.test("what hermite does not take", function()
   local W = "orrery.simulation: "
   T.raises(W .. "integrator \"hermite\" takes dt_max (its synchronisation interval: outputs "
