@@ -289,4 +289,19 @@ if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
   bad "test_yt.py: exit $rc"; sed 's/^/    /' out | tail -30
 fi
 
+# the Hermite integrator against REBOUND's IAS15 (tests/test_rebound.py;
+# REBOUND from PyPI in .venv-rebound, made by tools/deps.sh; skipped without)
+py=/usr/bin/python3
+[ -x "$here/../.venv-rebound/bin/python" ] && py="$here/../.venv-rebound/bin/python"
+"$py" "$here/test_rebound.py" "$orr_abs" >out 2>&1; rc=$?
+grep -E '^(\[|    |  )' out
+line=$(grep -E '^\[ RESULT   \] ' out | tail -1)
+p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
+f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
+s=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\3/p')
+pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
+if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+  bad "test_rebound.py: exit $rc"; sed 's/^/    /' out | tail -30
+fi
+
 summary

@@ -8,9 +8,12 @@
 # Open MPI (openmpi-bin, libopenmpi-dev): core/comm.c is built against its
 # <mpi.h> for the types only and opens libmpi.so.40 at run time, and the mpi
 # test runs mpirun; a binary built here starts without MPI installed.
+# REBOUND (PyPI, pinned) goes into .venv-rebound (python3-venv): the test
+# that checks the Hermite integrator against another code uses it, and is
+# skipped where it is absent (no network).
 set -euo pipefail
 pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
-      libhdf5-dev libpng-dev python3-yt python3-h5py openmpi-bin libopenmpi-dev)
+      libhdf5-dev libpng-dev python3-yt python3-h5py openmpi-bin libopenmpi-dev python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -25,6 +28,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "deps: missing packages; run:" >&2
     echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
     exit 1
+  fi
+fi
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ ! -x "$here/.venv-rebound/bin/python" ] ||
+   ! "$here/.venv-rebound/bin/python" -c 'import rebound' 2>/dev/null; then
+  if /usr/bin/python3 -m venv "$here/.venv-rebound" &&
+     "$here/.venv-rebound/bin/pip" install -q rebound==5.2.2; then
+    echo "deps: REBOUND 5.2.2 in .venv-rebound"
+  else
+    echo "deps: warning: REBOUND could not be installed from PyPI into .venv-rebound:" \
+         "test_rebound.py will be skipped" >&2
   fi
 fi
 cuda=${CUDA_PATH:-/usr/local/cuda}
