@@ -88,7 +88,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     c->lib.fd = -1;
     e->impl = c;
-    c->elem = e->spec.phys.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    c->elem = ORR_STORED_DOUBLE(e->spec.phys.precision) ? sizeof(double) : sizeof(float);
     for (int k = 0; k < NARR; k++) {
         c->a[k] = calloc((size_t)e->n, c->elem);
         if (!c->a[k]) {
@@ -109,7 +109,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
         return st;
     }
     snprintf(e->build.target, sizeof e->build.target, "cpu");
-    const char *extra = orr_hostcc_precision_flags(e->spec.phys.precision == ORR_DOUBLE);
+    const char *extra = orr_hostcc_precision_flags(ORR_STORED_DOUBLE(e->spec.phys.precision));
     const char *parts[] = {"orrery-cpu-1", e->family->name, src, orr_hostcc_command(), compiler,
                            orr_hostcc_flags(), extra, cpu};
     cpu_build_ctx ctx = {src, extra};
@@ -149,7 +149,7 @@ orr_status orr_cpu_compile(const orr_kspec *spec, const orr_kfamily *f, orr_comp
     orr_status st = orr_kspec_source(spec, f, ORR_TARGET_CPU, &src, err);
     if (!st)
         st = orr_hostcc_compile(src, "orrery_gen.c",
-                                orr_hostcc_precision_flags(spec->phys.precision == ORR_DOUBLE),
+                                orr_hostcc_precision_flags(ORR_STORED_DOUBLE(spec->phys.precision)),
                                 &out->data, &out->len, &out->seconds, err);
     free(src);
     return st;

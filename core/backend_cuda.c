@@ -277,7 +277,7 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
     if (!c)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     e->impl = c;
-    c->elem = e->spec.phys.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    c->elem = ORR_STORED_DOUBLE(e->spec.phys.precision) ? sizeof(double) : sizeof(float);
     orr_status st = orr_cuda_device_info(e->device, &c->info, err);
     if (!st)
         st = orr_cuda_ctx_acquire(e->device, err);

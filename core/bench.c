@@ -64,7 +64,7 @@ orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double
 
 double orr_accel_tolerance(orr_precision p)
 {
-    return p == ORR_DOUBLE ? 1e-12 : 1e-5;
+    return ORR_STORED_DOUBLE(p) ? 1e-12 : 1e-5;
 }
 
 double orr_accel_err(const double *acc, const double *ref, long ni)
@@ -320,7 +320,7 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
         goto done;
     double inter = (double)n * (double)n;
     row->interactions_per_s = inter / (row->ms_per_step * 1e-3);
-    row->gflops = row->interactions_per_s * (orr_engine_spec(e)->phys.precision == ORR_DOUBLE ? 30 : 20) * 1e-9;
+    row->gflops = row->interactions_per_s * (ORR_STORED_DOUBLE(orr_engine_spec(e)->phys.precision) ? 30 : 20) * 1e-9;
     st = check_accuracy(e, attr, row, err);
 done:
     orr_engine_destroy(e);
@@ -453,7 +453,7 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
         out->single_interactions_per_s = (double)n * (double)n / (single * 1e-3);
         row->interactions_per_s = (double)n * (double)n / (row->ms_per_step * 1e-3);
         row->gflops = row->interactions_per_s *
-                      (row->spec.phys.precision == ORR_DOUBLE ? 30 : 20) * 1e-9;
+                      (ORR_STORED_DOUBLE(row->spec.phys.precision) ? 30 : 20) * 1e-9;
         out->efficiency = single / (ranks * row->ms_per_step);
         row->max_rel_err = -1;   /* not checked here: the one-rank rows check it */
     }

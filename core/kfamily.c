@@ -35,7 +35,7 @@ void orr_kexprs_make(orr_kexprs *x, const orr_kfamily *f, orr_precision p)
     x->count = f->ngpu;
     for (int k = 0; k < f->ngpu; k++) {
         snprintf(x->text[k], sizeof x->text[k], "%s<%s>", f->gpu_kernels[k],
-                 orr_precision_name(p));
+                 orr_precision_ctype(p));
         x->expr[k] = x->text[k];
     }
 }

@@ -88,8 +88,8 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
      * number there, else it flushes to 0 (unsoftened r2 = 0 divides by
      * zero) or overflows */
     const char *pname = orr_precision_name(s->phys.precision);
-    double lo = s->phys.precision == ORR_DOUBLE ? DBL_MIN : FLT_MIN;
-    double hi = s->phys.precision == ORR_DOUBLE ? DBL_MAX : FLT_MAX;
+    double lo = ORR_STORED_DOUBLE(s->phys.precision) ? DBL_MIN : FLT_MIN;
+    double hi = ORR_STORED_DOUBLE(s->phys.precision) ? DBL_MAX : FLT_MAX;
     double eps2 = s->phys.softening * s->phys.softening;
     if (s->phys.softening > 0 && !(eps2 >= lo && eps2 <= hi))
         return orr_fail(err, ORR_ERR_ARG, "invalid softening %g: its square %s in %s (softening "
@@ -153,11 +153,12 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
         bad = bad || orr_buf_printf(&b, "#define ORR_BOX_%c %s\n#define ORR_INV_BOX_%c %s\n",
                                     "XYZ"[k], l, "XYZ"[k], inv);
     }
+    bad = bad || orr_buf_printf(&b, "#define ORR_MIXED %d\n", s->phys.precision == ORR_MIXED);
     bad = bad || orr_buf_printf(&b, "#define ORR_PERIODIC %d\n",
                                 s->phys.box[0] > 0 || s->phys.box[1] > 0 || s->phys.box[2] > 0);
     if (target == ORR_TARGET_CPU)
         bad = bad || orr_buf_printf(&b, "#define ORR_DOUBLE %d\n#define ORR_THREADS %d\n",
-                                    s->phys.precision == ORR_DOUBLE, s->launch.threads);
+                                    ORR_STORED_DOUBLE(s->phys.precision), s->launch.threads);
     else   /* GPU-only constants stay out of CPU sources (and their cache keys) */
         bad = bad || orr_buf_printf(&b, "#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n"
                                     "#define ORR_IPT %d\n#define ORR_RSQRT64_NEWTON %d\n",
@@ -194,7 +195,12 @@ int orr_kspec_nvrtc_options(const orr_kspec *s, const char *opts[ORR_KSPEC_MAX_O
 
 const char *orr_precision_name(orr_precision p)
 {
-    return p == ORR_DOUBLE ? "double" : "float";
+    return p == ORR_MIXED ? "mixed" : p == ORR_DOUBLE ? "double" : "float";
+}
+
+const char *orr_precision_ctype(orr_precision p)
+{
+    return ORR_STORED_DOUBLE(p) ? "double" : "float";
 }
 
 orr_status orr_precision_parse(const char *name, orr_precision *p, orr_error *err)
@@ -203,8 +209,11 @@ orr_status orr_precision_parse(const char *name, orr_precision *p, orr_error *er
         *p = ORR_FLOAT;
     else if (strcmp(name, "double") == 0)
         *p = ORR_DOUBLE;
+    else if (strcmp(name, "mixed") == 0)
+        *p = ORR_MIXED;
     else
-        return orr_fail(err, ORR_ERR_ARG, "invalid precision '%s' (expected float or double)", name);
+        return orr_fail(err, ORR_ERR_ARG, "invalid precision '%s' (expected float, double or "
+                        "mixed)", name);
     return ORR_OK;
 }
 

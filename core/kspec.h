@@ -13,7 +13,13 @@
 #include <stddef.h>
 #include "err.h"
 
-typedef enum { ORR_FLOAT = 0, ORR_DOUBLE = 1 } orr_precision;
+/* ORR_MIXED: the Hermite integrator's fast mode (phi-GPU, HiGPUs): every
+ * value is kept in double, and its force + jerk kernel takes the
+ * differences of positions and velocities in double and the rest of the
+ * pair in float; the other kernels run in double. */
+typedef enum { ORR_FLOAT = 0, ORR_DOUBLE = 1, ORR_MIXED = 2 } orr_precision;
+/* 1 when values are stored in double (double and mixed). */
+#define ORR_STORED_DOUBLE(p) ((p) != ORR_FLOAT)
 typedef enum { ORR_TARGET_GPU = 0, ORR_TARGET_CPU = 1 } orr_target;
 /* Accel kernel variants: tiled (orrery's), naive (the GPU baseline), and
  * reference (CPU float gravity only: the plain -ffast-math loop of
@@ -100,7 +106,9 @@ orr_status orr_kspec_source(const orr_kspec *s, const struct orr_kfamily *f, orr
 int orr_kspec_nvrtc_options(const orr_kspec *s, const char *opts[ORR_KSPEC_MAX_OPTS]);
 
 /* "float" / "double"; parse returns ORR_ERR_ARG for anything else. */
-const char *orr_precision_name(orr_precision p);
+const char *orr_precision_name(orr_precision p);   /* "float", "double", "mixed" */
+/* The C type name the kernels are instantiated with: "float" or "double". */
+const char *orr_precision_ctype(orr_precision p);
 orr_status orr_precision_parse(const char *name, orr_precision *p, orr_error *err);
 const char *orr_variant_name(orr_variant v);
 orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err);

@@ -252,8 +252,8 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
 {
     if (c->n < 1)
         return orr_fail(err, ORR_ERR_ARG, "n must be at least 1 (got %ld)", c->n);
-    if (c->precision != ORR_FLOAT && c->precision != ORR_DOUBLE)
-        return orr_fail(err, ORR_ERR_ARG, "precision must be float or double (got %d)",
+    if (c->precision != ORR_FLOAT && c->precision != ORR_DOUBLE && c->precision != ORR_MIXED)
+        return orr_fail(err, ORR_ERR_ARG, "precision must be float, double or mixed (got %d)",
                         (int)c->precision);
     if (c->backend != ORR_BACKEND_AUTO && c->backend != ORR_BACKEND_CUDA &&
         c->backend != ORR_BACKEND_CPU)
@@ -317,6 +317,10 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
     }
     if (c->damping != 1 && strcmp((*integ)->name, "euler") != 0)
         return orr_fail(err, ORR_ERR_ARG, "damping applies to the euler integrator only");
+    if (c->precision == ORR_MIXED && !(*integ)->blocks)
+        return orr_fail(err, ORR_ERR_ARG, "precision \"mixed\" is for integrator \"hermite\" "
+                        "(its force + jerk kernel); %s runs in float or double",
+                        (*integ)->name);
     const char *force = c->law ? c->law->name : c->force ? c->force : "gravity";
     if (!force[0] || strlen(force) >= sizeof(((orr_kspec *)0)->phys.force))
         return orr_fail(err, ORR_ERR_ARG, "force must be a name of 1 to %zu characters (got '%s')",
@@ -611,7 +615,7 @@ static orr_status flush(orr_sim *s, orr_error *err)
     s->env.acc_valid = 0;
     /* in float the engine holds the values rounded: read them back when next
      * asked, so the mirror always shows the state being integrated */
-    s->host_valid = s->cfg.precision == ORR_DOUBLE;
+    s->host_valid = ORR_STORED_DOUBLE(s->cfg.precision);
     return ORR_OK;
 }
 

@@ -185,7 +185,7 @@ __attribute__((format(printf, 3, 4))) static void note_add(char *note, size_t si
 
 static int gpu_fits(const ident *id, int block)
 {
-    size_t elem = id->base.phys.precision == ORR_DOUBLE ? sizeof(double) : sizeof(float);
+    size_t elem = ORR_STORED_DOUBLE(id->base.phys.precision) ? sizeof(double) : sizeof(float);
     int maxb = id->gpu.max_threads_per_block < 1024 ? id->gpu.max_threads_per_block : 1024;
     return block >= 32 && block <= maxb && block % 32 == 0 &&
            (size_t)block * 4 * elem <= (size_t)id->gpu.max_shared_per_block;

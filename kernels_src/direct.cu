@@ -387,6 +387,15 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
     real s[6] = {0, 0, 0, 0, 0, 0}, c[6] = {0, 0, 0, 0, 0, 0};
     const vec4 zero = {0, 0, 0, 0};
     const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
+#if ORR_MIXED
+    float aif[ORR_NATTRS], rtf[ORR_NRTS];
+#pragma unroll
+    for (int a = 0; a < ORR_NATTRS; a++)
+        aif[a] = (float)ai[a];
+#pragma unroll
+    for (int q = 0; q < ORR_NRTS; q++)
+        rtf[q] = (float)rt[q];
+#endif
     for (int base = jbeg; base < jend; base += ORR_HTILE) {
         const int j = base + t;
         tx[t] = j < jend ? xp[j] : zero;
@@ -395,6 +404,39 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
         for (int a = 0; a < ORR_NATTR; a++)
             tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
         __syncthreads();
+#if ORR_MIXED
+        /* differences in double, the rest of the pair in float, the tile's
+         * sums in float, the tiles' in double */
+        float u[6] = {0, 0, 0, 0, 0, 0};
+        const int m = min(ORR_HTILE, jend - base);
+        for (int q = 0; q < m; q++) {
+            const vec4 pj4 = tx[q], vj = tv[q];
+            float ajf[ORR_NATTRS];
+#pragma unroll
+            for (int a = 0; a < ORR_NATTRS; a++)
+                ajf[a] = ORR_NATTR > 0 ? (float)tattr[q * ORR_NATTR + a] : 0.f;
+            const float dx = (float)orr_min_image(pj4.x - pi.x, X),
+                        dy = (float)orr_min_image(pj4.y - pi.y, Y),
+                        dz = (float)orr_min_image(pj4.z - pi.z, Z);
+            const float du = (float)(vj.x - vi.x), dv = (float)(vj.y - vi.y),
+                        dw = (float)(vj.z - vi.z);
+            const float d2 = dx * dx + dy * dy + dz * dz, r2 = d2 + (float)ORR_EPS2;
+            const float f = orr_pair_accel<float>(dx, dy, dz, d2, r2, (float)pi.w, (float)pj4.w,
+                                                  aif, ajf, 1, rtf);
+            const float g = orr_pair_jerk<float>(dx, dy, dz, d2, r2, (float)pi.w, (float)pj4.w,
+                                                 aif, ajf, 1, rtf, f);
+            const float w = 2 * g * (dx * du + dy * dv + dz * dw);
+            u[0] += dx * f;
+            u[1] += dy * f;
+            u[2] += dz * f;
+            u[3] += f * du + w * dx;
+            u[4] += f * dv + w * dy;
+            u[5] += f * dw + w * dz;
+        }
+#pragma unroll
+        for (int d = 0; d < 6; d++)
+            orr_kahan_add(s[d], c[d], (real)u[d]);
+#else
         real u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(ORR_HTILE, jend - base);
         for (int q = 0; q < m; q++) {
@@ -418,6 +460,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
 #pragma unroll
         for (int d = 0; d < 6; d++)
             orr_kahan_add(s[d], c[d], u[d]);
+#endif
         __syncthreads();
     }
     if (active) {

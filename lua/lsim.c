@@ -276,7 +276,7 @@ int orr_lua_default_device(void)
 
 static int l_simulation(lua_State *L)
 {
-    static const char *const precisions[] = {"float", "double", NULL};
+    static const char *const precisions[] = {"float", "double", "mixed", NULL};
     static const char *const backends[] = {"auto", "cuda", "cpu", NULL};
     static int notice_shown = 0;
     const orr_integrator *const *integs = orr_integrators();
@@ -310,7 +310,8 @@ static int l_simulation(lua_State *L)
                       (lua_Integer)nb);
     if (nb >= 0)
         c.n = nb;
-    c.precision = opt_choice(L, "precision", precisions, 0) ? ORR_DOUBLE : ORR_FLOAT;
+    const int pi = opt_choice(L, "precision", precisions, 0);
+    c.precision = pi == 2 ? ORR_MIXED : pi == 1 ? ORR_DOUBLE : ORR_FLOAT;
     c.G = opt_number(L, "G", c.G, NULL, "a finite number");
     c.softening = opt_number(L, "softening", c.softening, nonnegative, "a non-negative number");
     c.dt = opt_number(L, "dt", c.dt, positive, "a positive number");

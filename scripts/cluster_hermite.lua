@@ -2,16 +2,18 @@
 -- Hermite scheme and individual block time steps, the way collisional
 -- codes (NBODY6++, phi-GPU) do: the energy error and the block statistics
 -- over time.  On the GPU when there is one (the block steps stay on it).
---   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA]
+--   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA] [PRECISION]
+-- (PRECISION: double, or mixed: differences in double, the rest in float)
 local orrery = require "orrery"
 
 local n = math.tointeger(tonumber(arg[1])) or 1024
 local t_end = tonumber(arg[2]) or 1
 local eta = tonumber(arg[3]) or 0.02
+local precision = arg[4] or "double"
 
 local sim <close> = orrery.simulation{
   bodies = orrery.ic.plummer{ n = n, seed = 7 },
-  precision = "double",
+  precision = precision,
   softening = 4 / n,          -- a softening of the order of the closest-approach distance
   integrator = "hermite", dt_max = 1 / 16, eta = eta,
 }

@@ -21,9 +21,9 @@ end
 -- semi-major axis 1 (G M = 1, period 2 pi), started at apocentre; after
 -- `periods` periods: the energy error and how far the separation is from
 -- the apocentre.
-local function kepler(backend, e, eta, periods)
+local function kepler(backend, e, eta, periods, precision)
   local rap, vap = 1 + e, math.sqrt((1 - e) / (1 + e))
-  local sim <close> = orrery.simulation{ n = 2, backend = backend, precision = "double",
+  local sim <close> = orrery.simulation{ n = 2, backend = backend, precision = precision or "double",
     integrator = "hermite", softening = 0, dt_max = 1 / 8, eta = eta }
   sim:set_body(1, { x = -rap / 2, vy = -vap / 2, m = 0.5 })
   sim:set_body(2, { x = rap / 2, vy = vap / 2, m = 0.5 })
@@ -47,6 +47,17 @@ for _, backend in ipairs(backends) do
     T.ok(dE1 / dE2 > 10, ("energy error ratio %.1f > 10 for eta 0.02 / 0.005"):format(dE1 / dE2))
     T.ok(dr1 / dr2 > 10, ("orbit error ratio %.1f > 10"):format(dr1 / dr2))
     T.ok(b1.mean_active == 2, "two bodies: every block moves both")
+  end)
+
+  T.test(backend .. ": precision = \"mixed\" (differences in double, the rest of the pair in float)", function()
+    local dE, dr = kepler(backend, 0.9, 0.005, 10, "mixed")
+    local dEd, drd = kepler(backend, 0.9, 0.005, 10, "double")
+    print(("  mixed: |dE/E| %.2e, |dr| %.2e; double: %.2e, %.2e"):format(dE, dr, dEd, drd))
+    T.ok(dE < 2e-5, ("mixed: |dE/E| %.2e < 2e-5 after 10 orbits"):format(dE))
+    T.ok(dr < 1e-3, ("mixed: back at apocentre within 1e-3 (%.2e)"):format(dr))
+    if backend == "cpu" then   -- the CPU computes the mixed pair in double
+      T.eq(dE, dEd, "cpu: mixed is double"); T.eq(dr, drd)
+    end
   end)
 
   T.test(backend .. ": a cluster with a close pair: block steps, only some bodies active", function()
@@ -141,6 +152,9 @@ T.test("what hermite does not take", function()
   T.raises(W .. "integrator \"hermite\" takes dt_max (its synchronisation interval: outputs "
     .. "and sim:step() come at its multiples), not dt",
     orrery.simulation, { n = 2, backend = "cpu", integrator = "hermite", dt = 0.1 })
+  T.raises(W .. "precision \"mixed\" is for integrator \"hermite\" (its force + jerk kernel); "
+    .. "leapfrog runs in float or double", orrery.simulation, { n = 2, backend = "cpu",
+    precision = "mixed" })
   T.raises(W .. "'eta' is for block time steps (integrator = \"hermite\")",
     orrery.simulation, { n = 2, backend = "cpu", eta = 0.02 })
   local lj <close> = orrery.simulation{ n = 2, backend = "cpu", integrator = "hermite",
