@@ -681,15 +681,16 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
 /* The force + jerk kernel on the nact bodies act[] (count on the device)
  * from all predicted bodies, and the combine of its j-ranges into row 0
  * of hpa, hpj.  More ranges for fewer active bodies, so a block with few
- * of them still fills the GPU; at most 4n partials. */
+ * of them still fills the GPU (about 16 blocks per SM, at most 256
+ * ranges); at most 4n partials. */
 static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long nact,
                              orr_error *err)
 {
     const int tile = htile(e);
     int n = (int)e->n, stride = (int)nact;
     const long iblocks = (nact + tile - 1) / tile, tiles = (e->n + tile - 1) / tile;
-    long r = (4L * c->info.sm_count + iblocks - 1) / iblocks;
-    r = r > 64 ? 64 : r;
+    long r = (16L * c->info.sm_count + iblocks - 1) / iblocks;   /* about 16 blocks per SM */
+    r = r > 256 ? 256 : r;
     r = r > tiles ? tiles : r;
     r = r > 4 * e->n / nact ? 4 * e->n / nact : r;
     r = r < 1 ? 1 : r;

@@ -114,7 +114,7 @@ printf "unknown.lua:3: orrery.simulation: unknown key 'stpes'\n" >exp
 expect unknown-key 1 exp -- "$orr_abs" run unknown.lua
 
 printf 'local orrery = require "orrery"\nlocal sim = orrery.simulation{ n = 4, precision = "half" }\n' >badvalue.lua
-printf 'badvalue.lua:2: orrery.simulation: '"'"'precision'"'"' must be "float" or "double" (got "half")\n' >exp
+printf 'badvalue.lua:2: orrery.simulation: '"'"'precision'"'"' must be "float", "double" or "mixed" (got "half")\n' >exp
 expect bad-value 1 exp -- "$orr_abs" run badvalue.lua
 
 cat >closed.lua <<'EOF'

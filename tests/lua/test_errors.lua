@@ -46,7 +46,7 @@ T.test("orrery.simulation: keys and values", function()
   T.raises(W .. "'n' must be an integer from 1 to 2147483647 (got 1.5)", sim_with{ n = 1.5 })
   T.raises(W .. "'n' must be an integer from 1 to 2147483647 (got \"8\")", sim_with{ n = "8" })
   T.raises(W .. "'n' must be an integer from 1 to 2147483647 (got 1e+100)", sim_with{ n = 1e100 })
-  T.raises(W .. "'precision' must be \"float\" or \"double\" (got \"half\")",
+  T.raises(W .. "'precision' must be \"float\", \"double\" or \"mixed\" (got \"half\")",
     sim_with{ n = 4, precision = "half" })
   T.raises(W .. "'dt' must be a positive number (got -1)", sim_with{ n = 4, dt = -1 })
   T.raises(W .. "'dt' must be a positive number (got 0)", sim_with{ n = 4, dt = 0 })
