@@ -33,7 +33,7 @@ LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) -ldl -lm -pt
 VERSION  := 0.1.0
 
 CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rtc.c \
-            core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/hermite.c core/dist.c core/engine.c core/backend_cpu.c \
+            core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/hermite.c core/diag.c core/dist.c core/engine.c core/backend_cpu.c \
             core/backend_cuda.c core/bench.c core/sim.c core/tune.c core/tunestore.c \
             core/outfile.c core/textio.c core/h5util.c core/snapshot.c core/checkpoint.c \
             core/render.c core/comm.c core/nccl.c
@@ -52,7 +52,7 @@ LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu \
-            test_snapshot test_render test_comm test_nccl
+            test_snapshot test_render test_comm test_nccl test_diag
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: all run test gpu-test deps clean bundle

@@ -5,6 +5,7 @@
  * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
  * table, which the module exposes as orrery.Sim so Lua code can add methods. */
 #include "lorrery.h"
+#include "diag.h"
 #include "dist.h"
 #include "tune.h"
 
@@ -624,6 +625,94 @@ static int sim_virial_ratio(lua_State *L)
     return 1;
 }
 
+/* sim:cluster{fractions = {...}, k = 6, about = "density" | "mass", gamma = 0.11}:
+ * Lagrangian radii, the Casertano & Hut core, the half-mass radius and
+ * relaxation time (core/diag.h). */
+static int sim_cluster(lua_State *L)
+{
+    static const char *const who = "sim:cluster";
+    static const char *const keys[] = {"fractions", "k", "about", "gamma", NULL};
+    orr_sim *s = orr_lua_checksim(L, 1);
+    orr_diag_options o;
+    orr_diag_options_default(&o);
+    double fr[ORR_DIAG_MAX_FRACTIONS];
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        orr_lua_checkkeys(L, 2, who, keys, 1);
+        if (lua_getfield(L, 2, "fractions") != LUA_TNIL) {
+            size_t len = lua_type(L, -1) == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
+            if (len < 1 || len > ORR_DIAG_MAX_FRACTIONS)
+                orr_lua_error(L, "%s: 'fractions' must be a list of 1 to %d mass fractions (got "
+                              "%s)", who, ORR_DIAG_MAX_FRACTIONS, orr_lua_describe(L, -1));
+            for (size_t k = 0; k < len; k++) {
+                lua_rawgeti(L, -1, (lua_Integer)k + 1);
+                if (lua_type(L, -1) != LUA_TNUMBER)
+                    orr_lua_error(L, "%s: fraction %d must be a number (got %s)", who,
+                                  (int)k + 1, orr_lua_describe(L, -1));
+                fr[k] = lua_tonumber(L, -1);
+                lua_pop(L, 1);
+            }
+            o.fractions = fr;
+            o.nfractions = (int)len;
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, 2, "k") != LUA_TNIL) {
+            int isint = 0;
+            lua_Integer k = lua_tointegerx(L, -1, &isint);
+            if (!isint || k < 2 || k > 64)
+                orr_lua_error(L, "%s: 'k' must be an integer from 2 to 64 (got %s)", who,
+                              orr_lua_describe(L, -1));
+            o.k = (int)k;
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, 2, "about") != LUA_TNIL) {
+            const char *a = lua_tostring(L, -1);
+            if (lua_type(L, -1) != LUA_TSTRING || (strcmp(a, "density") && strcmp(a, "mass")))
+                orr_lua_error(L, "%s: 'about' must be \"density\" or \"mass\" (got %s)", who,
+                              orr_lua_describe(L, -1));
+            o.about_density = strcmp(a, "density") == 0;
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, 2, "gamma") != LUA_TNIL)
+            o.gamma = orr_lua_checkfinite(L, -1, who, "gamma", "a positive number");
+        lua_pop(L, 1);
+    }
+    o.G = orr_sim_config_of(s)->G;
+    double *pos;
+    orr_diag d;
+    orr_error err = {0};
+    if (orr_sim_pos(s, &pos, &err) || orr_diag_cluster(pos, orr_sim_n(s), &o, &d, &err))
+        return orr_lua_fail(L, &err, who);
+    lua_createtable(L, 0, 10);
+    lua_pushinteger(L, d.n);
+    lua_setfield(L, -2, "n");
+    lua_pushnumber(L, d.mass);
+    lua_setfield(L, -2, "mass");
+    push_vec(L, d.com);
+    lua_setfield(L, -2, "com");
+    push_vec(L, d.density_centre);
+    lua_setfield(L, -2, "density_centre");
+    lua_pushnumber(L, d.core_radius);
+    lua_setfield(L, -2, "core_radius");
+    lua_pushnumber(L, d.core_density);
+    lua_setfield(L, -2, "core_density");
+    lua_pushnumber(L, d.r_half);
+    lua_setfield(L, -2, "r_half");
+    lua_pushnumber(L, d.t_rh);
+    lua_setfield(L, -2, "t_rh");
+    lua_createtable(L, d.nfractions, 0);
+    lua_createtable(L, d.nfractions, 0);
+    for (int f = 0; f < d.nfractions; f++) {
+        lua_pushnumber(L, d.fractions[f]);
+        lua_rawseti(L, -3, f + 1);
+        lua_pushnumber(L, d.lagrangian[f]);
+        lua_rawseti(L, -2, f + 1);
+    }
+    lua_setfield(L, -3, "lagrangian");
+    lua_setfield(L, -2, "fractions");
+    return 1;
+}
+
 static int sim_write(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
@@ -891,6 +980,7 @@ static const luaL_Reg meth[] = {
     {"angular_momentum", sim_angular_momentum},
     {"center_of_mass", sim_center_of_mass},
     {"virial_ratio", sim_virial_ratio},
+    {"cluster", sim_cluster},
     {"write", sim_write},
     {"tune", sim_tune},
     {NULL, NULL},

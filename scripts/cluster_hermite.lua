@@ -1,7 +1,8 @@
 -- cluster_hermite.lua: a Plummer star cluster integrated with the 4th-order
 -- Hermite scheme and individual block time steps, the way collisional
--- codes (NBODY6++, phi-GPU) do: the energy error and the block statistics
--- over time.  On the GPU when there is one (the block steps stay on it).
+-- codes (NBODY6++, phi-GPU) do: the energy error, the block statistics and
+-- the Lagrangian radii over time.  On the GPU when there is one (the block
+-- steps stay on it).
 --   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA] [PRECISION]
 -- (PRECISION: double, or mixed: differences in double, the rest in float)
 local orrery = require "orrery"
@@ -19,15 +20,17 @@ local sim <close> = orrery.simulation{
 }
 print(("Plummer cluster: %d bodies, Hermite with block steps, eta %g, dt_max %g, %s on %s"):format(
   n, eta, sim.dt_max, sim.precision, sim.backend))
-print(("%8s %14s %11s %9s %12s %12s %9s"):format("t", "E", "dE/E0", "blocks", "active/blk",
-  "smallest dt", "wall s"))
+print(("%8s %14s %11s %9s %12s %12s %9s %8s %8s %8s %8s"):format("t", "E", "dE/E0", "blocks",
+  "active/blk", "smallest dt", "wall s", "r_core", "r_10%", "r_50%", "r_90%"))
 local e0 = sim:energy().total
 local clock, last = orrery._clock(), { blocks = 0, active = 0 }
 while sim.time < t_end - 1e-12 do
   sim:step(4)                 -- a quarter of a time unit: four synchronised intervals
   local e, b = sim:energy().total, sim.blocks
+  local c = sim:cluster{ fractions = { 0.1, 0.5, 0.9 } }   -- Lagrangian radii, the core
   local nb = b.blocks - last.blocks
-  print(("%8.4f %14.10f %11.3e %9d %12.1f %12.4g %9.2f"):format(sim.time, e, (e - e0) / math.abs(e0),
-    nb, nb > 0 and (b.active - last.active) / nb or 0, b.smallest_dt, orrery._clock() - clock))
+  print(("%8.4f %14.10f %11.3e %9d %12.1f %12.4g %9.2f %8.4f %8.4f %8.4f %8.4f"):format(sim.time, e,
+    (e - e0) / math.abs(e0), nb, nb > 0 and (b.active - last.active) / nb or 0, b.smallest_dt,
+    orrery._clock() - clock, c.core_radius, c.lagrangian[1], c.lagrangian[2], c.lagrangian[3]))
   last = b
 end

@@ -13,6 +13,7 @@ local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqr
 
 local WHO = "sim:run"
 local KEYS = { steps = true, ["until"] = true, every = true, on_step = true, progress = true,
+  cluster = true,
   checkpoint_every = true, checkpoint = true, render_every = true, render = true }
 
 -- A value as error messages show it: strings quoted, numbers as written.
@@ -91,6 +92,19 @@ local function check_opts(self, nargs, opts)
       describe(opts.render_every), describe(opts.render))
   end
   out.r_every, out.render = opts.render_every and floor(opts.render_every), opts.render
+  -- cluster = true, or a list of mass fractions: the core radius, the
+  -- half-mass radius and those Lagrangian radii on every log line
+  if opts.cluster ~= nil then
+    local c = opts.cluster
+    local ok = c == true or (type(c) == "table" and #c >= 1)
+    for _, f in ipairs(type(c) == "table" and c or {}) do
+      ok = ok and type(f) == "number" and f > 0 and f <= 1
+    end
+    if not ok then
+      bad("'cluster' must be true or a list of mass fractions in (0, 1] (got %s)", describe(c))
+    end
+    out.cluster = c == true and {} or c
+  end
   return floor(steps), opts.every and floor(opts.every), opts.on_step,
     opts.progress ~= false, out, tail
 end
@@ -166,10 +180,16 @@ function Sim:run(...)
     end
     if bar_shown then clear_bar() end
     local extra = ""
+    if out.cluster then
+      local fr = #out.cluster > 0 and out.cluster or nil
+      local c = self:cluster(fr and { fractions = fr } or nil)
+      extra = format(" %10.4g %10.4g", c.core_radius, c.r_half)
+      for k = 1, #out.cluster do extra = extra .. format(" %9.4g", c.lagrangian[k]) end
+    end
     if blocks then
       local b = self.blocks
       local nb = b.blocks - last_blocks.blocks
-      extra = format(" %9d %10.1f %11.4g", nb, nb > 0 and (b.active - last_blocks.active) / nb or 0,
+      extra = extra .. format(" %9d %10.1f %11.4g", nb, nb > 0 and (b.active - last_blocks.active) / nb or 0,
         b.smallest_dt)
       last_blocks = b
     end
@@ -190,7 +210,12 @@ function Sim:run(...)
           r.unroll, r.split, r.ipt, r.ranges, r.threads, r.source))
       end
     end
-    if rank0 then io.stdout:write(HEADER, blocks and BLOCKS or "", "\n") end
+    local cols = ""
+    if out.cluster then
+      cols = format(" %10s %10s", "r_core", "r_half")
+      for _, f in ipairs(out.cluster) do cols = cols .. format(" %9s", format("r_%g%%", 100 * f)) end
+    end
+    if rank0 then io.stdout:write(HEADER, cols, blocks and BLOCKS or "", "\n") end
     logline(0)
   end
   -- frames at every multiple of render_every of sim.steps (0 included), a

@@ -427,4 +427,30 @@ T.test("kernel = {...}: a configuration of one's own, untuned, on every rank ali
   T.ok(worst < 1e-5, ("tile lengths 1024 and 256 agree to 1e-5 (%.2e)"):format(worst))
 end)
 
+T.test("sim:cluster: Lagrangian radii, the Casertano & Hut core, t_rh", function()
+  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 20000, seed = 3 },
+    backend = "cpu", precision = "double" }
+  local c = sim:cluster{ fractions = { 0.1, 0.5, 0.9 } }
+  T.eq(c.n, 20000); T.near(c.mass, 1, 1e-9, "mass")
+  T.eq(#c.lagrangian, 3); T.eq(c.fractions[2], 0.5); T.eq(c.lagrangian[2], c.r_half)
+  -- Plummer: r(f) / r(1/2) from M(r) = M r^3 / (r^2 + a^2)^(3/2), the mass cut at 0.999
+  local function model(f) return 1 / math.sqrt((0.999 * f) ^ (-2 / 3) - 1) end
+  T.near(c.lagrangian[1] / c.r_half, model(0.1) / model(0.5), 0.02, "r_10% / r_h")
+  T.near(c.lagrangian[3] / c.r_half, model(0.9) / model(0.5), 0.06, "r_90% / r_h")
+  T.ok(c.core_radius > 0.2 * c.r_half and c.core_radius < c.r_half, "core inside r_h")
+  local n, m = 20000, 1 / 20000
+  T.near(c.t_rh, 0.138 * math.sqrt(n) * c.r_half ^ 1.5 / (math.sqrt(m) * math.log(0.11 * n)),
+    1e-9 * c.t_rh, "Spitzer's t_rh")
+  local d = sim:cluster{ about = "mass", k = 12 }
+  T.eq(#d.lagrangian, 7, "the default fractions")
+  T.raises("sim:cluster: mass fraction 2 is 1.5: fractions must be in (0, 1]", sim.cluster, sim,
+    { fractions = { 0.5, 1.5 } })
+  T.raises("sim:cluster: 'about' must be \"density\" or \"mass\" (got \"x\")", sim.cluster, sim,
+    { about = "x" })
+  T.raises("sim:cluster: unknown key 'k2' (valid: fractions, k, about, gamma)", sim.cluster, sim,
+    { k2 = 3 })
+  T.raises("sim:run: 'cluster' must be true or a list of mass fractions in (0, 1] (got table)",
+    sim.run, sim, { steps = 1, cluster = { 2 } })
+end)
+
 T.done()

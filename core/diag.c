@@ -1,0 +1,307 @@
+/* diag: cluster diagnostics (see diag.h): a k-d tree for the k nearest
+ * neighbours, Casertano & Hut densities, Lagrangian radii, the half-mass
+ * relaxation time. */
+#include "diag.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LEAF 8
+#define MAX_K 64
+
+static const double default_fractions[] = {0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9};
+
+void orr_diag_options_default(orr_diag_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->k = 6;
+    o->about_density = 1;
+    o->G = 1;
+    o->gamma = 0.11;
+}
+
+/* ---- k-d tree ---------------------------------------------------------------- */
+
+typedef struct {
+    const double *pos;
+    long *idx;       /* the bodies, reordered so every node is a contiguous range */
+    long *lo, *hi;   /* node ranges; node 0 is the root, children 2i+1, 2i+2 */
+    int *axis;       /* split axis, -1 for a leaf */
+    double *split;   /* split coordinate */
+    long nodes;
+} kdtree;
+
+static double coord(const kdtree *t, long i, int a)
+{
+    return t->pos[4 * i + a];
+}
+
+/* Quickselect: idx[lo..hi) partially ordered so idx[mid] has the median
+ * coordinate on axis a (ties by index, so the tree does not depend on luck). */
+static int less(const kdtree *t, long i, long j, int a)
+{
+    double x = coord(t, i, a), y = coord(t, j, a);
+    return x < y || (x == y && i < j);
+}
+
+static void select_mid(kdtree *t, long lo, long hi, long mid, int a)
+{
+    long *v = t->idx;
+    while (hi - lo > 1) {
+        long p = v[lo + (hi - lo) / 2], i = lo, j = hi - 1;
+        while (i <= j) {
+            while (less(t, v[i], p, a))
+                i++;
+            while (less(t, p, v[j], a))
+                j--;
+            if (i <= j) {
+                long s = v[i];
+                v[i] = v[j];
+                v[j] = s;
+                i++;
+                j--;
+            }
+        }
+        if (mid <= j)
+            hi = j + 1;
+        else if (mid >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
+static void build(kdtree *t, long node, long lo, long hi)
+{
+    t->lo[node] = lo;
+    t->hi[node] = hi;
+    t->axis[node] = -1;
+    if (hi - lo <= LEAF || 2 * node + 2 >= t->nodes)
+        return;
+    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (long k = lo; k < hi; k++)
+        for (int a = 0; a < 3; a++) {
+            double x = coord(t, t->idx[k], a);
+            mn[a] = x < mn[a] ? x : mn[a];
+            mx[a] = x > mx[a] ? x : mx[a];
+        }
+    int a = 0;
+    for (int d = 1; d < 3; d++)
+        if (mx[d] - mn[d] > mx[a] - mn[a])
+            a = d;
+    long mid = lo + (hi - lo) / 2;
+    select_mid(t, lo, hi, mid, a);
+    t->axis[node] = a;
+    t->split[node] = coord(t, t->idx[mid], a);
+    build(t, 2 * node + 1, lo, mid);
+    build(t, 2 * node + 2, mid, hi);
+}
+
+static void tree_free(kdtree *t)
+{
+    free(t->idx), free(t->lo), free(t->hi), free(t->axis), free(t->split);
+}
+
+static orr_status tree_make(kdtree *t, const double *pos, long n, orr_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->pos = pos;
+    t->nodes = 1;
+    while (t->nodes < 4 * (n / LEAF + 1))
+        t->nodes *= 2;
+    t->idx = malloc(sizeof(long) * (size_t)n);
+    t->lo = malloc(sizeof(long) * (size_t)t->nodes);
+    t->hi = malloc(sizeof(long) * (size_t)t->nodes);
+    t->axis = malloc(sizeof(int) * (size_t)t->nodes);
+    t->split = malloc(sizeof(double) * (size_t)t->nodes);
+    if (!t->idx || !t->lo || !t->hi || !t->axis || !t->split) {
+        tree_free(t);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the neighbour tree of %ld bodies",
+                        n);
+    }
+    for (long i = 0; i < n; i++)
+        t->idx[i] = i;
+    for (long k = 0; k < t->nodes; k++)
+        t->axis[k] = -2;   /* unused */
+    build(t, 0, 0, n);
+    return ORR_OK;
+}
+
+/* The k nearest of body q: a sorted list (d2[], who[]) of at most k. */
+typedef struct {
+    int k, count;
+    double d2[MAX_K];
+    long who[MAX_K];
+} nearest;
+
+static void offer(nearest *b, double d2, long j)
+{
+    if (b->count == b->k && !(d2 < b->d2[b->k - 1] || (d2 == b->d2[b->k - 1] && j < b->who[b->k - 1])))
+        return;
+    int at = b->count < b->k ? b->count++ : b->k - 1;
+    while (at > 0 && (d2 < b->d2[at - 1] || (d2 == b->d2[at - 1] && j < b->who[at - 1]))) {
+        b->d2[at] = b->d2[at - 1];
+        b->who[at] = b->who[at - 1];
+        at--;
+    }
+    b->d2[at] = d2;
+    b->who[at] = j;
+}
+
+static void search(const kdtree *t, long node, long q, const double *x, nearest *b)
+{
+    if (t->axis[node] == -1) {
+        for (long k = t->lo[node]; k < t->hi[node]; k++) {
+            long j = t->idx[k];
+            if (j == q)
+                continue;
+            double dx = coord(t, j, 0) - x[0], dy = coord(t, j, 1) - x[1],
+                   dz = coord(t, j, 2) - x[2];
+            offer(b, dx * dx + dy * dy + dz * dz, j);
+        }
+        return;
+    }
+    const int a = t->axis[node];
+    const double d = x[a] - t->split[node];
+    long near = d < 0 ? 2 * node + 1 : 2 * node + 2, far = d < 0 ? 2 * node + 2 : 2 * node + 1;
+    search(t, near, q, x, b);
+    if (b->count < b->k || d * d <= b->d2[b->k - 1])
+        search(t, far, q, x, b);
+}
+
+orr_status orr_diag_knn(const double *pos, long n, int k, double *rk, double *mk, orr_error *err)
+{
+    if (k < 2 || k > MAX_K || k >= n)
+        return orr_fail(err, ORR_ERR_ARG, "k must be from 2 to %d and less than the %ld bodies "
+                        "(got %d)", MAX_K, n, k);
+    kdtree t;
+    orr_status st = tree_make(&t, pos, n, err);
+    if (st)
+        return st;
+    for (long q = 0; q < n; q++) {
+        nearest b;
+        b.k = k;
+        b.count = 0;
+        search(&t, 0, q, pos + 4 * q, &b);
+        rk[q] = sqrt(b.d2[k - 1]);
+        if (mk) {
+            double m = 0;
+            for (int j = 0; j < k - 1; j++)
+                m += pos[4 * b.who[j] + 3];
+            mk[q] = m;
+        }
+    }
+    tree_free(&t);
+    return ORR_OK;
+}
+
+/* ---- the diagnostics ------------------------------------------------------------ */
+
+typedef struct {
+    double r2, m;
+} shell;
+
+static int by_r2(const void *a, const void *b)
+{
+    const shell *x = a, *y = b;
+    return x->r2 < y->r2 ? -1 : x->r2 > y->r2;
+}
+
+orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o, orr_diag *out,
+                            orr_error *err)
+{
+    orr_diag_options d;
+    orr_diag_options_default(&d);
+    if (!o)
+        o = &d;
+    memset(out, 0, sizeof *out);
+    const double *fr = o->fractions ? o->fractions : default_fractions;
+    const int nf = o->fractions ? o->nfractions
+                                : (int)(sizeof default_fractions / sizeof default_fractions[0]);
+    if (nf < 1 || nf > ORR_DIAG_MAX_FRACTIONS)
+        return orr_fail(err, ORR_ERR_ARG, "give 1 to %d mass fractions (got %d)",
+                        ORR_DIAG_MAX_FRACTIONS, nf);
+    for (int f = 0; f < nf; f++)
+        if (!(fr[f] > 0 && fr[f] <= 1))
+            return orr_fail(err, ORR_ERR_ARG, "mass fraction %d is %g: fractions must be in (0, 1]",
+                            f + 1, fr[f]);
+    if (!(o->G > 0) || !(o->gamma > 0))
+        return orr_fail(err, ORR_ERR_ARG, "G and gamma must be positive (got %g, %g)", o->G,
+                        o->gamma);
+    if (n < 3 || o->k < 2 || o->k >= n)
+        return orr_fail(err, ORR_ERR_ARG, "the density needs 2 <= k < n: k = %d, %ld bodies",
+                        o->k, n);
+    for (long i = 0; i < n; i++)
+        if (!(pos[4 * i + 3] > 0) || !isfinite(pos[4 * i]) || !isfinite(pos[4 * i + 1]) ||
+            !isfinite(pos[4 * i + 2]))
+            return orr_fail(err, ORR_ERR_ARG, "body %ld has mass %g at (%g, %g, %g): cluster "
+                            "diagnostics need positive masses and finite positions", i + 1,
+                            pos[4 * i + 3], pos[4 * i], pos[4 * i + 1], pos[4 * i + 2]);
+    double *rk = malloc(sizeof(double) * (size_t)n), *mk = malloc(sizeof(double) * (size_t)n);
+    shell *sh = malloc(sizeof(shell) * (size_t)n);
+    orr_status st = rk && mk && sh ? orr_diag_knn(pos, n, o->k, rk, mk, err)
+                                   : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st) {
+        out->n = n;
+        double s1 = 0, s2 = 0, xd[3] = {0, 0, 0};
+        for (long i = 0; i < n; i++) {
+            const double m = pos[4 * i + 3];
+            out->mass += m;
+            for (int a = 0; a < 3; a++)
+                out->com[a] += m * pos[4 * i + a];
+        }
+        for (int a = 0; a < 3; a++)
+            out->com[a] /= out->mass;
+        for (long i = 0; i < n; i++) {   /* densities into rk */
+            const double r = rk[i];
+            rk[i] = r > 0 ? mk[i] / (4.0 / 3.0 * M_PI * r * r * r) : 0;
+            s1 += rk[i];
+            s2 += rk[i] * rk[i];
+            for (int a = 0; a < 3; a++)
+                xd[a] += rk[i] * pos[4 * i + a];
+        }
+        for (int a = 0; a < 3; a++)
+            out->density_centre[a] = s1 > 0 ? xd[a] / s1 : out->com[a];
+        double rc2 = 0;
+        for (long i = 0; i < n; i++) {
+            double dx = pos[4 * i] - out->density_centre[0], dy = pos[4 * i + 1] - out->density_centre[1],
+                   dz = pos[4 * i + 2] - out->density_centre[2];
+            rc2 += rk[i] * rk[i] * (dx * dx + dy * dy + dz * dz);
+        }
+        out->core_radius = s2 > 0 ? sqrt(rc2 / s2) : 0;
+        out->core_density = s1 > 0 ? s2 / s1 : 0;
+        /* Lagrangian radii */
+        const double *c = o->about_density ? out->density_centre : out->com;
+        for (long i = 0; i < n; i++) {
+            double dx = pos[4 * i] - c[0], dy = pos[4 * i + 1] - c[1], dz = pos[4 * i + 2] - c[2];
+            sh[i].r2 = dx * dx + dy * dy + dz * dz;
+            sh[i].m = pos[4 * i + 3];
+        }
+        qsort(sh, (size_t)n, sizeof *sh, by_r2);
+        out->nfractions = nf;
+        for (int f = 0; f <= nf; f++) {
+            const double want = (f < nf ? fr[f] : 0.5) * out->mass;
+            double m = 0;
+            long i = 0;
+            while (i < n - 1 && m + sh[i].m < want * (1 - 1e-15))
+                m += sh[i++].m;
+            const double r = sqrt(sh[i].r2);
+            if (f < nf) {
+                out->fractions[f] = fr[f];
+                out->lagrangian[f] = r;
+            } else {
+                out->r_half = r;
+            }
+        }
+        const double mean = out->mass / (double)n, N = (double)n;
+        const double lnl = log(o->gamma * N);
+        out->t_rh = lnl > 0 ? 0.138 * sqrt(N) * pow(out->r_half, 1.5) /
+                                  (sqrt(mean) * sqrt(o->G) * lnl)
+                            : INFINITY;
+    }
+    free(rk);
+    free(mk);
+    free(sh);
+    return st;
+}

@@ -1,0 +1,48 @@
+-- core_collapse.lua: an equal-mass Plummer cluster run to core collapse
+-- with the Hermite integrator and block time steps.  Two-body relaxation
+-- drives the core inwards until it collapses (the gravothermal
+-- catastrophe), a few hundred to a few thousand time units; the literature
+-- puts equal-mass core collapse at 12-19 initial half-mass relaxation times
+-- (Quinlan 1996; 15.5 t_rh in Fokker-Planck models).  Every `every` time
+-- units the script prints the core radius, the core density and a few
+-- Lagrangian radii; it stops once the core radius has fallen to a tenth of
+-- its smallest early value and risen again (the bounce of the first
+-- binaries' heating), or at T_MAX, and prints the time of the smallest core
+-- radius, t_cc, in units of the initial t_rh.
+--   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION]
+local orrery = require "orrery"
+
+local n = math.tointeger(tonumber(arg[1])) or 4096
+local t_max = tonumber(arg[2]) or 4000
+local every = tonumber(arg[3]) or 10
+local precision = arg[4] or "double"
+
+local sim <close> = orrery.simulation{
+  bodies = orrery.ic.plummer{ n = n, seed = 1996 },
+  precision = precision,
+  softening = 1e-4,           -- small against the core, so binaries can form
+  integrator = "hermite", dt_max = 1 / 8, eta = 0.02,
+}
+local c0 = sim:cluster()
+print(("core collapse: %d equal-mass bodies, %s on %s; initial r_h %.4f, t_rh %.2f, r_core %.4f")
+  :format(n, sim.precision, sim.backend, c0.r_half, c0.t_rh, c0.core_radius))
+print(("%9s %7s %9s %11s %8s %8s %8s %11s %9s"):format("t", "t/t_rh", "r_core", "rho_core",
+  "r_1%", "r_10%", "r_50%", "dE/E0", "wall s"))
+local e0 = sim:energy().total
+local clock = orrery._clock()
+local best = { r = math.huge, t = 0, rho = 0 }
+while sim.time < t_max - 1e-9 do
+  sim:run{ ["until"] = math.min(t_max, sim.time + every) }
+  local c = sim:cluster{ fractions = { 0.01, 0.1, 0.5 } }
+  local e = sim:energy().total
+  print(("%9.2f %7.3f %9.5f %11.4g %8.4f %8.4f %8.4f %11.3e %9.1f"):format(sim.time,
+    sim.time / c0.t_rh, c.core_radius, c.core_density, c.lagrangian[1], c.lagrangian[2],
+    c.lagrangian[3], (e - e0) / math.abs(e0), orrery._clock() - clock))
+  io.stdout:flush()
+  if c.core_radius < best.r then best = { r = c.core_radius, t = sim.time, rho = c.core_density } end
+  -- collapsed and bounced: the smallest core well below the start, and 50% above it now
+  if best.r < 0.1 * c0.core_radius and c.core_radius > 1.5 * best.r then break end
+end
+print(("t_cc = %.2f (%.2f t_rh): smallest core radius %.5f (%.3g of the initial), core density "
+  .. "%.4g, after %.1f s"):format(best.t, best.t / c0.t_rh, best.r, best.r / c0.core_radius,
+  best.rho, orrery._clock() - clock))
