@@ -52,6 +52,8 @@ static const char *usage_commands =
     "      --variant tiled|naive|reference|both   (tiled; naive: the GPU baseline; reference:\n"
     "                            the CPU's plain float gravity loop; both: tiled + the baseline)\n"
     "      --tune                use the stored tuning per N, tuning first where there is none\n"
+    "      --integrator hermite  time Hermite block steps instead: one block of --active\n"
+    "                            bodies (LIST; default all N) against all N (60 flops each)\n"
     "      --csv                 machine-readable rows\n"
     "      and the kernel options below\n"
     "  tune [OPTIONS]            autotune the kernels for this device; results are stored\n"
@@ -725,6 +727,9 @@ typedef struct {
     long steps;                /* --steps: timed steps per row; 0: about 0.25 s worth */
     const char *variant_arg;   /* --variant as given (tiled) */
     int csv, tune;             /* --csv, --tune */
+    int hermite;               /* --integrator hermite: block steps (orr_bench_hermite) */
+    long active[ORR_CLI_MAX_N];   /* --active: bodies per block (none: all) */
+    int nactive;
     orr_variant variants[2];   /* what runs, in order (bench_resolve) */
     int nv;
     FILE *info;                /* notes: stdout, or stderr under --csv (machine-readable rows) */
@@ -750,6 +755,14 @@ static int bench_parse(args_t *a, bench_opts *b)
             b->csv = 1;
         } else if (strcmp(a->argv[a->pos], "--tune") == 0) {
             b->tune = 1;
+        } else if (opt_value(a, "--integrator", &v, &bad)) {
+            if (!bad && strcmp(v, "hermite") != 0)
+                bad = orr_cli_usage_error("bench: --integrator takes hermite (block steps; the "
+                                          "fixed-step integrators time the force pass)");
+            b->hermite = 1;
+        } else if (opt_value(a, "--active", &v, &bad)) {
+            if (!bad)
+                bad = parse_list(v, b->active, ORR_CLI_MAX_N, &b->nactive);
         } else {
             bad = orr_cli_usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
@@ -981,6 +994,49 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
     return 0;
 }
 
+/* bench --integrator hermite: one block step of --active bodies (all by
+ * default) against all N, the best of a few; 60 flops per interaction as
+ * phi-GPU, NBODY6++GPU and Sapporo count them. */
+static int bench_hermite(const bench_opts *b)
+{
+    const int csv = b->csv;
+    if (csv)
+        printf("n,backend,precision,active,ms_per_block,interactions_per_s,gflops\n");
+    else
+        printf("%9s %9s %8s %12s %14s %10s\n", "N", "active", "precision", "ms/block",
+               "interactions/s", "GFLOP/s");
+    int rc = 0;
+    for (int k = 0; k < b->run.nn; k++) {
+        const long n = b->run.ns[k];
+        const int na = b->nactive ? b->nactive : 1;
+        for (int j = 0; j < na; j++) {
+            const long act = b->nactive ? b->active[j] : n;
+            if (act > n)
+                continue;
+            double ms = 0;
+            orr_error e = {0};
+            if (orr_bench_hermite(b->run.kind, &b->run.spec, n, act,
+                                  b->steps > 0 ? (int)b->steps : 5, &ms, &e)) {
+                orr_error_context(&e, "bench --integrator hermite N=%ld active %ld", n, act);
+                report(&e);
+                orr_error_clear(&e);
+                rc = 1;
+                continue;
+            }
+            const double rate = (double)act * (double)n / (ms * 1e-3);
+            if (csv)
+                printf("%ld,%s,%s,%ld,%.6g,%.6g,%.6g\n", n, orr_backend_name(b->run.kind),
+                       orr_precision_name(b->run.spec.phys.precision), act, ms, rate,
+                       rate * 60e-9);
+            else
+                printf("%9ld %9ld %8s %12.4f %14.3e %10.1f\n", n, act,
+                       orr_precision_name(b->run.spec.phys.precision), ms, rate, rate * 60e-9);
+            fflush(stdout);
+        }
+    }
+    return rc;
+}
+
 static int cmd_bench(args_t *a)
 {
     bench_opts b;
@@ -1005,6 +1061,8 @@ static int cmd_bench(args_t *a)
         rc = bench_describe(&b);
     if (rc)
         return rc;
+    if (b.hermite)
+        return bench_hermite(&b);
     print_header(b.csv);
     double tiled_rate[ORR_CLI_MAX_N] = {0};   /* per body count, for tiled / reference */
     for (int vi = 0; vi < b.nv; vi++) {

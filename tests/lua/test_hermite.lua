@@ -136,6 +136,18 @@ if not gpu_ok then
   end
 end
 
+T.test("a Plummer sphere, N = 1024, softening 1e-3, t = 0..10: |dE/E0| <= 1e-6 at eta 0.02", function()
+  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 1024, seed = 10 },
+    backend = "cpu", precision = "double", integrator = "hermite", softening = 1e-3,
+    dt_max = 1 / 16, eta = 0.02 }
+  local e0 = sim:energy().total
+  sim:run{ ["until"] = 10 }
+  local dE = math.abs((sim:energy().total - e0) / e0)
+  print(("  |dE/E0| %.3e after %d blocks (%.1f active on average)"):format(dE, sim.blocks.blocks,
+    sim.blocks.mean_active))
+  T.ok(dE <= 1e-6, ("|dE/E0| %.2e <= 1e-6"):format(dE))
+end)
+
 T.test("sim:run{until = T}: whole intervals, then a shorter last one", function()
   local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 64, seed = 2 },
     backend = "cpu", precision = "double", integrator = "hermite", dt_max = 1 / 16 }
