@@ -28,6 +28,9 @@
 #define FINALISTS 3              /* at most this many re-timed alternately at the end, */
 #define FINALIST_SPREAD 1.10     /* those within 10% of the best */
 #define EARLY_OUT 1.15           /* stop timing a candidate this much slower than the best */
+#define CHECK_MARGIN 0.02        /* a winner beats the default by this, timed alternately */
+#define NOISY 0.25               /* runs spreading more than this are not to be trusted */
+#define STALE 1.10               /* a stored choice this much slower than the default is redone */
 #define DEFAULT_BUDGET_S 2.0
 
 /* Canonical tuned values for the kernel identity (fixed, independent of the
@@ -211,11 +214,17 @@ static double interactions(const ident *id, double ms)
     return (double)id->targets * (double)id->n / (ms * 1e-3);
 }
 
-/* One timing run: k force passes on the targets, ms per pass. */
-static orr_status time_force(const ident *id, orr_engine *eng, int k, double *ms, orr_error *err)
+/* One timing run: k force passes on the targets, ms per pass (passed
+ * through the options' timing hook, which tests use to stand for a busy
+ * machine). */
+static orr_status time_force(const ident *id, const orr_tune_options *o, const orr_kspec *cand,
+                             int phase, orr_engine *eng, int k, double *ms, orr_error *err)
 {
     const orr_range t = {0, id->targets};
-    return orr_engine_time_range(eng, t, k, 1, ms, err);
+    orr_status st = orr_engine_time_range(eng, t, k, 1, ms, err);
+    if (!st && o->time_hook)
+        *ms = o->time_hook(cand, phase, *ms, o->ctx);
+    return st;
 }
 
 static void result_init(orr_tune_result *r, const ident *id)
@@ -545,7 +554,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
          * the first run (large N: saves an evaluation per candidate) */
         double ms0 = 0, runs[REPS];
         int nruns = 0;
-        st = time_force(&t->id, eng, 1, &ms0, &e);
+        st = time_force(&t->id, t->o, &tr.spec, ORR_TUNE_PHASE_SEARCH, eng, 1, &ms0, &e);
         int k = evals_per_run(ms0);
         if (k == 1)
             runs[nruns++] = ms0;
@@ -556,7 +565,8 @@ static orr_status measure(tuner *t, params p, orr_error *err)
             /* a candidate clearly slower than the best needs no median */
             if (nruns >= 2 && fastest > EARLY_OUT * best_ms)
                 break;
-            st = time_force(&t->id, eng, k, &runs[nruns], &e);
+            st = time_force(&t->id, t->o, &tr.spec, ORR_TUNE_PHASE_SEARCH, eng, k, &runs[nruns],
+                            &e);
             if (!st) {
                 fastest = runs[nruns] < fastest ? runs[nruns] : fastest;
                 nruns++;
@@ -602,6 +612,13 @@ static orr_status try_params(tuner *t, params p, int *spent, orr_error *err)
         return ORR_OK;
     }
     return measure(t, p, err);
+}
+
+static params params_of(const orr_kspec *k)
+{
+    params p = {k->launch.block, k->launch.unroll, k->launch.split, k->launch.threads,
+                k->launch.ranges};
+    return p;
 }
 
 static params default_params(const tuner *t)
@@ -809,14 +826,16 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
                       ORR_OK &&
                   orr_engine_set_state(eng[f], t->pos, t->vel, &e) == ORR_OK &&
                   (!t->attr || orr_engine_set_attr(eng[f], t->attr, &e) == ORR_OK) &&
-                  time_force(&t->id, eng[f], 1, &warm, &e) == ORR_OK;
+                  time_force(&t->id, t->o, &t->trials[fin[f]].spec, ORR_TUNE_PHASE_RETIME, eng[f], 1,
+                             &warm, &e) == ORR_OK;
         evals[f] = evals_per_run(t->trials[fin[f]].ms);
         orr_error_clear(&e);
     }
     const int reps = reps_for(t->trials[fin[0]].ms);
     for (int r = 0; r < reps; r++)
         for (int f = 0; f < nf; f++)
-            if (live[f] && time_force(&t->id, eng[f], evals[f], &runs[f][r], &e) != ORR_OK) {
+            if (live[f] && time_force(&t->id, t->o, &t->trials[fin[f]].spec, ORR_TUNE_PHASE_RETIME,
+                                     eng[f], evals[f], &runs[f][r], &e) != ORR_OK) {
                 live[f] = 0;
                 orr_error_clear(&e);
             }
@@ -839,6 +858,89 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
     }
     if (t->o->stop && *t->o->stop)
         return orr_fail(err, ORR_ERR_INTERRUPTED, "tuning interrupted");
+    return ORR_OK;
+}
+
+/* Times specs a and b alternately (A B A B ...), `pairs` runs each of
+ * about MIN_RUN_MS: their medians into ms[2] and their spreads into
+ * spread[2]: (second slowest - second fastest) / median, so one stray run
+ * does not count (with 3 runs or fewer: slowest - fastest). */
+static orr_status interleave(tuner *t, const orr_kspec *a, const orr_kspec *b, int phase,
+                             int pairs, double ms[2], double spread[2], orr_error *err)
+{
+    const orr_kspec *spec[2] = {a, b};
+    orr_engine *eng[2] = {NULL, NULL};
+    double runs[2][REPS], warm[2] = {0, 0};
+    int evals[2];
+    pairs = pairs > REPS ? REPS : pairs;
+    orr_status st = ORR_OK;
+    for (int k = 0; k < 2 && !st; k++) {
+        st = orr_engine_create(&eng[k], t->id.kind, spec[k], ORR_VARIANT_TILED, t->id.n,
+                               t->id.device, NULL, 0, err);
+        if (!st)
+            st = orr_engine_set_state(eng[k], t->pos, t->vel, err);
+        if (!st && t->attr)
+            st = orr_engine_set_attr(eng[k], t->attr, err);
+        if (!st)
+            st = time_force(&t->id, t->o, spec[k], phase, eng[k], 1, &warm[k], err);
+        evals[k] = evals_per_run(warm[k]);
+    }
+    for (int r = 0; !st && r < pairs; r++)
+        for (int k = 0; !st && k < 2; k++)
+            st = time_force(&t->id, t->o, spec[k], phase, eng[k], evals[k], &runs[k][r], err);
+    for (int k = 0; k < 2; k++) {
+        orr_engine_destroy(eng[k]);
+        if (st)
+            continue;
+        ms[k] = median(runs[k], pairs);   /* sorts the runs */
+        const int cut = pairs > 3;
+        const double lo = runs[k][cut], hi = runs[k][pairs - 1 - cut];
+        spread[k] = ms[k] > 0 ? (hi - lo) / ms[k] : INFINITY;
+    }
+    return st;
+}
+
+static void describe_launch(const orr_kspec *k, char *buf, size_t size)
+{
+    snprintf(buf, size, "block %d, unroll %d, split %d, threads %d, ranges %d", k->launch.block,
+             k->launch.unroll, k->launch.split, k->launch.threads, k->launch.ranges);
+}
+
+/* The winner against the default configuration, timed alternately: a
+ * winner that looked fast while the machine was busy (another build,
+ * another job) must still beat the default by CHECK_MARGIN.  *winner
+ * becomes the default's trial when it does not, and also when the runs
+ * spread too much to tell (over NOISY): then the note says so, and the
+ * default is what is stored. */
+static orr_status check_default(tuner *t, int *winner, double *win_ms, orr_error *err)
+{
+    const int def = find_tried(t, default_params(t));
+    if (*winner < 0 || def < 0 || def == *winner || !t->trials[def].ok)
+        return ORR_OK;
+    double ms[2], spread[2];
+    orr_status st = interleave(t, &t->trials[*winner].spec, &t->trials[def].spec,
+                               ORR_TUNE_PHASE_DEFAULT, REPS, ms, spread, err);
+    if (st)
+        return st;
+    char w[128];
+    describe_launch(&t->trials[*winner].spec, w, sizeof w);
+    if (spread[0] > NOISY || spread[1] > NOISY) {
+        note_add(t->r->note, sizeof t->r->note,
+                 "timings too noisy to trust (runs spread %.0f%% for the winner, %s, and %.0f%% "
+                 "for the default): the default is kept",
+                 100 * spread[0], w, 100 * spread[1]);
+        *winner = def;
+        *win_ms = ms[1];
+    } else if (!(ms[0] < ms[1] * (1 - CHECK_MARGIN))) {
+        note_add(t->r->note, sizeof t->r->note,
+                 "the winner (%s) took %.4g ms against the default's %.4g ms when timed "
+                 "alternately with it: the default is kept",
+                 w, ms[0], ms[1]);
+        *winner = def;
+        *win_ms = ms[1];
+    } else {
+        *win_ms = ms[0];
+    }
     return ORR_OK;
 }
 
@@ -989,7 +1091,12 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     orr_tune_result stored = *result;
     if ((st = lookup(&t.id, 1, o->exhaustive, &stored, &found, err)) != ORR_OK)
         return st;
-    if (found && !o->retune) {
+    /* a CPU choice other than the default is timed against it once more on
+     * every start (a few ms): one stored while the machine was busy is
+     * noticed and redone (GPU starts stay at the driver's floor) */
+    const int recheck = found && !o->retune && t.id.target == ORR_TARGET_CPU &&
+                        !params_eq(params_of(&stored.best), default_params(&t));
+    if (found && !o->retune && !recheck) {
         *result = stored;
         result->elapsed_s = orr_now_s() - t0;
         return ORR_OK;
@@ -1022,6 +1129,23 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         st = orr_cuda_ctx_acquire(t.id.device, err);
         ctx_held = !st;
     }
+    if (!st && recheck) {
+        double ms[2], spread[2];
+        st = interleave(&t, &stored.best, &t.id.base, ORR_TUNE_PHASE_RECHECK, 3, ms, spread, err);
+        if (!st && !(ms[0] > ms[1] * STALE)) {   /* still good (or too close to tell) */
+            tuner_free(&t);
+            *result = stored;
+            result->elapsed_s = orr_now_s() - t0;
+            return ORR_OK;
+        }
+        if (!st) {
+            char w[128];
+            describe_launch(&stored.best, w, sizeof w);
+            note_add(result->note, sizeof result->note,
+                     "the stored tuning (%s) took %.4g ms against the default's %.4g ms now: "
+                     "tuning again", w, ms[0], ms[1]);
+        }
+    }
     if (!st)
         st = reference(&t, err);
 
@@ -1038,6 +1162,8 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
     if (!st)
         st = retime(&t, &winner, &win_ms, err);
+    if (!st)
+        st = check_default(&t, &winner, &win_ms, err);
     if (ctx_held)
         orr_cuda_ctx_release(t.id.device);
     if (st) {

@@ -53,7 +53,22 @@
  * the budget is spent.  exhaustive = 1 tries every valid candidate.  Finally
  * the best (up to three, those within 10% of the fastest) are re-timed
  * alternately (A B C A B C ...) and the best median wins, so clock boost
- * early in the search cannot pick the winner. */
+ * early in the search cannot pick the winner.
+ *
+ * Under load.  A winner that looked fast while the machine was busy with
+ * something else must still win: it is timed against the default
+ * configuration alternately (A B A B ..., 5 runs each) and kept only when
+ * its median is 2% or more below the default's; otherwise the default is
+ * stored, and the note says "the winner (...) took X ms against the
+ * default's Y ms when timed alternately with it: the default is kept".
+ * When the runs of either spread by more than 25% (second slowest less
+ * second fastest, over the median) the timings are not trusted: the
+ * default is kept and the note says "timings too noisy to trust (...)".
+ * On the CPU a stored choice other than the default is timed against the
+ * default again at every start (3 runs each, a few ms): one that has become
+ * 10% slower is tuned again ("the stored tuning (...) took X ms against
+ * the default's Y ms now: tuning again").  GPU starts skip that check, so
+ * a cached start stays near the driver's floor; sim:tune{} retunes. */
 #ifndef ORR_TUNE_H
 #define ORR_TUNE_H
 
@@ -62,6 +77,14 @@
 #include "err.h"
 #include "kspec.h"
 #include "tunestore.h"   /* the store's listing and clearing, for the tuner's callers */
+
+/* When a timing is taken (orr_tune_options.time_hook). */
+enum {
+    ORR_TUNE_PHASE_SEARCH,    /* candidates, one by one */
+    ORR_TUNE_PHASE_RETIME,    /* the finalists, alternately */
+    ORR_TUNE_PHASE_DEFAULT,   /* the winner against the default, alternately */
+    ORR_TUNE_PHASE_RECHECK,   /* a stored CPU choice against the default, at a later start */
+};
 
 /* One candidate as measured (or rejected). */
 typedef struct {
@@ -101,6 +124,10 @@ typedef struct {
     /* Test hook: applied to a candidate's sample accelerations (3 ni values)
      * before they are verified.  NULL in normal use. */
     void (*tamper)(const orr_kspec *candidate, double *acc, long ni, void *ctx);
+    /* Test hook: every timed run's ms per pass goes through it (phase: one
+     * of ORR_TUNE_PHASE_*), to stand for a machine busy at one moment and
+     * not at another.  NULL in normal use. */
+    double (*time_hook)(const orr_kspec *candidate, int phase, double ms, void *ctx);
 } orr_tune_options;
 
 typedef struct {

@@ -711,6 +711,110 @@ static void test_slice_shape(void **state)
     orr_error_clear(&err);
 }
 
+/* A machine busy at one moment and not at another (issue: a CPU tuning
+ * stored under load picked threads 1): the timing hook gives the one-thread
+ * candidates `fast` ms in the phases in fast_phases (a bit mask) and `slow`
+ * ms in the others, every other candidate about 1 ms. */
+typedef struct {
+    unsigned fast_phases;
+    double fast, slow;
+    int alternate;   /* phase DEFAULT: every other run of every candidate doubled */
+    int calls;
+} load;
+
+static double on_time(const orr_kspec *c, int phase, double ms, void *ctx)
+{
+    load *l = ctx;   /* fixed times, so the test does not depend on this machine's load */
+    if (l->alternate && phase == ORR_TUNE_PHASE_DEFAULT)
+        return l->calls++ % 4 < 2 ? 1.0 : 2.0;   /* A B, then A B doubled, ... */
+    if (c->launch.threads != 1)
+        return 1.0 + 0.001 * c->launch.block / 1024;   /* the default 1024 the best of them */
+    return (l->fast_phases >> phase) & 1 ? l->fast : l->slow;
+}
+
+static void load_options(orr_tune_options *o, load *l)
+{
+    orr_tune_options_default(o);
+    o->budget_s = 0.4;
+    o->time_hook = on_time;
+    o->ctx = l;
+}
+
+static void test_winner_under_load(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    /* fast while searching, three times slower when timed against the default */
+    load l = {1u << ORR_TUNE_PHASE_SEARCH | 1u << ORR_TUNE_PHASE_RETIME, 0.5, 3.0, 0, 0};
+    orr_tune_options o;
+    load_options(&o, &l);
+    orr_tune_result r;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_result("under load", &r);
+    assert_string_equal(r.source, "tuned");
+    assert_int_equal(r.best.launch.threads, 0);   /* the default */
+    assert_int_equal(r.best.launch.block, 1024);
+    assert_non_null(strstr(r.note, "the winner (block "));
+    assert_non_null(strstr(r.note, ", threads 1, ranges 0) took "));
+    assert_non_null(strstr(r.note, " ms when timed alternately with it: the default is kept"));
+    orr_tune_result l2;
+    int found = 0;
+    TU_OK(orr_tune_lookup(ORR_BACKEND_CPU, &base, N, &l2, &found, &err), &err);
+    assert_int_equal(found, 1);
+    assert_int_equal(l2.best.launch.threads, 0);   /* what is stored is the default */
+}
+
+static void test_noisy_timings(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    load l = {1u << ORR_TUNE_PHASE_SEARCH | 1u << ORR_TUNE_PHASE_RETIME, 0.5, 1.0, 1, 0};
+    orr_tune_options o;
+    load_options(&o, &l);
+    orr_tune_result r;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_result("noisy", &r);
+    assert_int_equal(r.best.launch.threads, 0);
+    /* every other pair of runs doubled: spreads of 50% or more, over NOISY */
+    assert_non_null(strstr(r.note, "timings too noisy to trust (runs spread "));
+    assert_non_null(strstr(r.note, "% for the winner, block "));
+    assert_non_null(strstr(r.note, "% for the default): the default is kept"));
+}
+
+static void test_stale_store(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    /* stored while one thread really looked fastest */
+    load l = {1u << ORR_TUNE_PHASE_SEARCH | 1u << ORR_TUNE_PHASE_RETIME |
+                  1u << ORR_TUNE_PHASE_DEFAULT | 1u << ORR_TUNE_PHASE_RECHECK,
+              0.5, 1.0, 0, 0};
+    orr_tune_options o;
+    load_options(&o, &l);
+    orr_tune_result r;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    assert_int_equal(r.best.launch.threads, 1);
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);   /* still fast: kept */
+    assert_string_equal(r.source, "store");
+    assert_int_equal(r.best.launch.threads, 1);
+    /* a later start on which one thread is five times slower: noticed, redone */
+    l.fast_phases = 0;
+    l.slow = 5.0;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    print_result("stale", &r);
+    assert_string_equal(r.source, "tuned");
+    assert_int_not_equal(r.best.launch.threads, 1);
+    assert_non_null(strstr(r.note, "the stored tuning (block "));
+    assert_non_null(strstr(r.note, ", threads 1, ranges 0) took "));
+    assert_non_null(strstr(r.note, " ms now: tuning again"));
+}
+
 static void test_bad_arguments(void **state)
 {
     orr_error err = {0};
@@ -745,6 +849,9 @@ int main(void)
         cmocka_unit_test(test_exhaustive),
         cmocka_unit_test(test_store_clear),
         cmocka_unit_test(test_slice_shape),
+        cmocka_unit_test(test_winner_under_load),
+        cmocka_unit_test(test_noisy_timings),
+        cmocka_unit_test(test_stale_store),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
