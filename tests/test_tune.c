@@ -241,7 +241,8 @@ static void test_round_trip(void **state)
     }
     orr_error_clear(&err);
 
-    /* a second start: from the store, nothing timed or compiled, fast */
+    /* a second start: from the store, nothing searched, fast (a CPU choice
+     * other than the default is timed against it once: a few ms more) */
     memset(&rec, 0, sizeof rec);
     orr_tune_result s;
     double t0 = now_s();
@@ -253,7 +254,8 @@ static void test_round_trip(void **state)
     assert_int_equal(s.ntrials, 0);
     assert_int_equal(rec.nseen + rec.nretimed, 0);
     assert_true(same_tuned(&s.best, &r.best));
-    assert_true(dt < 0.050);
+    const int is_default = s.best.launch.block == 1024 && s.best.launch.threads == 0;
+    assert_true(dt < (is_default ? 0.050 : 0.250));
 
     /* listing */
     lister ls;
