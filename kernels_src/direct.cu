@@ -373,7 +373,12 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
                typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)
 {
     typedef typename orr_vec4<real>::type vec4;
+#if ORR_MIXED
+    /* positions as double-single pairs (hi + lo floats), velocities in float */
+    __shared__ float4 th[ORR_HTILE], tl[ORR_HTILE], tv[ORR_HTILE];
+#else
     __shared__ vec4 tx[ORR_HTILE], tv[ORR_HTILE];
+#endif
     __shared__ real tattr[ORR_NATTR > 0 ? ORR_HTILE * ORR_NATTR : 1];
     ORR_RT_LOAD(rt, rtp);
     const int t = threadIdx.x, k = blockIdx.x * ORR_HTILE + t;
@@ -395,36 +400,54 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
 #pragma unroll
     for (int q = 0; q < ORR_NRTS; q++)
         rtf[q] = (float)rt[q];
+    const float xh = (float)pi.x, yh = (float)pi.y, zh = (float)pi.z;
+    const float xl = (float)(pi.x - (double)xh), yl = (float)(pi.y - (double)yh),
+                zl = (float)(pi.z - (double)zh);
+    const float ux = (float)vi.x, uy = (float)vi.y, uz = (float)vi.z;
 #endif
     for (int base = jbeg; base < jend; base += ORR_HTILE) {
         const int j = base + t;
+#if ORR_MIXED
+        {
+            const vec4 p = j < jend ? xp[j] : zero, v = j < jend ? vp[j] : zero;
+            const float4 h = {(float)p.x, (float)p.y, (float)p.z, (float)p.w};
+            const float4 l = {(float)(p.x - (double)h.x), (float)(p.y - (double)h.y),
+                              (float)(p.z - (double)h.z), 0.f};
+            const float4 w = {(float)v.x, (float)v.y, (float)v.z, 0.f};
+            th[t] = h;
+            tl[t] = l;
+            tv[t] = w;
+        }
+#else
         tx[t] = j < jend ? xp[j] : zero;
         tv[t] = j < jend ? vp[j] : zero;
+#endif
 #pragma unroll
         for (int a = 0; a < ORR_NATTR; a++)
             tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
         __syncthreads();
 #if ORR_MIXED
-        /* differences in double, the rest of the pair in float, the tile's
-         * sums in float, the tiles' in double */
+        /* the separation from the double-single pairs: the difference of
+         * the hi parts is exact for close bodies (Sterbenz), so a close
+         * pair keeps the separation that double positions give; the rest
+         * of the pair, and the tile's sums, in float; the tiles' in double */
         float u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(ORR_HTILE, jend - base);
         for (int q = 0; q < m; q++) {
-            const vec4 pj4 = tx[q], vj = tv[q];
+            const float4 h = th[q], l = tl[q], vj = tv[q];
             float ajf[ORR_NATTRS];
 #pragma unroll
             for (int a = 0; a < ORR_NATTRS; a++)
                 ajf[a] = ORR_NATTR > 0 ? (float)tattr[q * ORR_NATTR + a] : 0.f;
-            const float dx = (float)orr_min_image(pj4.x - pi.x, X),
-                        dy = (float)orr_min_image(pj4.y - pi.y, Y),
-                        dz = (float)orr_min_image(pj4.z - pi.z, Z);
-            const float du = (float)(vj.x - vi.x), dv = (float)(vj.y - vi.y),
-                        dw = (float)(vj.z - vi.z);
+            const float dx = (float)orr_min_image((h.x - xh) + (l.x - xl), X),
+                        dy = (float)orr_min_image((h.y - yh) + (l.y - yl), Y),
+                        dz = (float)orr_min_image((h.z - zh) + (l.z - zl), Z);
+            const float du = vj.x - ux, dv = vj.y - uy, dw = vj.z - uz;
             const float d2 = dx * dx + dy * dy + dz * dz, r2 = d2 + (float)ORR_EPS2;
-            const float f = orr_pair_accel<float>(dx, dy, dz, d2, r2, (float)pi.w, (float)pj4.w,
-                                                  aif, ajf, 1, rtf);
-            const float g = orr_pair_jerk<float>(dx, dy, dz, d2, r2, (float)pi.w, (float)pj4.w,
-                                                 aif, ajf, 1, rtf, f);
+            const float f = orr_pair_accel<float>(dx, dy, dz, d2, r2, (float)pi.w, h.w, aif, ajf,
+                                                  1, rtf);
+            const float g = orr_pair_jerk<float>(dx, dy, dz, d2, r2, (float)pi.w, h.w, aif, ajf,
+                                                 1, rtf, f);
             const float w = 2 * g * (dx * du + dy * dv + dz * dw);
             u[0] += dx * f;
             u[1] += dy * f;
