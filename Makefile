@@ -6,6 +6,7 @@
 #   make deps       install what is missing (Debian packages; as root)
 #   make sanitize-test  the CPU suite built with ASan + UBSan into build-san/
 #   make fuzz       the file readers under libFuzzer (clang), FUZZ_SECONDS each
+#                   (make deps installs clang only for this: tools/deps.sh fuzz)
 
 CUDA_PATH ?= /usr/local/cuda
 CC        ?= cc
@@ -59,7 +60,7 @@ TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune 
             test_snapshot test_render test_comm test_nccl
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
-.PHONY: all run test gpu-test deps clean bundle sanitize-test
+.PHONY: all run test gpu-test deps clean bundle sanitize-test fuzz
 all: $(BUILD)/orrery
 
 $(BUILD)/.deps: tools/deps.sh
@@ -135,8 +136,31 @@ sanitize-test:
 	  $(SAN_BUILD)/orrery $(TESTS:%=$(SAN_BUILD)/tests/%)
 	@$(SAN_ENV) bash tests/run.sh $(SAN_BUILD)
 
+# Coverage-guided fuzzing (libFuzzer, clang) of the readers of files orrery
+# did not necessarily write: text and HDF5 snapshots, checkpoints, the tuning
+# store, kernel-cache entries (the HDF5 targets build the file an input
+# describes, tests/fuzz/h5desc.h).  The library is built with clang, ASan and
+# UBSan into build-fuzz/; each target (tests/fuzz/fuzz_NAME.c) runs for
+# FUZZ_SECONDS from its seeds (tests/fuzz/corpus/NAME/) and fails on a crash,
+# a leak or undefined behaviour, leaving the input in build-fuzz/fuzz/.
+FUZZ_BUILD   := build-fuzz
+FUZZ_SECONDS ?= 15
+FUZZ_TARGETS := text snapshot checkpoint tunestore kcache
+FUZZ_FLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+fuzz:
+	@bash tools/deps.sh fuzz
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang SANITIZE="$(FUZZ_FLAGS)" \
+	  $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz/fuzz_%)
+	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/h5desc.h $(BUILD)/liborrery.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote tests/fuzz $(CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	  $(BUILD)/liborrery.a $(LDLIBS)
+
 bundle: $(BUILD)/orrery $(TEST_BIN)
 	bash ../shared/device/bundle.sh $(BUILD)/orrery $(TEST_BIN)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

@@ -8,9 +8,14 @@
 # Open MPI (openmpi-bin, libopenmpi-dev): core/comm.c is built against its
 # <mpi.h> for the types only and opens libmpi.so.40 at run time, and the mpi
 # test runs mpirun; a binary built here starts without MPI installed.
+#   bash tools/deps.sh [fuzz]
+# With "fuzz" (make fuzz, CI), also clang and libclang-rt-dev: libFuzzer and
+# clang's sanitizer runtimes.  (make sanitize-test needs nothing more: GCC's
+# ASan and UBSan runtimes come with build-essential.)
 set -euo pipefail
 pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
       libhdf5-dev libpng-dev python3-yt python3-h5py openmpi-bin libopenmpi-dev)
+[ "${1:-}" = fuzz ] && pkgs+=(clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
