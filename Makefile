@@ -4,6 +4,9 @@
 #   make test       build and run every test (GPU tests skip without a GPU)
 #   make gpu-test   run the built GPU tests only, without rebuilding
 #   make deps       install what is missing (Debian packages; as root)
+#   make sanitize-test  the CPU suite built with ASan + UBSan into build-san/
+#   make fuzz       the file readers under libFuzzer (clang), FUZZ_SECONDS each
+#                   (make deps installs clang only for this: tools/deps.sh fuzz)
 
 CUDA_PATH ?= /usr/local/cuda
 CC        ?= cc
@@ -24,7 +27,9 @@ MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -I/usr/lib/
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
-            -Wno-unused-parameter -pthread
+            -Wno-unused-parameter -pthread $(SANITIZE)
+# Instrumentation for every object and link (make sanitize-test sets it).
+SANITIZE ?=
 # core/ sees its own headers only (it never includes the Lua layer's); lua/ adds its own.
 CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
             $(HDF5_CFLAGS) $(PNG_CFLAGS)
@@ -42,7 +47,7 @@ KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c k
 
 # The Lua layer (one C file per module or type) and its Lua-side library,
 # embedded like the kernel sources and installed in package.preload.
-LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lio.c
+LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lio.c lua/lsource.c
 LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 
@@ -55,7 +60,7 @@ TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune 
             test_snapshot test_render test_comm test_nccl test_diag
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
-.PHONY: all run test gpu-test deps clean bundle
+.PHONY: all run test gpu-test deps clean bundle sanitize-test fuzz
 all: $(BUILD)/orrery
 
 $(BUILD)/.deps: tools/deps.sh
@@ -117,8 +122,45 @@ gpu-test:
 deps:
 	@bash tools/deps.sh
 
+# The whole CPU suite with AddressSanitizer (leaks included, but for the
+# processes mpirun starts: tests/test_mpi.sh says why) and UBSan, built into
+# build-san/ (kernels the CPU backend compiles at run time, and the libraries
+# opened with dlopen, are not instrumented).  Any report exits 99, so it
+# fails the test that printed it even where an error exit was expected.
+SAN_BUILD := build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:exitcode=99 \
+             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99
+sanitize-test:
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SANITIZE="$(SAN_FLAGS)" \
+	  $(SAN_BUILD)/orrery $(TESTS:%=$(SAN_BUILD)/tests/%)
+	@$(SAN_ENV) bash tests/run.sh $(SAN_BUILD)
+
+# Coverage-guided fuzzing (libFuzzer, clang) of the readers of files orrery
+# did not necessarily write: text and HDF5 snapshots, checkpoints, the tuning
+# store, kernel-cache entries (the HDF5 targets build the file an input
+# describes, tests/fuzz/h5desc.h).  The library is built with clang, ASan and
+# UBSan into build-fuzz/; each target (tests/fuzz/fuzz_NAME.c) runs for
+# FUZZ_SECONDS from its seeds (tests/fuzz/corpus/NAME/) and fails on a crash,
+# a leak or undefined behaviour, leaving the input in build-fuzz/fuzz/.
+FUZZ_BUILD   := build-fuzz
+FUZZ_SECONDS ?= 15
+FUZZ_TARGETS := text snapshot checkpoint tunestore kcache
+FUZZ_FLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+fuzz:
+	@bash tools/deps.sh fuzz
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang SANITIZE="$(FUZZ_FLAGS)" \
+	  $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz/fuzz_%)
+	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/h5desc.h $(BUILD)/liborrery.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote tests/fuzz $(CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	  $(BUILD)/liborrery.a $(LDLIBS)
+
 bundle: $(BUILD)/orrery $(TEST_BIN)
 	bash ../shared/device/bundle.sh $(BUILD)/orrery $(TEST_BIN)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

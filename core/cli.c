@@ -97,12 +97,13 @@ int orr_cli_usage_error(const char *fmt, ...)
     return 2;
 }
 
-/* A run-time error: message, compiler log if any, exit 1. */
-static int report(const orr_error *err)
+/* A run-time error: message, compiler log if any, exit 1; err is cleared. */
+static int report(orr_error *err)
 {
     fprintf(stderr, "orrery: %s\n", err->msg);
     if (err->log && *err->log)
         fprintf(stderr, "%s%s", err->log, err->log[strlen(err->log) - 1] == '\n' ? "" : "\n");
+    orr_error_clear(err);   /* the log is on the heap */
     return 1;
 }
 

@@ -67,7 +67,8 @@ int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out,
                       const char *path, orr_error *err);
 /* Dataset where/name of g as rows x cols doubles (cols 0: 1-D) into out,
  * every value finite, and >= 0 when nonneg; integer data only when ints.
- * Returns 1, 0 when absent, -1 with err set. */
+ * Returns 1, 0 when absent, -1 with err set.  With out NULL only the type
+ * and the shape are checked (nothing is read). */
 int orr_h5_get_dataset(hid_t g, const char *where, const char *name, long long rows, int cols,
                        int ints, int nonneg, double *out, const char *path, orr_error *err);
 

@@ -317,6 +317,35 @@ static orr_status read_extras(hid_t g, const char *where, long long rows, orr_sn
     return ORR_OK;
 }
 
+/* The header's counts against the groups and their Coordinates (type and
+ * shape), before memory for the bodies is taken: a damaged count is named
+ * as such, not met as "out of memory" (or as gigabytes taken for a file of
+ * a few kilobytes).  The messages are those of the reading loop. */
+static orr_status check_counts(hid_t file, const long long *np, const char *path,
+                               orr_error *err)
+{
+    for (int k = 0; k < NTYPES; k++) {
+        if (np[k] == 0)
+            continue;
+        char gname[16];
+        snprintf(gname, sizeof gname, "PartType%d", k);
+        htri_t ex = H5Lexists(file, gname, H5P_DEFAULT);
+        hid_t g = ex > 0 ? H5Gopen2(file, gname, H5P_DEFAULT) : -1;
+        H5Eclear2(H5E_DEFAULT);
+        if (g < 0)
+            return ex > 0 ? orr_read_failed(path, err, "%s is not a group", gname)
+                          : orr_read_failed(path, err, "NumPart_ThisFile[%d] is %lld but there "
+                                            "is no %s group", k, np[k], gname);
+        int rc = orr_h5_get_dataset(g, gname, "Coordinates", np[k], 3, 0, 0, NULL, path, err);
+        orr_h5_close(&g, H5Gclose);
+        if (rc == 0)
+            return orr_read_failed(path, err, "%s has no Coordinates dataset", gname);
+        if (rc < 0)
+            return err ? err->code : ORR_ERR_IO;
+    }
+    return ORR_OK;
+}
+
 /* The bodies of a GADGET-layout file: PartType0..5 in order. */
 orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out, orr_error *err)
 {
@@ -370,6 +399,9 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
                                "the file holds no particles (NumPart_ThisFile is all 0)");
     if (!isfinite(out->time))
         return orr_read_failed(path, err, "Header/Time is %g", out->time);
+    orr_status st = check_counts(file, np, path, err);
+    if (st)
+        return st;
     out->pos = malloc(sizeof(double) * 4 * (size_t)n);
     out->vel = malloc(sizeof(double) * 3 * (size_t)n);
     double *tmp = malloc(sizeof(double) * 3 * (size_t)n);
@@ -379,7 +411,6 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
                         path, n);
     }
     out->n = (long)n;
-    orr_status st = ORR_OK;
     long long off = 0;
     for (int k = 0; k < NTYPES && !st; k++) {
         char gname[16];

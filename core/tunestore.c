@@ -68,6 +68,16 @@ static int int_item(const cJSON *o, const char *name, int *v)
     return 1;
 }
 
+/* A whole number from 0 to LONG_MAX (n_bucket). */
+static int count_item(const cJSON *o, const char *name, long *v)
+{
+    double d;
+    if (!num_item(o, name, &d) || d != floor(d) || d < 0 || d >= -(double)LONG_MIN)
+        return 0;
+    *v = (long)d;
+    return 1;
+}
+
 /* Checks the shape of a parsed store; why gets the first problem. */
 static int store_shape_ok(const cJSON *root, char *why, size_t size)
 {
@@ -95,10 +105,10 @@ static int store_shape_ok(const cJSON *root, char *why, size_t size)
     cJSON_ArrayForEach(e, entries) {
         const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
         const char *kernel = str_item(e, "kernel");
-        double d;
+        long n;
         int v;
         if (!cJSON_IsObject(e) || !str_item(e, "device") || !kernel || strlen(kernel) != 32 ||
-            !num_item(e, "n_bucket", &d) || !cJSON_IsObject(best) ||
+            !count_item(e, "n_bucket", &n) || !cJSON_IsObject(best) ||
             !int_item(best, "block", &v) || !int_item(best, "unroll", &v) ||
             !int_item(best, "split", &v) || !int_item(best, "threads", &v) ||
             !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(e, "trials"))) {
@@ -250,8 +260,9 @@ static void entry_of(const cJSON *e, orr_tune_entry *en)
     snprintf(en->precision, sizeof en->precision, "%s", (v = str_item(e, "precision")) ? v : "?");
     snprintf(en->force, sizeof en->force, "%s", (v = str_item(e, "force")) ? v : "?");
     snprintf(en->when, sizeof en->when, "%s", (v = str_item(e, "when")) ? v : "");
-    en->n_bucket = num_item(e, "n_bucket", &d) ? (long)d : 0;
-    en->targets_bucket = num_item(e, "targets_bucket", &d) ? (long)d : 0;
+    count_item(e, "n_bucket", &en->n_bucket);   /* checked by store_shape_ok */
+    if (!count_item(e, "targets_bucket", &en->targets_bucket))   /* absent: the whole set */
+        en->targets_bucket = 0;
     en->exhaustive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "exhaustive"));
     en->budget_s = num_item(e, "budget_s", &d) ? d : 0;
     int_item(best, "block", &en->block);

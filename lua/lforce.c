@@ -43,7 +43,7 @@ static void where(lua_State *L, char *buf, size_t size)
 {
     lua_Debug ar;
     if (orr_lua_caller(L, &ar))
-        snprintf(buf, size, "%s:%d", ar.short_src, ar.currentline);
+        snprintf(buf, size, "%s:%d", orr_lua_chunkname(&ar), ar.currentline);
     else
         snprintf(buf, size, "?");
 }

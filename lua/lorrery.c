@@ -42,7 +42,7 @@ static void push_where(lua_State *L)
 {
     lua_Debug ar;
     if (orr_lua_caller(L, &ar))
-        lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+        lua_pushfstring(L, "%s:%d: ", orr_lua_chunkname(&ar), ar.currentline);
     else
         lua_pushliteral(L, "");
 }

@@ -9,6 +9,7 @@
  *              paths), sim:checkpoint, sim:render
  *   lrun.c     `orrery run SCRIPT.lua`: the state, preloads, Ctrl-C, reports;
  *              the run command for core/cli.c, law scripts for --force
+ *   lsource.c  scripts named in full in messages (Lua shortens long paths)
  *   main.c     main(): core/cli.c's commands plus run
  * The Lua-side parts (lua/orrery/NAME.lua) are embedded at build time into
  * orr_lua_embedded and installed in package.preload. */
@@ -104,6 +105,21 @@ int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix);
  * "=orrery/..."), with source and current line filled in: the user's code.
  * Returns 0 when there is none. */
 int orr_lua_caller(lua_State *L, lua_Debug *ar);
+/* The name of ar's chunk in full, as it was loaded ("dir/my.lua" of
+ * "@dir/my.lua"), where Lua's short_src shortens long paths to "...tail";
+ * short_src for chunks loaded from strings.  ar needs "S". */
+const char *orr_lua_chunkname(const lua_Debug *ar);
+/* Records chunk name "@path" (other names are ignored) so that messages
+ * naming it in Lua's shortened form can name it in full. */
+void orr_lua_source_add(lua_State *L, const char *chunkname);
+/* Pushes the string at idx with every shortened chunk name of a recorded
+ * file followed by ':' (a position) replaced by the full name, and returns
+ * it; a value that is not a string is pushed as it is (returns NULL). */
+const char *orr_lua_source_expand(lua_State *L, int idx);
+/* After the standard libraries are open: pcall, xpcall, coroutine.resume
+ * and close, and debug.traceback expand their messages; dofile, loadfile,
+ * load and require's file searcher record the files they load. */
+void orr_lua_source_install(lua_State *L);
 /* Like luaL_error, positioned like orr_lua_fail. */
 int orr_lua_error(lua_State *L, const char *fmt, ...);
 /* Pushes a short description of the value at idx for messages: strings in

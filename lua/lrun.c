@@ -36,7 +36,8 @@ static void on_sigint(int sig)
     lua_sethook(running, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
-/* lua.c's msghandler: the message plus a traceback (none after Ctrl-C). */
+/* lua.c's msghandler: the message plus a traceback (none after Ctrl-C),
+ * scripts named in full (lsource.c). */
 static int msghandler(lua_State *L)
 {
     const char *msg = lua_tostring(L, 1);
@@ -48,9 +49,11 @@ static int msghandler(lua_State *L)
     if (interrupted) {
         lua_sethook(L, NULL, 0, 0);
         lua_pushstring(L, msg);
+        orr_lua_source_expand(L, -1);
         return 1;
     }
     luaL_traceback(L, L, msg, 1);
+    orr_lua_source_expand(L, -1);
     return 1;
 }
 
@@ -85,7 +88,13 @@ static int setup(lua_State *L)
     int argc = (int)lua_tointeger(L, 2);
     char **argv = lua_touserdata(L, 3);
     luaL_openlibs(L);
+    orr_lua_source_install(L);
     install_preloads(L);
+    if (script && strcmp(script, "-") != 0) {
+        lua_pushfstring(L, "@%s", script);   /* the chunk name luaL_loadfile gives it */
+        orr_lua_source_add(L, lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
     lua_createtable(L, argc, 1);
     lua_pushstring(L, script);
     lua_rawseti(L, -2, 0);
@@ -169,7 +178,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
         report_error(lua_tostring(L, -1));
         rc = 1;
     } else if (st != LUA_OK) {
-        report_error(lua_tostring(L, -1));   /* file.lua:LINE: syntax error */
+        report_error(orr_lua_source_expand(L, -1));   /* file.lua:LINE: syntax error */
         rc = 1;
     } else {
         /* the script gets its arguments as ... too, as under lua.c */
@@ -244,7 +253,7 @@ orr_status orr_lua_load_law(const char *path, orr_law *law, orr_error *err)
         lua_pushlightuserdata(L, (void *)path);
         lua_pushlightuserdata(L, law);
         if (lua_pcall(L, 2, 0, 0) != LUA_OK)
-            st = orr_fail(err, ORR_ERR_ARG, "%s", lua_tostring(L, -1));
+            st = orr_fail(err, ORR_ERR_ARG, "%s", orr_lua_source_expand(L, -1));
     }
     lua_close(L);
     return st;

@@ -4,7 +4,8 @@
 # crash or a missing result line counts as a failure), then checks from the
 # outside what a user sees: scripts with a syntax error, a run-time error, a
 # bad argument and an unknown key exit 1 and print the exact file:line and
-# message (plus a traceback for run-time errors); arg; Ctrl-C (exit 130);
+# message (plus a traceback for run-time errors), also for a script in a deep
+# directory (named in full, as written); arg; Ctrl-C (exit 130);
 # the energy log in a pipe (no progress bar) and on a terminal (a bar).
 # Prints cmocka-style summary lines so tests/run.sh can count it.
 #   bash tests/test_lua.sh BUILD_DIR [NAME ...]
@@ -276,6 +277,53 @@ expect checkpoint-write-fails 1 exp -- env ORRERY_TEST_WRITE_FAIL=1 "$orr_abs" r
 printf 'print(require("orrery").resumed.steps)\n' >steps.lua
 "$orr_abs" run --resume atomic.ckpt.hdf5 steps.lua >out 2>&1; rc=$?
 check checkpoint-still-readable 0 $rc '^3$' out
+
+# a script in a deep directory, run by a relative path of more than Lua's
+# LUA_IDSIZE (60) bytes: every message names it (and the files it loads) the
+# way the user wrote it, never cut to "...tail": positions inside pcall (an
+# argument error from C, a library error, Lua's own run-time error, error()
+# in a dofile'd and a require'd file, a coroutine), debug.traceback, a force
+# law's origin, a syntax error, and the run-time error with its traceback
+deep=deep/$(printf 'd%.0s' $(seq 40))/$(printf 'e%.0s' $(seq 40))/scripts
+mkdir -p "$deep" work/here
+rel=../../$deep
+printf 'return function() error("from helper") end\n' >"$deep/helper.lua"
+printf 'local M = {}\nfunction M.f() nope() end\nreturn M\n' >"$deep/deepmod.lua"
+cat >"$deep/deep.lua" <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ n = 4, backend = "cpu" }
+print(select(2, pcall(function() sim:step("x") end)))
+print(select(2, pcall(function() orrery.simulation{ n = 4, stpes = 1 } end)))
+print(select(2, pcall(function() local t; return t.x end)))
+local dir = arg[0]:match("^(.*/)")
+print(select(2, pcall(dofile(dir .. "helper.lua"))))
+package.path = dir .. "?.lua"
+print(select(2, pcall(require("deepmod").f)))
+print(select(2, coroutine.resume(coroutine.create(function() error("in a coroutine") end))))
+print((debug.traceback("here"):gsub("\n", " | ")))
+print(orrery.force{ name = "deep", pair = "f = r2;" }.origin)
+error("boom")
+EOF
+{
+  echo "$rel/deep.lua:3: bad argument #1 to 'step' (number expected, got string)"
+  echo "$rel/deep.lua:4: orrery.simulation: unknown key 'stpes'"
+  echo "$rel/deep.lua:5: attempt to index a nil value (local 't')"
+  echo "$rel/helper.lua:1: from helper"
+  echo "$rel/deepmod.lua:2: attempt to call a nil value (global 'nope')"
+  echo "$rel/deep.lua:10: in a coroutine"
+  printf 'here | stack traceback: | \t%s/deep.lua:11: in main chunk\n' "$rel"
+  echo "$rel/deep.lua:12"
+} >exp.out
+printf '%s/deep.lua:13: boom\nstack traceback:\n\t[C]: in function '"'error'"'\n\t%s/deep.lua:13: in main chunk\n' "$rel" "$rel" >exp
+expect deep-path-runtime-error 1 exp -- env -C work/here "$orr_abs" run "$rel/deep.lua"
+cmp -s "$tmp/stdout" exp.out && ok deep-path-messages ||
+  { bad deep-path-messages; diff exp.out "$tmp/stdout" | sed 's/^/    /'; }
+printf 'local x = 1\nlocal y = = 2\n' >"$deep/syntax.lua"
+printf "%s/syntax.lua:2: unexpected symbol near '='\n" "$rel" >exp
+expect deep-path-syntax-error 1 exp -- env -C work/here "$orr_abs" run "$rel/syntax.lua"
+printf 'local orrery = require "orrery"\nreturn orrery.forc{ name = "x", pair = "f = r2;" }\n' >"$deep/law.lua"
+printf "orrery: bench: --force %s/law.lua: %s/law.lua:2: attempt to call a nil value (field 'forc')\n" "$rel" "$rel" >exp
+expect deep-path-law-script 1 exp -- env -C work/here "$orr_abs" bench --backend cpu --n 64 --steps 1 --force "$rel/law.lua"
 
 # the snapshots open in yt and h5py (tests/test_yt.py, counted like the Lua
 # files; Debian's python3-yt and python3-h5py, so /usr/bin/python3)

@@ -17,6 +17,13 @@
 set -u
 build=${1:-build}
 bin="$build/tests/test_comm"
+# Under AddressSanitizer (make sanitize-test) the ranks check memory errors
+# but not leaks: Open MPI (libmpi.so.40, opened with dlopen) leaves what
+# MPI_Init allocates, much of it from components it unloads at
+# MPI_Finalize.  Telling those leaks from ours needs whole malloc stacks
+# (Open MPI keeps no frame pointers), which made this part 5 times slower
+# (72 s instead of 15 s); our code's leaks are checked in the one-rank runs.
+[ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 pass=0 fail=0 skip=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

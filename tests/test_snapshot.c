@@ -487,6 +487,21 @@ static void test_bad_files(void **state_)
     expect_read_error(rel, "cannot read 'bad.hdf5': NumPart_ThisFile[2] is 5 but there is no "
                            "PartType2 group");
 
+    /* a header that claims 2^39 bodies of a type (a damaged count, found by make fuzz):
+       named before memory for them is asked for, not "out of memory" */
+    spec_default(&g);
+    g.np[1] = 1LL << 39;
+    g.rows[1] = 10;
+    make_gadget(p, &g);
+    expect_read_error(rel, "cannot read 'bad.hdf5': PartType1/Coordinates has 10 rows but the "
+                           "header gives 549755813888 bodies");
+    spec_default(&g);
+    g.np[2] = 1LL << 39;
+    g.rows[2] = 0;
+    make_gadget(p, &g);
+    expect_read_error(rel, "cannot read 'bad.hdf5': NumPart_ThisFile[2] is 549755813888 but "
+                           "there is no PartType2 group");
+
     spec_default(&g);
     g.cols = 2;
     make_gadget(p, &g);

@@ -302,6 +302,14 @@ static int lookup_found(const orr_kspec *base, long n, orr_tune_result *r)
     return found;
 }
 
+/* A store of one entry that is whole but for its n_bucket, given as text. */
+#define NBUCKET(text)                                                                          \
+    "{\"format\": \"orrery-tuning\", \"version\": 1, \"entries\": [{\"device\": \"x\", "           \
+    "\"kernel\": \"0123456789abcdef0123456789abcdef\", \"n_bucket\": " text ", \"best\": "         \
+    "{\"block\": 64, \"unroll\": 4, \"split\": 1, \"threads\": 1}, \"trials\": []}]}"
+
+#define LACKS "entry 0 lacks device, kernel, n_bucket, best or trials"
+
 static void test_corrupt_store(void **state)
 {
     clear_store();
@@ -315,9 +323,14 @@ static void test_corrupt_store(void **state)
         "[1, 2, 3]",
         "{\"format\": \"orrery-tuning\", \"version\": 1, \"entries\": [{\"device\": \"x\"}]}",
         "{\"format\": \"orrery-tuning\", \"version\": 99, \"entries\": []}",
+        /* n_bucket a whole number from 0 to LONG_MAX (the first was found by make fuzz:
+           converting it to long was undefined behaviour) */
+        NBUCKET("1024777777777777777777777777777777777777777777777777777777777777777777777777"
+                "7777777777777777777777777777777777777777"),
+        NBUCKET("-1024"), NBUCKET("1024.5"), NBUCKET("9223372036854775808"),
     };
     static const char *why[] = {"not valid JSON", "not a JSON object", "entry 0 lacks",
-                                "\"version\" is not 1"};
+                                "\"version\" is not 1", LACKS, LACKS, LACKS, LACKS};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         spit(path, bad[k]);
         /* lookup: a miss that says why, and leaves the file alone */

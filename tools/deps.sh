@@ -11,9 +11,14 @@
 # REBOUND (PyPI, pinned) goes into .venv-rebound (python3-venv): the test
 # that checks the Hermite integrator against another code uses it, and is
 # skipped where it is absent (no network).
+#   bash tools/deps.sh [fuzz]
+# With "fuzz" (make fuzz, CI), also clang and libclang-rt-dev: libFuzzer and
+# clang's sanitizer runtimes.  (make sanitize-test needs nothing more: GCC's
+# ASan and UBSan runtimes come with build-essential.)
 set -euo pipefail
 pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
       libhdf5-dev libpng-dev python3-yt python3-h5py openmpi-bin libopenmpi-dev python3-venv)
+[ "${1:-}" = fuzz ] && pkgs+=(clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
