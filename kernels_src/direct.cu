@@ -320,6 +320,20 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
 #define ORR_HTILE (ORR_BLOCK > 256 ? 256 : ORR_BLOCK)
 typedef unsigned long long orr_tick;
 
+/* A pair's acceleration (scale f d) and jerk (f v + 2 g (d . v) d) into u[6]. */
+template <typename T>
+static __device__ __forceinline__ void orr_jerk_add(T *u, T dx, T dy, T dz, T du, T dv, T dw, T f,
+                                                    T g)
+{
+    const T w = 2 * g * (dx * du + dy * dv + dz * dw);
+    u[0] += dx * f;
+    u[1] += dy * f;
+    u[2] += dz * f;
+    u[3] += f * du + w * dx;
+    u[4] += f * dv + w * dy;
+    u[5] += f * dw + w * dz;
+}
+
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_hnext(const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_tick *next, int n)
@@ -448,13 +462,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
                                                   1, rtf);
             const float g = orr_pair_jerk<float>(dx, dy, dz, d2, r2, (float)pi.w, h.w, aif, ajf,
                                                  1, rtf, f);
-            const float w = 2 * g * (dx * du + dy * dv + dz * dw);
-            u[0] += dx * f;
-            u[1] += dy * f;
-            u[2] += dz * f;
-            u[3] += f * du + w * dx;
-            u[4] += f * dv + w * dy;
-            u[5] += f * dw + w * dz;
+            orr_jerk_add<float>(u, dx, dy, dz, du, dv, dw, f, g);
         }
 #pragma unroll
         for (int d = 0; d < 6; d++)
@@ -472,13 +480,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
             const real f = orr_pair_accel<real>(dx, dy, dz, d2, r2, pi.w, pj4.w, ai, aj, 1, rt);
             const real g =
                 orr_pair_jerk<real>(dx, dy, dz, d2, r2, pi.w, pj4.w, ai, aj, 1, rt, f);
-            const real w = 2 * g * (dx * du + dy * dv + dz * dw);
-            u[0] += dx * f;
-            u[1] += dy * f;
-            u[2] += dz * f;
-            u[3] += f * du + w * dx;
-            u[4] += f * dv + w * dy;
-            u[5] += f * dw + w * dz;
+            orr_jerk_add<real>(u, dx, dy, dz, du, dv, dw, f, g);
         }
 #pragma unroll
         for (int d = 0; d < 6; d++)

@@ -747,26 +747,29 @@ static double on_time(const orr_kspec *c, int phase, double ms, void *ctx)
     return (l->fast_phases >> phase) & 1 ? l->fast : l->slow;
 }
 
-static void load_options(orr_tune_options *o, load *l)
+/* A tuning of the CPU base spec at N bodies, the times from l (store cleared
+ * first when fresh). */
+static void tune_loaded(load *l, int fresh, orr_tune_result *r)
 {
-    orr_tune_options_default(o);
-    o->budget_s = 0.4;
-    o->time_hook = on_time;
-    o->ctx = l;
+    if (fresh)
+        clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    orr_tune_options o;
+    orr_tune_options_default(&o);
+    o.budget_s = 0.4;
+    o.time_hook = on_time;
+    o.ctx = l;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, r, &err), &err);
 }
 
 static void test_winner_under_load(void **state)
 {
-    clear_store();
-    orr_error err = {0};
-    orr_kspec base;
-    base_spec(&base);
     /* fast while searching, three times slower when timed against the default */
     load l = {1u << ORR_TUNE_PHASE_SEARCH | 1u << ORR_TUNE_PHASE_RETIME, 0.5, 3.0, 0, 0};
-    orr_tune_options o;
-    load_options(&o, &l);
     orr_tune_result r;
-    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    tune_loaded(&l, 1, &r);
     print_result("under load", &r);
     assert_string_equal(r.source, "tuned");
     assert_int_equal(r.best.launch.threads, 0);   /* the default */
@@ -776,6 +779,9 @@ static void test_winner_under_load(void **state)
     assert_non_null(strstr(r.note, " ms when timed alternately with it: the default is kept"));
     orr_tune_result l2;
     int found = 0;
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
     TU_OK(orr_tune_lookup(ORR_BACKEND_CPU, &base, N, &l2, &found, &err), &err);
     assert_int_equal(found, 1);
     assert_int_equal(l2.best.launch.threads, 0);   /* what is stored is the default */
@@ -783,15 +789,9 @@ static void test_winner_under_load(void **state)
 
 static void test_noisy_timings(void **state)
 {
-    clear_store();
-    orr_error err = {0};
-    orr_kspec base;
-    base_spec(&base);
     load l = {1u << ORR_TUNE_PHASE_SEARCH | 1u << ORR_TUNE_PHASE_RETIME, 0.5, 1.0, 1, 0};
-    orr_tune_options o;
-    load_options(&o, &l);
     orr_tune_result r;
-    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    tune_loaded(&l, 1, &r);
     print_result("noisy", &r);
     assert_int_equal(r.best.launch.threads, 0);
     /* every other pair of runs doubled: spreads of 50% or more, over NOISY */
@@ -802,26 +802,20 @@ static void test_noisy_timings(void **state)
 
 static void test_stale_store(void **state)
 {
-    clear_store();
-    orr_error err = {0};
-    orr_kspec base;
-    base_spec(&base);
     /* stored while one thread really looked fastest */
     load l = {1u << ORR_TUNE_PHASE_SEARCH | 1u << ORR_TUNE_PHASE_RETIME |
                   1u << ORR_TUNE_PHASE_DEFAULT | 1u << ORR_TUNE_PHASE_RECHECK,
               0.5, 1.0, 0, 0};
-    orr_tune_options o;
-    load_options(&o, &l);
     orr_tune_result r;
-    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    tune_loaded(&l, 1, &r);
     assert_int_equal(r.best.launch.threads, 1);
-    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);   /* still fast: kept */
+    tune_loaded(&l, 0, &r);   /* still fast: kept */
     assert_string_equal(r.source, "store");
     assert_int_equal(r.best.launch.threads, 1);
     /* a later start on which one thread is five times slower: noticed, redone */
     l.fast_phases = 0;
     l.slow = 5.0;
-    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    tune_loaded(&l, 0, &r);
     print_result("stale", &r);
     assert_string_equal(r.source, "tuned");
     assert_int_not_equal(r.best.launch.threads, 1);
