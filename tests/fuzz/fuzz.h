@@ -1,9 +1,10 @@
 /* fuzz.h: what the libFuzzer targets (tests/fuzz/fuzz_*.c, `make fuzz`)
  * share.  orrery's readers take file paths, so each input is written to a
- * file in a private directory made on first use (under TMPDIR, removed at
- * exit; ORRERY_CACHE_DIR points there too, for the readers of the cache
- * directory) and the reader is called on that path.  A reader must return
- * (any status) without crashing, leaking or undefined behaviour. */
+ * file in a private directory made on first use (under TMPDIR; removed at a
+ * normal exit, else by tests/fuzz/run.sh; ORRERY_CACHE_DIR points there
+ * too, for the readers of the cache directory) and the reader is called on
+ * that path.  A reader must return (any status) without crashing, leaking
+ * or undefined behaviour. */
 #ifndef ORR_FUZZ_H
 #define ORR_FUZZ_H
 

@@ -13,11 +13,16 @@ failed=0
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 for name in "$@"; do
   bin="$build/fuzz/fuzz_$name" work="$build/fuzz/corpus-$name" log="$build/fuzz/$name.log"
+  # the target's files go to a TMPDIR of its own (libFuzzer ends the process
+  # without running its atexit handlers), removed afterwards
+  tmp=$(mktemp -d "$build/fuzz/tmp-XXXXXX")
   mkdir -p "$work"
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: 2 GiB is a leak
-  "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$build/fuzz/$name-" "$work" "$here/corpus/$name" >"$log" 2>&1
+  TMPDIR="$tmp" "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$build/fuzz/$name-" "$work" "$here/corpus/$name" \
+    >"$log" 2>&1
   rc=$?
+  rm -rf "$tmp"
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
   if [ "$rc" -eq 0 ]; then
