@@ -156,6 +156,50 @@ static void test_advance_to_time(void **state)
     orr_sim_destroy(s);
 }
 
+/* Block time steps (hermite): every body's step is a power-of-two fraction
+ * of dt_max (its checkpoint field "dt", as a fraction), the steps in use
+ * differ, and after each step every body is at the same time, a multiple of
+ * dt_max (or the end of a shortened last interval). */
+static void test_block_steps(void **state)
+{
+    enum { N = 200 };
+    orr_error err = {0};
+    double pos[4 * N], vel[3 * N];
+    TU_OK(orr_ic_plummer(N, 31, 1.0, pos, vel, &err), &err);
+    orr_sim_config c = base_config(N, ORR_DOUBLE, "hermite", 1e-3, 1.0 / 16);
+    c.backend = ORR_BACKEND_CPU;
+    orr_sim *s = make_sim(&c);
+    load_state(s, pos, vel);
+    TU_OK(orr_sim_step(s, 3, NULL, &err), &err);
+    assert_true(orr_sim_time(s) == 3.0 / 16);
+    double dt[N], smallest = 1;
+    TU_OK(orr_sim_integ_field(s, 2, dt, &err), &err);
+    int distinct = 0;
+    for (int i = 0; i < N; i++) {
+        int e;
+        assert_true(frexp(dt[i], &e) == 0.5);   /* a power of two */
+        assert_true(dt[i] <= 1 && dt[i] >= ldexp(1, -40));
+        distinct += dt[i] != dt[0];
+        smallest = dt[i] < smallest ? dt[i] : smallest;
+    }
+    assert_true(distinct > 0);
+    long blocks, active;
+    double small;
+    assert_int_equal(orr_sim_blocks(s, &blocks, &active, &small), 1);
+    print_message("%ld blocks, %.1f active each, smallest step %g of dt_max now, %g in the last "
+                  "interval\n", blocks, (double)active / blocks, smallest, small * 16);
+    assert_true(blocks > 3 && active < (long)N * blocks);
+    /* a shortened last interval still ends with every body at its end */
+    TU_OK(orr_sim_advance(s, 0.2, NULL, &err), &err);
+    assert_true(fabs(orr_sim_time(s) - 0.2) <= 1e-15);
+    TU_OK(orr_sim_integ_field(s, 2, dt, &err), &err);
+    for (int i = 0; i < N; i++) {
+        int e;
+        assert_true(frexp(dt[i], &e) == 0.5);
+    }
+    orr_sim_destroy(s);
+}
+
 /* An integrator of one's own, with state: it counts each body's steps (its
  * checkpoint field) and how often it was asked to synchronise. */
 typedef struct {
@@ -935,6 +979,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kepler_closes),
         cmocka_unit_test(test_advance_to_time),
+        cmocka_unit_test(test_block_steps),
         cmocka_unit_test(test_integrator_with_state),
         cmocka_unit_test(test_convergence),
         cmocka_unit_test(test_energy_plummer),
