@@ -8,6 +8,7 @@
 #include "util.h"
 #include "hostcc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ typedef struct {
     size_t elem;          /* sizeof(real) */
     void *a[NARR];        /* SoA arrays of n reals */
     void *attr;           /* nattr arrays of n reals (NULL without attributes) */
+    unsigned long long flag;   /* the first blow-up, step << 32 | body; all ones: none */
 } cpu_impl;
 
 static double get(const cpu_impl *c, int arr, long i)
@@ -87,6 +89,7 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     if (!c)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     c->lib.fd = -1;
+    c->flag = ~0ULL;
     e->impl = c;
     c->elem = ORR_STORED_DOUBLE(e->spec.phys.precision) ? sizeof(double) : sizeof(float);
     for (int k = 0; k < NARR; k++) {
@@ -206,9 +209,24 @@ static orr_status cpu_get_accel(orr_engine *e, orr_range t, double *acc, orr_err
     return ORR_OK;
 }
 
+/* The first body of t with a non-finite value in arrays a..a+2, flagged
+ * as on the GPU (step << 32 | body, the lowest kept): a scan of the range,
+ * O(n) against the force pass's O(n^2). */
+static void flag_range(orr_engine *e, cpu_impl *c, orr_range t, int a)
+{
+    for (long i = t.first; i < t.first + t.count; i++)
+        if (!isfinite(get(c, a, i)) || !isfinite(get(c, a + 1, i)) ||
+            !isfinite(get(c, a + 2, i))) {
+            unsigned long long key = (unsigned long long)(unsigned)e->step << 32 | (unsigned)i;
+            c->flag = key < c->flag ? key : c->flag;
+            return;
+        }
+}
+
 static orr_status cpu_kick(orr_engine *e, orr_range t, double dt, double damping, orr_error *err)
 {
     cpu_impl *c = e->impl;
+    flag_range(e, c, t, AX);
     c->kick(t.count, at(c, VX, t.first), at(c, VY, t.first), at(c, VZ, t.first),
             at(c, AX, t.first), at(c, AY, t.first), at(c, AZ, t.first), dt, damping);
     return ORR_OK;
@@ -219,6 +237,16 @@ static orr_status cpu_drift(orr_engine *e, orr_range t, double dt, orr_error *er
     cpu_impl *c = e->impl;
     c->drift(t.count, at(c, X, t.first), at(c, Y, t.first), at(c, Z, t.first),
              at(c, VX, t.first), at(c, VY, t.first), at(c, VZ, t.first), dt);
+    flag_range(e, c, t, X);
+    return ORR_OK;
+}
+
+static orr_status cpu_blowup(orr_engine *e, unsigned long long *key, int clear, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    *key = c->flag;
+    if (clear)
+        c->flag = ~0ULL;
     return ORR_OK;
 }
 
@@ -323,6 +351,7 @@ const orr_backend_ops orr_backend_cpu = {
     .set_state = cpu_set_state,
     .get_state = cpu_get_state,
     .accel = cpu_accel,
+    .blowup = cpu_blowup,
     .accel_jerk = cpu_accel_jerk,
     .get_accel = cpu_get_accel,
     .kick = cpu_kick,

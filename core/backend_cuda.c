@@ -37,6 +37,7 @@ typedef struct {
     orr_devptr hpa, hpj;          /* 4n real4 each: partial accelerations, jerks */
     orr_devptr htick, hlevel, hact, hiota;   /* n each: u64, int, int, int (0 .. n-1) */
     orr_devptr hcnt;              /* u64 next block time, u32 active count, i32 finest level */
+    orr_devptr flag;              /* u64: the first blow-up, step << 32 | body; all ones: none */
 } cuda_impl;
 
 typedef struct {
@@ -115,6 +116,7 @@ static void cuda_destroy(orr_engine *e)
     for (int k = 0; k < ORR_KFAMILY_MAX_BUFFERS; k++)
         orr_cuda_free(c->buf[k]);
     orr_cuda_free(c->partial);
+    orr_cuda_free(c->flag);
     orr_cuda_free(c->attr);
     orr_cuda_free(c->parts);
     orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpa, c->hpj, c->htick, c->hlevel, c->hact,
@@ -176,6 +178,10 @@ static orr_status alloc_buffers(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_alloc(&c->parts, parts, err);
     if (!st)
         st = orr_cuda_alloc(&c->partial, sizeof(double) * c->npartial, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->flag, 8, err);
+    if (!st)
+        st = orr_cuda_memset32(c->flag, 0xffffffffu, 2, err);
     size_t attr = c->elem * (size_t)e->n * (size_t)e->nattr;
     if (!st && attr)
         st = orr_cuda_alloc(&c->attr, attr, err);
@@ -520,8 +526,9 @@ static orr_status cuda_update(orr_engine *e, int kernel, orr_range t, orr_devptr
     int first = (int)t.first, count = (int)t.count, dbl = c->elem == sizeof(double);
     float dtf = (float)dt, dampf = (float)damping;
     void *dtp = dbl ? (void *)&dt : (void *)&dtf, *dp = dbl ? (void *)&damping : (void *)&dampf;
-    void *kick_args[] = {&x, &y, dtp, dp, &first, &count}, *drift_args[] = {&x, &y, dtp, &first,
-                                                                            &count};
+    unsigned step = (unsigned)e->step;
+    void *kick_args[] = {&x, &y, dtp, dp, &first, &count, &c->flag, &step};
+    void *drift_args[] = {&x, &y, dtp, &first, &count, &c->flag, &step};
     return orr_cuda_launch(c->fn[kernel], blocks_for(count, e->spec.launch.block),
                            (unsigned)e->spec.launch.block, 0, c->stream,
                            kernel == ORR_K_KICK ? kick_args : drift_args, err);
@@ -813,6 +820,17 @@ static orr_status cuda_blocks_field(orr_engine *e, int k, double *io, int set, i
     return st;
 }
 
+static orr_status cuda_blowup(orr_engine *e, unsigned long long *key, int clear, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = orr_cuda_dtoh_async(key, c->flag, 8, c->stream, err);
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
+    if (!st && clear)
+        st = orr_cuda_memset32(c->flag, 0xffffffffu, 2, err);
+    return st;
+}
+
 static orr_status cuda_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)
 {
     cuda_impl *c = e->impl;
@@ -839,6 +857,7 @@ const orr_backend_ops orr_backend_cuda = {
     .set_state = cuda_set_state,
     .get_state = cuda_get_state,
     .accel = cuda_accel,
+    .blowup = cuda_blowup,
     .blocks_begin = cuda_blocks_begin,
     .block = cuda_block,
     .blocks_field = cuda_blocks_field,

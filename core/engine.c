@@ -219,6 +219,23 @@ orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double
     return ni ? e->ops->accel_jerk(e, ni, idx, acc, jerk, err) : ORR_OK;
 }
 
+void orr_engine_set_step(orr_engine *e, long step)
+{
+    e->step = step;
+}
+
+orr_status orr_engine_blowup(orr_engine *e, long *step, long *body, orr_error *err)
+{
+    unsigned long long key = ~0ULL;
+    orr_status st = e->ops->blowup(e, &key, 1, err);
+    *step = *body = -1;
+    if (!st && key != ~0ULL) {
+        *step = (long)(key >> 32);
+        *body = (long)(key & 0xffffffffu);
+    }
+    return st;
+}
+
 int orr_engine_has_blocks(const orr_engine *e)
 {
     return e->ops->blocks_begin != NULL;

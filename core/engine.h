@@ -84,6 +84,14 @@ orr_status orr_engine_accel(orr_engine *e, double *acc, orr_error *err); /* comp
 /* Accelerations of the targets t from all bodies into the engine's own
  * buffer (nothing is fetched); get_accel fetches them (3 t.count values). */
 orr_status orr_engine_force(orr_engine *e, orr_range t, orr_error *err);
+/* Blow-ups.  Kick and drift flag the first body whose acceleration or new
+ * position is not finite, with the step number last set here (the lowest
+ * step, then the lowest body, is kept), at no cost worth measuring.
+ * orr_engine_blowup reads the flag (on the GPU, an 8-byte read: it waits
+ * for the queued work) into *step and *body (-1 for none), and clears it. */
+void orr_engine_set_step(orr_engine *e, long step);
+orr_status orr_engine_blowup(orr_engine *e, long *step, long *body, orr_error *err);
+
 /* The force on t in two parts, so that it can start while other sources
  * are still arriving (dist.h): ORR_FORCE_LOCAL sums the sources that lie in
  * t itself (on the GPU: the j-ranges wholly inside t; nothing on the CPU),

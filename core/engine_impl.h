@@ -23,6 +23,9 @@ typedef struct {
      * the backend has no such kernel yet */
     orr_status (*accel_jerk)(orr_engine *e, long ni, const long *idx, double *acc, double *jerk,
                              orr_error *err);
+    /* the blow-up flag (engine.h: orr_engine_blowup): step << 32 | body,
+     * all ones when none; cleared to that with clear */
+    orr_status (*blowup)(orr_engine *e, unsigned long long *key, int clear, orr_error *err);
     /* block time steps held by the backend (engine.h: orr_engine_block*);
      * NULL where the integrator keeps them on the host */
     orr_status (*blocks_begin)(orr_engine *e, const orr_block_params *p, int fresh,
@@ -64,6 +67,7 @@ struct orr_engine {
     int ranges;            /* j-ranges the GPU accel kernel runs with (see
                               orr_launch.ranges); 1 on the CPU */
     void *stream;          /* the engine's work queue (CUstream), NULL on the CPU */
+    long step;             /* the step number kick and drift flag blow-ups with */
     orr_build_info build;
     void *impl;            /* backend state */
 };

@@ -909,6 +909,7 @@ static orr_status one_step(orr_sim *s, double h, orr_error *err)
     orr_integ_env *env = env_of(s);
     env->dt = h;
     s->host_valid = 0;
+    orr_engine_set_step(s->engine, s->steps + 1);
     orr_status st = s->integ->step(s->istate, env, err);
     if (st) {
         env->acc_valid = 0;
@@ -921,6 +922,35 @@ static orr_status one_step(orr_sim *s, double h, orr_error *err)
     return ORR_OK;
 }
 
+/* After steps from (steps0, t0) of h each (the last ends at t_end at the
+ * latest): the first body whose acceleration or position went non-finite,
+ * on any rank, as an error naming it, the step and the time.  One small
+ * read of the engine's flag per call, not per step. */
+static orr_status check_blowup(orr_sim *s, long steps0, double t0, double h, double t_end,
+                               orr_error *err)
+{
+    long step = -1, body = -1;
+    orr_status st = orr_engine_blowup(s->engine, &step, &body, err);
+    if (!st && s->dist) {   /* the lowest step, then body, over the ranks */
+        double key[2] = {step < 0 ? -INFINITY : -(double)step, body < 0 ? -INFINITY : -(double)body};
+        double k0 = key[0];
+        if ((st = orr_comm_max(orr_dist_comm(s->dist), key, 1, err)) == ORR_OK) {
+            key[1] = k0 == key[0] ? key[1] : -INFINITY;   /* only ranks at that step */
+            st = orr_comm_max(orr_dist_comm(s->dist), key + 1, 1, err);
+        }
+        step = isfinite(key[0]) ? (long)-key[0] : -1;
+        body = isfinite(key[1]) ? (long)-key[1] : -1;
+    }
+    if (st || step < 0)
+        return st;
+    double t = t0 + (double)(step - steps0) * h;
+    t = t > t_end ? t_end : t;
+    s->env.acc_valid = 0;
+    return orr_fail(err, ORR_ERR_ARG, "body %ld has a non-finite acceleration or position at "
+                    "step %ld (t = %.9g): the run is stopped (a force law that divides by zero, "
+                    "bodies on one spot at softening 0, or too long a step)", body + 1, step, t);
+}
+
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
     if (k < 0)
@@ -928,13 +958,15 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
     orr_status st = flush(s, err);
     if (st)
         return st;
-    for (long done = 0; done < k; done++) {
+    const long steps0 = s->steps;
+    const double t0 = s->time;
+    for (long done = 0; !st && done < k; done++) {
         if (stop && *stop)
-            return orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
-        if ((st = one_step(s, s->cfg.dt, err)) != ORR_OK)
-            return st;
+            st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
+        else
+            st = one_step(s, s->cfg.dt, err);
     }
-    return ORR_OK;
+    return st ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }
 
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err)
@@ -946,7 +978,8 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
     orr_status st = flush(s, err);
     if (st)
         return st;
-    const double h = s->cfg.dt;
+    const double h = s->cfg.dt, t0 = s->time;
+    const long steps0 = s->steps;
     for (long done = 0;; done++) {
         const double left = t_end - (s->time - s->time_c);
         /* done when within a relative 1e-12 of the step; a last step that
@@ -958,7 +991,7 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
         if ((st = one_step(s, left < h ? left : h, err)) != ORR_OK)
             return st;
     }
-    return ORR_OK;
+    return check_blowup(s, steps0, t0, h, t_end, err);
 }
 
 /* ---- diagnostics ----------------------------------------------------------- */

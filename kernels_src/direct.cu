@@ -221,30 +221,48 @@ orr_accel_naive(const typename orr_vec4<real>::type *__restrict__ pos,
     acc[i] = a;
 }
 
+/* Blow-ups: the first body (lowest step, then lowest index) whose
+ * acceleration (kick) or new position (drift) is not finite, as
+ * step << 32 | body in *flag (all ones: none). */
+static __device__ __forceinline__ void orr_flag_body(unsigned long long *flag, unsigned step,
+                                                     int i)
+{
+    atomicMin(flag, (unsigned long long)step << 32 | (unsigned)i);
+}
+
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_kick(typename orr_vec4<real>::type *__restrict__ vel,
          const typename orr_vec4<real>::type *__restrict__ acc, real dt, real damping, int first,
-         int count)
+         int count, unsigned long long *flag, unsigned step)
 {
     const int i = first + blockIdx.x * ORR_BLOCK + threadIdx.x;
     if (i < first + count) {
-        vel[i].x = fma(acc[i].x, dt, vel[i].x) * damping;
-        vel[i].y = fma(acc[i].y, dt, vel[i].y) * damping;
-        vel[i].z = fma(acc[i].z, dt, vel[i].z) * damping;
+        const typename orr_vec4<real>::type a = acc[i];
+        if (!isfinite(a.x) || !isfinite(a.y) || !isfinite(a.z))
+            orr_flag_body(flag, step, i);
+        vel[i].x = fma(a.x, dt, vel[i].x) * damping;
+        vel[i].y = fma(a.y, dt, vel[i].y) * damping;
+        vel[i].z = fma(a.z, dt, vel[i].z) * damping;
     }
 }
 
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_drift(typename orr_vec4<real>::type *__restrict__ pos,
-          const typename orr_vec4<real>::type *__restrict__ vel, real dt, int first, int count)
+          const typename orr_vec4<real>::type *__restrict__ vel, real dt, int first, int count,
+          unsigned long long *flag, unsigned step)
 {
     const int i = first + blockIdx.x * ORR_BLOCK + threadIdx.x;
     if (i < first + count) {
-        pos[i].x = orr_wrap(fma(vel[i].x, dt, pos[i].x), X);
-        pos[i].y = orr_wrap(fma(vel[i].y, dt, pos[i].y), Y);
-        pos[i].z = orr_wrap(fma(vel[i].z, dt, pos[i].z), Z);
+        const real x = orr_wrap(fma(vel[i].x, dt, pos[i].x), X),
+                   y = orr_wrap(fma(vel[i].y, dt, pos[i].y), Y),
+                   z = orr_wrap(fma(vel[i].z, dt, pos[i].z), Z);
+        if (!isfinite(x) || !isfinite(y) || !isfinite(z))
+            orr_flag_body(flag, step, i);
+        pos[i].x = x;
+        pos[i].y = y;
+        pos[i].z = z;
     }
 }
 

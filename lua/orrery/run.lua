@@ -13,7 +13,7 @@ local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqr
 
 local WHO = "sim:run"
 local KEYS = { steps = true, ["until"] = true, every = true, on_step = true, progress = true,
-  cluster = true,
+  cluster = true, max_energy_error = true,
   checkpoint_every = true, checkpoint = true, render_every = true, render = true }
 
 -- A value as error messages show it: strings quoted, numbers as written.
@@ -92,6 +92,11 @@ local function check_opts(self, nargs, opts)
       describe(opts.render_every), describe(opts.render))
   end
   out.r_every, out.render = opts.render_every and floor(opts.render_every), opts.render
+  local me = opts.max_energy_error
+  if me ~= nil and (type(me) ~= "number" or not (me > 0) or me == huge) then
+    bad("'max_energy_error' must be a positive number (got %s)", describe(me))
+  end
+  out.max_dE = me
   -- cluster = true, or a list of mass fractions: the core radius, the
   -- half-mass radius and those Lagrangian radii on every log line
   if opts.cluster ~= nil then
@@ -166,6 +171,23 @@ function Sim:run(...)
   local t_start = clock()
   local E0, last_clock, last_done, logged = nil, t_start, 0, -1
 
+  -- a run that stops (a blow-up, the energy bound) names the last good
+  -- checkpoint it wrote, so nothing is lost
+  local last_ck
+  local function stopped(msg)
+    if last_ck then
+      msg = msg .. format("; the last good checkpoint is %s (step %d, t = %.9g)", out.ck_path,
+        last_ck.steps, last_ck.time)
+    end
+    error(msg, 0)
+  end
+  local function energy_check(dE)
+    if out.max_dE and math.abs(dE) > out.max_dE then
+      stopped(format("%s: |dE/E0| = %.3g at step %d (t = %.9g) passed max_energy_error = %g",
+        WHO, math.abs(dE), self.steps, self.time, out.max_dE))
+    end
+  end
+
   local function logline(done)
     local p = self:momentum()   -- waits for the queued steps: time them first
     local now = clock()
@@ -200,6 +222,7 @@ function Sim:run(...)
     end
     last_clock, last_done, logged = clock(), done, done
   end
+  if out.max_dE then E0 = self:energy().total end
 
   if every then
     if rank0 and many then   -- every rank's slice and kernels, once, as comment lines
@@ -230,9 +253,17 @@ function Sim:run(...)
     if out.ck_every then k = math.min(k, out.ck_every - self.steps % out.ck_every) end
     if on_step then k = 1 end
     if show_bar then k = math.min(k, chunk) end
+    -- the energy bound: checked after every chunk (every 10 steps without
+    -- every=), before any frame or checkpoint of the steps is written
+    if out.max_dE and not every then k = math.min(k, 10) end
     local t0 = clock()
-    self:step(k)
+    local ok, err = pcall(self.step, self, k)
+    if not ok then stopped(tostring(err)) end
     done = done + k
+    if out.max_dE then
+      local E = self:energy().total
+      energy_check(E0 ~= 0 and (E - E0) / math.abs(E0) or E - E0)
+    end
     -- aim at about 5 progress updates a second (sync: GPU steps are queued)
     if show_bar then
       self:sync()
@@ -243,7 +274,10 @@ function Sim:run(...)
     local stop = on_step and on_step(self, done) == false
     if many and on_step then stop = agree(stop) end
     if out.r_every and self.steps % out.r_every == 0 then self:render(out.render) end
-    if out.ck_every and self.steps % out.ck_every == 0 then self:checkpoint(out.ck_path) end
+    if out.ck_every and self.steps % out.ck_every == 0 then
+      self:checkpoint(out.ck_path)
+      last_ck = { steps = self.steps, time = self.time }
+    end
     if every and done == next_log then
       logline(done)
       next_log = next_log + every
