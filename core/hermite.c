@@ -73,13 +73,13 @@ typedef struct {
  * the end of an interval) or position (the host path, after a block), as
  * an error like the fixed-step integrators' (sim.c). */
 static orr_status nonfinite(const herm *h, const orr_integ_env *env, double t, const long *idx,
-                            long count, orr_error *err)
+                            long count, int with_pos, orr_error *err)
 {
     for (long k = 0; k < count; k++) {
         const long i = idx ? idx[k] : k;
         const double *a = h->a + 3 * i, *j = h->j + 3 * i, *x = h->pos + 4 * i;
         if (!isfinite(a[0] + a[1] + a[2]) || !isfinite(j[0] + j[1] + j[2]) ||
-            !isfinite(x[0] + x[1] + x[2]))
+            (with_pos && !isfinite(x[0] + x[1] + x[2])))
             return orr_fail(err, ORR_ERR_ARG, "body %ld has a non-finite acceleration or "
                             "position at %.9g of the step of %g: the run is stopped (a force "
                             "law that divides by zero, bodies on one spot at softening 0, or "
@@ -226,7 +226,7 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     h->blocks++;
     h->active += nact;
     *t = next;
-    return nonfinite(h, env, (double)next * unit, h->act, nact, err);
+    return nonfinite(h, env, (double)next * unit, h->act, nact, 1, err);
 }
 
 /* The interval on an engine that keeps the block steps itself (the GPU):
@@ -267,7 +267,7 @@ static orr_status step_on_engine(herm *h, orr_integ_env *env, orr_error *err)
     for (long i = 0; !st && i < h->n; i++)
         h->level[i] = (int)lround(-log2(h->dts[i]));
     if (!st)   /* the positions stay on the device: its a and j tell */
-        st = nonfinite(h, env, env->dt, NULL, h->n, err);
+        st = nonfinite(h, env, env->dt, NULL, h->n, 0, err);
     if (!st)
         env->acc_valid = 1;
     return st;

@@ -123,6 +123,7 @@ static orr_status tune_ranks(orr_comm *comm, orr_backend_kind kind, const orr_ks
     if (ranks == 1)
         return orr_tune(kind, base, n, &o, res, err);
     o.targets = orr_dist_slice_of(n, me, ranks).count;
+    o.recheck = 0;   /* ranks share the host's cores: no start-up re-timing */
     typedef struct {
         char device[512], kernel[33];
     } identity;
@@ -966,7 +967,8 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
         else
             st = one_step(s, s->cfg.dt, err);
     }
-    return st ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
+    /* (k = 0 only flushes: the writers call it on the writing rank alone) */
+    return st || k == 0 ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }
 
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err)

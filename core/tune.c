@@ -1034,6 +1034,7 @@ void orr_tune_options_default(orr_tune_options *o)
 {
     memset(o, 0, sizeof *o);
     o->budget_s = DEFAULT_BUDGET_S;
+    o->recheck = 1;
 }
 
 orr_status orr_tune_identify(orr_backend_kind kind, const orr_kspec *base_spec, long n,
@@ -1094,7 +1095,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     /* a CPU choice other than the default is timed against it once more on
      * every start (a few ms): one stored while the machine was busy is
      * noticed and redone (GPU starts stay at the driver's floor) */
-    const int recheck = found && !o->retune && t.id.target == ORR_TARGET_CPU &&
+    const int recheck = found && !o->retune && o->recheck && t.id.target == ORR_TARGET_CPU &&
                         !params_eq(params_of(&stored.best), default_params(&t));
     if (found && !o->retune && !recheck) {
         *result = stored;

@@ -108,6 +108,9 @@ typedef struct {
                             (2.0) */
     int exhaustive;      /* 1: every valid candidate, ignoring the budget (0) */
     int retune;          /* 1: ignore a stored tuning and tune anew (0) */
+    int recheck;         /* 1: a stored CPU choice other than the default is timed against
+                            the default once more, and tuned again when slower (1; see
+                            "Under load" above) */
     int device;          /* GPU ordinal (0) */
     long targets;        /* bodies whose forces are timed, [0, targets) of the n against
                             all n: the slice shape of one rank of several (dist.h); a
