@@ -477,17 +477,15 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
     orr_status st = io && idx ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     if (!st)
         st = bench_engine(kind, spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &e, &attr, err);
-    /* every body a step of H, the first `active` of them H / 2: the first
-     * block is those, against all n predicted bodies */
+    /* every body a step of H, the `active` ones (spread over the set) H / 2:
+     * the first block is those, against all n predicted bodies */
     const orr_block_params p = {1.0 / 16, 0.02, 0.01, 40};
-    for (long i = 0; !st && i < n; i++)
-        io[i] = i < active ? 0.5 : 1.0;
     for (long i = 0; !st && i < active; i++)
         idx[i] = (long)((double)i * n / active);
     const int blocks = !st && orr_engine_has_blocks(e);
     if (blocks) {
         st = orr_engine_blocks_begin(e, &p, 1, 1, err);
-        for (long i = 0; !st && i < n; i++)   /* spread the active ones over the set */
+        for (long i = 0; !st && i < n; i++)
             io[i] = 1.0;
         for (long i = 0; !st && i < active; i++)
             io[idx[i]] = active == n ? 1.0 : 0.5;

@@ -32,7 +32,8 @@ local e0 = sim:energy().total
 local clock = orrery._clock()
 local best = { r = math.huge, t = 0, rho = 0 }
 while sim.time < t_max - 1e-9 do
-  sim:run{ ["until"] = math.min(t_max, sim.time + every) }
+  -- a run whose energy drifts by a percent is no longer to be trusted: stop
+  sim:run{ ["until"] = math.min(t_max, sim.time + every), max_energy_error = 1e-2 }
   local c = sim:cluster{ fractions = { 0.01, 0.1, 0.5 } }
   local e = sim:energy().total
   print(("%9.2f %7.3f %9.5f %11.4g %8.4f %8.4f %8.4f %11.3e %9.1f"):format(sim.time,
