@@ -716,6 +716,35 @@ static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long n
                            (unsigned)e->spec.launch.block, 0, c->stream, cargs, err);
 }
 
+/* The host-driven form (hermite.c's path over several ranks): the force
+ * and jerk of the ni bodies idx from the positions and velocities as set,
+ * with the kernels of the engine's own block steps. */
+static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
+                                  double *jerk, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    const size_t vec = 4 * c->elem * (size_t)e->n;
+    unsigned *ix = st ? NULL : malloc(4 * ((size_t)ni + 1));
+    if (!st && !ix)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (long k = 0; !st && k < ni; k++)
+        ix[k + 1] = (unsigned)idx[k];
+    if (ix)
+        ix[0] = (unsigned)ni;
+    if (!st && !(st = orr_cuda_htod_async(c->hact, ix + 1, 4 * (size_t)ni, c->stream, err)) &&
+        !(st = orr_cuda_htod_async(c->hcnt + 8, ix, 4, c->stream, err)) &&
+        !(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
+        !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)))
+        st = accel_jerk(e, c, c->hact, ni, err);
+    if (!st)
+        st = download(c, c->hpa, acc, 3, 3, ni, err);
+    if (!st)
+        st = download(c, c->hpj, jerk, 3, 3, ni, err);
+    free(ix);
+    return st;
+}
+
 static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, int fresh,
                                     int keep_steps, orr_error *err)
 {
@@ -857,6 +886,7 @@ const orr_backend_ops orr_backend_cuda = {
     .set_state = cuda_set_state,
     .get_state = cuda_get_state,
     .accel = cuda_accel,
+    .accel_jerk = cuda_accel_jerk,
     .blowup = cuda_blowup,
     .blocks_begin = cuda_blocks_begin,
     .block = cuda_block,

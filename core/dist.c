@@ -121,6 +121,16 @@ orr_range orr_dist_slice_of(long n, int r, int ranks)
     return s;
 }
 
+int orr_dist_owner_of(long n, long body, int ranks)
+{
+    int r = (int)((long long)body * ranks / (n > 0 ? n : 1));
+    while (r > 0 && body < orr_dist_slice_of(n, r, ranks).first)
+        r--;
+    while (r < ranks - 1 && body >= orr_dist_slice_of(n, r + 1, ranks).first)
+        r++;
+    return r;
+}
+
 orr_range orr_dist_slice(const orr_dist *d, int r)
 {
     return orr_dist_slice_of(d->n, r, d->ranks);

@@ -40,6 +40,8 @@ int orr_dist_ranks(const orr_dist *d);
 orr_comm *orr_dist_comm(const orr_dist *d);
 /* Rank r's slice of n bodies over `ranks` ranks (no dist needed). */
 orr_range orr_dist_slice_of(long n, int r, int ranks);
+/* The rank whose slice holds body (0 .. n - 1). */
+int orr_dist_owner_of(long n, long body, int ranks);
 /* Rank r's slice, and this rank's. */
 orr_range orr_dist_slice(const orr_dist *d, int r);
 orr_range orr_dist_mine(const orr_dist *d);

@@ -14,6 +14,7 @@ orr_status orr_fail(orr_error *err, orr_status code, const char *fmt, ...)
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
         err->code = code;
+        err->shared = 0;
     }
     return code;
 }
@@ -47,6 +48,7 @@ void orr_error_clear(orr_error *err)
     err->log = NULL;
     err->msg[0] = '\0';
     err->code = ORR_OK;
+    err->shared = 0;
 }
 
 const char *orr_status_name(orr_status s)

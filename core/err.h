@@ -27,9 +27,13 @@ typedef struct {
     orr_status code;   /* ORR_OK when nothing failed */
     char msg[1024];    /* one-paragraph description, no trailing newline */
     char *log;         /* compiler log or other long detail (heap, may be NULL) */
+    int shared;        /* over several ranks: every rank holds this same error (a
+                          collective found it), so it is reported once, by rank 0,
+                          and no rank needs ending (orr_fail clears it) */
 } orr_error;
 
-/* Records a failure in err (may be NULL) and returns code. printf-style. */
+/* Records a failure in err (may be NULL) and returns code. printf-style.
+ * The error is this rank's own (shared = 0). */
 orr_status orr_fail(orr_error *err, orr_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Records "cannot read 'PATH': " and the printf-style rest (ORR_ERR_IO,

@@ -27,6 +27,13 @@
  * otherwise (the CPU backend) they run here on the host, the engine giving
  * the active bodies' forces and jerks (orr_engine_accel_jerk).
  *
+ * Over several ranks (env->comm) the host path runs on every backend: every
+ * rank keeps every body's state and so chooses the same blocks; each
+ * computes the forces of, and corrects, the active bodies of its own slice,
+ * and the corrected ones are gathered (MPI) before the next block.  Each
+ * body's arithmetic is what one rank does, so on the CPU backend P ranks
+ * give the bits of one.
+ *
  * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
  * engine's precision between intervals; the accelerations, jerks and steps
@@ -35,7 +42,11 @@
  * active bodies summed over blocks, and the smallest step in use. */
 #include "integrator.h"
 
+#include "comm.h"
+#include "dist.h"
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +78,14 @@ typedef struct {
     unsigned restored;    /* checkpoint fields set: 1 acc, 2 jerk, 4 dt */
     long blocks, active;  /* statistics since creation */
     int deepest;          /* the finest level used in the last interval */
+    /* over several ranks: the gathered records of a block's corrected bodies
+     * (REC doubles each), and each rank's count and offset of them */
+    int ranks;
+    double *rec;
+    long *counts, *displs;
 } herm;
+
+#define REC 13   /* x y z, vx vy vz, acceleration, jerk, level */
 
 /* The first body with a non-finite acceleration or jerk (the GPU path, at
  * the end of an interval) or position (the host path, after a block), as
@@ -78,14 +96,70 @@ static orr_status nonfinite(const herm *h, const orr_integ_env *env, double t, c
     for (long k = 0; k < count; k++) {
         const long i = idx ? idx[k] : k;
         const double *a = h->a + 3 * i, *j = h->j + 3 * i, *x = h->pos + 4 * i;
-        if (!isfinite(a[0] + a[1] + a[2]) || !isfinite(j[0] + j[1] + j[2]) ||
-            (with_pos && !isfinite(x[0] + x[1] + x[2])))
-            return orr_fail(err, ORR_ERR_ARG, "body %ld has a non-finite acceleration or "
-                            "position at %.9g of the step of %g: the run is stopped (a force "
-                            "law that divides by zero, bodies on one spot at softening 0, or "
-                            "too long a step)", i + 1, t, env->dt);
+        if (isfinite(a[0] + a[1] + a[2]) && isfinite(j[0] + j[1] + j[2]) &&
+            (!with_pos || isfinite(x[0] + x[1] + x[2])))
+            continue;
+        char where[64] = "";
+        if (h->ranks > 1)   /* every rank holds every body: all find it */
+            snprintf(where, sizeof where, " (in rank %d's slice)",
+                     orr_dist_owner_of(h->n, i, h->ranks));
+        orr_fail(err, ORR_ERR_ARG, "body %ld%s has a non-finite acceleration or position at "
+                 "%.9g of the step of %g: the run is stopped (a force law that divides by "
+                 "zero, bodies on one spot at softening 0, or too long a step)", i + 1, where,
+                 t, env->dt);
+        err->shared = h->ranks > 1;
+        return ORR_ERR_ARG;
     }
     return ORR_OK;
+}
+
+/* Over several ranks: the counts and offsets of each rank's bodies among
+ * the first nact of list (ascending), in records. */
+static void rank_counts(herm *h, const long *list, long nact)
+{
+    long k = 0;
+    for (int r = 0; r < h->ranks; r++) {
+        const orr_range sl = orr_dist_slice_of(h->n, r, h->ranks);
+        h->displs[r] = k;
+        while (k < nact && list[k] < sl.first + sl.count)
+            k++;
+        h->counts[r] = k - h->displs[r];
+    }
+}
+
+/* Over several ranks: this rank's corrected bodies among act[0 .. nact)
+ * (those of its slice, [k0, k1)) to every rank. */
+static orr_status gather_block(herm *h, const orr_integ_env *env, long nact, long k0, long k1,
+                               orr_error *err)
+{
+    rank_counts(h, h->act, nact);
+    for (long k = k0; k < k1; k++) {
+        const long i = h->act[k];
+        double *r = h->rec + REC * k;
+        memcpy(r, h->pos + 4 * i, 3 * sizeof(double));
+        memcpy(r + 3, h->vel + 3 * i, 3 * sizeof(double));
+        memcpy(r + 6, h->a + 3 * i, 3 * sizeof(double));
+        memcpy(r + 9, h->j + 3 * i, 3 * sizeof(double));
+        r[12] = h->level[i];
+    }
+    orr_status st = orr_comm_allgatherv(env->comm, h->rec, h->counts, h->displs,
+                                        REC * sizeof(double), err);
+    for (long k = 0; !st && k < nact; k++) {
+        if (k == k0 && k1 > k0) {   /* this rank's own, already in place */
+            k = k1 - 1;
+            continue;
+        }
+        const long i = h->act[k];
+        const double *r = h->rec + REC * k;
+        memcpy(h->pos + 4 * i, r, 3 * sizeof(double));
+        memcpy(h->vel + 3 * i, r + 3, 3 * sizeof(double));
+        memcpy(h->a + 3 * i, r + 6, 3 * sizeof(double));
+        memcpy(h->j + 3 * i, r + 9, 3 * sizeof(double));
+        h->level[i] = (int)r[12];
+        memcpy(h->xp + 4 * i, r, 3 * sizeof(double));
+        memcpy(h->vp + 3 * i, r + 3, 3 * sizeof(double));
+    }
+    return st;
 }
 
 static void h_destroy(void *state)
@@ -95,6 +169,7 @@ static void h_destroy(void *state)
         return;
     free(h->pos), free(h->vel), free(h->xp), free(h->vp), free(h->a), free(h->j);
     free(h->an), free(h->jn), free(h->dts), free(h->tick), free(h->level), free(h->act);
+    free(h->rec), free(h->counts), free(h->displs);
     free(h);
 }
 
@@ -152,7 +227,18 @@ static orr_status start(herm *h, orr_integ_env *env, int keep_steps, orr_error *
 {
     for (long i = 0; i < h->n; i++)
         h->act[i] = i;
-    orr_status st = orr_engine_accel_jerk(env->engine, h->n, h->act, h->a, h->j, err);
+    /* over several ranks, each its own slice, then gathered */
+    const orr_range me = h->ranks > 1 ? env->targets : (orr_range){0, h->n};
+    orr_status st = orr_engine_accel_jerk(env->engine, me.count, h->act + me.first,
+                                          h->a + 3 * me.first, h->j + 3 * me.first, err);
+    if (!st && h->ranks > 1) {
+        rank_counts(h, h->act, h->n);
+        st = orr_comm_allgatherv(env->comm, h->a, h->counts, h->displs, 3 * sizeof(double),
+                                 err);
+        if (!st)
+            st = orr_comm_allgatherv(env->comm, h->j, h->counts, h->displs,
+                                     3 * sizeof(double), err);
+    }
     if (st || keep_steps)
         return st;
     const int hi = finest(env);
@@ -189,12 +275,22 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         }
         h->xp[4 * i + 3] = h->pos[4 * i + 3];
     }
+    /* over several ranks, the active bodies of this rank's slice: act[k0 .. k1) */
+    long k0 = 0, k1 = nact;
+    if (h->ranks > 1) {
+        const orr_range me = env->targets;
+        while (k0 < nact && h->act[k0] < me.first)
+            k0++;
+        for (k1 = k0; k1 < nact && h->act[k1] < me.first + me.count;)
+            k1++;
+    }
     orr_status st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
     if (!st)
-        st = orr_engine_accel_jerk(env->engine, nact, h->act, h->an, h->jn, err);
+        st = orr_engine_accel_jerk(env->engine, k1 - k0, h->act + k0, h->an + 3 * k0,
+                                   h->jn + 3 * k0, err);
     if (st)
         return st;
-    for (long k = 0; k < nact; k++) {
+    for (long k = k0; k < k1; k++) {
         const long i = h->act[k];
         const double dt = (double)(END >> h->level[i]) * unit;
         double a2[3], a3[3], *a0 = h->a + 3 * i, *j0 = h->j + 3 * i;
@@ -220,8 +316,13 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         while (l < MAX_LEVEL && next % (END >> l) != 0)   /* aligned with its time */
             l++;
         h->level[i] = l;
+    }
+    if (h->ranks > 1 && (st = gather_block(h, env, nact, k0, k1, err)) != ORR_OK)
+        return st;
+    for (long k = 0; k < nact; k++) {
+        const long i = h->act[k];
         h->tick[i] = next;
-        h->deepest = l > h->deepest ? l : h->deepest;
+        h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
     }
     h->blocks++;
     h->active += nact;
@@ -276,11 +377,19 @@ static orr_status step_on_engine(herm *h, orr_integ_env *env, orr_error *err)
 static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
 {
     herm *h = state;
-    orr_range all = orr_engine_all(env->engine);
-    if (env->targets.first != all.first || env->targets.count != all.count)
-        return orr_fail(err, ORR_ERR_ARG, "integrator \"hermite\" runs on one rank for now "
-                        "(its bodies cannot be spread over ranks yet)");
-    if (orr_engine_has_blocks(env->engine))
+    h->ranks = env->comm ? orr_comm_size(env->comm) : 1;
+    if (h->ranks > 1 && !h->rec) {
+        h->rec = malloc(sizeof(double) * REC * (size_t)h->n);
+        h->counts = malloc(sizeof(long) * (size_t)h->ranks);
+        h->displs = malloc(sizeof(long) * (size_t)h->ranks);
+        if (!h->rec || !h->counts || !h->displs) {
+            free(h->rec), free(h->counts), free(h->displs);
+            h->rec = NULL;
+            return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the Hermite exchange of "
+                            "%ld bodies", h->n);
+        }
+    }
+    if (h->ranks == 1 && orr_engine_has_blocks(env->engine))
         return step_on_engine(h, env, err);
     orr_status st = orr_engine_get_state(env->engine, h->pos, h->vel, err);
     if (st)

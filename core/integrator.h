@@ -40,6 +40,9 @@ typedef struct orr_integ_env {
      * the forces on the targets, overlapped with the exchange where it can */
     orr_status (*exchange)(struct orr_integ_env *env, void *ctx, int force, orr_error *err);
     void *exchange_ctx;
+    /* the ranks, for an integrator that exchanges more than positions
+     * (hermite: each block's corrected bodies); NULL with one rank */
+    struct orr_comm *comm;
 } orr_integ_env;
 
 /* The targets' positions changed: the exchange, when there is one. */

@@ -441,6 +441,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (s->dist) {
         s->env.exchange = exchange_positions;
         s->env.exchange_ctx = s;
+        s->env.comm = orr_dist_comm(s->dist);
     }
     /* all bodies at the origin, at rest, mass 0: uploaded before first use */
     s->host_valid = 1;
@@ -947,9 +948,14 @@ static orr_status check_blowup(orr_sim *s, long steps0, double t0, double h, dou
     double t = t0 + (double)(step - steps0) * h;
     t = t > t_end ? t_end : t;
     s->env.acc_valid = 0;
-    return orr_fail(err, ORR_ERR_ARG, "body %ld has a non-finite acceleration or position at "
-                    "step %ld (t = %.9g): the run is stopped (a force law that divides by zero, "
-                    "bodies on one spot at softening 0, or too long a step)", body + 1, step, t);
+    char where[64] = "";
+    if (s->dist)
+        snprintf(where, sizeof where, " (in rank %d's slice)", orr_dist_owner_of(s->cfg.n, body, orr_dist_ranks(s->dist)));
+    orr_fail(err, ORR_ERR_ARG, "body %ld%s has a non-finite acceleration or position at "
+             "step %ld (t = %.9g): the run is stopped (a force law that divides by zero, "
+             "bodies on one spot at softening 0, or too long a step)", body + 1, where, step, t);
+    err->shared = s->dist != NULL;   /* every rank found it: said once */
+    return ORR_ERR_ARG;
 }
 
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)

@@ -58,6 +58,8 @@ int orr_lua_error(lua_State *L, const char *fmt, ...)
     return lua_error(L);
 }
 
+char orr_lua_shared_error[1200];
+
 int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix)
 {
     luaL_Buffer b;
@@ -75,6 +77,8 @@ int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix)
         luaL_addlstring(&b, err->log, err->log[len - 1] == '\n' ? len - 1 : len);
     }
     luaL_pushresult(&b);
+    if (err->shared)
+        snprintf(orr_lua_shared_error, sizeof orr_lua_shared_error, "%s", lua_tostring(L, -1));
     orr_error_clear(err);
     return orr_lua_error(L, "%s", lua_tostring(L, -1));
 }

@@ -101,6 +101,9 @@ void orr_lua_push_buffer(lua_State *L, int sim, int kind);
  * function outside the embedded library, so a script sees its own
  * file:line; an interruption reads "interrupted".  Clears err first. */
 int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix);
+/* The text of the last error raised that every rank holds alike
+ * (orr_error.shared), or "": the runner reports it once (lrun.c). */
+extern char orr_lua_shared_error[1200];
 /* The innermost Lua function outside the embedded library (chunk names
  * "=orrery/..."), with source and current line filled in: the user's code.
  * Returns 0 when there is none. */

@@ -129,9 +129,17 @@ static int resume(lua_State *L)
 
 /* A script's error: printed (with the rank when there are several), and
  * over several ranks every rank ended at once, so none waits in a
- * collective for this one. */
+ * collective for this one.  An error that every rank holds alike (a
+ * collective found it: orr_lua_shared_error) is printed once, by rank 0,
+ * and every rank ends on its own. */
 static void report_error(const char *msg)
 {
+    if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1 && msg && orr_lua_shared_error[0] &&
+        strstr(msg, orr_lua_shared_error)) {
+        if (orr_comm_rank(orr_lua_comm) == 0)
+            fprintf(stderr, "%s\n", msg);
+        return;
+    }
     if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1) {
         fprintf(stderr, "orrery: rank %d of %d (%s): %s\n", orr_comm_rank(orr_lua_comm),
                 orr_comm_size(orr_lua_comm), orr_comm_host(orr_lua_comm), msg ? msg : "error");
@@ -149,6 +157,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
         return 1;
     }
     interrupted = 0;
+    orr_lua_shared_error[0] = '\0';
     lua_pushcfunction(L, setup);
     lua_pushlightuserdata(L, (void *)script);
     lua_pushinteger(L, argc);

@@ -1,5 +1,6 @@
 -- bitwise: the cases test_mpi.sh runs on 1, 2 and 3 ranks (CPU backend)
--- and compares bit for bit: float leapfrog, double yoshida4, and a user law
+-- and compares bit for bit: float leapfrog, double yoshida4, double hermite
+-- (block time steps), and a user law
 -- with an attribute and a runtime param, each with N not divisible by 2 or
 -- 3.  Rank 0 writes the bodies of each case to PREFIX<case>.txt (%.17g, so
 -- every bit of the float and double state shows).
@@ -25,6 +26,11 @@ case("ranges", { bodies = orrery.ic.plummer{ n = 1001, seed = 14 }, dt = 1e-3,
   kernel = backend == "cuda" and { block = 64, ranges = 4 } or { block = 256 } }, 10)
 case("double_yoshida4", { bodies = orrery.ic.plummer{ n = 103, seed = 12 }, precision = "double",
   integrator = "yoshida4", dt = 1e-3 }, 10)
+
+-- block time steps: every rank keeps every body and corrects its slice's
+-- active ones (a Plummer sphere with a spread of steps)
+case("double_hermite", { bodies = orrery.ic.plummer{ n = 107, seed = 15 }, precision = "double",
+  integrator = "hermite", dt_max = 1 / 16, eta = 0.02, softening = 0.01 }, 4)
 
 local screened = orrery.force{
   name = "screened", params = { lambda = 0.7, k = 1.0 }, runtime_params = { "k" },

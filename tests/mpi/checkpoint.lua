@@ -1,4 +1,6 @@
--- checkpoint: a run that stops and goes on, on any number of ranks (CPU).
+-- checkpoint: a run that stops and goes on, on any number of ranks (CPU);
+-- yoshida4 steps, or with ORRERY_TEST_HERMITE=1 hermite block steps (each
+-- body's own step and its acceleration and jerk are in the checkpoint).
 --   orrery run tests/mpi/checkpoint.lua start CKPT STEPS     a fresh run, STEPS steps, checkpoint
 --   orrery run tests/mpi/checkpoint.lua resume CKPT STEPS OUT  CKPT restored, STEPS more, bodies to OUT
 --   orrery run tests/mpi/checkpoint.lua straight OUT STEPS    STEPS steps in one go, bodies to OUT
@@ -6,6 +8,10 @@ local orrery = require "orrery"
 local mode, path, steps, out = arg[1], arg[2], math.tointeger(tonumber(arg[3])), arg[4]
 
 local function fresh()
+  if os.getenv("ORRERY_TEST_HERMITE") == "1" then
+    return orrery.simulation{ bodies = orrery.ic.plummer{ n = 89, seed = 22 }, backend = "cpu",
+      integrator = "hermite", precision = "double", dt_max = 1 / 32, softening = 0.01 }
+  end
   return orrery.simulation{ bodies = orrery.ic.plummer{ n = 89, seed = 21 }, backend = "cpu",
     integrator = "yoshida4", dt = 1e-3 }
 end
