@@ -60,7 +60,7 @@ TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune 
             test_snapshot test_render test_comm test_nccl test_diag
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
-.PHONY: all run test gpu-test deps clean bundle sanitize-test fuzz
+.PHONY: gpu-sanitize all run test gpu-test deps clean bundle sanitize-test fuzz
 all: $(BUILD)/orrery
 
 $(BUILD)/.deps: tools/deps.sh
@@ -118,6 +118,11 @@ test: $(BUILD)/orrery $(TEST_BIN)
 # unless ORRERY_REQUIRE_NCCL=1) and tests/lua/test_gpu.lua (build/orrery embeds Lua).
 gpu-test:
 	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu test_nccl lua:test_gpu lua:test_hermite lua:test_blowup mpi
+
+# compute-sanitizer (memcheck, racecheck, initcheck, synccheck) over the GPU
+# tests; on the GPU machine (no build prerequisites: run it where built)
+gpu-sanitize:
+	@bash tests/gpu_sanitize.sh $(BUILD)
 
 deps:
 	@bash tools/deps.sh

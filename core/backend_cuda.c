@@ -232,7 +232,9 @@ static orr_status build_kernels(const orr_kspec *spec, const orr_kfamily *f, con
         parts[np++] = ctx.opts[k];
     for (int k = 0; k < ctx.exprs.count; k++)
         parts[np++] = ctx.exprs.expr[k];
+    orr_trace("kernel cache lookup");
     st = orr_kcache_build(parts, np, "cubin", cuda_build, &ctx, data, len, info, err);
+    orr_trace("kernel cache lookup done");
     free(src);
     return st;
 }
@@ -346,11 +348,13 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
             e->ranges = (int)((e->n + c->jlen - 1) / c->jlen);   /* the last one short */
         }
     }
+    orr_trace("kernels loaded");
     if (!st)
         st = orr_cuda_stream_create(&c->stream, err);
     e->stream = c->stream;
     if (!st)
         st = alloc_buffers(e, c, err);
+    orr_trace("stream and buffers");
     if (!st)
         st = orr_cuda_event_create(&c->ev0, err);
     if (!st)

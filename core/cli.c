@@ -1098,9 +1098,9 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
     if (s->launch.threads || strcmp((const char *)ctx, "cpu") == 0)
         snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->launch.block, s->launch.threads);
     else
-        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ranges %s%.0d", s->launch.block,
-                 s->launch.unroll, s->launch.split, s->launch.ranges ? "" : "auto",
-                 s->launch.ranges);
+        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ipt %d ranges %s%.0d",
+                 s->launch.block, s->launch.unroll, s->launch.split, s->launch.ipt,
+                 s->launch.ranges ? "" : "auto", s->launch.ranges);
     if (t->ok)
         printf("  %s %-40s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
                t->retimed ? "re-timed" : "        ", cfg, t->ms, t->interactions_per_s,
@@ -1162,9 +1162,9 @@ static int cmd_tune(args_t *a)
         if (r.note[0])
             printf("  note: %s\n", r.note);
         const orr_launch *b = &r.best.launch;
-        printf("  winner (%s) for N<=%ld: block %d unroll %d split %d threads %d ranges %d: %.4g "
-               "ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source, r.n_bucket,
-               b->block, b->unroll, b->split, b->threads, b->ranges, r.best_ms,
+        printf("  winner (%s) for N<=%ld: block %d unroll %d split %d ipt %d threads %d ranges %d: "
+               "%.4g ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source,
+               r.n_bucket, b->block, b->unroll, b->split, b->ipt, b->threads, b->ranges, r.best_ms,
                r.best_interactions_per_s, r.ntrials, r.nfailed, r.elapsed_s);
         fflush(stdout);
     }
@@ -1204,8 +1204,36 @@ static int wants_help(int argc, char **argv, const orr_cli_command *extra, int n
     return 0;
 }
 
+/* The start-up trace marks (ORRERY_TRACE=1; util.h), printed at the very
+ * end: registered before the CUDA driver registers its own exit handlers,
+ * this runs after them, so the last mark shows what they took. */
+static void print_trace(void)
+{
+    orr_trace("exit handlers done");
+    double last = 0, ms = 0;
+    for (int k = 0; k < orr_trace_count(); k++) {
+        const char *what = orr_trace_mark(k, &ms);
+        fprintf(stderr, "orrery: trace %9.3f ms  (+%8.3f)  %s\n", ms, ms - last, what);
+        last = ms;
+    }
+}
+
+static int cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
+                    orr_cli_law_loader load_law);
+
 int orr_cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
                  orr_cli_law_loader load_law)
+{
+    orr_trace("main");
+    if (orr_trace_count() > 0)
+        atexit(print_trace);
+    int rc = cli_main(argc, argv, extra, nextra, load_law);
+    orr_trace("exit");
+    return rc;
+}
+
+static int cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
+                    orr_cli_law_loader load_law)
 {
     args_t a = {argc, 1, argv, argc > 1 ? argv[1] : "", load_law};
     if (argc < 2)

@@ -3,6 +3,7 @@
  * so the program starts, and explains itself, on machines without a driver.
  * Every failing driver call records "cuXxx: CUDA_ERROR_NAME (description)". */
 #include "cuda.h"
+#include "util.h"
 
 /* The toolkit's header, for the types only (the build names the project's
  * headers with -iquote, so <cuda.h> is never core/cuda.h). */
@@ -192,7 +193,9 @@ static void cu_open_once(void)
     orr_status st = ORR_OK;
 
     dlerror();
+    orr_trace("dlopen libcuda.so.1");
     cu_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    orr_trace("dlopen libcuda.so.1 done");
     if (!cu_lib) {
         const char *why = dlerror();
         if (why && strncmp(why, "libcuda.so.1: ", 14) == 0)
@@ -220,6 +223,7 @@ static void cu_open_once(void)
     cu_ready = 1;
 
     CUresult r = p_cuInit(0);
+    orr_trace("cuInit done");
     if (r == CUDA_ERROR_NO_DEVICE)
         st = orr_fail(err, ORR_ERR_NODEVICE, "driver loaded but no CUDA device found");
     else if (r != CUDA_SUCCESS)
@@ -295,17 +299,28 @@ void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size)
     snprintf(buf, size, "sm_%d%d", g->cc_major, g->cc_minor);
 }
 
+/* Each device's primary context, once retained (ordinals below MAX_HELD). */
+enum { MAX_HELD = 64 };
+static CUcontext held[MAX_HELD];
+
 orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err)
 {
     orr_status st = ORR_OK;
     CUdevice dev;
-    CUcontext ctx = NULL;
+    CUcontext ctx = ordinal >= 0 && ordinal < MAX_HELD ? held[ordinal] : NULL;
     int retained = 0;
     CU_ENSURE();
-    CU_CHECK(cuDeviceGet, (&dev, ordinal));
-    CU_CHECK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    retained = 1;
+    if (!ctx) {
+        CU_CHECK(cuDeviceGet, (&dev, ordinal));
+        orr_trace("primary context");
+        CU_CHECK(cuDevicePrimaryCtxRetain, (&ctx, dev));
+        retained = 1;
+        orr_trace("primary context done");
+    }
     CU_CHECK(cuCtxSetCurrent, (ctx));
+    if (retained && ordinal >= 0 && ordinal < MAX_HELD)
+        held[ordinal] = ctx;
+    retained = 0;
 done:
     if (st != ORR_OK) {
         if (retained)
@@ -317,11 +332,11 @@ done:
 
 void orr_cuda_ctx_release(int ordinal)
 {
-    CUdevice dev;
-    if (orr_cuda_open(NULL) != ORR_OK)
-        return;
-    if (p_cuDeviceGet(&dev, ordinal) == CUDA_SUCCESS)
-        p_cuDevicePrimaryCtxRelease(dev);
+    /* The context stays retained until the process ends (the driver
+     * destroys it then): made again it would cost its creation (about 110
+     * ms on an H100) and destroyed now its destruction (about 90 ms), for
+     * every simulation a script closes and makes, and for the tuner's. */
+    (void)ordinal;
 }
 
 orr_status orr_cuda_alloc(orr_devptr *p, size_t bytes, orr_error *err)
@@ -474,7 +489,9 @@ orr_status orr_cuda_module_load(const void *image, void **module, orr_error *err
     CUmodule m = NULL;
     *module = NULL;
     CU_ENSURE();
+    orr_trace("cuModuleLoadData");
     CU_CHECK(cuModuleLoadData, (&m, image));
+    orr_trace("cuModuleLoadData done");
     *module = m;
 done:
     if (st == ORR_ERR_CUDA) {   /* e.g. no code for this GPU: a load error */

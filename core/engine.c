@@ -70,6 +70,7 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
                              orr_variant variant, long n, int device, char *notice,
                              size_t notice_size, orr_error *err)
 {
+    orr_trace("engine create");
     *out = NULL;
     if (notice && notice_size)
         notice[0] = '\0';
@@ -108,6 +109,7 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
         e->nrt = orr_law_runtime_count(&e->law);
         orr_law_runtime_values(&e->law, e->rt);
         st = e->ops->create(e, err);
+        orr_trace("engine create: backend done");
         if (st == ORR_ERR_COMPILE)
             orr_error_context(err, "force law '%s' (%s %s)", e->law.name,
                               e->law.builtin ? "from" : "defined at", e->law.origin);

@@ -17,7 +17,8 @@ const orr_kfamily orr_family_direct = {
                     "orr_cpu_accel_jerk"},
     .nbuffers = 3,
     .buffers = {{"pos", 4}, {"vel", 3}, {"acc", 3}},
-    .tuned = ORR_TUNE_BLOCK | ORR_TUNE_UNROLL | ORR_TUNE_SPLIT | ORR_TUNE_RANGES | ORR_TUNE_THREADS,
+    .tuned = ORR_TUNE_BLOCK | ORR_TUNE_UNROLL | ORR_TUNE_SPLIT | ORR_TUNE_IPT | ORR_TUNE_RANGES |
+             ORR_TUNE_THREADS,
 };
 
 static const orr_kfamily *const families[] = {&orr_family_direct};

@@ -128,6 +128,7 @@ static void nv_open_once(void)
 
     char first_why[512] = "";
     int used = -1;
+    orr_trace("dlopen NVRTC");
     for (int i = 0; i < n && !nv_lib; i++) {
         dlerror();
         nv_lib = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);

@@ -332,6 +332,7 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
 orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                           size_t notice_size, orr_error *err)
 {
+    orr_trace("simulation create");
     *out = NULL;
     if (notice && notice_size)
         notice[0] = '\0';
@@ -448,6 +449,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     s->host_dirty = 1;
     s->env.acc_valid = 0;
     *out = s;
+    orr_trace("simulation created");
     return ORR_OK;
 }
 
@@ -455,6 +457,7 @@ void orr_sim_destroy(orr_sim *s)
 {
     if (!s)
         return;
+    orr_trace("simulation destroy");
     if (s->istate && s->integ->destroy)
         s->integ->destroy(s->istate);
     orr_engine_destroy(s->engine);

@@ -39,6 +39,8 @@
 #define CANON_CPU_BLOCK 1024
 #define CANON_UNROLL 4
 #define MAX_TUNED_RANGES 8       /* j-ranges the tuner tries: 1..8 or automatic */
+#define MAX_IPT 4                /* GPU bodies per thread the tuner tries: 1, 2, 4 */
+#define IPT_WAVES 2.0            /* ... where the blocks fill every SM this many times */
 
 /* ---- identity ------------------------------------------------------------ */
 
@@ -109,6 +111,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     id->base.launch.split = def.launch.split;
     id->base.launch.threads = def.launch.threads;
     id->base.launch.ranges = def.launch.ranges;
+    id->base.launch.ipt = def.launch.ipt;
     if ((st = orr_kspec_validate(&id->base, id->target, err)) != ORR_OK)
         return st;
 
@@ -136,6 +139,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     canon.launch.unroll = CANON_UNROLL;
     canon.launch.split = 1;
     canon.launch.threads = 0;
+    canon.launch.ipt = 1;
     char *src = NULL;
     if ((st = orr_kspec_source(&canon, id->family, id->target, &src, err)) != ORR_OK)
         return st;
@@ -203,6 +207,7 @@ static int entry_spec(const ident *id, const orr_tune_entry *e, orr_kspec *spec)
     spec->launch.split = e->split;
     spec->launch.threads = e->threads;
     spec->launch.ranges = e->ranges;
+    spec->launch.ipt = e->ipt > 0 ? e->ipt : 1;
     if (orr_kspec_validate(spec, id->target, NULL) != ORR_OK)
         return 0;
     return id->target == ORR_TARGET_CPU || gpu_fits(id, spec->launch.block);
@@ -279,6 +284,7 @@ static orr_status lookup(const ident *id, int tuning, int need_exhaustive, orr_t
 typedef struct {
     int block, unroll, split, threads;
     int ranges;   /* GPU j-ranges; 0 = the engine's automatic choice */
+    int ipt;      /* GPU target bodies per thread */
 } params;
 
 static const int gpu_unrolls[] = {1, 2, 4, 8, 16, 32};
@@ -306,15 +312,15 @@ typedef struct {
 static int params_eq(params a, params b)
 {
     return a.block == b.block && a.unroll == b.unroll && a.split == b.split &&
-           a.threads == b.threads && a.ranges == b.ranges;
+           a.threads == b.threads && a.ranges == b.ranges && a.ipt == b.ipt;
 }
 
-static int max_split(const tuner *t)
+static int max_split(const tuner *t, int ipt)
 {
     /* blocks launched = ceil(n split / (block ipt)) may be at most ~8x the
      * blocks that fill the GPU (sm_count * 2048 / block): the block size
      * cancels, so the limit is on n split / ipt */
-    double fill = 8.0 * t->id.gpu.sm_count * 2048.0 * t->id.base.launch.ipt;
+    double fill = 8.0 * t->id.gpu.sm_count * 2048.0 * ipt;
     int s = 1;
     while (s < 32 && (double)t->id.targets * (2 * s) <= fill)
         s *= 2;
@@ -330,6 +336,7 @@ static int family_allows(const tuner *t, params p)
            ((tuned & ORR_TUNE_UNROLL) || p.unroll == b->unroll) &&
            ((tuned & ORR_TUNE_SPLIT) || p.split == b->split) &&
            ((tuned & ORR_TUNE_RANGES) || p.ranges == b->ranges) &&
+           ((tuned & ORR_TUNE_IPT) || p.ipt == b->ipt) &&
            ((tuned & ORR_TUNE_THREADS) || p.threads == b->threads);
 }
 
@@ -343,12 +350,21 @@ static int valid(const tuner *t, params p)
             okb |= cpu_blocks[k] == p.block;
         for (int k = 0; k < t->nthreads; k++)
             okt |= t->cpu_threads[k] == p.threads;
-        return okb && okt && p.unroll == 4 && p.split == 1 && p.ranges == 0;
+        return okb && okt && p.unroll == 4 && p.split == 1 && p.ranges == 0 &&
+               p.ipt == t->id.base.launch.ipt;
     }
     if (!gpu_fits(&t->id, p.block) || p.threads != 0 || p.ranges < 0 ||
         p.ranges > MAX_TUNED_RANGES)
         return 0;
-    if (p.split < 1 || p.split > max_split(t) || (p.split & (p.split - 1)) || p.block % p.split)
+    if (p.split < 1 || p.split > max_split(t, p.ipt) || (p.split & (p.split - 1)) || p.block % p.split)
+        return 0;
+    /* more bodies per thread only where the blocks still fill the GPU twice
+     * over (targets split / (block ipt) >= 2 per SM... at 2048 threads an
+     * SM): large N */
+    if (p.ipt != t->id.base.launch.ipt &&
+        (p.ipt < 1 || p.ipt > MAX_IPT || (p.ipt & (p.ipt - 1)) ||
+         (double)t->id.targets * p.split / ((double)p.block * p.ipt) <
+             IPT_WAVES * t->id.gpu.sm_count * (2048.0 / p.block)))
         return 0;
     int oku = 0;
     for (size_t k = 0; k < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; k++)
@@ -450,6 +466,7 @@ static orr_kspec spec_of(const tuner *t, params p)
     s.launch.split = p.split;
     s.launch.threads = p.threads;
     s.launch.ranges = p.ranges;
+    s.launch.ipt = p.ipt;
     return s;
 }
 
@@ -617,14 +634,34 @@ static orr_status try_params(tuner *t, params p, int *spent, orr_error *err)
 static params params_of(const orr_kspec *k)
 {
     params p = {k->launch.block, k->launch.unroll, k->launch.split, k->launch.threads,
-                k->launch.ranges};
+                k->launch.ranges, k->launch.ipt};
     return p;
 }
 
 static params default_params(const tuner *t)
 {
-    params p = {t->id.base.launch.block, t->id.base.launch.unroll, t->id.base.launch.split, t->id.base.launch.threads, 0};
+    const orr_launch *b = &t->id.base.launch;
+    params p = {b->block, b->unroll, b->split, b->threads, 0, b->ipt};
     return p;
+}
+
+/* GPU bodies per thread (register blocking: each thread keeps ipt bodies'
+ * sums, so a source loaded once serves ipt of them) for the best so far:
+ * 2 and 4, where N fills the GPU with that many fewer threads (valid);
+ * refinement goes on from there.  It pays at large N (issue: 1M float). */
+static orr_status ipt_pass(tuner *t, int *spent, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    if (t->id.target != ORR_TARGET_GPU || t->best < 0 ||
+        !(t->id.family->tuned & ORR_TUNE_IPT))
+        return st;
+    params base = t->tried[t->best];
+    for (int ipt = 2; !st && ipt <= MAX_IPT; ipt *= 2) {
+        params p = base;
+        p.ipt = ipt;
+        st = try_params(t, p, spent, err);
+    }
+    return st;
 }
 
 /* GPU j-ranges for the best so far (no compiling: a launch setting).  The
@@ -663,7 +700,7 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         /* sfill: the split that gives the GPU half its resident threads
          * (1024 per SM; enough for this compute-bound kernel), and 4x that;
          * when N alone does that, split 1 only (refinement may still try 2) */
-        int smax = max_split(t), sfill = 1;
+        int smax = max_split(t, t->id.base.launch.ipt), sfill = 1;
         double half = (double)t->id.gpu.sm_count * 1024.0 * t->id.base.launch.ipt;
         while (sfill < smax && (double)t->id.targets * sfill < half)
             sfill *= 2;
@@ -678,19 +715,19 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
             int count = 0;
             for (int k = 0; k < 3; k++) {
                 if (sfill > 1)
-                    list[count++] = (params){256, 4, splits[k], 0, 0};
+                    list[count++] = (params){256, 4, splits[k], 0, 0, t->id.base.launch.ipt};
                 for (int q = 0; q < NORDER && (k == 0 || splits[k] != splits[k - 1]); q++)
-                    list[count++] = (params){order[q][0], order[q][1], splits[k], 0, 0};
+                    list[count++] = (params){order[q][0], order[q][1], splits[k], 0, 0, t->id.base.launch.ipt};
             }
             prebuild(t, list, count);
         }
         for (int k = 0; !st && sfill > 1 && k < 3; k++) {
-            params p = {256, 4, splits[k], 0, 0};
+            params p = {256, 4, splits[k], 0, 0, t->id.base.launch.ipt};
             st = try_params(t, p, spent, err);
         }
         int split = t->best >= 0 ? t->tried[t->best].split : 1;
         for (size_t k = 0; !st && k < NORDER; k++) {
-            params p = {order[k][0], order[k][1], split, 0, 0};
+            params p = {order[k][0], order[k][1], split, 0, 0, t->id.base.launch.ipt};
             st = try_params(t, p, spent, err);
         }
         return st;
@@ -700,20 +737,20 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         half *= 2;
     int threads[3] = {1, half, t->id.nproc};
     for (int k = 0; !st && k < 3; k++) {
-        params p = {t->id.base.launch.block, 4, 1, threads[k], 0};
+        params p = {t->id.base.launch.block, 4, 1, threads[k], 0, t->id.base.launch.ipt};
         st = try_params(t, p, spent, err);
     }
     int th = t->best >= 0 ? t->tried[t->best].threads : 0;
     static const int blocks[] = {256, 4096};
     for (size_t k = 0; !st && k < sizeof blocks / sizeof blocks[0]; k++) {
-        params p = {blocks[k], 4, 1, th, 0};
+        params p = {blocks[k], 4, 1, th, 0, t->id.base.launch.ipt};
         st = try_params(t, p, spent, err);
     }
     return st;
 }
 
-/* Neighbours of p; returns how many were written to out (at most 8). */
-static int neighbours(const tuner *t, params p, params out[8])
+/* Neighbours of p; returns how many were written to out (at most 10). */
+static int neighbours(const tuner *t, params p, params out[10])
 {
     int n = 0;
     params q;
@@ -733,6 +770,14 @@ static int neighbours(const tuner *t, params p, params out[8])
             q = p;
             q.split = splits[k];
             out[n++] = q;
+        }
+        if (p.ipt > 1 || (t->id.family->tuned & ORR_TUNE_IPT)) {
+            const int ipts[2] = {p.ipt * 2, p.ipt / 2};
+            for (int k = 0; k < 2; k++) {
+                q = p;
+                q.ipt = ipts[k];
+                out[n++] = q;
+            }
         }
         return n;
     }
@@ -761,7 +806,7 @@ static orr_status refine(tuner *t, int *spent, orr_error *err)
     orr_status st = ORR_OK;
     while (!st && !*spent && t->best >= 0) {
         int from = t->best;
-        params nb[8];
+        params nb[10];
         int nn = neighbours(t, t->tried[from], nb);
         for (int k = 0; !st && k < nn; k++)
             st = try_params(t, nb[k], spent, err);
@@ -778,22 +823,23 @@ static orr_status exhaustive(tuner *t, orr_error *err)
     if (t->id.target == ORR_TARGET_CPU) {
         for (size_t b = 0; !st && b < sizeof cpu_blocks / sizeof cpu_blocks[0]; b++)
             for (int k = 0; !st && k < t->nthreads; k++) {
-                params p = {cpu_blocks[b], 4, 1, t->cpu_threads[k], 0};
+                params p = {cpu_blocks[b], 4, 1, t->cpu_threads[k], 0, t->id.base.launch.ipt};
                 st = try_params(t, p, &spent, err);
             }
         return st;
     }
-    params *list = malloc(sizeof *list * 32 * 32 * (sizeof gpu_unrolls / sizeof gpu_unrolls[0]));
+    params *list = malloc(sizeof *list * 3 * 6 * 32 * (sizeof gpu_unrolls / sizeof gpu_unrolls[0]));
     if (!list)
         return st ? st : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     int count = 0;
-    for (int split = 1; split <= 32; split *= 2)
-        for (int block = 32; block <= 1024; block += 32)
-            for (size_t u = 0; u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
-                params p = {block, gpu_unrolls[u], split, 0, 0};
-                if (valid(t, p) && find_tried(t, p) < 0)
-                    list[count++] = p;
-            }
+    for (int ipt = 1; ipt <= MAX_IPT; ipt *= 2)
+        for (int split = 1; split <= 32; split *= 2)
+            for (int block = 32; block <= 1024; block += 32)
+                for (size_t u = 0; u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
+                    params p = {block, gpu_unrolls[u], split, 0, 0, ipt};
+                    if (valid(t, p) && find_tried(t, p) < 0)
+                        list[count++] = p;
+                }
     if (!st)
         prebuild(t, list, count);
     for (int k = 0; !st && k < count; k++)
@@ -902,8 +948,9 @@ static orr_status interleave(tuner *t, const orr_kspec *a, const orr_kspec *b, i
 
 static void describe_launch(const orr_kspec *k, char *buf, size_t size)
 {
-    snprintf(buf, size, "block %d, unroll %d, split %d, threads %d, ranges %d", k->launch.block,
-             k->launch.unroll, k->launch.split, k->launch.threads, k->launch.ranges);
+    snprintf(buf, size, "block %d, unroll %d, split %d, ipt %d, threads %d, ranges %d",
+             k->launch.block, k->launch.unroll, k->launch.split, k->launch.ipt, k->launch.threads,
+             k->launch.ranges);
 }
 
 /* The winner against the default configuration, timed alternately: a
@@ -1001,7 +1048,8 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
         const orr_tune_trial *tr = &t->trials[k];
         trials[k] = (orr_tune_stored_trial){tr->spec.launch.block, tr->spec.launch.unroll,
                                             tr->spec.launch.split, tr->spec.launch.threads,
-                                            tr->spec.launch.ranges, tr->ms, tr->max_rel_err,
+                                            tr->spec.launch.ranges, tr->spec.launch.ipt,
+                                            tr->ms, tr->max_rel_err,
                                             tr->ok, tr->why};
     }
     const orr_kspec *w = &t->trials[winner].spec;
@@ -1020,6 +1068,7 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
     e.split = w->launch.split;
     e.threads = w->launch.threads;
     e.ranges = w->launch.ranges;
+    e.ipt = w->launch.ipt;
     e.ms = ms;
     e.interactions_per_s = interactions(&t->id, ms);
     e.targets_bucket = t->id.t_bucket;
@@ -1055,6 +1104,7 @@ orr_status orr_tune_identify(orr_backend_kind kind, const orr_kspec *base_spec, 
 orr_status orr_tune_lookup(orr_backend_kind kind, const orr_kspec *base_spec, long n,
                            orr_tune_result *result, int *found, orr_error *err)
 {
+    orr_trace("tuning store lookup");
     double t0 = orr_now_s();
     ident id;
     *found = 0;
@@ -1156,6 +1206,8 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         st = exhaustive(&t, err);
     } else if (!st) {
         st = coarse(&t, &spent, err);
+        if (!st)
+            st = ipt_pass(&t, &spent, err);
         if (!st)
             st = ranges_pass(&t, &spent, err);
         if (!st)

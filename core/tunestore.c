@@ -270,6 +270,8 @@ static void entry_of(const cJSON *e, orr_tune_entry *en)
     int_item(best, "split", &en->split);
     int_item(best, "threads", &en->threads);
     int_item(best, "ranges", &en->ranges);   /* absent in stores before ranges: 0 */
+    en->ipt = 1;                              /* absent in stores before ipt: 1 */
+    int_item(best, "ipt", &en->ipt);
     en->ms = num_item(best, "ms", &d) ? d : -1;
     en->interactions_per_s = num_item(best, "interactions_per_s", &d) ? d : 0;
     const cJSON *tr;
@@ -311,6 +313,7 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
           !cJSON_AddNumberToObject(best, "split", en->split) ||
           !cJSON_AddNumberToObject(best, "threads", en->threads) ||
           !cJSON_AddNumberToObject(best, "ranges", en->ranges) ||
+          !cJSON_AddNumberToObject(best, "ipt", en->ipt > 0 ? en->ipt : 1) ||
           !cJSON_AddNumberToObject(best, "ms", en->ms) ||
           !cJSON_AddNumberToObject(best, "interactions_per_s", en->interactions_per_s);
     cJSON *list = bad ? NULL : cJSON_AddArrayToObject(e, "trials");
@@ -328,6 +331,7 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
               !cJSON_AddNumberToObject(o, "split", tr->split) ||
               !cJSON_AddNumberToObject(o, "threads", tr->threads) ||
               !cJSON_AddNumberToObject(o, "ranges", tr->ranges) ||
+              !cJSON_AddNumberToObject(o, "ipt", tr->ipt > 0 ? tr->ipt : 1) ||
               !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
               !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||
               !cJSON_AddBoolToObject(o, "ok", tr->ok) ||

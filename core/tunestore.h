@@ -6,9 +6,9 @@
  *     {"device", "kernel", "backend", "n_bucket", "targets_bucket" (only for
  *      a slice shape), "precision", "force",
  *      "exhaustive" (bool), "budget_s",
- *      "best": {"block", "unroll", "split", "threads", "ranges", "ms",
+ *      "best": {"block", "unroll", "split", "threads", "ranges", "ipt", "ms",
  *               "interactions_per_s"},
- *      "trials": [{"block", "unroll", "split", "threads", "ranges", "ms",
+ *      "trials": [{"block", "unroll", "split", "threads", "ranges", "ipt", "ms",
  *                  "max_rel_err", "ok", "why"}, ...],
  *      "when": "2026-11-22T06:00:00Z"}, ...]}
  * A missing file is an empty store.  A file that does not parse, has the
@@ -39,6 +39,7 @@ typedef struct {
     double budget_s;                     /* the search's budget in seconds (0 when absent) */
     int block, unroll, split, threads;   /* the stored winner */
     int ranges;                          /* its GPU j-ranges (0 = automatic, or absent) */
+    int ipt;                             /* its GPU bodies per thread (1 when absent) */
     double ms, interactions_per_s;       /* its timing (ms -1, 0 when absent) */
     int ntrials, nfailed;                /* trials stored with it */
     char when[32];                       /* ISO 8601, UTC, of the save */
@@ -46,7 +47,7 @@ typedef struct {
 
 /* One candidate as stored with a tuning (orr_tune_store_put). */
 typedef struct {
-    int block, unroll, split, threads, ranges;
+    int block, unroll, split, threads, ranges, ipt;
     double ms;            /* < 0 if not timed */
     double max_rel_err;   /* < 0 if not checked */
     int ok;               /* 1: built, verified and timed */

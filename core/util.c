@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int buf_reserve(orr_buf *b, size_t extra)
 {
@@ -94,6 +95,68 @@ double orr_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+enum { TRACE_MAX = 256 };
+static struct {
+    int on;           /* -1 not yet asked, 0 off, 1 on */
+    int count;
+    double origin;    /* monotonic seconds at the process's start */
+    const char *what[TRACE_MAX];
+    double ms[TRACE_MAX];
+} trace = {-1, 0, 0, {0}, {0}};
+
+/* The monotonic time the process started at: /proc/self/stat's field 22
+ * (clock ticks since boot; CLOCK_BOOTTIME counts from boot too), or now. */
+static double process_start_s(void)
+{
+    double now = orr_now_s(), origin = now;
+    FILE *f = fopen("/proc/self/stat", "r");
+    char line[1024];
+    struct timespec bt;
+    if (f && fgets(line, sizeof line, f) && clock_gettime(CLOCK_BOOTTIME, &bt) == 0) {
+        const char *p = strrchr(line, ')');   /* the command name may hold spaces */
+        unsigned long long ticks = 0;
+        int field = 2;
+        for (; p && *p && field < 22; p++)
+            field += *p == ' ';
+        if (p && sscanf(p, "%llu", &ticks) == 1 && sysconf(_SC_CLK_TCK) > 0) {
+            const double boot = (double)bt.tv_sec + 1e-9 * (double)bt.tv_nsec;
+            const double age = boot - (double)ticks / (double)sysconf(_SC_CLK_TCK);
+            if (age >= 0 && age < 3600)
+                origin = now - age;
+        }
+    }
+    if (f)
+        fclose(f);
+    return origin;
+}
+
+void orr_trace(const char *what)
+{
+    if (trace.on < 0) {
+        const char *v = getenv("ORRERY_TRACE");
+        trace.on = v && strcmp(v, "1") == 0;
+        if (trace.on)
+            trace.origin = process_start_s();
+    }
+    if (!trace.on || trace.count >= TRACE_MAX)
+        return;
+    trace.what[trace.count] = what;
+    trace.ms[trace.count++] = 1e3 * (orr_now_s() - trace.origin);
+}
+
+int orr_trace_count(void)
+{
+    return trace.on > 0 ? trace.count : 0;
+}
+
+const char *orr_trace_mark(int k, double *ms)
+{
+    if (k < 0 || k >= orr_trace_count())
+        return NULL;
+    *ms = trace.ms[k];
+    return trace.what[k];
 }
 
 long orr_sample_index(long k, long n, long ni)

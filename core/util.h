@@ -1,5 +1,5 @@
 /* util: small shared helpers: growable byte buffers, whole-file reads,
- * and a formatted-append string builder. */
+ * a formatted-append string builder, and start-up trace marks. */
 #ifndef ORR_UTIL_H
 #define ORR_UTIL_H
 
@@ -24,6 +24,16 @@ orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *e
 
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals. */
 double orr_now_s(void);
+
+/* Start-up tracing, for finding where a start's time goes: with the
+ * environment variable ORRERY_TRACE=1, orr_trace records what (a static
+ * string) and the time since the process started (from /proc/self/stat's
+ * start time; else since the first mark); otherwise it does nothing.  At
+ * most 256 marks are kept; the CLI prints them at exit. */
+void orr_trace(const char *what);
+int orr_trace_count(void);
+/* Mark k: its label, and its time in milliseconds. */
+const char *orr_trace_mark(int k, double *ms);
 
 /* The k-th of ni sample indices spread evenly over n bodies (k < ni <= n):
  * floor(k n / ni).  Verification, benchmarks and the tuner sample alike. */

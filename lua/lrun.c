@@ -202,7 +202,9 @@ int orr_lua_run(const char *script, int argc, char **argv)
         running = L;
         orr_lua_stop = &interrupted;
         sigaction(SIGINT, &sa, &old);
+        orr_trace("script start");
         st = lua_pcall(L, argc, 0, 1);
+        orr_trace("script end");
         sigaction(SIGINT, &old, NULL);
         if (st != LUA_OK) {
             fflush(stdout);
@@ -211,6 +213,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
         }
     }
     lua_close(L);   /* closes the simulations left open */
+    orr_trace("Lua state closed");
     orr_comm_finalize();
     orr_lua_stop = NULL;
     running = NULL;

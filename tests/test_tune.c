@@ -221,6 +221,8 @@ static void test_round_trip(void **state)
     assert_string_equal(cJSON_GetObjectItem(e0, "kernel")->valuestring, r.kernel);
     cJSON *best = cJSON_GetObjectItem(e0, "best");
     assert_int_equal((int)cJSON_GetObjectItem(best, "block")->valuedouble, r.best.launch.block);
+    assert_int_equal((int)cJSON_GetObjectItem(best, "ipt")->valuedouble, r.best.launch.ipt);
+    assert_int_equal(r.best.launch.ipt, 1);   /* bodies per thread: a GPU parameter */
     cJSON_Delete(root);
 
     /* lookup finds the same winner, also for another n in the same bucket */
