@@ -8,29 +8,43 @@
 -- Lagrangian radii; it stops once the core radius has fallen to a tenth of
 -- its smallest early value and risen again (the bounce of the first
 -- binaries' heating), or at T_MAX, and prints the time of the smallest core
--- radius, t_cc, in units of the initial t_rh.
---   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION]
+-- radius, t_cc, in units of the initial t_rh.  A long run can go in parts:
+-- with CHECKPOINT the state is checkpointed there every EVERY time units
+-- (the smallest core so far beside it, in CHECKPOINT.best), and a later
+-- run with the same arguments goes on from it.
+--   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT]
 local orrery = require "orrery"
 
 local n = math.tointeger(tonumber(arg[1])) or 4096
 local t_max = tonumber(arg[2]) or 4000
 local every = tonumber(arg[3]) or 10
 local precision = arg[4] or "double"
+local ckpt = arg[5]
 
-local sim <close> = orrery.simulation{
-  bodies = orrery.ic.plummer{ n = n, seed = 1996 },
-  precision = precision,
-  softening = 1e-4,           -- small against the core, so binaries can form
-  integrator = "hermite", dt_max = 1 / 8, eta = 0.02,
-}
-local c0 = sim:cluster()
+local function fresh()
+  return orrery.simulation{
+    bodies = orrery.ic.plummer{ n = n, seed = 1996 },
+    precision = precision,
+    softening = 1e-4,           -- small against the core, so binaries can form
+    integrator = "hermite", dt_max = 1 / 8, eta = 0.02,
+  }
+end
+local first = fresh()
+local c0, e0 = first:cluster(), first:energy().total   -- the initial cluster, also when resumed
+local best = { r = math.huge, t = 0, rho = 0 }
+local saved = ckpt and io.open(ckpt .. ".best")
+local sim <close> = saved and orrery.restore(ckpt) or first
+if saved then
+  first:close()
+  best.r, best.t, best.rho = saved:read("n", "n", "n")
+  saved:close()
+  print(("resumed from %s at t = %.2f"):format(ckpt, sim.time))
+end
 print(("core collapse: %d equal-mass bodies, %s on %s; initial r_h %.4f, t_rh %.2f, r_core %.4f")
   :format(n, sim.precision, sim.backend, c0.r_half, c0.t_rh, c0.core_radius))
 print(("%9s %7s %9s %11s %8s %8s %8s %11s %9s"):format("t", "t/t_rh", "r_core", "rho_core",
   "r_1%", "r_10%", "r_50%", "dE/E0", "wall s"))
-local e0 = sim:energy().total
 local clock = orrery._clock()
-local best = { r = math.huge, t = 0, rho = 0 }
 while sim.time < t_max - 1e-9 do
   -- a run whose energy drifts by a percent is no longer to be trusted: stop
   sim:run{ ["until"] = math.min(t_max, sim.time + every), max_energy_error = 1e-2 }
@@ -41,6 +55,12 @@ while sim.time < t_max - 1e-9 do
     c.lagrangian[3], (e - e0) / math.abs(e0), orrery._clock() - clock))
   io.stdout:flush()
   if c.core_radius < best.r then best = { r = c.core_radius, t = sim.time, rho = c.core_density } end
+  if ckpt then
+    sim:checkpoint(ckpt)
+    local f = assert(io.open(ckpt .. ".best", "w"))
+    f:write(("%.17g %.17g %.17g\n"):format(best.r, best.t, best.rho))
+    f:close()
+  end
   -- collapsed and bounced: the smallest core well below the start, and 50% above it now
   if best.r < 0.1 * c0.core_radius and c.core_radius > 1.5 * best.r then break end
 end

@@ -4,16 +4,16 @@
 # racecheck (shared-memory hazards), initcheck (reads of uninitialised
 # device memory) and synccheck (barrier misuse), each over the GPU unit
 # tests (build/tests/test_gpu: the tiled, split, ipt, ranges and Newton
-# variants, float and double, the render and blocks kernels) and the Lua
-# GPU tests (test_gpu, test_hermite: block steps in float, double and mixed,
+# variants, float and double, the render and blocks kernels), one short run
+# of every kernel variant (tests/sanitize/variants.lua), and the Lua GPU
+# tests (test_gpu, test_hermite: block steps in float, double and mixed,
 # test_blowup).  A tool that reports an error fails the run.  Failing API
 # calls are not reported (--report-api-errors no): orrery checks every
 # return code itself, and test_gpu asks for more memory than the GPU has
-# on purpose.  racecheck and synccheck, whose cost grows with every
-# shared-memory access, run test_gpu's cases at about 2100 bodies
-# (ORRERY_TEST_SMALL=1) and leave out test_hermite's long runs (its
-# force + jerk, predictor and corrector kernels run in test_blowup).
-# Measured on the H100: memcheck and initcheck about 20-90 s per command.
+# on purpose.  racecheck, whose cost grows with every shared-memory access
+# (test_gpu alone runs past 10 minutes), runs tests/sanitize/variants.lua
+# only: one short run of each kernel variant.  Measured on the H100:
+# memcheck, initcheck and synccheck take about 5-90 s per command.
 #   bash tests/gpu_sanitize.sh [BUILD] [TOOLS]     (make gpu-sanitize)
 # SANITIZE_ONLY="test_gpu lua:test_hermite" runs those commands only;
 # SANITIZE_TIMEOUT=S limits each command to S seconds (a timeout fails).
@@ -44,7 +44,8 @@ echo "gpu-sanitize: $("$san" --version | tail -1)"
 logdir=${SANITIZE_LOGS:-$(mktemp -d)}
 mkdir -p "$logdir"
 fail=0
-cmds=("$build/tests/test_gpu"
+cmds=("$build/orrery run $here/tests/sanitize/variants.lua"
+      "$build/tests/test_gpu"
       "$build/orrery run $here/tests/lua/test_gpu.lua"
       "$build/orrery run $here/tests/lua/test_hermite.lua"
       "$build/orrery run $here/tests/lua/test_blowup.lua")
@@ -54,12 +55,12 @@ for tool in $tools; do
     case " ${SANITIZE_ONLY:-$name} " in *" $name "*) ;; *) continue;; esac
     log="$logdir/$tool-${name/:/-}.log"
     start=$(date +%s)
-    # shellcheck disable=SC2086
-    small=0   # racecheck and synccheck: small cases, and no long Hermite runs
-    case "$tool" in racecheck|synccheck) small=1
-      [ "$name" = lua:test_hermite ] && { echo "[  SKIPPED ] $tool $name (its kernels: in test_blowup)"; continue; };;
+    # racecheck: the variants script alone (see above)
+    case "$tool" in racecheck)
+      [ "$name" = lua:variants ] || { echo "[  SKIPPED ] $tool $name (its kernels: in variants)"; continue; };;
     esac
-    ORRERY_CACHE_DIR=${ORRERY_CACHE_DIR:-$logdir/cache} TEST_TMP=$logdir ORRERY_TEST_SMALL=$small \
+    # shellcheck disable=SC2086
+    ORRERY_CACHE_DIR=${ORRERY_CACHE_DIR:-$logdir/cache} TEST_TMP=$logdir \
       timeout "${SANITIZE_TIMEOUT:-0}" "$san" --tool "$tool" --error-exitcode 99 --print-limit 20 --target-processes all --report-api-errors no \
       $c >"$log" 2>&1
     rc=$?

@@ -4,10 +4,7 @@
  * potential, kick and drift, the kernel cache, and the errors a user meets
  * (invalid block for the device, device out of memory).  Without a GPU every
  * test skips and says why; with ORRERY_REQUIRE_GPU=1 (make gpu-test) a
- * missing GPU is a failure instead.  With ORRERY_TEST_SMALL=1 (the
- * racecheck and synccheck runs of tests/gpu_sanitize.sh, whose cost grows
- * with every shared-memory access) each comparison takes at most about 2100
- * bodies: the same kernel variants, with short tails still. */
+ * missing GPU is a failure instead. */
 #include "testutil.h"
 
 #include <math.h>
@@ -44,9 +41,6 @@ static int gpu_present(void)
 /* Accelerations of engine `kind` for spec vs the CPU backend in double. */
 static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64_t seed)
 {
-    const char *small = getenv("ORRERY_TEST_SMALL");
-    if (small && strcmp(small, "1") == 0 && n > 2111)
-        n = 2048 + n % 61;
     orr_error err = {0};
     double *pos = malloc(sizeof(double) * 4 * n), *acc = malloc(sizeof(double) * 3 * n),
            *ref = malloc(sizeof(double) * 3 * n);
