@@ -54,6 +54,15 @@ static orr_status write_run(hid_t file, orr_sim *s, const char *path, orr_error 
         r = orr_h5_put_doubles(g, "box", c->box, 3);
     if (r >= 0)
         r = orr_h5_put_int(g, "dims", c->dims);
+    if (r >= 0 && orr_units_physical(&c->units)) {   /* absent: N-body units */
+        r = orr_h5_put_double(g, "units_length_cm", c->units.length_cm);
+        if (r >= 0)
+            r = orr_h5_put_double(g, "units_mass_g", c->units.mass_g);
+        if (r >= 0)
+            r = orr_h5_put_string(g, "units_length", c->units.length);
+        if (r >= 0)
+            r = orr_h5_put_string(g, "units_mass", c->units.mass);
+    }
     orr_h5_close(&g, H5Gclose);
     return r < 0 ? orr_h5_write_failed(path, "Run", err) : ORR_OK;
 }
@@ -337,6 +346,19 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
         rc = need_attr(g, "Run", "box", H5T_NATIVE_DOUBLE, 3, c->box, path, err);
     if (rc > 0)
         rc = need_attr(g, "Run", "dims", H5T_NATIVE_INT, 1, &c->dims, path, err);
+    /* physical units (absent from checkpoints in N-body units, and from
+     * those written before units) */
+    if (rc > 0 && H5Aexists(g, "units_length_cm") > 0) {
+        orr_units *u = &c->units;
+        rc = need_attr(g, "Run", "units_length_cm", H5T_NATIVE_DOUBLE, 1, &u->length_cm, path,
+                       err);
+        if (rc > 0)
+            rc = need_attr(g, "Run", "units_mass_g", H5T_NATIVE_DOUBLE, 1, &u->mass_g, path, err);
+        if (rc > 0)
+            rc = need_string(g, "Run", "units_length", u->length, sizeof u->length, path, err);
+        if (rc > 0)
+            rc = need_string(g, "Run", "units_mass", u->mass, sizeof u->mass, path, err);
+    }
     H5Gclose(g);
     if (rc < 0)
         return err ? err->code : ORR_ERR_IO;
@@ -351,6 +373,11 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
         orr_error_clear(&perr);
         return orr_read_failed(path, err, "Run has an unknown precision '%s' or backend '%s'",
                                precision, ck->backend);
+    }
+    if (orr_units_check(&c->units, c->G, &perr)) {
+        orr_read_failed(path, err, "Run: %s", perr.msg);
+        orr_error_clear(&perr);
+        return err ? err->code : ORR_ERR_IO;
     }
     c->integrator = ck->integrator;
     return ORR_OK;

@@ -1,6 +1,6 @@
 /* checkpoint: a snapshot (snapshot.h) plus what it takes to continue the
  * run bit for bit: group Run (clock, step count, integrator, dt, damping,
- * precision, backend, softening, G, box, dims), group Kernel (the kernel
+ * precision, backend, softening, G, box, dims, physical units), group Kernel (the kernel
  * configuration in use), group Force (the force law, complete), group
  * Output (the numbered series' counters and the render view) and, for an
  * integrator with state of its own, group Integrator (one dataset per

@@ -278,6 +278,8 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
         return orr_fail(err, ORR_ERR_ARG, "G must be finite (got %g)", c->G);
     if (c->dims != 2 && c->dims != 3)
         return orr_fail(err, ORR_ERR_ARG, "dims must be 2 or 3 (got %d)", c->dims);
+    if ((st = orr_units_check(&c->units, c->G, err)))
+        return st;
     if (c->tune < ORR_SIM_TUNE_AUTO || c->tune > ORR_SIM_TUNE_ON)
         return orr_fail(err, ORR_ERR_ARG, "tune must be auto, off or on (got %d)", c->tune);
     if (!(c->tune_budget > 0) || !isfinite(c->tune_budget))
@@ -1110,5 +1112,8 @@ orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
 {
     /* an unknown format fails in orr_text_write before the state is needed */
     orr_status st = orr_text_sep(path) ? sync_state(s, err) : ORR_OK;
-    return st ? st : orr_text_write(path, s->cfg.n, s->pos, s->vel, err);
+    char units[256], comment[280] = "";
+    if (orr_units_describe(&s->cfg.units, s->cfg.G, units, sizeof units)[0])
+        snprintf(comment, sizeof comment, "units: %s", units);
+    return st ? st : orr_text_write(path, s->cfg.n, s->pos, s->vel, comment, err);
 }

@@ -13,6 +13,7 @@
 #include "comm.h"
 #include "engine.h"
 #include "integrator.h"
+#include "units.h"
 
 typedef struct orr_sim orr_sim;
 
@@ -51,6 +52,9 @@ typedef struct {
                                   default where not 0, and then nothing is tuned (tune
                                   ORR_SIM_TUNE_ON is an error); the same on every rank,
                                   so P ranks give the bits of one (all 0) */
+    orr_units units;           /* the physical units of lengths and masses (units.h; time
+                                  and velocity follow from them and G); all 0: N-body
+                                  units (all 0) */
     orr_comm *comm;            /* the ranks the bodies are spread over (borrowed; NULL or
                                   one rank: this process alone).  Every rank runs the
                                   same calls; rank 0's bodies, written to its mirror,

@@ -15,11 +15,7 @@
 
 #define NTYPES 6              /* GADGET particle types */
 
-/* orrery's units expressed in cgs for the Units group: 1 kpc, 1e10 solar
- * masses and the velocity that makes G (the simulation's) hold. */
-#define KPC_CM 3.0856775814913673e21
-#define MASS_G 1.988409870698051e43
-#define G_CGS 6.67430e-8
+#define GYR_S 3.15576e16        /* 1e9 Julian years */
 
 static const char *const standard_sets[] = {"Coordinates", "Velocities", "Masses", "ParticleIDs",
                                             NULL};
@@ -57,6 +53,51 @@ static orr_status check_fields(const char *path, long n, const orr_snapshot_fiel
     return ORR_OK;
 }
 
+/* The unit attributes of dataset name of g, for readers that convert it:
+ * GADGET-4's (a_scaling, h_scaling, length_scaling, mass_scaling,
+ * velocity_scaling, to_cgs) and those of OWLS and EAGLE, which pynbody
+ * reads (VarDescription, CGSConversionFactor, aexp-scale-exponent,
+ * h-scale-exponent).  The values are physical, never comoving: no factors
+ * of a or h.  l, m, v: the powers of the length, mass and velocity units;
+ * cgs: the unit of the values in cgs. */
+static herr_t put_units(hid_t g, const char *name, double l, double m, double v, double cgs,
+                        const char *description)
+{
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    herr_t r = d < 0 ? -1 : orr_h5_put_double(d, "a_scaling", 0);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "h_scaling", 0);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "length_scaling", l);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "mass_scaling", m);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "velocity_scaling", v);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "to_cgs", cgs);
+    if (r >= 0)
+        r = orr_h5_put_string(d, "VarDescription", description);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "CGSConversionFactor", cgs);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "aexp-scale-exponent", 0);
+    if (r >= 0)
+        r = orr_h5_put_double(d, "h-scale-exponent", 0);
+    orr_h5_close(&d, H5Dclose);
+    return r;
+}
+
+/* The units in cgs, as attributes of g (Header and Units). */
+static herr_t put_unit_sizes(hid_t g, double L, double M, double V)
+{
+    herr_t r = orr_h5_put_double(g, "UnitLength_in_cm", L);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "UnitMass_in_g", M);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "UnitVelocity_in_cm_per_s", V);
+    return r;
+}
+
 /* Header, Units and PartType1 of the bodies of s (state already synced). */
 static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
                                const orr_snapshot_field *extra, int nextra, orr_error *err)
@@ -84,6 +125,8 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
     unsigned long long total[NTYPES] = {0, (unsigned long long)n, 0, 0, 0, 0};
     unsigned high[NTYPES] = {0, (unsigned)((unsigned long long)n >> 32), 0, 0, 0, 0};
     double masstab[NTYPES] = {0, 0, 0, 0, 0, 0};
+    double L, M, V, T;   /* the units in cgs: the simulation's, or the N-body convention */
+    orr_units_cgs(&c->units, c->G, &L, &M, &V, &T);
     double boxsize = 0;
     for (int k = 2; k >= 0; k--)
         if (c->box[k] > 0)
@@ -112,6 +155,12 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
         r = orr_h5_put_double(g, "OmegaLambda", 0);
     if (r >= 0)
         r = orr_h5_put_double(g, "HubbleParam", 1);
+    if (r >= 0)   /* physical coordinates, Time a time (not an expansion factor) */
+        r = orr_h5_put_int(g, "ComovingIntegrationOn", 0);
+    if (r >= 0)   /* the time in Gyr, which pynbody takes over its cosmology's age */
+        r = orr_h5_put_double(g, "Time_GYR", orr_sim_time(s) * T / GYR_S);
+    if (r >= 0)
+        r = put_unit_sizes(g, L, M, V);
     static const char *const flags[] = {"Flag_Sfr", "Flag_Cooling", "Flag_Feedback",
                                         "Flag_StellarAge", "Flag_Metals", "Flag_Entropy_ICs",
                                         "Flag_IC_Info", NULL};
@@ -123,23 +172,19 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
         r = orr_h5_put_string(g, "Code", "orrery");
     orr_h5_close(&g, H5Gclose);
 
-    /* Units: N-body units with the simulation's G, as 1 kpc, 1e10 Msun and
-     * the velocity sqrt(G_cgs M / (G L)) */
+    /* Units: the simulation's physical units, or N-body units read as 1 kpc,
+     * 1e10 Msun and the velocity sqrt(G_cgs M / (G L)) (units.h) */
     if (r >= 0) {
         what = "Units";
-        double v = c->G > 0 ? sqrt(G_CGS * MASS_G / (c->G * KPC_CM)) : 1e5;
         g = H5Gcreate2(file, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         r = g < 0 ? -1 : 0;
         if (r >= 0)
-            r = orr_h5_put_double(g, "UnitLength_in_cm", KPC_CM);
+            r = put_unit_sizes(g, L, M, V);
         if (r >= 0)
-            r = orr_h5_put_double(g, "UnitMass_in_g", MASS_G);
+            r = orr_h5_put_double(g, "UnitTime_in_s", T);
         if (r >= 0)
-            r = orr_h5_put_double(g, "UnitVelocity_in_cm_per_s", v);
-        if (r >= 0)
-            r = orr_h5_put_double(g, "UnitTime_in_s", KPC_CM / v);
-        if (r >= 0)
-            r = orr_h5_put_string(g, "UnitSystem", "nbody");
+            r = orr_h5_put_string(g, "UnitSystem",
+                                  orr_units_physical(&c->units) ? "physical" : "nbody");
         if (r >= 0)
             r = orr_h5_put_double(g, "G", c->G);
         orr_h5_close(&g, H5Gclose);
@@ -157,17 +202,23 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
             memcpy(buf + 3 * i, pos + 4 * i, 3 * sizeof(double));
         r = orr_h5_put_dataset(g, "Coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)n, 3,
                                buf);
+        if (r >= 0)
+            r = put_units(g, "Coordinates", 1, 0, 0, L, "Positions: r = Coordinates U_L [cm]");
     }
     if (r >= 0) {
         what = "PartType1/Velocities";
         r = orr_h5_put_dataset(g, "Velocities", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)n, 3,
                                vel);
+        if (r >= 0)
+            r = put_units(g, "Velocities", 0, 0, 1, V, "Velocities: v = Velocities U_V [cm s^-1]");
     }
     if (r >= 0) {
         what = "PartType1/Masses";
         for (long i = 0; i < n; i++)
             buf[i] = pos[4 * i + 3];
         r = orr_h5_put_dataset(g, "Masses", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)n, 0, buf);
+        if (r >= 0)
+            r = put_units(g, "Masses", 0, 1, 0, M, "Masses: m = Masses U_M [g]");
     }
     if (r >= 0) {
         what = "PartType1/ParticleIDs";
@@ -175,6 +226,8 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
             ids[i] = (uint64_t)i + 1;
         r = orr_h5_put_dataset(g, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64, (hsize_t)n, 0,
                                ids);
+        if (r >= 0)
+            r = put_units(g, "ParticleIDs", 0, 0, 0, 1, "Body numbers, 1-based, no unit");
     }
     char whatbuf[96];
     for (int k = 0; r >= 0 && k < nextra; k++) {

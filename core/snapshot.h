@@ -3,13 +3,18 @@
  * Snapshots use the GADGET-4 layout, so yt (gadget_hdf5), h5py scripts and
  * GADGET tools open them: group Header (NumPart_ThisFile, NumPart_Total,
  * NumPart_Total_HighWord, MassTable, Time, Redshift, BoxSize,
- * NumFilesPerSnapshot, Omega0, OmegaLambda, HubbleParam, Flag_*), group
- * Units (orrery's N-body units, G = the simulation's G, expressed in cgs:
- * see docs/LUA_API.md) and group PartType1 holding every body: Coordinates
- * (n x 3), Velocities (n x 3), Masses (n; MassTable[1] = 0), ParticleIDs
- * (n, uint64, 1-based like the text output's id column), the force law's
- * per-body attributes and any extra per-body datasets the caller passes
- * (orr_snapshot_field).  Checkpoints (checkpoint.h) extend this layout.
+ * NumFilesPerSnapshot, Omega0, OmegaLambda, HubbleParam,
+ * ComovingIntegrationOn = 0, Time_GYR, the units in cgs, Flag_*), group
+ * Units (UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s,
+ * UnitTime_in_s: the simulation's physical units, or for N-body units the
+ * galactic reading of them, UnitSystem "physical" or "nbody"; units.h) and
+ * group PartType1 holding every body: Coordinates (n x 3), Velocities
+ * (n x 3), Masses (n; MassTable[1] = 0), ParticleIDs (n, uint64, 1-based
+ * like the text output's id column), each with its unit in attributes as
+ * GADGET-4 and EAGLE write them (never comoving, no factors of h), the
+ * force law's per-body attributes and any extra per-body datasets the
+ * caller passes (orr_snapshot_field).  Checkpoints (checkpoint.h) extend
+ * this layout.
  *
  * Every file is written atomically (outfile.h), in the HDF5 1.8 file format
  * (checksummed metadata: damage is reported, not parsed; HDF5 1.8 and later

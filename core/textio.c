@@ -41,7 +41,7 @@ char orr_text_sep(const char *path)
 /* ---- writing ------------------------------------------------------------------ */
 
 orr_status orr_text_write(const char *path, long n, const double *pos, const double *vel,
-                          orr_error *err)
+                          const char *comment, orr_error *err)
 {
     char sep = orr_text_sep(path);
     if (!sep)
@@ -54,6 +54,8 @@ orr_status orr_text_write(const char *path, long n, const double *pos, const dou
         return st;
     char head[64];
     header_line(sep, head, sizeof head);
+    if (comment && comment[0])
+        fprintf(f, "# %s\n", comment);
     fprintf(f, "%s\n", head);
     for (long i = 0; i < n; i++) {
         const double *x = pos + 4 * i, *v = vel + 3 * i;
@@ -134,6 +136,10 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
         size_t len = strlen(line);
         if (len && line[len - 1] == '\r')
             line[len - 1] = '\0';
+        if (line[strspn(line, " \t")] == '#') {   /* a comment */
+            line = nl ? nl + 1 : NULL;
+            continue;
+        }
         char *p = line, *f[NCOLS + 1];
         int nf = 0;
         for (char *tok; nf < NCOLS + 1 && (tok = next_field(&p, sep));)

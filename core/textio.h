@@ -5,8 +5,10 @@
  * the columns with blanks, ".csv" files with commas.  The writer and the
  * reader share the one column list (textio.c); files are written
  * atomically (outfile.h: missing directories created, a temporary file
- * renamed into place).  The reader also takes files written by hand: blanks
- * around fields, CRLF line ends, blank lines, the header in any case. */
+ * renamed into place).  A line starting with '#' is a comment (the writer
+ * puts the units there when the simulation has physical ones).  The reader
+ * also takes files written by hand: blanks around fields, CRLF line ends,
+ * blank lines, comment lines, the header in any case. */
 #ifndef ORR_TEXTIO_H
 #define ORR_TEXTIO_H
 
@@ -20,9 +22,11 @@ char orr_text_sep(const char *path);
 /* Writes n bodies (pos: 4n values x y z m, vel: 3n) to path, a .txt or .csv
  * name; any other name is an ORR_ERR_ARG "cannot write 'PATH': unknown
  * format (expected .txt or .csv)", checked before anything else (pos and
- * vel are not read then).  I/O errors: "cannot write 'PATH': REASON". */
+ * vel are not read then).  comment (NULL or "" for none; one line) goes
+ * first as "# COMMENT" (the simulation's units).  I/O errors: "cannot
+ * write 'PATH': REASON". */
 orr_status orr_text_write(const char *path, long n, const double *pos, const double *vel,
-                          orr_error *err);
+                          const char *comment, orr_error *err);
 
 /* Reads a .txt or .csv file (separator by orr_text_sep; path must be one)
  * into out (heap, orr_snapshot_free; time 0, no extra columns).  Messages

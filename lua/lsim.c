@@ -164,7 +164,7 @@ static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G"
                                        "dt",      "integrator", "damping",   "force", "backend",
                                        "box",     "dims",       "device",    "tune",
                                        "tune_budget", "params", "kernel", "eta", "eta_start",
-                                       "dt_max", "dt_min", NULL};
+                                       "dt_max", "dt_min", "units", NULL};
 
 /* kernel = {block =, unroll =, split =, ipt =, ranges =, threads =}: a
  * configuration of one's own (the table at index t); sim.c validates the
@@ -190,6 +190,62 @@ static void opt_kernel(lua_State *L, int t, orr_launch *k)
         }
         lua_pop(L, 1);
     }
+}
+
+/* One of the units at table t: the name at key (one of names, sizes
+ * from find) or the size at key_cgs, exactly one of them; into *cgs and
+ * name[16]. */
+static void opt_unit(lua_State *L, int t, const char *key, const char *key_cgs,
+                     const char *const *names, double (*find)(const char *), double *cgs,
+                     char name[16])
+{
+    int have_name = lua_getfield(L, t, key) != LUA_TNIL;
+    int have_cgs = lua_getfield(L, t, key_cgs) != LUA_TNIL;
+    if (have_name && have_cgs)
+        orr_lua_error(L, WHO ": 'units' takes '%s' or '%s', not both", key, key_cgs);
+    if (!have_name && !have_cgs)
+        orr_lua_error(L, WHO ": 'units' needs '%s' (a name) or '%s'", key, key_cgs);
+    if (have_cgs) {
+        lua_Number v = lua_tonumber(L, -1);
+        if (lua_type(L, -1) != LUA_TNUMBER || !(v > 0) || !isfinite(v))
+            orr_lua_error(L, WHO ": 'units.%s' must be a positive number (got %s)", key_cgs,
+                          orr_lua_describe(L, -1));
+        *cgs = v;
+        name[0] = '\0';
+    } else {
+        const char *s = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        *cgs = s ? find(s) : 0;
+        if (*cgs == 0) {
+            luaL_Buffer b;
+            const char *got = orr_lua_describe(L, -2);
+            luaL_buffinit(L, &b);
+            for (int i = 0; names[i]; i++) {
+                luaL_addstring(&b, i == 0 ? "\"" : names[i + 1] ? ", \"" : " or \"");
+                luaL_addstring(&b, names[i]);
+                luaL_addchar(&b, '"');
+            }
+            luaL_pushresult(&b);
+            orr_lua_error(L, WHO ": 'units.%s' must be %s, or give '%s' (got %s)", key,
+                          lua_tostring(L, -1), key_cgs, got);
+        }
+        snprintf(name, 16, "%s", s);
+    }
+    lua_pop(L, 2);
+}
+
+/* units = {length = "pc" or length_cm = ..., mass = "Msun" or mass_g = ...}
+ * (the table at index t). */
+static void opt_units(lua_State *L, int t, orr_units *u)
+{
+    static const char *const keys[] = {"length", "length_cm", "mass", "mass_g", NULL};
+    if (lua_type(L, t) != LUA_TTABLE)
+        orr_lua_error(L, WHO ": 'units' must be a table {length = NAME or length_cm = CM, "
+                      "mass = NAME or mass_g = G} (got %s)", orr_lua_describe(L, t));
+    orr_lua_checkkeys(L, t, WHO ": units", keys, 1);
+    opt_unit(L, t, "length", "length_cm", orr_units_length_names(), orr_units_length_cm,
+             &u->length_cm, u->length);
+    opt_unit(L, t, "mass", "mass_g", orr_units_mass_names(), orr_units_mass_g, &u->mass_g,
+             u->mass);
 }
 
 /* t[key] as an integer in lo..hi, or def when absent. */
@@ -364,6 +420,9 @@ static int l_simulation(lua_State *L)
                                "a positive number of seconds");
     if (lua_getfield(L, 1, "kernel") != LUA_TNIL)
         opt_kernel(L, lua_gettop(L), &c.kernel);
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "units") != LUA_TNIL)
+        opt_units(L, lua_gettop(L), &c.units);
     lua_pop(L, 1);
     if (lua_getfield(L, 1, "box") != LUA_TNIL) {
         size_t len = lua_type(L, -1) == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
@@ -893,6 +952,28 @@ static int sim_index(lua_State *L)
         } else {
             lua_pushnil(L);
         }
+    } else if (strcmp(key, "units") == 0) {
+        if (orr_units_physical(&c->units)) {
+            double cgs[4];   /* length, mass, velocity, time */
+            orr_units_cgs(&c->units, c->G, &cgs[0], &cgs[1], &cgs[2], &cgs[3]);
+            lua_createtable(L, 0, 6);
+            if (c->units.length[0]) {
+                lua_pushstring(L, c->units.length);
+                lua_setfield(L, -2, "length");
+            }
+            if (c->units.mass[0]) {
+                lua_pushstring(L, c->units.mass);
+                lua_setfield(L, -2, "mass");
+            }
+            static const char *const names[4] = {"length_cm", "mass_g", "velocity_cm_s",
+                                                 "time_s"};
+            for (int k = 0; k < 4; k++) {
+                lua_pushnumber(L, cgs[k]);
+                lua_setfield(L, -2, names[k]);
+            }
+        } else {
+            lua_pushnil(L);
+        }
     } else if (strcmp(key, "config") == 0) {
         const char *source;
         const orr_kspec *k = orr_sim_kspec(s, &source);
@@ -934,7 +1015,7 @@ static int sim_index(lua_State *L)
 static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
     "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", "exchange",
-    "blocks", "eta", "eta_start", "dt_min", "dt_max",
+    "blocks", "eta", "eta_start", "dt_min", "dt_max", "units",
     NULL,
 };
 

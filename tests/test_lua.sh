@@ -352,4 +352,19 @@ if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
   bad "test_rebound.py: exit $rc"; sed 's/^/    /' out | tail -30
 fi
 
+# physical units as pynbody reads them (tests/test_pynbody.py; pynbody from
+# PyPI in .venv-pynbody, made by tools/deps.sh; skipped without)
+py=/usr/bin/python3
+[ -x "$here/../.venv-pynbody/bin/python" ] && py="$here/../.venv-pynbody/bin/python"
+"$py" "$here/test_pynbody.py" "$orr_abs" >out 2>&1; rc=$?
+grep -E '^(\[|    )' out
+line=$(grep -E '^\[ RESULT   \] ' out | tail -1)
+p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
+f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
+s=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\3/p')
+pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
+if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+  bad "test_pynbody.py: exit $rc"; sed 's/^/    /' out | tail -30
+fi
+
 summary

@@ -4,7 +4,8 @@
  * from MassTable), every kind of bad input with its message, atomic writes
  * that leave the old file when they fail, and restarts that continue a run
  * bit for bit (leapfrog, yoshida4, euler; float and double; a periodic 2D
- * box; a non-default kernel configuration). */
+ * box; a non-default kernel configuration), and physical units as the
+ * snapshots and checkpoints state them. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -900,6 +901,133 @@ static void test_checkpoint_errors(void **state_)
     orr_sim_destroy(s);
 }
 
+/* ---- physical units ---------------------------------------------------------------- */
+
+static void expect_units_error(const orr_units *u, double G, const char *msg)
+{
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+    c.n = 2;
+    c.backend = ORR_BACKEND_CPU;
+    c.tune = ORR_SIM_TUNE_OFF;
+    c.units = *u;
+    c.G = G;
+    orr_error err = {0};
+    orr_sim *s = NULL;
+    assert_int_equal(orr_sim_create(&s, &c, NULL, 0, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, msg);
+    assert_null(s);
+}
+
+static void test_units(void **state_)
+{
+    (void)state_;
+    const double pc = 3.0856775814913673e18, msun = 1.988409870698051e33;
+    assert_true(orr_units_length_cm("pc") == pc);
+    assert_true(orr_units_mass_g("Msun") == msun);
+    assert_true(orr_units_length_cm("parsec") == 0);
+    expect_units_error(&(orr_units){-1, msun, "", "Msun"}, 1,
+                       "units: length_cm must be a positive finite number (got -1)");
+    expect_units_error(&(orr_units){pc, 0, "pc", ""}, 1,
+                       "units: mass_g must be a positive finite number (got 0)");
+    expect_units_error(&(orr_units){pc, msun, "parsec", ""}, 1,
+                       "units: unknown length unit 'parsec'");
+    expect_units_error(&(orr_units){pc, 1e33, "", "Msun"}, 1,
+                       "units: mass 'Msun' is 1.988409870698051e+33 g, not 1e+33");
+    expect_units_error(&(orr_units){pc, msun, "pc", "Msun"}, -1,
+                       "units need a positive G to fix the time unit (got G = -1)");
+    expect_units_error(&(orr_units){0, 0, "pc", ""}, 1, "units: names without sizes");
+
+    /* the snapshot states them: Header, Units and every standard dataset */
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+    c.n = 4;
+    c.backend = ORR_BACKEND_CPU;
+    c.tune = ORR_SIM_TUNE_OFF;
+    c.precision = ORR_DOUBLE;
+    c.G = 2;
+    c.units = (orr_units){pc, msun, "pc", "Msun"};
+    orr_error err = {0};
+    orr_sim *s = NULL;
+    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+    double *pos, *vel;
+    TU_OK(orr_sim_pos(s, &pos, &err), &err);
+    TU_OK(orr_sim_vel(s, &vel, &err), &err);
+    tu_random_bodies(4, 3, pos, vel);
+    orr_sim_touch(s);
+    TU_OK(orr_sim_step(s, 5, NULL, &err), &err);
+    const char *p = tmp_path("units.hdf5");
+    TU_OK(orr_snapshot_write(s, p, NULL, 0, &err), &err);
+    const double v = sqrt(6.67430e-8 * msun / (2 * pc)), t = pc / v;
+    hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t h = H5Gopen2(f, "Header", H5P_DEFAULT);
+    long long comoving;
+    attr_llongs(h, "ComovingIntegrationOn", &comoving, 1);
+    assert_int_equal(comoving, 0);
+    assert_true(attr_double(h, "Time") == orr_sim_time(s));
+    assert_true(fabs(attr_double(h, "Time_GYR") - orr_sim_time(s) * t / 3.15576e16) <=
+                1e-15 * attr_double(h, "Time_GYR"));
+    assert_true(attr_double(h, "UnitLength_in_cm") == pc);
+    H5Gclose(h);
+    hid_t u = H5Gopen2(f, "Units", H5P_DEFAULT);
+    assert_true(attr_double(u, "UnitLength_in_cm") == pc);
+    assert_true(attr_double(u, "UnitMass_in_g") == msun);
+    assert_true(fabs(attr_double(u, "UnitVelocity_in_cm_per_s") - v) <= 1e-15 * v);
+    assert_true(fabs(attr_double(u, "UnitTime_in_s") - t) <= 1e-15 * t);
+    assert_true(attr_double(u, "G") == 2);
+    char sys[16] = "";
+    hid_t a = H5Aopen(u, "UnitSystem", H5P_DEFAULT), ty = H5Aget_type(a);
+    assert_true(H5Tget_size(ty) < sizeof sys && H5Aread(a, ty, sys) >= 0);
+    assert_string_equal(sys, "physical");
+    H5Tclose(ty);
+    H5Aclose(a);
+    H5Gclose(u);
+    static const char *const sets[] = {"Coordinates", "Velocities", "Masses", "ParticleIDs"};
+    const double cgs[] = {pc, v, msun, 1};
+    for (int k = 0; k < 4; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "PartType1/%s", sets[k]);
+        hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+        assert_true(d >= 0);
+        assert_true(fabs(attr_double(d, "to_cgs") - cgs[k]) <= 1e-15 * cgs[k]);
+        assert_true(attr_double(d, "CGSConversionFactor") == attr_double(d, "to_cgs"));
+        assert_true(attr_double(d, "a_scaling") == 0 && attr_double(d, "h_scaling") == 0);
+        assert_true(attr_double(d, "aexp-scale-exponent") == 0);
+        assert_true(attr_double(d, "h-scale-exponent") == 0);
+        assert_true(attr_double(d, "length_scaling") == (k == 0));
+        assert_true(attr_double(d, "velocity_scaling") == (k == 1));
+        assert_true(attr_double(d, "mass_scaling") == (k == 2));
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+
+    /* a checkpoint keeps them; a damaged one is named */
+    assert_int_equal(chdir(dir), 0);
+    TU_OK(orr_checkpoint_write(s, "cku.hdf5", NULL, &err), &err);
+    orr_checkpoint ck;
+    TU_OK(orr_checkpoint_read("cku.hdf5", &ck, &err), &err);
+    assert_true(ck.config.units.length_cm == pc && ck.config.units.mass_g == msun);
+    assert_string_equal(ck.config.units.length, "pc");
+    assert_string_equal(ck.config.units.mass, "Msun");
+    orr_checkpoint_free(&ck);
+    f = H5Fopen("cku.hdf5", H5F_ACC_RDWR, H5P_DEFAULT);
+    h = H5Gopen2(f, "Run", H5P_DEFAULT);
+    assert_true(H5Adelete(h, "units_mass_g") >= 0);
+    double bad = -3;
+    hid_t sp = H5Screate(H5S_SCALAR);
+    a = H5Acreate2(h, "units_mass_g", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, &bad) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Gclose(h);
+    H5Fclose(f);
+    assert_int_not_equal(orr_checkpoint_read("cku.hdf5", &ck, &err), ORR_OK);
+    assert_string_equal(err.msg, "cannot read 'cku.hdf5': Run: units: mass_g must be a positive "
+                                 "finite number (got -3)");
+    orr_sim_destroy(s);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -917,6 +1045,7 @@ int main(void)
         cmocka_unit_test(test_restart_box_2d),
         cmocka_unit_test(test_restart_kspec),
         cmocka_unit_test(test_checkpoint_errors),
+        cmocka_unit_test(test_units),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

@@ -6,6 +6,11 @@ whose %.17g values are exact); h5py must find the GADGET-4 header and the
 PartType1 datasets with exactly those values, and yt must open the file with
 its gadget_hdf5 frontend and give the same particle count, positions,
 velocities and masses (in code units), and the periodic box as the domain.
+A run in physical units (units = {length = "pc", mass = "Msun"}) must come
+out in yt in those units: positions in cm and pc, masses in g and Msun,
+velocities in km/s and the time in s and Myr, with no warning logged.
+yt's gadget_hdf5 frontend reads no units from a file (only its arepo
+frontend does), so they go in as unit_base, from the file's Units group.
 
     /usr/bin/python3 tests/test_yt.py build/orrery
 
@@ -13,12 +18,16 @@ Prints one "[       OK ] test_yt: NAME" or "[  FAILED  ] ..." line per check
 and a closing "[ RESULT   ] test_yt: N passed, M failed, 0 skipped" line
 (the format tests/test_lua.sh counts); exits 1 when any check failed.
 """
+import contextlib
+import logging
+import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import traceback
+import warnings
 
 passed = failed = 0
 
@@ -50,8 +59,55 @@ local boxed <close> = orrery.simulation{ bodies = orrery.ic.uniform_cube{ n = 20
   backend = "cpu", box = { 4, 4, 4 } }
 boxed:step(2)
 boxed:write("box.hdf5"); boxed:write("box.txt")
-print(("%.17g %.17g"):format(open.time, boxed.time))
+local pc <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 100, seed = 5 },
+  backend = "cpu", precision = "double", dt = 0.01, units = { length = "pc", mass = "Msun" } }
+pc:step(7)
+pc:write("pc.hdf5"); pc:write("pc.csv")
+print(("%.17g %.17g %.17g"):format(open.time, boxed.time, pc.time))
 """
+
+# the units of the pc run in cgs, from their definitions (IAU parsec; IAU
+# nominal GM_sun over CODATA 2018 G), not from the file
+G_CGS = 6.67430e-8
+PC_CM = 3.0856775814913673e18
+MSUN_G = 1.3271244e26 / G_CGS
+VEL_CM_S = math.sqrt(G_CGS * MSUN_G / PC_CM)
+TIME_S = PC_CM / VEL_CM_S
+MYR_S = 3.15576e13
+
+
+class Caught(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def no_warnings(logger_name):
+    """Fails when the block logs a warning (or worse) to logger_name or
+    raises a Python warning."""
+    logger, caught = logging.getLogger(logger_name), Caught()
+    level = logger.level
+    logger.addHandler(caught)
+    logger.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        logger.removeHandler(caught)
+        logger.setLevel(level)
+    said = [f"{r.levelname}: {r.getMessage()}" for r in caught.records]
+    said += [f"{x.category.__name__}: {x.message}" for x in w]
+    assert not said, said
+
+
+def close(got, want, rtol, what):
+    err = (abs(got - want) / abs(want)).max()
+    assert err <= rtol, f"{what}: relative error {err:.3g} > {rtol:g}"
 
 
 def main():
@@ -146,6 +202,70 @@ def main():
             assert (x >= 0).all() and (x < 4).all()
 
         check("yt: periodic box as the domain", yt_box)
+
+        def h5py_units():
+            with h5py.File(os.path.join(tmp, "pc.hdf5"), "r") as f:
+                h, u = f["Header"].attrs, f["Units"].attrs
+                assert h["ComovingIntegrationOn"] == 0 and h["Redshift"] == 0
+                assert h["Omega0"] == 0 and h["OmegaLambda"] == 0 and h["HubbleParam"] == 1
+                assert h["Time"] == times[2]
+                close(h["Time_GYR"], times[2] * TIME_S / (1000 * MYR_S), 1e-14, "Time_GYR")
+                assert u["UnitSystem"] in (b"physical", "physical")
+                for k, want in (("UnitLength_in_cm", PC_CM), ("UnitMass_in_g", MSUN_G),
+                                ("UnitVelocity_in_cm_per_s", VEL_CM_S),
+                                ("UnitTime_in_s", TIME_S)):
+                    close(u[k], want, 1e-15, "Units/" + k)
+                    if k != "UnitTime_in_s":
+                        close(h[k], want, 1e-15, "Header/" + k)
+                assert u["UnitLength_in_cm"] == PC_CM
+                p = f["PartType1"]
+                for name, cgs in (("Coordinates", PC_CM), ("Velocities", VEL_CM_S),
+                                  ("Masses", MSUN_G)):
+                    a = p[name].attrs
+                    close(a["to_cgs"], cgs, 1e-15, name + " to_cgs")
+                    assert a["a_scaling"] == 0 and a["h_scaling"] == 0, name
+            # N-body units: the galactic reading, as before
+            with h5py.File(os.path.join(tmp, "open.hdf5"), "r") as f:
+                assert f["Header"].attrs["ComovingIntegrationOn"] == 0
+                assert f["Units"].attrs["UnitSystem"] in (b"nbody", "nbody")
+
+        check("h5py: physical units in Header, Units and the datasets", h5py_units)
+
+        def yt_units():
+            # the units' comment line, the column names, the bodies
+            r = np.loadtxt(os.path.join(tmp, "pc.csv"), delimiter=",", skiprows=2)
+            with open(os.path.join(tmp, "pc.csv")) as f:
+                assert f.readline().startswith("# units: length 1 pc = 3.08567758149136")
+            path = os.path.join(tmp, "pc.hdf5")
+            with h5py.File(path, "r") as f:
+                base = {k: float(f["Units"].attrs[k]) for k in
+                        ("UnitLength_in_cm", "UnitMass_in_g", "UnitVelocity_in_cm_per_s")}
+            with no_warnings("yt"):
+                ds = yt.load(path, unit_base=base)
+                assert type(ds).__name__ == "GadgetHDF5Dataset", type(ds).__name__
+                assert ds.cosmological_simulation == 0
+                ad = ds.all_data()
+                ids = ad["PartType1", "ParticleIDs"].d.astype(np.int64)
+                order = np.argsort(ids)
+                x = ad["PartType1", "Coordinates"]
+                v = ad["PartType1", "Velocities"]
+                m = ad["PartType1", "Masses"]
+                t = ds.current_time
+                close(x.to("cm").d[order], r[:, 1:4] * PC_CM, 1e-12, "positions in cm")
+                # yt's parsec (Debian's unyt 2.9.3) is 1.7e-10 shorter than the IAU one
+                close(x.to("pc").d[order], r[:, 1:4], 1e-9, "positions in pc")
+                close(v.to("km/s").d[order], r[:, 4:7] * VEL_CM_S / 1e5, 1e-12,
+                      "velocities in km/s")
+                close(m.to("g").d[order], r[:, 7] * MSUN_G, 1e-12, "masses in g")
+                # unyt's solar mass (1.98841586e33 g) is 3e-6 above IAU GM_sun / G
+                close(m.to("Msun").d[order], r[:, 7], 1e-5, "masses in Msun")
+                close(np.array(t.to("s").d), times[2] * TIME_S, 1e-12, "time in s")
+                close(np.array(t.to("Myr").d), times[2] * TIME_S / MYR_S, 1e-12, "time in Myr")
+                close(np.array(ds.time_unit.to("Myr").d), 14.909601425915538, 1e-12,
+                      "time unit in Myr")
+
+        check("yt: units pc and Msun: positions, velocities, masses, time, no warnings",
+              yt_units)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     finish()

@@ -10,7 +10,9 @@
 # test runs mpirun; a binary built here starts without MPI installed.
 # REBOUND (PyPI, pinned) goes into .venv-rebound (python3-venv): the test
 # that checks the Hermite integrator against another code uses it, and is
-# skipped where it is absent (no network).
+# skipped where it is absent (no network).  pynbody (PyPI, pinned) goes into
+# .venv-pynbody the same way, for the test that reads snapshots' physical
+# units with it (tests/test_pynbody.py).
 #   bash tools/deps.sh [fuzz]
 # With "fuzz" (make fuzz, CI), also clang and libclang-rt-dev: libFuzzer and
 # clang's sanitizer runtimes.  (make sanitize-test needs nothing more: GCC's
@@ -44,6 +46,16 @@ if [ ! -x "$here/.venv-rebound/bin/python" ] ||
   else
     echo "deps: warning: REBOUND could not be installed from PyPI into .venv-rebound:" \
          "test_rebound.py will be skipped" >&2
+  fi
+fi
+if [ ! -x "$here/.venv-pynbody/bin/python" ] ||
+   ! "$here/.venv-pynbody/bin/python" -c 'import pynbody' 2>/dev/null; then
+  if /usr/bin/python3 -m venv "$here/.venv-pynbody" &&
+     "$here/.venv-pynbody/bin/pip" install -q pynbody==2.8.0; then
+    echo "deps: pynbody 2.8.0 in .venv-pynbody"
+  else
+    echo "deps: warning: pynbody could not be installed from PyPI into .venv-pynbody:" \
+         "test_pynbody.py will be skipped" >&2
   fi
 fi
 cuda=${CUDA_PATH:-/usr/local/cuda}

@@ -75,6 +75,39 @@ T.test("orrery.simulation: keys and values", function()
   T.raises("bad argument #1 to 'orrery.simulation' (table expected, got no value)", orrery.simulation)
 end)
 
+T.test("orrery.simulation: units", function()
+  local W = "orrery.simulation: "
+  T.raises(W .. "'units' must be a table {length = NAME or length_cm = CM, mass = NAME or mass_g = G} (got \"pc\")",
+    sim_with{ n = 4, units = "pc" })
+  T.raises(W .. "units: unknown key 'time' (valid: length, length_cm, mass, mass_g)",
+    sim_with{ n = 4, units = { length = "pc", mass = "Msun", time = "Myr" } })
+  T.raises(W .. "'units.length' must be \"pc\", \"kpc\", \"Mpc\", \"au\", \"Rsun\", \"km\", \"m\" or \"cm\", or give 'length_cm' (got \"parsec\")",
+    sim_with{ n = 4, units = { length = "parsec", mass = "Msun" } })
+  T.raises(W .. "'units.mass' must be \"Msun\", \"Mearth\", \"Mjup\", \"kg\" or \"g\", or give 'mass_g' (got 2)",
+    sim_with{ n = 4, units = { length = "pc", mass = 2 } })
+  T.raises(W .. "'units.length_cm' must be a positive number (got -1)",
+    sim_with{ n = 4, units = { length_cm = -1, mass = "Msun" } })
+  T.raises(W .. "'units.mass_g' must be a positive number (got 0)",
+    sim_with{ n = 4, units = { length = "pc", mass_g = 0 } })
+  T.raises(W .. "'units.mass_g' must be a positive number (got inf)",
+    sim_with{ n = 4, units = { length = "pc", mass_g = math.huge } })
+  T.raises(W .. "'units.length_cm' must be a positive number (got \"3e18\")",
+    sim_with{ n = 4, units = { length_cm = "3e18", mass = "Msun" } })
+  T.raises(W .. "'units' takes 'length' or 'length_cm', not both",
+    sim_with{ n = 4, units = { length = "pc", length_cm = 3.0857e18, mass = "Msun" } })
+  T.raises(W .. "'units' takes 'mass' or 'mass_g', not both",
+    sim_with{ n = 4, units = { length = "pc", mass = "Msun", mass_g = 2e33 } })
+  T.raises(W .. "'units' needs 'mass' (a name) or 'mass_g'", sim_with{ n = 4, units = { length = "pc" } })
+  T.raises(W .. "'units' needs 'length' (a name) or 'length_cm'", sim_with{ n = 4, units = {} })
+  -- the time unit comes from G: a G that cannot give one is refused
+  T.raises(W .. "units need a positive G to fix the time unit (got G = 0)",
+    sim_with{ n = 4, G = 0, units = { length = "pc", mass = "Msun" } })
+  -- at the caller's line, like every option
+  local line = debug.getinfo(1, "l").currentline; local ok, err = pcall(function() orrery.simulation{ n = 4, backend = "cpu", units = { length = "pc", mass = "Msol" } } end)
+  T.eq(ok, false)
+  T.eq(err, arg[0] .. ":" .. line .. ": " .. W .. "'units.mass' must be \"Msun\", \"Mearth\", \"Mjup\", \"kg\" or \"g\", or give 'mass_g' (got \"Msol\")")
+end)
+
 T.test("methods: arguments", function()
   local sim <close> = orrery.simulation{ n = 512, backend = "cpu" }
   local function call(name, ...)

@@ -1,8 +1,9 @@
 -- test_io: files from scripts: sim:write to HDF5 with numbered paths,
 -- orrery.read back into sim:load (exact), extra datasets, checkpoints and
 -- orrery.restore continuing runs bit for bit (leapfrog, yoshida4, euler),
--- sim:run's rolling checkpoint and frames, sim:render, and the messages for
--- bad calls and bad files.  CPU backend, small N.
+-- sim:run's rolling checkpoint and frames, sim:render, physical units
+-- (sim.units, the text header, checkpoints), and the messages for bad calls
+-- and bad files.  CPU backend, small N.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
 
@@ -159,6 +160,51 @@ T.test("restore: settings, counters, backend option", function()
     orrery.restore, "gone.hdf5")
   T.raises("sim:checkpoint: the path must end in .hdf5 or .h5 (got \"ck.txt\")", a.checkpoint,
     a, "ck.txt")
+end)
+
+T.test("units: sim.units, text header, checkpoints", function()
+  local pc, msun = 3.0856775814913673e18, 1.988409870698051e33
+  local a <close> = cpu{ bodies = orrery.ic.plummer{ n = 16, seed = 4 }, precision = "double",
+    units = { length = "pc", mass = "Msun" } }
+  local u = a.units
+  T.eq(u.length, "pc"); T.eq(u.mass, "Msun"); T.eq(u.length_cm, pc); T.eq(u.mass_g, msun)
+  local v = math.sqrt(6.67430e-8 * msun / pc)   -- G = 1
+  T.near(u.velocity_cm_s, v, 1e-15); T.near(u.time_s, pc / v, 1e-15)
+  T.near(u.time_s / 3.15576e13, 14.909601425915538, 1e-12, "time unit in Myr")
+  T.raises("orrery.Sim: field 'units' is read-only", function() a.units = {} end)
+  -- N-body units: no units, and the text output as it always was
+  local nb <close> = cpu{ n = 4 }
+  T.eq(nb.units, nil)
+  nb:write(path("u/nbody.txt"))
+  local f = assert(io.open(path("u/nbody.txt")))
+  T.eq(f:read("l"), "id x y z vx vy vz m"); f:close()
+  -- the text output names the units in a comment line, and reads back
+  a:step(3)
+  a:write(path("u/pc.txt")); a:write(path("u/pc.csv"))
+  f = assert(io.open(path("u/pc.csv")))
+  T.eq(f:read("l"), "# units: length 1 pc = 3.0856775814913674e+18 cm; mass 1 Msun = "
+    .. "1.988409870698051e+33 g; velocity 6558.137898852296 cm/s; time 470511237958472.2 s (G = 1)")
+  T.eq(f:read("l"), "id,x,y,z,vx,vy,vz,m"); f:close()
+  local back <close> = cpu{ bodies = orrery.read(path("u/pc.txt")), precision = "double" }
+  same_state(a, back, "text with units")
+  -- sizes in cgs, and G: au, Msun and G = 4 pi^2 make the time unit a year of
+  -- 2 pi sqrt(au^3 / (G Msun)) = 365.2568983840 days
+  local y <close> = cpu{ n = 2, G = 4 * math.pi ^ 2, units = { length = "au", mass_g = msun } }
+  T.eq(y.units.length, "au"); T.eq(y.units.mass, nil); T.eq(y.units.mass_g, msun)
+  T.near(y.units.time_s / 86400, 365.2568983840419, 1e-13, "year in days")
+  T.eq(cpu{ n = 1, units = { length_cm = 1e20, mass = "kg" } }.units.length_cm, 1e20)
+  -- a checkpoint keeps them: the resumed run writes the same units
+  a:checkpoint(path("u/ck.hdf5"))
+  y:checkpoint(path("u/ck_y.hdf5"))
+  local b <close> = orrery.restore(path("u/ck.hdf5"))
+  for _, k in ipairs{ "length", "mass", "length_cm", "mass_g", "velocity_cm_s", "time_s" } do
+    T.eq(b.units[k], a.units[k], "restored units." .. k)
+  end
+  local c <close> = orrery.restore(path("u/ck_y.hdf5"))
+  T.eq(c.units.length, "au"); T.eq(c.units.mass, nil); T.eq(c.units.time_s, y.units.time_s)
+  nb:checkpoint(path("u/ck_nb.hdf5"))
+  local d <close> = orrery.restore(path("u/ck_nb.hdf5"))
+  T.eq(d.units, nil)
 end)
 
 T.test("run: rolling checkpoint and frames", function()
