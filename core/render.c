@@ -162,6 +162,45 @@ static orr_status choose_view(long n, const double *pos, const orr_render_option
     return ORR_OK;
 }
 
+/* The extent of a frame (xmin, xmax, ymin, ymax) from the options and the
+ * view (chosen already). */
+static void frame_extent(const orr_render_options *o, const orr_render_view *view, double ext[4])
+{
+    if (o->extent_mode == ORR_EXTENT_BOX) {
+        memcpy(ext, o->box, 4 * sizeof(double));
+    } else if (o->extent_mode == ORR_EXTENT_HALF) {
+        double hy = o->half_width * o->height / o->width;
+        ext[0] = view->centre[0] - o->half_width;
+        ext[1] = view->centre[0] + o->half_width;
+        ext[2] = view->centre[1] - hy;
+        ext[3] = view->centre[1] + hy;
+    } else {
+        memcpy(ext, view->extent, 4 * sizeof(double));
+    }
+}
+
+/* The deposit of a frame over ext. */
+static orr_deposit frame_deposit(const orr_render_options *o, const double ext[4])
+{
+    orr_deposit d;
+    d.width = o->width;
+    d.height = o->height;
+    d.ax = o->axis == ORR_AXIS_YZ ? 1 : 0;
+    d.ay = o->axis == ORR_AXIS_XY ? 1 : 2;
+    memcpy(d.ext, ext, sizeof d.ext);
+    return d;
+}
+
+/* Whether the deposit's extent is finite and not empty: a view chosen
+ * from bodies that had blown up is not, and its frames are empty. */
+static int usable(const orr_deposit *d)
+{
+    for (int k = 0; k < 4; k++)
+        if (!isfinite(d->ext[k]))
+            return 0;
+    return d->ext[0] < d->ext[1] && d->ext[2] < d->ext[3];
+}
+
 orr_status orr_render_density(long n, const double *pos, const orr_render_options *o,
                               orr_render_view *view, double *density, double ext[4],
                               orr_error *err)
@@ -174,47 +213,13 @@ orr_status orr_render_density(long n, const double *pos, const orr_render_option
         if (st)
             return st;
     }
-    const int w = o->width, h = o->height;
-    if (o->extent_mode == ORR_EXTENT_BOX) {
-        memcpy(ext, o->box, 4 * sizeof(double));
-    } else if (o->extent_mode == ORR_EXTENT_HALF) {
-        double hy = o->half_width * h / w;
-        ext[0] = view->centre[0] - o->half_width;
-        ext[1] = view->centre[0] + o->half_width;
-        ext[2] = view->centre[1] - hy;
-        ext[3] = view->centre[1] + hy;
-    } else {
-        memcpy(ext, view->extent, 4 * sizeof(double));
+    frame_extent(o, view, ext);
+    orr_deposit d = frame_deposit(o, ext);
+    if (!usable(&d)) {
+        memset(density, 0, sizeof(double) * (size_t)o->width * (size_t)o->height);
+        return ORR_OK;
     }
-    const int ax = o->axis == ORR_AXIS_YZ ? 1 : 0, ay = o->axis == ORR_AXIS_XY ? 1 : 2;
-    const double dx = (ext[1] - ext[0]) / w, dy = (ext[3] - ext[2]) / h;
-    const double inv_area = 1.0 / (dx * dy);
-    memset(density, 0, sizeof(double) * (size_t)w * (size_t)h);
-    for (long i = 0; i < n; i++) {
-        const double *p = pos + 4 * i;
-        if (!(p[3] > 0) || !isfinite(p[ax]) || !isfinite(p[ay]))
-            continue;
-        /* cloud in cell: the body's mass spread over the 4 nearest pixel centres */
-        double fx = (p[ax] - ext[0]) / dx - 0.5, fy = (ext[3] - p[ay]) / dy - 0.5;
-        if (!(fx > -1 && fx < w && fy > -1 && fy < h))
-            continue;
-        double x0 = floor(fx), y0 = floor(fy);
-        double wx = fx - x0, wy = fy - y0;
-        int ix = (int)x0, iy = (int)y0;
-        double m = p[3] * inv_area;
-        for (int a = 0; a < 2; a++) {
-            int row = iy + a;
-            if (row < 0 || row >= h)
-                continue;
-            double ma = m * (a ? wy : 1 - wy);
-            for (int b = 0; b < 2; b++) {
-                int col = ix + b;
-                if (col >= 0 && col < w)
-                    density[(size_t)row * w + col] += ma * (b ? wx : 1 - wx);
-            }
-        }
-    }
-    return ORR_OK;
+    return orr_deposit_host(&d, n, pos, density, err);
 }
 
 /* ---- colour -------------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include <png.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "render.h"
 
 static char dir[256];
@@ -99,6 +100,90 @@ static void test_density(void **state)
     o.axis = ORR_AXIS_XY;
     TU_OK(orr_render_density(1, up, &o, &v, d, ext, &err), &err);
     assert_true(d[14] == 1 / area);   /* row 3 (bottom, y = -0.75), column 2 */
+}
+
+/* Bodies for the deposit tests: a clump, a spread, some outside the
+ * extent, on pixel edges, massless or not finite. */
+static double *deposit_bodies(long n, uint64_t seed)
+{
+    double *pos = malloc(sizeof(double) * 4 * (size_t)n);
+    assert_non_null(pos);
+    for (long i = 0; i < n; i++) {
+        double *p = pos + 4 * i, r = i % 3 == 0 ? 0.05 : 1.3;
+        for (int k = 0; k < 3; k++)
+            p[k] = r * (2 * tu_rand(&seed) - 1) + (i % 3 == 0 ? 0.3 : 0);
+        p[3] = (0.5 + tu_rand(&seed)) / (double)n;
+    }
+    pos[3] = 0;                                /* massless */
+    pos[4 + 0] = NAN;                          /* not finite */
+    pos[8 + 0] = pos[8 + 1] = pos[8 + 2] = -1; /* on the lower-left corner */
+    pos[12 + 0] = pos[12 + 1] = pos[12 + 2] = 1;
+    pos[16 + 0] = 0.25;                        /* on a pixel edge of the 64 x 48 grid */
+    pos[16 + 1] = 0.5;
+    return pos;
+}
+
+/* The engine's deposit (CPU backend) is the host's, bit for bit, in float
+ * and double, on every axis, for grids with and without the same aspect. */
+static void test_deposit_engine_cpu(void **state)
+{
+    (void)state;
+    const long n = 5000;
+    double *pos = deposit_bodies(n, 99);
+    const int sizes[][2] = {{64, 48}, {17, 33}, {1, 1}};
+    for (int prec = 0; prec < 2; prec++) {
+        orr_kspec spec;
+        orr_kspec_default(&spec, ORR_TARGET_CPU);
+        spec.phys.precision = prec ? ORR_DOUBLE : ORR_FLOAT;
+        orr_engine *e = NULL;
+        orr_error err = {0};
+        TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0,
+                                &err), &err);
+        TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+        double *held = malloc(sizeof(double) * 4 * (size_t)n);   /* in the engine's precision */
+        TU_OK(orr_engine_get_state(e, held, NULL, &err), &err);
+        for (int sz = 0; sz < 3; sz++)
+            for (int axis = 0; axis < 3; axis++) {
+                orr_render_options o;
+                orr_render_options_default(&o);
+                o.width = sizes[sz][0];
+                o.height = sizes[sz][1];
+                o.axis = (orr_render_axis)axis;
+                o.extent_mode = ORR_EXTENT_BOX;
+                o.box[0] = o.box[2] = -1;
+                o.box[1] = o.box[3] = 1;
+                orr_render_view v;
+                memset(&v, 0, sizeof v);
+                const size_t npix = (size_t)o.width * (size_t)o.height;
+                double *a = malloc(sizeof(double) * npix), *b = malloc(sizeof(double) * npix);
+                double ext[4];
+                TU_OK(orr_render_density(n, held, &o, &v, a, ext, &err), &err);
+                orr_deposit d = {o.width, o.height, axis == ORR_AXIS_YZ ? 1 : 0,
+                                 axis == ORR_AXIS_XY ? 1 : 2, {-1, 1, -1, 1}};
+                for (size_t k = 0; k < npix; k++)
+                    b[k] = NAN;   /* every pixel must be written */
+                TU_OK(orr_engine_deposit(e, &d, b, &err), &err);
+                assert_memory_equal(a, b, sizeof(double) * npix);
+                double total = 0;
+                for (size_t k = 0; k < npix; k++)
+                    total += a[k];
+                assert_true(total > 0);
+                free(a);
+                free(b);
+            }
+        orr_deposit bad = {8, 8, 0, 0, {-1, 1, -1, 1}};
+        double grid[64];
+        assert_int_equal(orr_engine_deposit(e, &bad, grid, &err), ORR_ERR_ARG);
+        assert_string_equal(err.msg, "deposit: invalid axes 0, 0 (two of 0, 1, 2)");
+        bad.ay = 1;
+        bad.ext[1] = -2;
+        assert_int_equal(orr_engine_deposit(e, &bad, grid, &err), ORR_ERR_ARG);
+        assert_string_equal(err.msg, "deposit: the extent must have xmin < xmax and ymin < ymax "
+                                     "(got {-1, -2, -1, 1})");
+        free(held);
+        orr_engine_destroy(e);
+    }
+    free(pos);
 }
 
 static void test_colormaps(void **state)
@@ -303,6 +388,7 @@ int main(void)
     tu_temp_dir(dir, sizeof dir, "orrery-render");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_density),
+        cmocka_unit_test(test_deposit_engine_cpu),
         cmocka_unit_test(test_colormaps),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_png),
