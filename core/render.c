@@ -222,6 +222,34 @@ orr_status orr_render_density(long n, const double *pos, const orr_render_option
     return orr_deposit_host(&d, n, pos, density, err);
 }
 
+orr_status orr_render_density_sim(orr_sim *s, const orr_render_options *o,
+                                  orr_render_view *view, double *density, double ext[4],
+                                  orr_error *err)
+{
+    orr_status st = orr_render_check(o, err);
+    if (st)
+        return st;
+    const long n = orr_sim_n(s);
+    if (!view->have_view || view->axis != (int)o->axis) {   /* the bodies, once */
+        double *pos = malloc(sizeof(double) * 4 * (size_t)n);
+        if (!pos)
+            return orr_fail(err, ORR_ERR_NOMEM, "render: out of memory");
+        st = orr_sim_copy_pos(s, pos, err);
+        if (!st)
+            st = choose_view(n, pos, o, view, err);
+        free(pos);
+        if (st)
+            return st;
+    }
+    frame_extent(o, view, ext);
+    orr_deposit d = frame_deposit(o, ext);
+    if (!usable(&d)) {
+        memset(density, 0, sizeof(double) * (size_t)o->width * (size_t)o->height);
+        return ORR_OK;
+    }
+    return orr_sim_deposit(s, &d, density, err);
+}
+
 /* ---- colour -------------------------------------------------------------------- */
 
 /* The first frame with mass in view fixes the range: log: three decades
@@ -240,6 +268,15 @@ static void choose_range(const double *density, size_t npix, int log_scale, orr_
     v->range[1] = vmax;
 }
 
+void orr_render_choose_range(const double *density, const orr_render_options *o,
+                             orr_render_view *view)
+{
+    if (!view->have_range || view->range_log != o->log) {
+        view->have_range = 0;
+        choose_range(density, (size_t)o->width * (size_t)o->height, o->log, view);
+    }
+}
+
 orr_status orr_render_colorize(const double *density, const orr_render_options *o,
                                orr_render_view *view, uint8_t *rgb, orr_error *err)
 {
@@ -248,10 +285,7 @@ orr_status orr_render_colorize(const double *density, const orr_render_options *
         return st;
     const cmap *m = find_cmap(o->colormap);
     const size_t npix = (size_t)o->width * (size_t)o->height;
-    if (!view->have_range || view->range_log != o->log) {
-        view->have_range = 0;
-        choose_range(density, npix, o->log, view);
-    }
+    orr_render_choose_range(density, o, view);
     uint8_t lut[256][3];
     for (int k = 0; k < 256; k++)
         cmap_color(m, k / 255.0, lut[k]);
@@ -300,10 +334,6 @@ orr_status orr_render_sim(orr_sim *s, const char *path, const orr_render_options
     orr_status st = orr_render_check(o, err);
     if (st)
         return st;
-    double *pos;
-    st = orr_sim_pos(s, &pos, err);
-    if (st)
-        return st;
     const size_t npix = (size_t)o->width * (size_t)o->height;
     double *density = malloc(sizeof(double) * npix);
     uint8_t *rgb = malloc(3 * npix);
@@ -314,7 +344,7 @@ orr_status orr_render_sim(orr_sim *s, const char *path, const orr_render_options
         return orr_fail(err, ORR_ERR_NOMEM, "render: out of memory for %dx%d pixels", o->width,
                         o->height);
     }
-    st = orr_render_density(orr_sim_n(s), pos, o, view, density, ext, err);
+    st = orr_render_density_sim(s, o, view, density, ext, err);
     if (!st)
         st = orr_render_colorize(density, o, view, rgb, err);
     if (!st)
