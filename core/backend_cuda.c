@@ -845,8 +845,11 @@ static orr_status cuda_blowup(orr_engine *e, unsigned long long *key, int clear,
 
 #define DEPOSIT_BLOCK 256
 
-/* The render family for the engine's spec, from the kernel cache or
- * compiled, loaded the first time a frame is deposited. */
+/* The render family, from the kernel cache or compiled, loaded the first
+ * time a frame is deposited.  Its kernels use nothing of a spec but the
+ * precision of the bodies, so they are built for the default spec in that
+ * precision: one cache entry per precision and GPU architecture, whatever
+ * the law, the softening or the tuned launch settings. */
 static orr_status render_load(orr_engine *e, cuda_impl *c, orr_error *err)
 {
     if (c->rmodule)
@@ -854,11 +857,14 @@ static orr_status render_load(orr_engine *e, cuda_impl *c, orr_error *err)
     const orr_kfamily *f = &orr_family_render;
     char arch[32];
     orr_cuda_arch_name(&c->info, arch, sizeof arch);
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    spec.phys.precision = ORR_STORED_DOUBLE(e->spec.phys.precision) ? ORR_DOUBLE : ORR_FLOAT;
     void *data = NULL, *module = NULL;
     size_t len = 0;
     orr_build_info info;
     memset(&info, 0, sizeof info);
-    orr_status st = build_kernels(&e->spec, f, arch, &data, &len, &info, err);
+    orr_status st = build_kernels(&spec, f, arch, &data, &len, &info, err);
     char *names[ORR_KFAMILY_MAX_KERNELS];
     const void *cubin = NULL;
     if (!st)

@@ -10,7 +10,8 @@
  * bodies from all bodies, kick, drift, potential (direct.cu, direct_cpu.c),
  * the engine's own; and "render", the pictures' deposit on the GPU
  * (render.cu; the CPU deposits in backend_cpu.c), built by the CUDA
- * backend for the engine's spec when first used, and never tuned. */
+ * backend when first used (for the default spec in the bodies' precision:
+ * it uses nothing else), and never tuned. */
 #ifndef ORR_KFAMILY_H
 #define ORR_KFAMILY_H
 

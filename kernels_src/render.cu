@@ -1,9 +1,10 @@
 /* render: the GPU kernels of pictures (kernel family "render"), compiled by
- * NVRTC after the same generated header, prelude and force law as the
- * direct family (none of which they use) and cached like it; the CUDA
- * backend builds them on the first frame (orr_engine_deposit).  Templates
- * over the precision `real` of the bodies, instantiated by name
- * expression (orr_deposit<float>, ...).
+ * NVRTC after a generated header, prelude and force law as the direct
+ * family is (none of which they use: the CUDA backend builds them for the
+ * default spec, once per precision, on the first frame, through the
+ * kernel cache; orr_engine_deposit).  Templates over the precision `real`
+ * of the bodies, instantiated by name expression (orr_deposit<float>,
+ * ...).
  *
  *   orr_deposit_clear  grid[k] = 0 for k < count.
  *   orr_deposit        one thread per body: the cloud-in-cell deposit of
