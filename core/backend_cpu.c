@@ -339,6 +339,21 @@ static orr_status cpu_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, o
     return ORR_OK;
 }
 
+/* The deposit in body order, each body as orr_deposit_host takes it (its
+ * values in double). */
+static orr_status cpu_deposit(orr_engine *e, const orr_deposit *d, double *density,
+                              orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    double cell[3];
+    orr_deposit_cell(d, cell);
+    memset(density, 0, sizeof(double) * (size_t)d->width * (size_t)d->height);
+    for (long i = 0; i < e->n; i++)
+        orr_deposit_one(d, cell, get(c, X + d->ax, i), get(c, X + d->ay, i), get(c, M, i),
+                        density);
+    return ORR_OK;
+}
+
 static orr_status cpu_sync(orr_engine *e, orr_error *err)
 {
     return ORR_OK;   /* every call has finished when it returns */
@@ -361,5 +376,6 @@ const orr_backend_ops orr_backend_cpu = {
     .accel_sample = cpu_accel_sample,
     .time_steps = cpu_time_steps,
     .buffer = cpu_buffer,
+    .deposit = cpu_deposit,
     .sync = cpu_sync,
 };

@@ -2,7 +2,9 @@
  * NVRTC compiles it to CUBIN for the device's own architecture (through the
  * kernel cache), the driver API loads and launches it.  Bodies live on the
  * device as real4 arrays (x, y, z, m), (vx, vy, vz, -), (ax, ay, az, -) and
- * stay there between steps; nothing is copied unless asked for.  Every
+ * stay there between steps; nothing is copied unless asked for (a
+ * picture's density is deposited on the device, and only its grid comes
+ * back: render.cu, built when first used).  Every
  * launch and copy goes to the engine's own stream (a blocking one, so the
  * default stream still waits for it), where a communication layer can
  * queue its own work on the engine's buffers. */
@@ -38,6 +40,11 @@ typedef struct {
     orr_devptr htick, hlevel, hact, hiota;   /* n each: u64, int, int, int (0 .. n-1) */
     orr_devptr hcnt;              /* u64 next block time, u32 active count, i32 finest level */
     orr_devptr flag;              /* u64: the first blow-up, step << 32 | body; all ones: none */
+    /* pictures (orr_engine_deposit): the render family, built when first used */
+    void *rmodule;
+    void *rfn[ORR_KFAMILY_MAX_KERNELS];
+    orr_devptr grid;              /* the deposit grid, grid_bytes of doubles */
+    size_t grid_bytes;
 } cuda_impl;
 
 typedef struct {
@@ -119,6 +126,7 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->flag);
     orr_cuda_free(c->attr);
     orr_cuda_free(c->parts);
+    orr_cuda_free(c->grid);
     orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpa, c->hpj, c->htick, c->hlevel, c->hact,
                       c->hiota, c->hcnt};
     for (size_t k = 0; k < sizeof h / sizeof h[0]; k++)
@@ -130,6 +138,8 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_stream_destroy(c->stream);
     if (c->module)
         orr_cuda_module_unload(c->module);
+    if (c->rmodule)
+        orr_cuda_module_unload(c->rmodule);
     if (c->ctx_held)
         orr_cuda_ctx_release(e->device);
     free(c);
@@ -864,6 +874,85 @@ static orr_status cuda_blowup(orr_engine *e, unsigned long long *key, int clear,
     return st;
 }
 
+/* ---- pictures: the deposit (kernels in render.cu) ---- */
+
+#define DEPOSIT_BLOCK 256
+
+/* The render family, from the kernel cache or compiled, loaded the first
+ * time a frame is deposited.  Its kernels use nothing of a spec but the
+ * precision of the bodies, so they are built for the default spec in that
+ * precision: one cache entry per precision and GPU architecture, whatever
+ * the law, the softening or the tuned launch settings. */
+static orr_status render_load(orr_engine *e, cuda_impl *c, orr_error *err)
+{
+    if (c->rmodule)
+        return ORR_OK;
+    const orr_kfamily *f = &orr_family_render;
+    char arch[32];
+    orr_cuda_arch_name(&c->info, arch, sizeof arch);
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    spec.phys.precision = ORR_STORED_DOUBLE(e->spec.phys.precision) ? ORR_DOUBLE : ORR_FLOAT;
+    void *data = NULL, *module = NULL;
+    size_t len = 0;
+    orr_build_info info;
+    memset(&info, 0, sizeof info);
+    orr_status st = build_kernels(&spec, f, arch, &data, &len, &info, err);
+    char *names[ORR_KFAMILY_MAX_KERNELS];
+    const void *cubin = NULL;
+    if (!st)
+        st = parse_payload(data, len, f, names, &cubin, err);
+    if (!st)
+        st = orr_cuda_module_load(cubin, &module, err);
+    for (int k = 0; !st && k < f->ngpu; k++)
+        st = orr_cuda_function(module, names[k], &c->rfn[k], err);
+    free(data);
+    if (st && module)
+        orr_cuda_module_unload(module);
+    if (!st)
+        c->rmodule = module;
+    return st;
+}
+
+/* The grid cleared and deposited on the device, then copied out: the
+ * bodies stay where they are. */
+static orr_status cuda_deposit(orr_engine *e, const orr_deposit *d, double *density,
+                               orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = render_load(e, c, err);
+    const size_t count = (size_t)d->width * (size_t)d->height, bytes = sizeof(double) * count;
+    if (!st && bytes > c->grid_bytes) {
+        orr_cuda_free(c->grid);
+        c->grid = 0;
+        c->grid_bytes = 0;
+        st = orr_cuda_alloc(&c->grid, bytes, err);
+        if (!st)
+            c->grid_bytes = bytes;
+        else if (st == ORR_ERR_DEVMEM)
+            orr_error_context(err, "a %d x %d picture", d->width, d->height);
+    }
+    if (st)
+        return st;
+    long long cells = (long long)count;
+    void *cargs[] = {&c->grid, &cells};
+    unsigned cblocks = blocks_for((long)count, DEPOSIT_BLOCK);
+    st = orr_cuda_launch(c->rfn[ORR_K_DEPOSIT_CLEAR], cblocks < 4096 ? cblocks : 4096,
+                         DEPOSIT_BLOCK, 0, c->stream, cargs, err);
+    double cell[3];
+    orr_deposit_cell(d, cell);
+    int n = (int)e->n, ax = d->ax, ay = d->ay, w = d->width, h = d->height;
+    double e0 = d->ext[0], e3 = d->ext[3];
+    void *args[] = {&c->buf[ORR_BUF_POS], &n, &ax, &ay, &w, &h, &e0, &e3, &cell[0], &cell[1],
+                    &cell[2], &c->grid};
+    if (!st)
+        st = orr_cuda_launch(c->rfn[ORR_K_DEPOSIT], blocks_for(e->n, DEPOSIT_BLOCK),
+                             DEPOSIT_BLOCK, 0, c->stream, args, err);
+    if (!st)
+        st = orr_cuda_dtoh_async(density, c->grid, bytes, c->stream, err);
+    return st ? st : orr_cuda_stream_sync(c->stream, err);
+}
+
 static orr_status cuda_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err)
 {
     cuda_impl *c = e->impl;
@@ -903,5 +992,6 @@ const orr_backend_ops orr_backend_cuda = {
     .accel_sample = cuda_accel_sample,
     .time_steps = cuda_time_steps,
     .buffer = cuda_buffer,
+    .deposit = cuda_deposit,
     .sync = cuda_sync,
 };

@@ -1,9 +1,11 @@
 /* engine: backend selection and the calls every backend shares (see
  * engine.h): dispatch through the backend's table, argument and range
- * checks, and what the engine tells about itself. */
+ * checks, what the engine tells about itself, and the host's arithmetic
+ * of the pictures' cloud-in-cell deposit. */
 #include "engine_impl.h"
 #include "cuda.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,4 +422,82 @@ void orr_compiled_free(orr_compiled *c)
     free(c->data);
     c->data = NULL;
     c->len = 0;
+}
+
+/* ---- pictures: the cloud-in-cell deposit ------------------------------------------- */
+
+static orr_status check_deposit(const orr_deposit *d, orr_error *err)
+{
+    if (d->width < 1 || d->width > 16384 || d->height < 1 || d->height > 16384)
+        return orr_fail(err, ORR_ERR_ARG, "deposit: the grid must be 1..16384 pixels a side "
+                        "(got %d x %d)", d->width, d->height);
+    if (d->ax < 0 || d->ax > 2 || d->ay < 0 || d->ay > 2 || d->ax == d->ay)
+        return orr_fail(err, ORR_ERR_ARG, "deposit: invalid axes %d, %d (two of 0, 1, 2)", d->ax,
+                        d->ay);
+    for (int k = 0; k < 4; k++)
+        if (!isfinite(d->ext[k]))
+            return orr_fail(err, ORR_ERR_ARG, "deposit: the extent must be finite");
+    if (!(d->ext[0] < d->ext[1]) || !(d->ext[2] < d->ext[3]))
+        return orr_fail(err, ORR_ERR_ARG, "deposit: the extent must have xmin < xmax and "
+                        "ymin < ymax (got {%g, %g, %g, %g})", d->ext[0], d->ext[1], d->ext[2],
+                        d->ext[3]);
+    return ORR_OK;
+}
+
+void orr_deposit_cell(const orr_deposit *d, double cell[3])
+{
+    cell[0] = (d->ext[1] - d->ext[0]) / d->width;
+    cell[1] = (d->ext[3] - d->ext[2]) / d->height;
+    cell[2] = 1.0 / (cell[0] * cell[1]);
+}
+
+void orr_deposit_one(const orr_deposit *d, const double cell[3], double h, double v, double m,
+                     double *density)
+{
+    const int w = d->width, ht = d->height;
+    if (!(m > 0) || !isfinite(h) || !isfinite(v))
+        return;
+    /* the pixel whose centre is at or left of / above the body, and the
+     * body's offset from that centre in pixels */
+    double fx = (h - d->ext[0]) / cell[0] - 0.5, fy = (d->ext[3] - v) / cell[1] - 0.5;
+    if (!(fx > -1 && fx < w && fy > -1 && fy < ht))
+        return;
+    double x0 = floor(fx), y0 = floor(fy);
+    double wx = fx - x0, wy = fy - y0;
+    int ix = (int)x0, iy = (int)y0;
+    double mm = m * cell[2];
+    for (int a = 0; a < 2; a++) {
+        int row = iy + a;
+        if (row < 0 || row >= ht)
+            continue;
+        double ma = mm * (a ? wy : 1 - wy);
+        for (int b = 0; b < 2; b++) {
+            int col = ix + b;
+            if (col >= 0 && col < w)
+                density[(size_t)row * w + col] += ma * (b ? wx : 1 - wx);
+        }
+    }
+}
+
+orr_status orr_deposit_host(const orr_deposit *d, long n, const double *pos, double *density,
+                            orr_error *err)
+{
+    orr_status st = check_deposit(d, err);
+    if (st)
+        return st;
+    double cell[3];
+    orr_deposit_cell(d, cell);
+    memset(density, 0, sizeof(double) * (size_t)d->width * (size_t)d->height);
+    for (long i = 0; i < n; i++)
+        orr_deposit_one(d, cell, pos[4 * i + d->ax], pos[4 * i + d->ay], pos[4 * i + 3], density);
+    return ORR_OK;
+}
+
+orr_status orr_engine_deposit(orr_engine *e, const orr_deposit *d, double *density,
+                              orr_error *err)
+{
+    orr_status st = check_deposit(d, err);
+    if (!st && !e->ops->deposit)
+        st = orr_fail(err, ORR_ERR_ARG, "the %s backend has no deposit", e->ops->name);
+    return st ? st : e->ops->deposit(e, d, density, err);
 }

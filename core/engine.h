@@ -164,6 +164,33 @@ orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, doubl
 orr_status orr_engine_time_range(orr_engine *e, orr_range t, int steps, int force_only,
                                  double *ms, orr_error *err);
 
+/* Pictures (render.h): the cloud-in-cell deposit of every body's mass on a
+ * width x height grid over a plane of two coordinates, ax along the
+ * columns (left to right from ext[0] to ext[1]) and ay along the rows (top
+ * to bottom, from ext[3] down to ext[2]).  Each body with mass m > 0 and
+ * finite coordinates adds its mass per unit pixel area to the four pixel
+ * centres around it, with weights linear in the distance; pixels outside
+ * the grid get nothing. */
+typedef struct {
+    int width, height;   /* pixels, 1..16384 */
+    int ax, ay;          /* coordinates along the columns and the rows: 0 x, 1 y, 2 z */
+    double ext[4];       /* xmin, xmax, ymin, ymax of the plane (finite, min < max) */
+} orr_deposit;
+
+/* density[height * width] (row 0 at the top) = the deposit of the engine's
+ * bodies, as they are in the engine now.  Only the grid leaves the engine:
+ * on the GPU a kernel adds the weights in double with atomic adds and the
+ * grid is copied to the host (the bodies are not); on the CPU it runs in
+ * body order, the arithmetic of orr_deposit_host bit for bit.  On the GPU
+ * a pixel differs from orr_deposit_host only by the order of its sum (a
+ * relative 1e-16 times the bodies in it).  The first call on a GPU builds
+ * the deposit kernels (through the kernel cache). */
+orr_status orr_engine_deposit(orr_engine *e, const orr_deposit *d, double *density,
+                              orr_error *err);
+/* The same for n bodies at pos[4n] (x y z m) on the host, in body order. */
+orr_status orr_deposit_host(const orr_deposit *d, long n, const double *pos, double *density,
+                            orr_error *err);
+
 /* The engine's buffer id (see orr_buffer). */
 orr_status orr_engine_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);
 /* The engine's work queue: its CUDA stream (a CUstream) on the GPU, NULL on

@@ -49,6 +49,8 @@ typedef struct {
      * measured on the backend's own clock. */
     orr_status (*time_steps)(orr_engine *e, orr_range t, int steps, int force_only, double *ms,
                              orr_error *err);
+    /* the deposit of every body into density (checked; engine.h: orr_engine_deposit) */
+    orr_status (*deposit)(orr_engine *e, const orr_deposit *d, double *density, orr_error *err);
     orr_status (*buffer)(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);
     orr_status (*sync)(orr_engine *e, orr_error *err);
 } orr_backend_ops;
@@ -71,6 +73,16 @@ struct orr_engine {
     orr_build_info build;
     void *impl;            /* backend state */
 };
+
+/* A deposit's pixel size and inverse pixel area: cell = dx, dy, 1 / (dx dy). */
+void orr_deposit_cell(const orr_deposit *d, double cell[3]);
+/* The deposit of one body (the horizontal and vertical coordinates h, v
+ * and the mass m) into density, zeroed before the first: the host's
+ * arithmetic, shared by orr_deposit_host and the CPU backend so that they
+ * agree bit for bit (the GPU kernel, kernels_src/render.cu, does the same
+ * operations in the same order). */
+void orr_deposit_one(const orr_deposit *d, const double cell[3], double h, double v, double m,
+                     double *density);
 
 extern const orr_backend_ops orr_backend_cpu;
 extern const orr_backend_ops orr_backend_cuda;

@@ -21,7 +21,14 @@ const orr_kfamily orr_family_direct = {
              ORR_TUNE_THREADS,
 };
 
-static const orr_kfamily *const families[] = {&orr_family_direct};
+const orr_kfamily orr_family_render = {
+    .name = "render",
+    .gpu_source = "render.cu",
+    .ngpu = 2,
+    .gpu_kernels = {"orr_deposit_clear", "orr_deposit"},
+};
+
+static const orr_kfamily *const families[] = {&orr_family_direct, &orr_family_render};
 
 const orr_kfamily *orr_kfamily_find(const char *name)
 {

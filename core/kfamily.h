@@ -6,9 +6,12 @@
  * files; kspec generates its source, the backends load its kernels by
  * index, the tuner and the cache key it by name.
  *
- * Today there is one family, "direct": all-pairs accelerations of a range
- * of target bodies from all bodies, kick, drift, potential (direct.cu,
- * direct_cpu.c). */
+ * Two families: "direct", all-pairs accelerations of a range of target
+ * bodies from all bodies, kick, drift, potential (direct.cu, direct_cpu.c),
+ * the engine's own; and "render", the pictures' deposit on the GPU
+ * (render.cu; the CPU deposits in backend_cpu.c), built by the CUDA
+ * backend when first used (for the default spec in the bodies' precision:
+ * it uses nothing else), and never tuned. */
 #ifndef ORR_KFAMILY_H
 #define ORR_KFAMILY_H
 
@@ -36,7 +39,8 @@ typedef struct {
 typedef struct orr_kfamily {
     const char *name;          /* "direct": also its key in the tuning store and cache */
     const char *gpu_source;    /* kernels_src file for NVRTC: "direct.cu" */
-    const char *cpu_source;    /* kernels_src file for the host compiler: "direct_cpu.c" */
+    const char *cpu_source;    /* kernels_src file for the host compiler: "direct_cpu.c"
+                                  (NULL: a GPU-only family) */
     int ngpu;                  /* GPU kernels: templates over the precision, */
     const char *gpu_kernels[ORR_KFAMILY_MAX_KERNELS];   /* instantiated as name<real> */
     int ncpu;                  /* CPU entry points (exported, found with dlsym) */
@@ -51,6 +55,9 @@ extern const orr_kfamily orr_family_direct;
 enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COMBINE,
        ORR_K_HNEXT, ORR_K_HPREDICT, ORR_K_ACCEL_JERK, ORR_K_JERK_COMBINE, ORR_K_HCORRECT,
        ORR_K_HSTART };
+/* The render family (GPU only: no CPU source or entries, no buffers). */
+extern const orr_kfamily orr_family_render;
+enum { ORR_K_DEPOSIT_CLEAR, ORR_K_DEPOSIT };
 enum { ORR_KC_ACCEL, ORR_KC_POTENTIAL, ORR_KC_KICK, ORR_KC_DRIFT, ORR_KC_ACCEL_JERK };
 enum { ORR_BUF_POS, ORR_BUF_VEL, ORR_BUF_ACC };
 

@@ -129,6 +129,10 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
     orr_status st = orr_kspec_validate(s, target, err);
     if (st)
         return st;
+    const char *file = target == ORR_TARGET_GPU ? f->gpu_source : f->cpu_source;
+    if (!file)
+        return orr_fail(err, ORR_ERR_ARG, "kernel family '%s' has no %s source", f->name,
+                        target == ORR_TARGET_GPU ? "GPU" : "CPU");
     /* validated: e2 is 0 or normal in the spec's precision, so ORR_SOFTENED
      * says exactly whether r2 = d2 + ORR_EPS2 can be 0 */
     const double e2 = s->phys.softening * s->phys.softening;
@@ -175,7 +179,7 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
         orr_law_free(&law);
     }
     if (!st)
-        st = append_file(&b, target == ORR_TARGET_GPU ? f->gpu_source : f->cpu_source, err);
+        st = append_file(&b, file, err);
     if (st) {
         orr_buf_free(&b);
         return st;

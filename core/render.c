@@ -162,6 +162,45 @@ static orr_status choose_view(long n, const double *pos, const orr_render_option
     return ORR_OK;
 }
 
+/* The extent of a frame (xmin, xmax, ymin, ymax) from the options and the
+ * view (chosen already). */
+static void frame_extent(const orr_render_options *o, const orr_render_view *view, double ext[4])
+{
+    if (o->extent_mode == ORR_EXTENT_BOX) {
+        memcpy(ext, o->box, 4 * sizeof(double));
+    } else if (o->extent_mode == ORR_EXTENT_HALF) {
+        double hy = o->half_width * o->height / o->width;
+        ext[0] = view->centre[0] - o->half_width;
+        ext[1] = view->centre[0] + o->half_width;
+        ext[2] = view->centre[1] - hy;
+        ext[3] = view->centre[1] + hy;
+    } else {
+        memcpy(ext, view->extent, 4 * sizeof(double));
+    }
+}
+
+/* The deposit of a frame over ext. */
+static orr_deposit frame_deposit(const orr_render_options *o, const double ext[4])
+{
+    orr_deposit d;
+    d.width = o->width;
+    d.height = o->height;
+    d.ax = o->axis == ORR_AXIS_YZ ? 1 : 0;
+    d.ay = o->axis == ORR_AXIS_XY ? 1 : 2;
+    memcpy(d.ext, ext, sizeof d.ext);
+    return d;
+}
+
+/* Whether the deposit's extent is finite and not empty: a view chosen
+ * from bodies that had blown up is not, and its frames are empty. */
+static int usable(const orr_deposit *d)
+{
+    for (int k = 0; k < 4; k++)
+        if (!isfinite(d->ext[k]))
+            return 0;
+    return d->ext[0] < d->ext[1] && d->ext[2] < d->ext[3];
+}
+
 orr_status orr_render_density(long n, const double *pos, const orr_render_options *o,
                               orr_render_view *view, double *density, double ext[4],
                               orr_error *err)
@@ -174,47 +213,41 @@ orr_status orr_render_density(long n, const double *pos, const orr_render_option
         if (st)
             return st;
     }
-    const int w = o->width, h = o->height;
-    if (o->extent_mode == ORR_EXTENT_BOX) {
-        memcpy(ext, o->box, 4 * sizeof(double));
-    } else if (o->extent_mode == ORR_EXTENT_HALF) {
-        double hy = o->half_width * h / w;
-        ext[0] = view->centre[0] - o->half_width;
-        ext[1] = view->centre[0] + o->half_width;
-        ext[2] = view->centre[1] - hy;
-        ext[3] = view->centre[1] + hy;
-    } else {
-        memcpy(ext, view->extent, 4 * sizeof(double));
+    frame_extent(o, view, ext);
+    orr_deposit d = frame_deposit(o, ext);
+    if (!usable(&d)) {
+        memset(density, 0, sizeof(double) * (size_t)o->width * (size_t)o->height);
+        return ORR_OK;
     }
-    const int ax = o->axis == ORR_AXIS_YZ ? 1 : 0, ay = o->axis == ORR_AXIS_XY ? 1 : 2;
-    const double dx = (ext[1] - ext[0]) / w, dy = (ext[3] - ext[2]) / h;
-    const double inv_area = 1.0 / (dx * dy);
-    memset(density, 0, sizeof(double) * (size_t)w * (size_t)h);
-    for (long i = 0; i < n; i++) {
-        const double *p = pos + 4 * i;
-        if (!(p[3] > 0) || !isfinite(p[ax]) || !isfinite(p[ay]))
-            continue;
-        /* cloud in cell: the body's mass spread over the 4 nearest pixel centres */
-        double fx = (p[ax] - ext[0]) / dx - 0.5, fy = (ext[3] - p[ay]) / dy - 0.5;
-        if (!(fx > -1 && fx < w && fy > -1 && fy < h))
-            continue;
-        double x0 = floor(fx), y0 = floor(fy);
-        double wx = fx - x0, wy = fy - y0;
-        int ix = (int)x0, iy = (int)y0;
-        double m = p[3] * inv_area;
-        for (int a = 0; a < 2; a++) {
-            int row = iy + a;
-            if (row < 0 || row >= h)
-                continue;
-            double ma = m * (a ? wy : 1 - wy);
-            for (int b = 0; b < 2; b++) {
-                int col = ix + b;
-                if (col >= 0 && col < w)
-                    density[(size_t)row * w + col] += ma * (b ? wx : 1 - wx);
-            }
-        }
+    return orr_deposit_host(&d, n, pos, density, err);
+}
+
+orr_status orr_render_density_sim(orr_sim *s, const orr_render_options *o,
+                                  orr_render_view *view, double *density, double ext[4],
+                                  orr_error *err)
+{
+    orr_status st = orr_render_check(o, err);
+    if (st)
+        return st;
+    const long n = orr_sim_n(s);
+    if (!view->have_view || view->axis != (int)o->axis) {   /* the bodies, once */
+        double *pos = malloc(sizeof(double) * 4 * (size_t)n);
+        if (!pos)
+            return orr_fail(err, ORR_ERR_NOMEM, "render: out of memory");
+        st = orr_sim_copy_pos(s, pos, err);
+        if (!st)
+            st = choose_view(n, pos, o, view, err);
+        free(pos);
+        if (st)
+            return st;
     }
-    return ORR_OK;
+    frame_extent(o, view, ext);
+    orr_deposit d = frame_deposit(o, ext);
+    if (!usable(&d)) {
+        memset(density, 0, sizeof(double) * (size_t)o->width * (size_t)o->height);
+        return ORR_OK;
+    }
+    return orr_sim_deposit(s, &d, density, err);
 }
 
 /* ---- colour -------------------------------------------------------------------- */
@@ -235,6 +268,15 @@ static void choose_range(const double *density, size_t npix, int log_scale, orr_
     v->range[1] = vmax;
 }
 
+void orr_render_choose_range(const double *density, const orr_render_options *o,
+                             orr_render_view *view)
+{
+    if (!view->have_range || view->range_log != o->log) {
+        view->have_range = 0;
+        choose_range(density, (size_t)o->width * (size_t)o->height, o->log, view);
+    }
+}
+
 orr_status orr_render_colorize(const double *density, const orr_render_options *o,
                                orr_render_view *view, uint8_t *rgb, orr_error *err)
 {
@@ -243,10 +285,7 @@ orr_status orr_render_colorize(const double *density, const orr_render_options *
         return st;
     const cmap *m = find_cmap(o->colormap);
     const size_t npix = (size_t)o->width * (size_t)o->height;
-    if (!view->have_range || view->range_log != o->log) {
-        view->have_range = 0;
-        choose_range(density, npix, o->log, view);
-    }
+    orr_render_choose_range(density, o, view);
     uint8_t lut[256][3];
     for (int k = 0; k < 256; k++)
         cmap_color(m, k / 255.0, lut[k]);
@@ -295,10 +334,6 @@ orr_status orr_render_sim(orr_sim *s, const char *path, const orr_render_options
     orr_status st = orr_render_check(o, err);
     if (st)
         return st;
-    double *pos;
-    st = orr_sim_pos(s, &pos, err);
-    if (st)
-        return st;
     const size_t npix = (size_t)o->width * (size_t)o->height;
     double *density = malloc(sizeof(double) * npix);
     uint8_t *rgb = malloc(3 * npix);
@@ -309,7 +344,7 @@ orr_status orr_render_sim(orr_sim *s, const char *path, const orr_render_options
         return orr_fail(err, ORR_ERR_NOMEM, "render: out of memory for %dx%d pixels", o->width,
                         o->height);
     }
-    st = orr_render_density(orr_sim_n(s), pos, o, view, density, ext, err);
+    st = orr_render_density_sim(s, o, view, density, ext, err);
     if (!st)
         st = orr_render_colorize(density, o, view, rgb, err);
     if (!st)

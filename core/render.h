@@ -1,5 +1,6 @@
 /* render: pictures of the bodies.  The projected surface density (mass per
- * unit area) on a width x height grid, deposited with cloud-in-cell weights,
+ * unit area) on a width x height grid, deposited with cloud-in-cell weights
+ * (by the engine, where the bodies are: engine.h, orr_engine_deposit),
  * coloured through a colour map ("inferno", "viridis", "gray") on a
  * logarithmic or linear scale, written as an 8-bit RGB PNG with libpng,
  * atomically (see outfile.h).  What a series of frames must share, the
@@ -55,6 +56,22 @@ orr_status orr_render_density(long n, const double *pos, const orr_render_option
                               orr_render_view *view, double *density, double ext[4],
                               orr_error *err);
 
+/* The same for the bodies of s, deposited where they are (sim.h:
+ * orr_sim_deposit; with CUDA on the GPU, and only the grid is copied to the
+ * host): the bits of orr_render_density on the CPU backend, a relative
+ * 1e-16 or so per body in a pixel on the GPU.  The first frame of a view
+ * reads the bodies once to choose it.  No exchange between ranks. */
+orr_status orr_render_density_sim(orr_sim *s, const orr_render_options *o,
+                                  orr_render_view *view, double *density, double ext[4],
+                                  orr_error *err);
+
+/* Chooses the view's colour range from density when it has none for o's
+ * scale (the first frame with mass in view fixes it): what
+ * orr_render_colorize does first, so that a caller can fix the range of a
+ * series on its own thread and colour the frames elsewhere. */
+void orr_render_choose_range(const double *density, const orr_render_options *o,
+                             orr_render_view *view);
+
 /* Colours density (as above) into rgb[3 * width * height] with the view's
  * range, choosing the range first when the view has none for this scale. */
 orr_status orr_render_colorize(const double *density, const orr_render_options *o,
@@ -68,7 +85,9 @@ orr_status orr_render_colormap(const char *name, double t, uint8_t rgb[3], orr_e
 orr_status orr_render_write_png(const char *path, int width, int height, const uint8_t *rgb,
                                 orr_error *err);
 
-/* All of the above for the bodies of s: renders and writes path. */
+/* All of the above for the bodies of s (orr_render_density_sim): renders
+ * and writes path on the caller's thread (frames.h writes in the
+ * background). */
 orr_status orr_render_sim(orr_sim *s, const char *path, const orr_render_options *o,
                           orr_render_view *view, orr_error *err);
 

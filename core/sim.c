@@ -693,6 +693,33 @@ orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err)
     return ORR_OK;
 }
 
+/* The integrator brings every body to the simulation's time, as fetch does
+ * before it reads the engine, when the mirror is not current. */
+static orr_status synchronized(orr_sim *s, orr_error *err)
+{
+    if (s->host_valid || !s->integ->synchronize)
+        return ORR_OK;
+    return s->integ->synchronize(s->istate, env_of(s), err);
+}
+
+orr_status orr_sim_deposit(orr_sim *s, const orr_deposit *d, double *density, orr_error *err)
+{
+    if (s->host_dirty)   /* the mirror is newer than the engine */
+        return orr_deposit_host(d, s->cfg.n, s->pos, density, err);
+    orr_status st = synchronized(s, err);
+    return st ? st : orr_engine_deposit(s->engine, d, density, err);
+}
+
+orr_status orr_sim_copy_pos(orr_sim *s, double *pos, orr_error *err)
+{
+    if (s->host_valid) {
+        memcpy(pos, s->pos, sizeof(double) * 4 * (size_t)s->cfg.n);
+        return ORR_OK;
+    }
+    orr_status st = synchronized(s, err);
+    return st ? st : orr_engine_get_state(s->engine, pos, NULL, err);
+}
+
 /* The mirror becomes the authority: write through pointers fetched with
  * orr_sim_pos / orr_sim_vel since the last step. */
 void orr_sim_touch(orr_sim *s)

@@ -85,6 +85,17 @@ orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z
 orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
 void orr_sim_touch(orr_sim *s);
 
+/* Pictures (render.h): the deposit of every body (engine.h:
+ * orr_engine_deposit) where the bodies are: on the engine (with CUDA on
+ * the GPU, only the grid is copied to the host), or from the mirror when
+ * it was written and not yet uploaded.  No exchange between ranks: one
+ * rank alone may call it. */
+orr_status orr_sim_deposit(orr_sim *s, const orr_deposit *d, double *density, orr_error *err);
+/* Every body's position and mass as orr_sim_deposit sees them, copied into
+ * pos[4n], also without an exchange between ranks (orr_sim_pos gathers the
+ * velocities of every rank's slice). */
+orr_status orr_sim_copy_pos(orr_sim *s, double *pos, orr_error *err);
+
 /* How the ranks exchange the bodies: "nccl", "host" or "none" (one rank),
  * and in *note (may be NULL) the choice and why, in one line. */
 const char *orr_sim_exchange(const orr_sim *s, const char **note);

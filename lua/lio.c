@@ -1,13 +1,19 @@
 /* lio: files from Lua.  orrery.read(path) loads the bodies of a snapshot
  * (HDF5 or text) as an orrery.Bodies; orrery.restore(path) makes a
  * simulation from a checkpoint; the Sim methods write (text, or HDF5
- * snapshots with numbered paths such as "snap_%03d.hdf5"), checkpoint and
- * render (PNG frames).  What a simulation's outputs share, the next
- * snapshot and frame numbers and the frames' view, is an orr_output_state
- * kept per simulation in a registry table with weak keys, so it goes with
- * the simulation and into its checkpoints. */
+ * snapshots with numbered paths such as "snap_%03d.hdf5"), checkpoint,
+ * render (PNG frames) and flush.  What a simulation's outputs share, the
+ * next snapshot and frame numbers and the frames' view, is an
+ * orr_output_state kept per simulation in a registry table with weak keys,
+ * so it goes with the simulation and into its checkpoints.  Its frames are
+ * written in the background by a writer (frames.h) kept the same way,
+ * made on its first frame: flushed by sim:flush, sim:checkpoint, sim:run's
+ * end, closing the simulation and the end of the script, whose errors are
+ * raised there; a writer collected with its simulation prints its error,
+ * and the run exits non-zero. */
 #include "lorrery.h"
 #include "checkpoint.h"
+#include "frames.h"
 #include "outfile.h"
 #include "render.h"
 #include "snapshot.h"
@@ -22,6 +28,8 @@
 #define STATE_KEY "orrery.io.state"
 #define SNAPSHOT_GUARD "orrery.io.snapshot"
 #define CHECKPOINT_GUARD "orrery.io.checkpoint"
+#define FRAMES_KEY "orrery.io.frames"
+#define FRAMES_META "orrery.io.Frames"
 #define PATH_SIZE 4096
 
 /* ---- per-simulation output state ----------------------------------------------- */
@@ -52,6 +60,145 @@ static orr_output_state *state_of(lua_State *L, int sim)
     orr_output_state *o = lua_touserdata(L, -1);
     lua_pop(L, 2);   /* the table keeps it while the sim lives */
     return o;
+}
+
+/* ---- per-simulation frame writer ------------------------------------------------- */
+
+int orr_lua_frame_failures = 0;
+
+typedef struct {
+    orr_frames *f;   /* NULL once closed */
+} frames_box;
+
+/* The registry table FRAMES_KEY (weak keys), pushed. */
+static void push_frames_table(lua_State *L)
+{
+    if (lua_getfield(L, LUA_REGISTRYINDEX, FRAMES_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, FRAMES_KEY);
+    }
+}
+
+/* Worker threads of a new writer: ORRERY_FRAME_THREADS, else 2. */
+static int frame_threads(lua_State *L)
+{
+    const char *v = getenv("ORRERY_FRAME_THREADS");
+    if (!v || !*v)
+        return 2;
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end || t < 0 || t > 16)
+        orr_lua_error(L, "ORRERY_FRAME_THREADS must be an integer from 0 to 16 (got \"%s\")", v);
+    return (int)t;
+}
+
+/* The frame writer of the Sim userdata at index sim: made when create is
+ * set and it has none, else NULL. */
+static orr_frames *frames_of(lua_State *L, int sim, int create)
+{
+    sim = lua_absindex(L, sim);
+    push_frames_table(L);
+    lua_pushvalue(L, sim);
+    frames_box *b = lua_rawget(L, -2) == LUA_TUSERDATA ? luaL_testudata(L, -1, FRAMES_META)
+                                                       : NULL;
+    lua_pop(L, 1);
+    if ((!b || !b->f) && create) {
+        int threads = frame_threads(L);
+        b = lua_newuserdatauv(L, sizeof *b, 0);
+        b->f = NULL;
+        luaL_setmetatable(L, FRAMES_META);
+        orr_error err = {0};
+        if (orr_frames_create(&b->f, threads, 0, &err))
+            orr_lua_fail(L, &err, "sim:render");
+        lua_pushvalue(L, sim);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -4);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return b ? b->f : NULL;   /* the table keeps it while the sim lives */
+}
+
+void orr_lua_frames_lost(orr_error *err)
+{
+    fprintf(stderr, "orrery: %s\n", err->msg);
+    fflush(stderr);
+    orr_error_clear(err);
+    orr_lua_frame_failures++;
+}
+
+/* A writer collected (with its simulation, or at the end of a script
+ * that failed): its frames written, a failure printed. */
+static int frames_gc(lua_State *L)
+{
+    frames_box *b = luaL_checkudata(L, 1, FRAMES_META);
+    if (b->f) {
+        orr_error err = {0};
+        if (orr_frames_flush(b->f, &err))
+            orr_lua_frames_lost(&err);
+        orr_frames_destroy(b->f);
+        b->f = NULL;
+    }
+    return 0;
+}
+
+orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err)
+{
+    sim = lua_absindex(L, sim);
+    orr_frames *f = frames_of(L, sim, 0);
+    if (!f)
+        return ORR_OK;
+    orr_status st = orr_frames_flush(f, err);
+    push_frames_table(L);
+    lua_pushvalue(L, sim);
+    lua_rawget(L, -2);
+    ((frames_box *)lua_touserdata(L, -1))->f = NULL;
+    lua_pop(L, 1);
+    lua_pushvalue(L, sim);
+    lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    orr_frames_destroy(f);
+    return st;
+}
+
+/* Every frame of the simulation at index sim on disk; raises the first
+ * failure not reported yet. */
+static void flush_frames(lua_State *L, int sim)
+{
+    orr_frames *f = frames_of(L, sim, 0);
+    orr_error err = {0};
+    if (f && orr_frames_flush(f, &err))
+        orr_lua_fail(L, &err, NULL);
+}
+
+int orr_lua_frames_finish(lua_State *L)
+{
+    push_frames_table(L);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        frames_box *b = luaL_testudata(L, -1, FRAMES_META);
+        orr_error err = {0};
+        if (b && b->f && orr_frames_flush(b->f, &err))
+            return orr_lua_fail(L, &err, NULL);
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+/* sim:flush(): every frame sim:render queued is on disk when it returns;
+ * a frame that could not be written raises its error, naming the file. */
+static int io_flush(lua_State *L)
+{
+    orr_lua_checksim(L, 1);
+    flush_frames(L, 1);
+    return 0;
 }
 
 /* ---- guards: C results freed by __gc even when a Lua error intervenes ------------ */
@@ -221,6 +368,7 @@ static int io_checkpoint(lua_State *L)
                              path);
     orr_output_state *o = state_of(L, 1);
     orr_error err = {0};
+    flush_frames(L, 1);   /* the frames it counts are on disk */
     if (orr_lua_rank0() ? orr_checkpoint_write(s, path, o, &err) : orr_sim_sync(s, &err))
         return orr_lua_fail(L, &err, NULL);
     lua_pushstring(L, path);
@@ -366,7 +514,11 @@ static const char *render_options(lua_State *L, int t, orr_render_options *o)
 }
 
 /* sim:render{path=, width=1024, height=1024, axis="xy", extent=, log=true,
- * colormap="inferno"} or sim:render(path) -> path written. */
+ * colormap="inferno"} or sim:render(path) -> the path of the frame.  The
+ * density is deposited now (where the bodies are); the frame is coloured,
+ * encoded and written by the simulation's writer in the background (on
+ * disk after sim:flush).  Rank 0 alone draws, with no exchange between
+ * ranks, so the others do nothing but count the frame. */
 static int io_render(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
@@ -385,10 +537,8 @@ static int io_render(lua_State *L)
     char path[PATH_SIZE];
     int numbered = 0;
     orr_error err = {0};
-    double *pos = NULL;   /* a rank that does not draw takes part in reading the state */
     if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err) ||
-        (orr_lua_rank0() ? orr_render_sim(s, path, &o, &st->view, &err)
-                         : orr_sim_pos(s, &pos, &err)))
+        (orr_lua_rank0() && orr_frames_render(frames_of(L, 1, 1), s, path, &o, &st->view, &err)))
         return orr_lua_fail(L, &err, NULL);
     if (numbered)
         st->frame++;
@@ -408,6 +558,7 @@ static const luaL_Reg sim_methods[] = {
     {"write", io_write},   /* replaces lsim.c's text-only write */
     {"checkpoint", io_checkpoint},
     {"render", io_render},
+    {"flush", io_flush},
     {NULL, NULL},
 };
 
@@ -419,6 +570,10 @@ void orr_lua_open_io(lua_State *L)
     lua_pop(L, 1);
     luaL_newmetatable(L, CHECKPOINT_GUARD);
     lua_pushcfunction(L, checkpoint_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, FRAMES_META);
+    lua_pushcfunction(L, frames_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     luaL_setfuncs(L, funcs, 0);

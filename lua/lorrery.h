@@ -90,6 +90,19 @@ extern int orr_lua_verify_mode;
 extern int orr_lua_verify_failures;
 void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when);
 
+/* Frames written in the background (lio.c).  orr_lua_frames_close: the
+ * frames of the Sim userdata at index sim all on disk and its writer
+ * stopped (closing the simulation); returns the first failure not
+ * reported yet, in err.  orr_lua_frames_finish (a lua_CFunction, for the
+ * end of a script): every simulation's frames on disk; raises the first
+ * failure.  orr_lua_frames_lost: a failure no script can see any more (a
+ * simulation collected) printed to stderr and counted in
+ * orr_lua_frame_failures, for the exit status. */
+orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err);
+int orr_lua_frames_finish(lua_State *L);
+void orr_lua_frames_lost(orr_error *err);
+extern int orr_lua_frame_failures;
+
 /* The sim at argument arg; raises "orrery.Sim: simulation is closed". */
 orr_sim *orr_lua_checksim(lua_State *L, int arg);
 /* Pushes (and caches in the sim's user value) the buffer of kind 0 pos,

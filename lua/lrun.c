@@ -158,6 +158,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
     }
     interrupted = 0;
     orr_lua_shared_error[0] = '\0';
+    orr_lua_frame_failures = 0;
     lua_pushcfunction(L, setup);
     lua_pushlightuserdata(L, (void *)script);
     lua_pushinteger(L, argc);
@@ -210,10 +211,20 @@ int orr_lua_run(const char *script, int argc, char **argv)
             fflush(stdout);
             report_error(lua_tostring(L, -1));
             rc = 1;
+        } else {   /* the frames still being written, on disk (no traceback: no script left) */
+            lua_pushcfunction(L, orr_lua_frames_finish);
+            if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+                fflush(stdout);
+                lua_pushfstring(L, "orrery: %s", lua_tostring(L, -1));
+                report_error(lua_tostring(L, -1));
+                rc = 1;
+            }
         }
     }
     lua_close(L);   /* closes the simulations left open */
     orr_trace("Lua state closed");
+    if (rc == 0 && orr_lua_frame_failures)   /* printed as their simulations were collected */
+        rc = 1;
     orr_comm_finalize();
     orr_lua_stop = NULL;
     running = NULL;

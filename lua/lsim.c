@@ -1,7 +1,8 @@
 /* lsim: the orrery.Sim type (a simulation) and its constructor
  * orrery.simulation{...}.  The userdata is allocated (empty) before the
  * simulation is created, so __gc is safe after any error; close, __gc and
- * __close all free it, and any later use raises "simulation is closed".
+ * __close all free it (its frames written first), and any later use raises
+ * "simulation is closed".
  * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
  * table, which the module exposes as orrery.Sim so Lua code can add methods. */
 #include "lorrery.h"
@@ -474,9 +475,27 @@ static long checkindex(lua_State *L, int arg, long n)
     return (long)i - 1;
 }
 
+/* sim:close() and __close: its frames on disk first (a failure raised
+ * after the simulation is freed). */
 static int sim_close(lua_State *L)
 {
     orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
+    orr_error err = {0};
+    orr_status st = orr_lua_frames_close(L, 1, &err);
+    if (p->sim) {
+        orr_sim_destroy(p->sim);
+        p->sim = NULL;
+    }
+    return st ? orr_lua_fail(L, &err, NULL) : 0;
+}
+
+/* __gc: the same, with nobody left to raise a failure to. */
+static int sim_gc(lua_State *L)
+{
+    orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
+    orr_error err = {0};
+    if (orr_lua_frames_close(L, 1, &err))
+        orr_lua_frames_lost(&err);
     if (p->sim) {
         orr_sim_destroy(p->sim);
         p->sim = NULL;
@@ -1072,7 +1091,7 @@ static const luaL_Reg meth[] = {
 
 static const luaL_Reg metameth[] = {
     {"__newindex", sim_newindex},
-    {"__gc", sim_close},
+    {"__gc", sim_gc},
     {"__close", sim_close},
     {"__tostring", sim_tostring},
     {"__index", NULL},   /* placeholder, set below */

@@ -96,6 +96,52 @@ static void test_ptx_both_precisions(void **state)
     }
 }
 
+/* The render family (the pictures' deposit) compiles for sm_90 in every
+ * precision, to PTX and CUBIN, with double atomic adds and no fused
+ * multiply-add (its arithmetic is the host's, operation for operation). */
+static void test_render_family(void **state)
+{
+    const orr_precision precs[] = {ORR_FLOAT, ORR_DOUBLE, ORR_MIXED};
+    for (int p = 0; p < 3; p++) {
+        orr_kspec s;
+        orr_kspec_default(&s, ORR_TARGET_GPU);
+        s.phys.precision = precs[p];
+        orr_error err = {0};
+        char *src = NULL;
+        TU_OK(orr_kspec_source(&s, &orr_family_render, ORR_TARGET_GPU, &src, &err), &err);
+        assert_non_null(strstr(src, "#line 1 \"render.cu\""));
+        orr_kexprs exprs;
+        orr_kexprs_make(&exprs, &orr_family_render, s.phys.precision);
+        const char *const o[] = {"-std=c++17", "--fmad=true", "--ftz=true"};
+        for (int emit = 0; emit < 2; emit++) {
+            orr_rtc_result r = {0};
+            TU_OK(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", o, 3, exprs.expr, exprs.count,
+                                  emit ? ORR_EMIT_CUBIN : ORR_EMIT_PTX, &r, &err), &err);
+            assert_int_equal(r.nlowered, orr_family_render.ngpu);
+            if (!emit) {
+                const char *text = r.image;
+                assert_true(count(text, "atom.global.add.f64") == 4);
+                assert_int_equal(count(text, "fma.rn.f64"), 0);
+                for (int k = 0; k < r.nlowered; k++) {
+                    char entry[512];
+                    snprintf(entry, sizeof entry, ".entry %s(", r.lowered[k]);
+                    assert_non_null(strstr(text, entry));
+                }
+            }
+            orr_rtc_result_free(&r);
+        }
+        free(src);
+    }
+    /* a GPU-only family has no CPU source */
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    orr_error err = {0};
+    char *src = NULL;
+    assert_int_equal(orr_kspec_source(&s, &orr_family_render, ORR_TARGET_CPU, &src, &err),
+                     ORR_ERR_ARG);
+    assert_string_equal(err.msg, "kernel family 'render' has no CPU source");
+}
+
 static void test_unroll_in_ptx(void **state)
 {
     /* the tiled kernel's full-tile loop has UNROLL copies of the interaction */
@@ -286,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_baked_constants),
         cmocka_unit_test(test_ptx_both_precisions),
         cmocka_unit_test(test_unroll_in_ptx),
+        cmocka_unit_test(test_render_family),
         cmocka_unit_test(test_compile_error_names_line),
         cmocka_unit_test(test_performance_options),
         cmocka_unit_test(test_invalid_specs),

@@ -278,6 +278,54 @@ printf 'print(require("orrery").resumed.steps)\n' >steps.lua
 "$orr_abs" run --resume atomic.ckpt.hdf5 steps.lua >out 2>&1; rc=$?
 check checkpoint-still-readable 0 $rc '^3$' out
 
+# frames written in the background: the bytes written on the caller's
+# thread (ORRERY_FRAME_THREADS=0), all on disk when the script ends (a
+# simulation never closed: the end of the script flushes it); a frame that
+# cannot be written fails the run, naming the file, at the end of the
+# script or, its simulation collected, on stderr at once (exit 1 at the end)
+cat >frames.lua <<'EOF'
+local orrery = require "orrery"
+sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 3000, seed = 3 }, backend = "cpu" }
+sim:run{ steps = 12, progress = false, render_every = 2,
+  render = { path = arg[1] .. "/f_%02d.png", width = 200, height = 150 } }
+for k = 1, 6 do
+  sim:step(1)
+  sim:render{ path = arg[1] .. "/g_%02d.png", axis = "xz", width = 96, height = 64, log = false }
+end
+EOF
+ORRERY_FRAME_THREADS=0 "$orr_abs" run frames.lua sync >out 2>&1 &&
+  "$orr_abs" run frames.lua bg >>out 2>&1 &&
+  ORRERY_FRAME_THREADS=5 "$orr_abs" run frames.lua bg5 >>out 2>&1; rc=$?
+[ "$rc" -eq 0 ] && [ "$(ls sync | wc -l)" -eq 13 ] && diff -r sync bg >/dev/null &&
+  diff -r sync bg5 >/dev/null && ok frames-background-same-bytes ||
+  { bad "frames-background-same-bytes: exit $rc"; sed 's/^/    /' out; ls sync bg | head; }
+ORRERY_FRAME_THREADS=x "$orr_abs" run frames.lua bad >out 2>&1; rc=$?
+check frame-threads-invalid 1 $rc 'ORRERY_FRAME_THREADS must be an integer from 0 to 16 \(got "x"\)' out
+: >plain
+cat >frame_fail.lua <<'EOF'
+local orrery = require "orrery"
+if arg[1] == "gc" then
+  do
+    local s = orrery.simulation{ n = 64, backend = "cpu" }
+    s:render("plain/gc.png")
+  end
+  collectgarbage()
+  collectgarbage()
+  print("after the collection")
+else
+  sim = orrery.simulation{ n = 64, backend = "cpu" }
+  sim:render("plain/end.png")
+  print("queued")
+end
+EOF
+printf "orrery: cannot write 'plain/end.png': 'plain' is not a directory (a frame written in the background)\n" >exp
+expect frame-fails-at-script-end 1 exp -- "$orr_abs" run frame_fail.lua
+grep -q '^queued$' "$tmp/stdout" && ok frame-fails-after-script || bad frame-fails-after-script
+printf "orrery: cannot write 'plain/gc.png': 'plain' is not a directory (a frame written in the background)\n" >exp
+expect frame-fails-when-collected 1 exp -- "$orr_abs" run frame_fail.lua gc
+grep -q '^after the collection$' "$tmp/stdout" && ok frame-fails-script-goes-on ||
+  bad frame-fails-script-goes-on
+
 # a script in a deep directory, run by a relative path of more than Lua's
 # LUA_IDSIZE (60) bytes: every message names it (and the files it loads) the
 # way the user wrote it, never cut to "...tail": positions inside pcall (an

@@ -111,7 +111,8 @@ fi
 # ---- simulations over N ranks (CPU backend; the scripts are in tests/mpi) ----
 # bitwise: P = 1, 2, 3 ranks give the same bodies to the last bit (float
 # leapfrog, double yoshida4, a user law with an attribute and a runtime
-# param; N not divisible by P), each file written once, by rank 0.
+# param; N not divisible by P), each file written once, by rank 0, and the
+# same frames of a run (drawn by rank 0 alone).
 # checkpoint: written on 3 ranks and continued on 2, written on 2 and
 # continued on 1, bitwise the same as a run that never stopped.
 # rank_error: an error raised on rank 1 alone ends every rank, non-zero, in
@@ -139,6 +140,16 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       bad "bitwise: $c differs between 1, 2 and 3 ranks (or was not written)"
     fi
   done
+  frames=0
+  for k in 0 1 2 3; do
+    [ -s "$tmp/p1_frame_$k.png" ] && cmp -s "$tmp/p1_frame_$k.png" "$tmp/p2_frame_$k.png" &&
+      cmp -s "$tmp/p1_frame_$k.png" "$tmp/p3_frame_$k.png" && frames=$((frames + 1))
+  done
+  if [ "$frames" -eq 4 ] && [ ! -e "$tmp/p1_frame_4.png" ]; then
+    ok "bitwise: 4 frames of a run, the same bytes on 1, 2 and 3 ranks"
+  else
+    bad "bitwise: frames differ between 1, 2 and 3 ranks (or were not written): $frames of 4 alike"
+  fi
   ck="$here/mpi/checkpoint.lua"
   for integ in yoshida4 hermite; do
     export ORRERY_TEST_HERMITE=$([ "$integ" = hermite ] && echo 1 || echo 0)

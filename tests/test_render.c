@@ -8,6 +8,8 @@
 #include <png.h>
 #include <unistd.h>
 
+#include "engine.h"
+#include "frames.h"
 #include "render.h"
 
 static char dir[256];
@@ -99,6 +101,137 @@ static void test_density(void **state)
     o.axis = ORR_AXIS_XY;
     TU_OK(orr_render_density(1, up, &o, &v, d, ext, &err), &err);
     assert_true(d[14] == 1 / area);   /* row 3 (bottom, y = -0.75), column 2 */
+}
+
+/* Bodies for the deposit tests: a clump, a spread, some outside the
+ * extent, on pixel edges, massless or not finite. */
+static double *deposit_bodies(long n, uint64_t seed)
+{
+    double *pos = malloc(sizeof(double) * 4 * (size_t)n);
+    assert_non_null(pos);
+    for (long i = 0; i < n; i++) {
+        double *p = pos + 4 * i, r = i % 3 == 0 ? 0.05 : 1.3;
+        for (int k = 0; k < 3; k++)
+            p[k] = r * (2 * tu_rand(&seed) - 1) + (i % 3 == 0 ? 0.3 : 0);
+        p[3] = (0.5 + tu_rand(&seed)) / (double)n;
+    }
+    pos[3] = 0;                                /* massless */
+    pos[4 + 0] = NAN;                          /* not finite */
+    pos[8 + 0] = pos[8 + 1] = pos[8 + 2] = -1; /* on the lower-left corner */
+    pos[12 + 0] = pos[12 + 1] = pos[12 + 2] = 1;
+    pos[16 + 0] = 0.25;                        /* on a pixel edge of the 64 x 48 grid */
+    pos[16 + 1] = 0.5;
+    return pos;
+}
+
+/* The engine's deposit (CPU backend) is the host's, bit for bit, in float
+ * and double, on every axis, for grids with and without the same aspect. */
+static void test_deposit_engine_cpu(void **state)
+{
+    (void)state;
+    const long n = 5000;
+    double *pos = deposit_bodies(n, 99);
+    const int sizes[][2] = {{64, 48}, {17, 33}, {1, 1}};
+    for (int prec = 0; prec < 2; prec++) {
+        orr_kspec spec;
+        orr_kspec_default(&spec, ORR_TARGET_CPU);
+        spec.phys.precision = prec ? ORR_DOUBLE : ORR_FLOAT;
+        orr_engine *e = NULL;
+        orr_error err = {0};
+        TU_OK(orr_engine_create(&e, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0,
+                                &err), &err);
+        TU_OK(orr_engine_set_state(e, pos, NULL, &err), &err);
+        double *held = malloc(sizeof(double) * 4 * (size_t)n);   /* in the engine's precision */
+        TU_OK(orr_engine_get_state(e, held, NULL, &err), &err);
+        for (int sz = 0; sz < 3; sz++)
+            for (int axis = 0; axis < 3; axis++) {
+                orr_render_options o;
+                orr_render_options_default(&o);
+                o.width = sizes[sz][0];
+                o.height = sizes[sz][1];
+                o.axis = (orr_render_axis)axis;
+                o.extent_mode = ORR_EXTENT_BOX;
+                o.box[0] = o.box[2] = -1;
+                o.box[1] = o.box[3] = 1;
+                orr_render_view v;
+                memset(&v, 0, sizeof v);
+                const size_t npix = (size_t)o.width * (size_t)o.height;
+                double *a = malloc(sizeof(double) * npix), *b = malloc(sizeof(double) * npix);
+                double ext[4];
+                TU_OK(orr_render_density(n, held, &o, &v, a, ext, &err), &err);
+                orr_deposit d = {o.width, o.height, axis == ORR_AXIS_YZ ? 1 : 0,
+                                 axis == ORR_AXIS_XY ? 1 : 2, {-1, 1, -1, 1}};
+                for (size_t k = 0; k < npix; k++)
+                    b[k] = NAN;   /* every pixel must be written */
+                TU_OK(orr_engine_deposit(e, &d, b, &err), &err);
+                assert_memory_equal(a, b, sizeof(double) * npix);
+                double total = 0;
+                for (size_t k = 0; k < npix; k++)
+                    total += a[k];
+                assert_true(total > 0);
+                free(a);
+                free(b);
+            }
+        orr_deposit bad = {8, 8, 0, 0, {-1, 1, -1, 1}};
+        double grid[64];
+        assert_int_equal(orr_engine_deposit(e, &bad, grid, &err), ORR_ERR_ARG);
+        assert_string_equal(err.msg, "deposit: invalid axes 0, 0 (two of 0, 1, 2)");
+        bad.ay = 1;
+        bad.ext[1] = -2;
+        assert_int_equal(orr_engine_deposit(e, &bad, grid, &err), ORR_ERR_ARG);
+        assert_string_equal(err.msg, "deposit: the extent must have xmin < xmax and ymin < ymax "
+                                     "(got {-1, -2, -1, 1})");
+        free(held);
+        orr_engine_destroy(e);
+    }
+    free(pos);
+}
+
+/* A simulation's frames come from the engine's deposit (after steps) or
+ * from the mirror (written, not uploaded): both the bits of the host path
+ * on the positions orr_sim_pos reads, with the same view chosen. */
+static void test_density_sim(void **state)
+{
+    (void)state;
+    const long n = 3000;
+    double *start = deposit_bodies(n, 5);
+    start[4] = 0.1;   /* no blow-up in the steps below */
+    for (int prec = 0; prec < 2; prec++) {
+        orr_sim_config c;
+        orr_sim_config_default(&c);
+        c.n = n;
+        c.precision = prec ? ORR_DOUBLE : ORR_FLOAT;
+        c.backend = ORR_BACKEND_CPU;
+        c.tune = ORR_SIM_TUNE_OFF;
+        orr_error err = {0};
+        orr_sim *s = NULL;
+        TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+        double *p;
+        TU_OK(orr_sim_pos(s, &p, &err), &err);
+        memcpy(p, start, sizeof(double) * 4 * (size_t)n);
+        orr_sim_touch(s);
+        for (int round = 0; round < 2; round++) {   /* the mirror newer; then the engine */
+            if (round)
+                TU_OK(orr_sim_step(s, 2, NULL, &err), &err);
+            orr_render_options o;
+            orr_render_options_default(&o);
+            o.width = 50;
+            o.height = 70;
+            o.axis = ORR_AXIS_XZ;
+            orr_render_view va, vb;
+            memset(&va, 0, sizeof va);
+            memset(&vb, 0, sizeof vb);
+            double a[50 * 70], b[50 * 70], ea[4], eb[4];
+            TU_OK(orr_render_density_sim(s, &o, &vb, b, eb, &err), &err);
+            TU_OK(orr_sim_pos(s, &p, &err), &err);
+            TU_OK(orr_render_density(n, p, &o, &va, a, ea, &err), &err);
+            assert_memory_equal(&va, &vb, sizeof va);
+            assert_memory_equal(ea, eb, sizeof ea);
+            assert_memory_equal(a, b, sizeof a);
+        }
+        orr_sim_destroy(s);
+    }
+    free(start);
 }
 
 static void test_colormaps(void **state)
@@ -297,17 +430,201 @@ static void test_png_atomic(void **state)
     orr_sim_destroy(s);
 }
 
+/* The whole of a file (heap; *len bytes). */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        fail_msg("cannot open %s", path);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
+    fclose(fp);
+    *len = (size_t)size;
+    return buf;
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    if (la != lb || memcmp(x, y, la) != 0)
+        fail_msg("%s and %s differ", a, b);
+    free(x);
+    free(y);
+}
+
+/* One series of frames: steps between them, two paths that change axis
+ * and scale, and one path written over again; by orr_render_sim (w = -1)
+ * or a writer with w threads (depth 0: the default). */
+static void series(const char *tag, int w, int depth)
+{
+    const long n = 4000;
+    double *start = deposit_bodies(n, 11);
+    start[4] = 0.1;
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+    c.n = n;
+    c.backend = ORR_BACKEND_CPU;
+    c.tune = ORR_SIM_TUNE_OFF;
+    c.dt = 1e-3;
+    orr_error err = {0};
+    orr_sim *s = NULL;
+    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+    double *p;
+    TU_OK(orr_sim_pos(s, &p, &err), &err);
+    memcpy(p, start, sizeof(double) * 4 * (size_t)n);
+    orr_sim_touch(s);
+    free(start);
+    orr_frames *f = NULL;
+    if (w >= 0)
+        TU_OK(orr_frames_create(&f, w, depth, &err), &err);
+    orr_render_options a, b;
+    orr_render_options_default(&a);
+    a.width = 120;
+    a.height = 90;
+    orr_render_options_default(&b);
+    b.width = 64;
+    b.height = 64;
+    b.axis = ORR_AXIS_YZ;
+    b.log = 0;
+    b.colormap = "viridis";
+    b.extent_mode = ORR_EXTENT_HALF;
+    b.half_width = 1.5;
+    orr_render_view va, vb;
+    memset(&va, 0, sizeof va);
+    memset(&vb, 0, sizeof vb);
+    for (int k = 0; k < 12; k++) {
+        char pa[64], pb[64];
+        snprintf(pa, sizeof pa, "%s/a_%02d.png", tag, k);
+        snprintf(pb, sizeof pb, "%s/b.png", tag);
+        const char *pth[2] = {tmp_path(pa), tmp_path(pb)};
+        for (int j = 0; j < 2; j++) {
+            orr_render_options *o = j ? &b : &a;
+            orr_render_view *v = j ? &vb : &va;
+            if (f)
+                TU_OK(orr_frames_render(f, s, pth[j], o, v, &err), &err);
+            else
+                TU_OK(orr_render_sim(s, pth[j], o, v, &err), &err);
+        }
+        TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
+    }
+    if (f) {
+        TU_OK(orr_frames_flush(f, &err), &err);
+        orr_frames_destroy(f);
+    }
+    orr_sim_destroy(s);
+}
+
+/* Frames written by worker threads are the bytes orr_render_sim writes,
+ * and a writer on the caller's thread (0 threads) writes them too; with
+ * one path written over and over, the last frame stays. */
+static void test_frames_identical(void **state)
+{
+    (void)state;
+    series("sync", -1, 0);
+    series("w0", 0, 0);
+    series("w2", 2, 0);
+    series("w3d3", 3, 3);
+    series("w1d4", 1, 4);
+    const char *tags[] = {"w0", "w2", "w3d3", "w1d4"};
+    for (int t = 0; t < 4; t++) {
+        char x[64], y[64];
+        for (int k = 0; k < 12; k++) {
+            snprintf(x, sizeof x, "sync/a_%02d.png", k);
+            snprintf(y, sizeof y, "%s/a_%02d.png", tags[t], k);
+            assert_same_file(tmp_path(x), tmp_path(y));
+        }
+        snprintf(y, sizeof y, "%s/b.png", tags[t]);
+        assert_same_file(tmp_path("sync/b.png"), tmp_path(y));
+    }
+    /* the frames differ from one another (the bodies moved) */
+    size_t l0, l1;
+    char *f0 = slurp(tmp_path("sync/a_00.png"), &l0), *f1 = slurp(tmp_path("sync/a_11.png"), &l1);
+    assert_true(l0 != l1 || memcmp(f0, f1, l0) != 0);
+    free(f0);
+    free(f1);
+}
+
+/* A worker's failure comes back, naming the file, at the next render
+ * (which then writes nothing) or flush, once; later ones are counted. */
+static void test_frames_errors(void **state)
+{
+    (void)state;
+    orr_sim *s = clump_and_sparse();
+    orr_frames *f = NULL;
+    orr_error err = {0};
+    TU_OK(orr_frames_create(&f, 2, 0, &err), &err);
+    assert_int_equal(orr_frames_threads(f), 2);
+    orr_render_options o;
+    orr_render_options_default(&o);
+    o.width = o.height = 16;
+    orr_render_view v;
+    memset(&v, 0, sizeof v);
+    /* a directory that cannot be made: its parent is a file */
+    FILE *fp = fopen(tmp_path("plain"), "w");
+    assert_non_null(fp);
+    fclose(fp);
+    TU_OK(orr_frames_render(f, s, tmp_path("plain/x.png"), &o, &v, &err), &err);
+    assert_int_equal(orr_frames_flush(f, &err), ORR_ERR_IO);
+    char want[1200];
+    snprintf(want, sizeof want, "cannot write '%s': '%s' is not a directory (a frame written "
+             "in the background)", tmp_path("plain/x.png"), tmp_path("plain"));
+    assert_string_equal(err.msg, want);
+    TU_OK(orr_frames_flush(f, &err), &err);   /* reported once */
+    orr_frames_destroy(f);
+    /* failed commits.  One slot: the next render waits for the frame
+     * before, and reports its failure instead of rendering */
+    TU_OK(orr_frames_create(&f, 1, 1, &err), &err);
+    setenv("ORRERY_TEST_WRITE_FAIL", "1", 1);
+    TU_OK(orr_frames_render(f, s, tmp_path("fail_0.png"), &o, &v, &err), &err);
+    assert_int_equal(orr_frames_render(f, s, tmp_path("next.png"), &o, &v, &err), ORR_ERR_IO);
+    snprintf(want, sizeof want, "cannot write '%s': simulated failure (ORRERY_TEST_WRITE_FAIL is "
+             "set) (a frame written in the background)", tmp_path("fail_0.png"));
+    assert_string_equal(err.msg, want);
+    /* two more on two workers: the first queued reported, the other counted */
+    orr_frames_destroy(f);
+    TU_OK(orr_frames_create(&f, 2, 3, &err), &err);
+    TU_OK(orr_frames_render(f, s, tmp_path("fail_1.png"), &o, &v, &err), &err);
+    TU_OK(orr_frames_render(f, s, tmp_path("fail_2.png"), &o, &v, &err), &err);
+    assert_int_equal(orr_frames_flush(f, &err), ORR_ERR_IO);
+    unsetenv("ORRERY_TEST_WRITE_FAIL");
+    snprintf(want, sizeof want, "cannot write '%s': simulated failure (ORRERY_TEST_WRITE_FAIL is "
+             "set) (a frame written in the background; 1 later frame failed too)",
+             tmp_path("fail_1.png"));
+    assert_string_equal(err.msg, want);
+    const char *none[] = {"fail_0.png", "fail_1.png", "fail_2.png", "next.png"};
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(access(tmp_path(none[k]), F_OK), -1);
+    TU_OK(orr_frames_render(f, s, tmp_path("ok.png"), &o, &v, &err), &err);
+    TU_OK(orr_frames_flush(f, &err), &err);
+    assert_int_equal(access(tmp_path("ok.png"), F_OK), 0);
+    orr_frames_destroy(f);
+    /* bad writers */
+    assert_int_equal(orr_frames_create(&f, 17, 0, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "frames: threads must be 0..16 (got 17)");
+    assert_int_equal(orr_frames_create(&f, 3, 2, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "frames: depth must be 3..64 (got 2)");
+    orr_sim_destroy(s);
+}
+
 int main(void)
 {
     tu_private_cache();
     tu_temp_dir(dir, sizeof dir, "orrery-render");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_density),
+        cmocka_unit_test(test_deposit_engine_cpu),
+        cmocka_unit_test(test_density_sim),
         cmocka_unit_test(test_colormaps),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_png),
         cmocka_unit_test(test_view_fixed),
         cmocka_unit_test(test_png_atomic),
+        cmocka_unit_test(test_frames_identical),
+        cmocka_unit_test(test_frames_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

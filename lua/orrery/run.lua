@@ -152,7 +152,8 @@ end
 -- line.  on_step(sim, step) runs after every step (step = 1..steps of this
 -- run); returning false stops the run.  render_every=K with render={...}
 -- (sim:render's options) writes a frame whenever sim.steps is a multiple of
--- K (at the start too when sim.steps is 0); checkpoint_every=K writes
+-- K (at the start too when sim.steps is 0), all on disk when run returns;
+-- checkpoint_every=K writes
 -- sim:checkpoint(checkpoint or "checkpoint.hdf5") whenever sim.steps is a
 -- multiple of K, one rolling file (after on_step and the frame, so a resumed
 -- run continues the series).  Returns {steps=, seconds=}.
@@ -296,6 +297,7 @@ function Sim:run(...)
   if bar_shown then clear_bar() end
   bar_shown = false
   self:sync()
+  self:flush()   -- the run's frames on disk (they are written in the background)
   local seconds = clock() - t_start
   if core._verifying() then core._verify(self, "after sim:run") end
   return { steps = done, seconds = seconds }

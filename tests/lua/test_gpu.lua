@@ -1,7 +1,8 @@
 -- test_gpu: the same scenario on the cuda and cpu backends through the Lua
 -- layer: a Plummer sphere of 1024 bodies, 100 leapfrog steps of dt = 1/256,
 -- in double and in float; positions, velocities and energies must agree
--- within the tolerances below.  Skipped where no GPU is usable (a failure
+-- within the tolerances below; frames drawn from the GPU's deposit.
+-- Skipped where no GPU is usable (a failure
 -- under ORRERY_REQUIRE_GPU=1, as `make gpu-test` sets).
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
@@ -66,6 +67,31 @@ T.test("buffers and bodies on the GPU", function()
   T.near(sim:body(2).vx, -1e-3, 1e-6)
   local auto <close> = orrery.simulation{ n = 2 }
   T.eq(auto.backend, "cuda", "auto picks the GPU")
+end)
+
+-- frames on the GPU: the density deposited there (only the grid copied
+-- back).  At step 0 both backends hold the same float bodies and the
+-- deposits differ only in the order of each pixel's sum (about 1e-16),
+-- so the PNG files are the same bytes (a colour level could flip only for
+-- a pixel within 1e-13 of a level's edge).  Frames along a run are on disk
+-- when sim:run returns.
+T.test("frames: the GPU deposit draws the CPU's frame", function()
+  local tmp = (os.getenv("TEST_TMP") or "/tmp") .. "/gpu-frames-" .. math.random(1 << 30)
+  local frames = {}
+  for _, backend in ipairs{ "cuda", "cpu" } do
+    local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 20000, seed = 4 },
+      backend = backend, dt = 1 / 256 }
+    local opts = { path = tmp .. "/" .. backend .. "_%03d.png", width = 300, height = 200 }
+    sim:run{ steps = 20, progress = false, render_every = 4, render = opts }
+    for k = 0, 5 do
+      local f = io.open(("%s/%s_%03d.png"):format(tmp, backend, k), "rb")
+      T.ok(f, backend .. " frame " .. k .. " on disk when sim:run returns")
+      frames[backend .. k] = f:read("a")
+      f:close()
+    end
+  end
+  T.ok(frames.cuda0 == frames.cpu0, "frame 0 (step 0): the same bytes on both backends")
+  os.execute("rm -rf '" .. tmp .. "'")
 end)
 
 T.done()

@@ -1,9 +1,11 @@
 -- test_io: files from scripts: sim:write to HDF5 with numbered paths,
 -- orrery.read back into sim:load (exact), extra datasets, checkpoints and
 -- orrery.restore continuing runs bit for bit (leapfrog, yoshida4, euler),
--- sim:run's rolling checkpoint and frames, sim:render, physical units
--- (sim.units, the text header, checkpoints), and the messages for bad calls
--- and bad files.  CPU backend, small N.
+-- sim:run's rolling checkpoint and frames, sim:render (frames written in
+-- the background: on disk at sim:flush, sim:checkpoint and close; a failed
+-- frame raised once, naming the file), physical units (sim.units, the text
+-- header, checkpoints), and the messages for bad calls and bad files.  CPU
+-- backend, small N.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
 
@@ -247,6 +249,7 @@ T.test("render", function()
   T.eq(sim:render(path("p/a_%02d.png")), path("p/a_01.png"))
   T.eq(sim:render{ path = path("p/b.png"), width = 8, height = 8, extent = { -1, 1, -2, 2 } },
     path("p/b.png"))
+  sim:flush()   -- written in the background: on disk now
   local f = assert(io.open(path("p/b.png"), "rb"))
   T.eq(f:read(8), "\137PNG\r\n\26\n")
   f:close()
@@ -266,6 +269,72 @@ T.test("render", function()
     .. "(got -1)", sim.render, sim, { path = "x.png", extent = -1 })
   T.raises("sim:render: 'log' must be true or false (got 1)", sim.render, sim,
     { path = "x.png", log = 1 })
+end)
+
+-- the whole of a file
+local function slurp(p)
+  local f = assert(io.open(p, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+T.test("render: frames on disk at flush, checkpoint and close", function()
+  local sim = cpu{ bodies = orrery.ic.plummer{ n = 500 } }
+  local frames = {}
+  for k = 1, 8 do frames[k] = sim:render{ path = path("bg/f_%02d.png"), width = 96, height = 96 } end
+  sim:flush()
+  for k = 1, 8 do T.eq(slurp(frames[k]):sub(1, 8), "\137PNG\r\n\26\n", frames[k]) end
+  sim:flush()   -- nothing left: returns at once
+  local c = sim:render(path("bg/c.png"))
+  sim:checkpoint(path("bg/c.hdf5"))
+  T.ok(exists(c), "a frame before a checkpoint")
+  local z = sim:render(path("bg/z.png"))
+  sim:close()
+  T.ok(exists(z), "a frame before close")
+  T.raises("orrery.Sim: simulation is closed", sim.render, sim, path("bg/y.png"))
+  T.raises("orrery.Sim: simulation is closed", sim.flush, sim)
+  -- one path written over and over: the last frame stays
+  local a <close> = cpu{ bodies = orrery.ic.plummer{ n = 500 } }
+  for k = 1, 6 do
+    a:step(1)
+    a:render{ path = path("bg/same.png"), width = 64, height = 64 }
+  end
+  a:flush()
+  local last = slurp(path("bg/same.png"))
+  a:render{ path = path("bg/last.png"), width = 64, height = 64 }
+  a:flush()
+  T.eq(last, slurp(path("bg/last.png")), "the last frame of one path")
+end)
+
+T.test("render: a frame that cannot be written", function()
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 100 } }
+  local plain = path("plain")
+  os.execute("mkdir -p '" .. tmp .. "' && : > '" .. plain .. "'")
+  local want = ("cannot write '%s/x.png': '%s' is not a directory (a frame written in the "
+    .. "background)"):format(plain, plain)
+  -- reported by sim:flush, once
+  T.eq(sim:render(plain .. "/x.png"), plain .. "/x.png")
+  T.raises(want, sim.flush, sim)
+  sim:flush()
+  -- or by a later render, which then writes nothing; the ones after go on
+  sim:render(plain .. "/x.png")
+  local raised
+  for k = 1, 20 do
+    local ok, err = pcall(sim.render, sim, path(("later_%02d.png"):format(k)))
+    if not ok then raised = k T.eq(err:gsub("^[^:]*:%d+: ", ""), want) break end
+  end
+  T.ok(raised, "a later render raises")
+  T.ok(not exists(path(("later_%02d.png"):format(raised))), "no frame from the render that raised")
+  sim:render(path("after.png"))
+  sim:flush()
+  T.ok(exists(path("after.png")), "frames after the error")
+  -- and by sim:run at its end (one frame, at step 0), and by sim:checkpoint
+  T.raises(want, sim.run, sim, { steps = 1, progress = false, render_every = 2,
+    render = plain .. "/x.png" })
+  sim:render(plain .. "/x.png")
+  T.raises(want, sim.checkpoint, sim, path("ck.hdf5"))
+  T.ok(not exists(path("ck.hdf5")), "no checkpoint after a failed frame")
 end)
 
 os.execute("rm -rf '" .. tmp .. "'")

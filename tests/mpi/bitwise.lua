@@ -3,7 +3,8 @@
 -- (block time steps), and a user law
 -- with an attribute and a runtime param, each with N not divisible by 2 or
 -- 3.  Rank 0 writes the bodies of each case to PREFIX<case>.txt (%.17g, so
--- every bit of the float and double state shows).
+-- every bit of the float and double state shows), and the frames of a run
+-- to PREFIXframe_K.png.
 -- BACKEND (cpu by default) may be cuda: the GPU tests run it there.
 --   mpirun -np P orrery run tests/mpi/bitwise.lua PREFIX [BACKEND]
 local orrery = require "orrery"
@@ -45,3 +46,14 @@ case("user_law", { bodies = orrery.ic.uniform_cube{ n = 97, seed = 13, side = 4 
     for i = 1, sim.n do sim:set_attribute("charge", i, (i % 2 == 0 and 1 or -1) * (0.5 + i / 97)) end
     sim:set_param("k", 0.8)
   end)
+
+-- frames along a run: rank 0 alone draws them from its own copy of every
+-- position (no exchange: the other ranks only count them), the first
+-- frame's view chosen from the bodies; the files are the same bytes on any
+-- number of ranks
+do
+  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 211, seed = 15 },
+    backend = backend, tune = false, dt = 1e-3 }
+  sim:run{ steps = 12, progress = false, render_every = 4,
+    render = { path = prefix .. "frame_%d.png", width = 64, height = 48 } }
+end

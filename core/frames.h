@@ -1,0 +1,46 @@
+/* frames: PNG frames written off the caller's thread.  A frame's density is
+ * deposited on the caller's thread, where the bodies are (render.h:
+ * orr_render_density_sim, on the GPU for the CUDA backend), and the
+ * series' colour range fixed there; the colour mapping, the PNG encoding
+ * and the atomic write (outfile.h) run on worker threads.  At most `depth`
+ * frames are in flight (queued or being written): with all of them taken
+ * the caller waits for one to finish, so no frame is ever dropped.  The
+ * bytes written are orr_render_sim's (the same functions on the same
+ * values), and frames for one path reach it in the order they were queued.
+ *
+ * A worker's failure (a full disk, a directory that cannot be made) is
+ * kept, the first by queue order with a count of any later ones, and
+ * returned by the next orr_frames_render or orr_frames_flush; the message
+ * names the file.  With 0 threads the writer works on the caller's thread:
+ * each frame is on disk, or its failure returned, when orr_frames_render
+ * returns.  One caller thread at a time. */
+#ifndef ORR_FRAMES_H
+#define ORR_FRAMES_H
+
+#include "render.h"
+
+typedef struct orr_frames orr_frames;
+
+/* A writer with `threads` workers (0..16; 0: none) and at most `depth`
+ * frames in flight (at least 1 and at least threads; 0: threads + 1). */
+orr_status orr_frames_create(orr_frames **out, int threads, int depth, orr_error *err);
+
+/* Flushes (a failure not reported yet is lost: flush first to see it),
+ * stops the workers and frees f (NULL is fine). */
+void orr_frames_destroy(orr_frames *f);
+
+/* Renders the bodies of s into path as orr_render_sim does, the view
+ * updated here: deposits now, then queues the rest (waiting while every
+ * slot is taken).  An earlier frame's failure comes first: it is returned
+ * (and forgotten) and this frame is not rendered. */
+orr_status orr_frames_render(orr_frames *f, orr_sim *s, const char *path,
+                             const orr_render_options *o, orr_render_view *view, orr_error *err);
+
+/* Waits until every frame queued is on disk or failed; returns the first
+ * failure not reported yet (and forgets it). */
+orr_status orr_frames_flush(orr_frames *f, orr_error *err);
+
+/* The writer's workers (0: it writes on the caller's thread). */
+int orr_frames_threads(const orr_frames *f);
+
+#endif
