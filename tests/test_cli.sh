@@ -176,6 +176,15 @@ for p in float double; do
   check vectorised-$p 0 "direct_cpu\.c:($((jl - 1))|$jl):[0-9]+: optimized: loop vectorized" -- ${CC:-cc} $base $extra -fopt-info-vec-optimized -c "$tmp/vec_$p.c" -o "$tmp/vec_$p.o"
 done
 
+# ORRERY_TRACE=1: the start-up marks at exit, from the process's start, in
+# order (the CPU backend here; on a GPU cuInit and the primary context too);
+# without it, none
+printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = false }\n' >"$tmp/trace.lua"
+check trace-marks 0 '^ok$' -- sh -c "ORRERY_TRACE=1 '$orr' run '$tmp/trace.lua' 2>'$tmp/trace' && awk '
+  /^orrery: trace +[0-9.]+ ms  \\(\\+ *[0-9.]+\\)  / { t = \$3 + 0; if (t < last) bad = 1; last = t; seen[\$0 ~ / main\$/ ? \"main\" : \$0 ~ / script start\$/ ? \"start\" : \$0 ~ / simulation created\$/ ? \"sim\" : \$0 ~ / exit handlers done\$/ ? \"end\" : \"other\"]++; n++ }
+  END { if (!bad && seen[\"main\"] && seen[\"start\"] && seen[\"sim\"] && seen[\"end\"] && n >= 6) print \"ok\"; else print \"bad\" }' '$tmp/trace' || cat '$tmp/trace'"
+check_not trace-off 0 'trace' -- "$orr" run "$tmp/trace.lua"
+
 # the test binaries leave nothing behind in TMPDIR (private caches, kernel copies)
 if [ -x "$build/tests/test_kspec" ]; then
   mkdir -p "$tmp/tmpdir"
