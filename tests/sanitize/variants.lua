@@ -3,7 +3,8 @@
 -- access; tests/gpu_sanitize.sh): the tiled force kernel over block, unroll,
 -- split, bodies per thread and j-ranges, in float and double, with a tail
 -- that fills no whole tile; a user law with an attribute; the potential;
--- kick and drift; and Hermite block steps in float, double and mixed.
+-- kick and drift; Hermite block steps in float, double and mixed; and the
+-- pictures' density deposit (float and double).
 --   orrery run tests/sanitize/variants.lua
 local orrery = require "orrery"
 local n = 1000 + 37
@@ -32,5 +33,14 @@ for _, prec in ipairs{ "float", "double", "mixed" } do
   local h <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 300, seed = 5 }, backend = "cuda",
     precision = prec, integrator = "hermite", dt_max = 1 / 64, softening = 0.01, tune = false }
   h:step(1)
+end
+local dir = os.getenv("TEST_TMP") or "/tmp"
+for _, prec in ipairs{ "float", "double" } do
+  local r <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = n, seed = 6 }, backend = "cuda",
+    precision = prec, dt = 1e-3, tune = false }
+  r:render{ path = dir .. "/variants_" .. prec .. ".png", width = 96, height = 64 }
+  r:step(1)
+  r:render{ path = dir .. "/variants_" .. prec .. "_2.png", width = 96, height = 64 }
+  r:flush()
 end
 print("variants: every kernel variant ran")
