@@ -201,6 +201,19 @@ static int usable(const orr_deposit *d)
     return d->ext[0] < d->ext[1] && d->ext[2] < d->ext[3];
 }
 
+/* The frame's extent (ext) and its deposit (*d); 0, with the grid zeroed,
+ * when nothing can fall in it. */
+static int frame_grid(const orr_render_options *o, const orr_render_view *view, double ext[4],
+                      double *density, orr_deposit *d)
+{
+    frame_extent(o, view, ext);
+    *d = frame_deposit(o, ext);
+    if (usable(d))
+        return 1;
+    memset(density, 0, sizeof(double) * (size_t)o->width * (size_t)o->height);
+    return 0;
+}
+
 orr_status orr_render_density(long n, const double *pos, const orr_render_options *o,
                               orr_render_view *view, double *density, double ext[4],
                               orr_error *err)
@@ -213,13 +226,9 @@ orr_status orr_render_density(long n, const double *pos, const orr_render_option
         if (st)
             return st;
     }
-    frame_extent(o, view, ext);
-    orr_deposit d = frame_deposit(o, ext);
-    if (!usable(&d)) {
-        memset(density, 0, sizeof(double) * (size_t)o->width * (size_t)o->height);
-        return ORR_OK;
-    }
-    return orr_deposit_host(&d, n, pos, density, err);
+    orr_deposit d;
+    return frame_grid(o, view, ext, density, &d) ? orr_deposit_host(&d, n, pos, density, err)
+                                                  : ORR_OK;
 }
 
 orr_status orr_render_density_sim(orr_sim *s, const orr_render_options *o,
@@ -241,13 +250,8 @@ orr_status orr_render_density_sim(orr_sim *s, const orr_render_options *o,
         if (st)
             return st;
     }
-    frame_extent(o, view, ext);
-    orr_deposit d = frame_deposit(o, ext);
-    if (!usable(&d)) {
-        memset(density, 0, sizeof(double) * (size_t)o->width * (size_t)o->height);
-        return ORR_OK;
-    }
-    return orr_sim_deposit(s, &d, density, err);
+    orr_deposit d;
+    return frame_grid(o, view, ext, density, &d) ? orr_sim_deposit(s, &d, density, err) : ORR_OK;
 }
 
 /* ---- colour -------------------------------------------------------------------- */

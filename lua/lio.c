@@ -34,11 +34,11 @@
 
 /* ---- per-simulation output state ----------------------------------------------- */
 
-/* The output state of the Sim userdata at index sim (created zeroed). */
-static orr_output_state *state_of(lua_State *L, int sim)
+/* The registry table at key (weak keys: a simulation's entry goes with
+ * it), made on first use, pushed. */
+static void push_weak_table(lua_State *L, const char *key)
 {
-    sim = lua_absindex(L, sim);
-    if (lua_getfield(L, LUA_REGISTRYINDEX, STATE_KEY) != LUA_TTABLE) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, key) != LUA_TTABLE) {
         lua_pop(L, 1);
         lua_newtable(L);
         lua_createtable(L, 0, 1);
@@ -46,8 +46,15 @@ static orr_output_state *state_of(lua_State *L, int sim)
         lua_setfield(L, -2, "__mode");
         lua_setmetatable(L, -2);
         lua_pushvalue(L, -1);
-        lua_setfield(L, LUA_REGISTRYINDEX, STATE_KEY);
+        lua_setfield(L, LUA_REGISTRYINDEX, key);
     }
+}
+
+/* The output state of the Sim userdata at index sim (created zeroed). */
+static orr_output_state *state_of(lua_State *L, int sim)
+{
+    sim = lua_absindex(L, sim);
+    push_weak_table(L, STATE_KEY);
     lua_pushvalue(L, sim);
     if (lua_rawget(L, -2) != LUA_TUSERDATA) {
         lua_pop(L, 1);
@@ -73,16 +80,7 @@ typedef struct {
 /* The registry table FRAMES_KEY (weak keys), pushed. */
 static void push_frames_table(lua_State *L)
 {
-    if (lua_getfield(L, LUA_REGISTRYINDEX, FRAMES_KEY) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_createtable(L, 0, 1);
-        lua_pushliteral(L, "k");
-        lua_setfield(L, -2, "__mode");
-        lua_setmetatable(L, -2);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, LUA_REGISTRYINDEX, FRAMES_KEY);
-    }
+    push_weak_table(L, FRAMES_KEY);
 }
 
 /* Worker threads of a new writer: ORRERY_FRAME_THREADS, else 2. */

@@ -373,46 +373,37 @@ printf 'local orrery = require "orrery"\nreturn orrery.forc{ name = "x", pair = 
 printf "orrery: bench: --force %s/law.lua: %s/law.lua:2: attempt to call a nil value (field 'forc')\n" "$rel" "$rel" >exp
 expect deep-path-law-script 1 exp -- env -C work/here "$orr_abs" bench --backend cpu --n 64 --steps 1 --force "$rel/law.lua"
 
-# the snapshots open in yt and h5py (tests/test_yt.py, counted like the Lua
-# files; Debian's python3-yt and python3-h5py, so /usr/bin/python3)
-/usr/bin/python3 "$here/test_yt.py" "$orr_abs" >out 2>&1; rc=$?
-grep -E '^(\[|    )' out
-line=$(grep -E '^\[ RESULT   \] ' out | tail -1)
-p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
-f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
-pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
-if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
-  bad "test_yt.py: exit $rc"; sed 's/^/    /' out | tail -30
-fi
+# pycheck PYTHON SCRIPT [EXTRA_LINES]: a Python check of tests/ run on
+# the orrery binary, its lines shown and its closing "[ RESULT   ]" line
+# counted like the Lua files' (EXTRA_LINES: a grep -E pattern of other
+# lines to show)
+pycheck() {
+  local py=$1 script=$2 extra=${3:-}
+  "$py" "$here/$script" "$orr_abs" >out 2>&1; local rc=$?
+  grep -E "^(\[|    ${extra:+|$extra})" out
+  local line p f s
+  line=$(grep -E '^\[ RESULT   \] ' out | tail -1)
+  p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
+  f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
+  s=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\3/p')
+  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
+  if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+    bad "$script: exit $rc"; sed 's/^/    /' out | tail -30
+  fi
+}
+# venv_python NAME: .venv-NAME's python (made by tools/deps.sh), else Debian's
+venv_python() {
+  if [ -x "$here/../.venv-$1/bin/python" ]; then echo "$here/../.venv-$1/bin/python"
+  else echo /usr/bin/python3; fi
+}
 
-# the Hermite integrator against REBOUND's IAS15 (tests/test_rebound.py;
-# REBOUND from PyPI in .venv-rebound, made by tools/deps.sh; skipped without)
-py=/usr/bin/python3
-[ -x "$here/../.venv-rebound/bin/python" ] && py="$here/../.venv-rebound/bin/python"
-"$py" "$here/test_rebound.py" "$orr_abs" >out 2>&1; rc=$?
-grep -E '^(\[|    |  )' out
-line=$(grep -E '^\[ RESULT   \] ' out | tail -1)
-p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
-f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
-s=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\3/p')
-pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
-if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
-  bad "test_rebound.py: exit $rc"; sed 's/^/    /' out | tail -30
-fi
-
-# physical units as pynbody reads them (tests/test_pynbody.py; pynbody from
-# PyPI in .venv-pynbody, made by tools/deps.sh; skipped without)
-py=/usr/bin/python3
-[ -x "$here/../.venv-pynbody/bin/python" ] && py="$here/../.venv-pynbody/bin/python"
-"$py" "$here/test_pynbody.py" "$orr_abs" >out 2>&1; rc=$?
-grep -E '^(\[|    )' out
-line=$(grep -E '^\[ RESULT   \] ' out | tail -1)
-p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p')
-f=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p')
-s=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\3/p')
-pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
-if [ -z "$line" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
-  bad "test_pynbody.py: exit $rc"; sed 's/^/    /' out | tail -30
-fi
+# the snapshots open in yt and h5py (Debian's python3-yt and python3-h5py)
+pycheck /usr/bin/python3 test_yt.py
+# the Hermite integrator against REBOUND's IAS15 (REBOUND from PyPI in
+# .venv-rebound; skipped without)
+pycheck "$(venv_python rebound)" test_rebound.py '  '
+# physical units as pynbody reads them (pynbody from PyPI in .venv-pynbody;
+# skipped without)
+pycheck "$(venv_python pynbody)" test_pynbody.py
 
 summary

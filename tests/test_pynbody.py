@@ -17,16 +17,11 @@ check and a closing "[ RESULT   ] test_pynbody: N passed, M failed, K
 skipped" line (the format tests/test_lua.sh counts); exits 1 when any check
 failed.
 """
-import contextlib
-import logging
-import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
-import warnings
 
 CHECKS = 2
 try:
@@ -38,7 +33,10 @@ except ImportError as e:  # counted as skipped, with why
     print(f"[ RESULT   ] test_pynbody: 0 passed, 0 failed, {CHECKS} skipped")
     sys.exit(0)
 
-passed = failed = 0
+from pycheck import MSUN_G, MYR_S, PC_CM, Checks, close, derived, no_warnings  # noqa: E402
+
+RESULTS = Checks("test_pynbody", total=CHECKS)
+check = RESULTS.check
 
 SCRIPT = r"""
 local orrery = require "orrery"
@@ -52,66 +50,6 @@ nb:step(5)
 nb:write("nb.hdf5"); nb:write("nb.txt")
 print(("%.17g %.17g"):format(pc.time, nb.time))
 """
-
-# the units in cgs from their definitions (IAU parsec; IAU nominal GM_sun
-# over CODATA 2018 G; N-body units read as 1 kpc and 1e10 Msun), not from
-# the file
-G_CGS = 6.67430e-8
-PC_CM = 3.0856775814913673e18
-MSUN_G = 1.3271244e26 / G_CGS
-MYR_S = 3.15576e13
-
-
-def derived(length_cm, mass_g):
-    v = math.sqrt(G_CGS * mass_g / length_cm)
-    return v, length_cm / v
-
-
-def check(name, fn):
-    global passed, failed
-    try:
-        fn()
-        passed += 1
-        print(f"[       OK ] test_pynbody: {name}", flush=True)
-    except Exception:
-        failed += 1
-        detail = traceback.format_exc().strip().replace("\n", "\n    ")
-        print(f"[  FAILED  ] test_pynbody: {name}\n    {detail}", flush=True)
-
-
-class Caught(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-
-@contextlib.contextmanager
-def no_warnings():
-    """Fails when the block logs a warning (or worse) to pynbody's logger or
-    raises a Python warning."""
-    logger, caught = logging.getLogger("pynbody"), Caught()
-    level = logger.level
-    logger.addHandler(caught)
-    logger.setLevel(logging.WARNING)
-    try:
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            yield
-    finally:
-        logger.removeHandler(caught)
-        logger.setLevel(level)
-    said = [f"{r.levelname}: {r.getMessage()}" for r in caught.records]
-    said += [f"{x.category.__name__}: {x.message}" for x in w]
-    assert not said, said
-
-
-def close(got, want, rtol, what):
-    err = float((abs(np.asarray(got) - want) / abs(want)).max())
-    assert err <= rtol, f"{what}: relative error {err:.3g} > {rtol:g}"
-
 
 def load(path, ref):
     """The snapshot, and the reference rows in its order (by ParticleIDs)."""
@@ -146,7 +84,7 @@ def main():
         def physical():
             r = ref("pc.txt")
             vel, time = derived(PC_CM, MSUN_G)
-            with no_warnings():
+            with no_warnings("pynbody"):
                 f, r = load(os.path.join(tmp, "pc.hdf5"), r)
                 t = f.properties["time"]
                 close(t.in_units("s"), times[0] * time, 1e-12, "time in s")
@@ -168,7 +106,7 @@ def main():
             r = ref("nb.txt")
             length, mass = 1e3 * PC_CM, 1e10 * MSUN_G
             vel, time = derived(length, mass)
-            with no_warnings():
+            with no_warnings("pynbody"):
                 f, r = load(os.path.join(tmp, "nb.hdf5"), r)
                 close(f.properties["time"].in_units("s"), times[1] * time, 1e-12, "time in s")
                 close(f["pos"].in_units("kpc"), r[:, 1:4], 1e-12, "positions in kpc")
@@ -178,10 +116,7 @@ def main():
         check("N-body units: read as 1 kpc and 1e10 Msun, no warnings", nbody)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    skipped = CHECKS - passed - failed
-    print(f"[ RESULT   ] test_pynbody: {passed} passed, {failed} failed, {skipped} skipped",
-          flush=True)
-    sys.exit(0 if failed == 0 else 1)
+    RESULTS.finish()
 
 
 if __name__ == "__main__":

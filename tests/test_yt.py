@@ -18,36 +18,16 @@ Prints one "[       OK ] test_yt: NAME" or "[  FAILED  ] ..." line per check
 and a closing "[ RESULT   ] test_yt: N passed, M failed, 0 skipped" line
 (the format tests/test_lua.sh counts); exits 1 when any check failed.
 """
-import contextlib
-import logging
-import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
-import warnings
 
-passed = failed = 0
+from pycheck import MSUN_G, MYR_S, PC_CM, Checks, close, derived, no_warnings  # noqa: E402
 
-
-def check(name, fn):
-    global passed, failed
-    try:
-        fn()
-        passed += 1
-        print(f"[       OK ] test_yt: {name}", flush=True)
-    except Exception:
-        failed += 1
-        detail = traceback.format_exc().strip().replace("\n", "\n    ")
-        print(f"[  FAILED  ] test_yt: {name}\n    {detail}", flush=True)
-
-
-def finish():
-    print(f"[ RESULT   ] test_yt: {passed} passed, {failed} failed, 0 skipped", flush=True)
-    sys.exit(0 if failed == 0 else 1)
-
+CHECKS = Checks("test_yt")
+check, finish = CHECKS.check, CHECKS.finish
 
 SCRIPT = r"""
 local orrery = require "orrery"
@@ -68,46 +48,7 @@ print(("%.17g %.17g %.17g"):format(open.time, boxed.time, pc.time))
 
 # the units of the pc run in cgs, from their definitions (IAU parsec; IAU
 # nominal GM_sun over CODATA 2018 G), not from the file
-G_CGS = 6.67430e-8
-PC_CM = 3.0856775814913673e18
-MSUN_G = 1.3271244e26 / G_CGS
-VEL_CM_S = math.sqrt(G_CGS * MSUN_G / PC_CM)
-TIME_S = PC_CM / VEL_CM_S
-MYR_S = 3.15576e13
-
-
-class Caught(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-
-@contextlib.contextmanager
-def no_warnings(logger_name):
-    """Fails when the block logs a warning (or worse) to logger_name or
-    raises a Python warning."""
-    logger, caught = logging.getLogger(logger_name), Caught()
-    level = logger.level
-    logger.addHandler(caught)
-    logger.setLevel(logging.WARNING)
-    try:
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            yield
-    finally:
-        logger.removeHandler(caught)
-        logger.setLevel(level)
-    said = [f"{r.levelname}: {r.getMessage()}" for r in caught.records]
-    said += [f"{x.category.__name__}: {x.message}" for x in w]
-    assert not said, said
-
-
-def close(got, want, rtol, what):
-    err = (abs(got - want) / abs(want)).max()
-    assert err <= rtol, f"{what}: relative error {err:.3g} > {rtol:g}"
+VEL_CM_S, TIME_S = derived(PC_CM, MSUN_G)
 
 
 def main():
@@ -122,8 +63,7 @@ def main():
     except ImportError as e:
         print(f"[  FAILED  ] test_yt: import: {e} (install python3-yt and python3-h5py: "
               "bash tools/deps.sh)")
-        global failed
-        failed += 1
+        CHECKS.failed += 1
         finish()
     yt.set_log_level(40)
     tmp = tempfile.mkdtemp(prefix="orrery-yt-")
