@@ -17,27 +17,22 @@
 #   bash tests/gpu_sanitize.sh [BUILD] [TOOLS]     (make gpu-sanitize)
 # SANITIZE_ONLY="test_gpu lua:test_hermite" runs those commands only;
 # SANITIZE_TIMEOUT=S limits each command to S seconds (a timeout fails).
-# compute-sanitizer is taken from PATH, $CUDA_PATH/bin or /usr/local/cuda/bin,
-# else from .sanitizer/ (NVIDIA's wheel nvidia-cuda-sanitizer-api, unpacked:
-# tools/deps.sh sanitizer).  Without a GPU it says so and exits 0.
+# compute-sanitizer is taken from PATH, else $CUDA_PATH/bin (the CUDA
+# toolkit's; the GPU machine has it in /usr/local/cuda/bin).  Without a GPU
+# it says so and exits 0.
 set -u
 build=${1:-build}
 tools=${2:-memcheck racecheck initcheck synccheck}
 here=$(cd "$(dirname "$0")/.." && pwd)
 san=$(command -v compute-sanitizer 2>/dev/null)
-for c in "${CUDA_PATH:-/usr/local/cuda}/bin/compute-sanitizer" \
-         "$here/.sanitizer/compute-sanitizer/compute-sanitizer"; do
-  [ -z "$san" ] && [ -x "$c" ] && san=$c
-done
-if [ -z "$san" ] && [ -f "$here/.sanitizer/san.tar.xz" ]; then
-  tar xJf "$here/.sanitizer/san.tar.xz" -C "$here/.sanitizer" && san="$here/.sanitizer/compute-sanitizer/compute-sanitizer"
-fi
+c="${CUDA_PATH:-/usr/local/cuda}/bin/compute-sanitizer"
+[ -z "$san" ] && [ -x "$c" ] && san=$c
 if ! "$build/orrery" info 2>/dev/null | grep -qE '^  [0-9]+: .*compute capability'; then
   echo "gpu-sanitize: no usable GPU: skipped"
   exit 0
 fi
 if [ -z "$san" ]; then
-  echo "gpu-sanitize: compute-sanitizer not found (PATH, CUDA_PATH/bin, .sanitizer/): run tools/deps.sh sanitizer" >&2
+  echo "gpu-sanitize: compute-sanitizer not found on PATH or in ${CUDA_PATH:-/usr/local/cuda}/bin (it comes with the CUDA toolkit)" >&2
   exit 1
 fi
 echo "gpu-sanitize: $("$san" --version | tail -1)"

@@ -8,7 +8,10 @@ the files under test."""
 import contextlib
 import logging
 import math
+import os
+import subprocess
 import sys
+import tempfile
 import traceback
 import warnings
 
@@ -22,6 +25,20 @@ def derived(length_cm, mass_g):
     """The velocity (cm/s) and time (s) units that G = 1 gives."""
     v = math.sqrt(G_CGS * mass_g / length_cm)
     return v, length_cm / v
+
+
+def run_script(orrery, script, prefix):
+    """Runs the Lua script (text) with the orrery binary in a fresh
+    temporary directory, which it returns with the script's standard
+    output; a failing run ends the check program with orrery's output."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    with open(os.path.join(tmp, "write.lua"), "w") as f:
+        f.write(script)
+    run = subprocess.run([os.path.abspath(orrery), "run", "write.lua"], cwd=tmp,
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"orrery failed: {run.stdout}{run.stderr}")
+    return tmp, run.stdout
 
 
 class Checks:

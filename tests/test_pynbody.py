@@ -19,9 +19,7 @@ failed.
 """
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
 CHECKS = 2
 try:
@@ -33,7 +31,7 @@ except ImportError as e:  # counted as skipped, with why
     print(f"[ RESULT   ] test_pynbody: 0 passed, 0 failed, {CHECKS} skipped")
     sys.exit(0)
 
-from pycheck import MSUN_G, MYR_S, PC_CM, Checks, close, derived, no_warnings  # noqa: E402
+from pycheck import MSUN_G, MYR_S, PC_CM, Checks, close, derived, no_warnings, run_script  # noqa: E402
 
 RESULTS = Checks("test_pynbody", total=CHECKS)
 check = RESULTS.check
@@ -65,14 +63,9 @@ def main():
         print("usage: test_pynbody.py path/to/orrery", file=sys.stderr)
         sys.exit(2)
     orr = os.path.abspath(sys.argv[1])
-    tmp = tempfile.mkdtemp(prefix="orrery-pynbody-")
+    tmp, out = run_script(orr, SCRIPT, "orrery-pynbody-")
     try:
-        with open(os.path.join(tmp, "write.lua"), "w") as f:
-            f.write(SCRIPT)
-        run = subprocess.run([orr, "run", "write.lua"], cwd=tmp, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise SystemExit(f"orrery failed: {run.stdout}{run.stderr}")
-        times = [float(x) for x in run.stdout.split()]
+        times = [float(x) for x in out.split()]
 
         def ref(name):
             # id x y z vx vy vz m, exact doubles (after the units' comment line)

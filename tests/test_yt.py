@@ -20,11 +20,9 @@ and a closing "[ RESULT   ] test_yt: N passed, M failed, 0 skipped" line
 """
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
-from pycheck import MSUN_G, MYR_S, PC_CM, Checks, close, derived, no_warnings  # noqa: E402
+from pycheck import MSUN_G, MYR_S, PC_CM, Checks, close, derived, no_warnings, run_script  # noqa: E402
 
 CHECKS = Checks("test_yt")
 check, finish = CHECKS.check, CHECKS.finish
@@ -66,14 +64,9 @@ def main():
         CHECKS.failed += 1
         finish()
     yt.set_log_level(40)
-    tmp = tempfile.mkdtemp(prefix="orrery-yt-")
+    tmp, out = run_script(orr, SCRIPT, "orrery-yt-")
     try:
-        with open(os.path.join(tmp, "write.lua"), "w") as f:
-            f.write(SCRIPT)
-        run = subprocess.run([orr, "run", "write.lua"], cwd=tmp, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise SystemExit(f"orrery failed: {run.stdout}{run.stderr}")
-        times = [float(x) for x in run.stdout.split()]
+        times = [float(x) for x in out.split()]
 
         def ref(name):
             # id x y z vx vy vz m, exact doubles

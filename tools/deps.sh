@@ -38,26 +38,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [ ! -x "$here/.venv-rebound/bin/python" ] ||
-   ! "$here/.venv-rebound/bin/python" -c 'import rebound' 2>/dev/null; then
-  if /usr/bin/python3 -m venv "$here/.venv-rebound" &&
-     "$here/.venv-rebound/bin/pip" install -q rebound==5.2.2; then
-    echo "deps: REBOUND 5.2.2 in .venv-rebound"
-  else
-    echo "deps: warning: REBOUND could not be installed from PyPI into .venv-rebound:" \
-         "test_rebound.py will be skipped" >&2
+# venv NAME PACKAGE VERSION CHECK: PACKAGE==VERSION from PyPI into
+# .venv-NAME (where import NAME fails), for the check named CHECK
+venv() {
+  local py="$here/.venv-$1/bin/python"
+  if [ ! -x "$py" ] || ! "$py" -c "import $1" 2>/dev/null; then
+    if /usr/bin/python3 -m venv "$here/.venv-$1" &&
+       "$here/.venv-$1/bin/pip" install -q "$2==$3"; then
+      echo "deps: $2 $3 in .venv-$1"
+    else
+      echo "deps: warning: $2 could not be installed from PyPI into .venv-$1:" \
+           "$4 will be skipped" >&2
+    fi
   fi
-fi
-if [ ! -x "$here/.venv-pynbody/bin/python" ] ||
-   ! "$here/.venv-pynbody/bin/python" -c 'import pynbody' 2>/dev/null; then
-  if /usr/bin/python3 -m venv "$here/.venv-pynbody" &&
-     "$here/.venv-pynbody/bin/pip" install -q pynbody==2.8.0; then
-    echo "deps: pynbody 2.8.0 in .venv-pynbody"
-  else
-    echo "deps: warning: pynbody could not be installed from PyPI into .venv-pynbody:" \
-         "test_pynbody.py will be skipped" >&2
-  fi
-fi
+}
+venv rebound rebound 5.2.2 test_rebound.py
+venv pynbody pynbody 2.8.0 test_pynbody.py
 cuda=${CUDA_PATH:-/usr/local/cuda}
 for h in cuda.h nvrtc.h nccl.h; do
   if [ ! -f "$cuda/include/$h" ]; then
