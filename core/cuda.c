@@ -302,6 +302,12 @@ void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size)
 /* Each device's primary context, once retained (ordinals below MAX_HELD). */
 enum { MAX_HELD = 64 };
 static CUcontext held[MAX_HELD];
+static int retains;   /* primary contexts retained by this process */
+
+int orr_cuda_ctx_retains(void)
+{
+    return retains;
+}
 
 orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err)
 {
@@ -315,6 +321,7 @@ orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err)
         orr_trace("primary context");
         CU_CHECK(cuDevicePrimaryCtxRetain, (&ctx, dev));
         retained = 1;
+        retains++;
         orr_trace("primary context done");
     }
     CU_CHECK(cuCtxSetCurrent, (ctx));

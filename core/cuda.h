@@ -45,6 +45,9 @@ void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size);
  * tuning before the engine, would otherwise pay each time. */
 orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err);
 void orr_cuda_ctx_release(int ordinal);
+/* How many times this process has retained a primary context (once per
+ * device used, however many engines were made and destroyed). */
+int orr_cuda_ctx_retains(void);
 
 /* Device memory.  alloc failing for lack of memory returns ORR_ERR_DEVMEM
  * with the bytes asked for in the message. */
