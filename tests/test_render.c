@@ -23,12 +23,13 @@ static const char *tmp_path(const char *name)
     return buf[k];
 }
 
-static orr_sim *make_sim(long n, const double *pos)
+/* A CPU simulation of the n bodies pos (x y z m) in precision prec. */
+static orr_sim *make_sim_in(long n, const double *pos, orr_precision prec)
 {
     orr_sim_config c;
     orr_sim_config_default(&c);
     c.n = n;
-    c.precision = ORR_DOUBLE;
+    c.precision = prec;
     c.backend = ORR_BACKEND_CPU;
     c.tune = ORR_SIM_TUNE_OFF;
     orr_error err = {0};
@@ -39,6 +40,11 @@ static orr_sim *make_sim(long n, const double *pos)
     memcpy(p, pos, sizeof(double) * 4 * (size_t)n);
     orr_sim_touch(s);
     return s;
+}
+
+static orr_sim *make_sim(long n, const double *pos)
+{
+    return make_sim_in(n, pos, ORR_DOUBLE);
 }
 
 /* Reads a PNG back as 8-bit RGB (heap); fails the test when libpng cannot. */
@@ -197,19 +203,9 @@ static void test_density_sim(void **state)
     double *start = deposit_bodies(n, 5);
     start[4] = 0.1;   /* no blow-up in the steps below */
     for (int prec = 0; prec < 2; prec++) {
-        orr_sim_config c;
-        orr_sim_config_default(&c);
-        c.n = n;
-        c.precision = prec ? ORR_DOUBLE : ORR_FLOAT;
-        c.backend = ORR_BACKEND_CPU;
-        c.tune = ORR_SIM_TUNE_OFF;
         orr_error err = {0};
-        orr_sim *s = NULL;
-        TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+        orr_sim *s = make_sim_in(n, start, prec ? ORR_DOUBLE : ORR_FLOAT);
         double *p;
-        TU_OK(orr_sim_pos(s, &p, &err), &err);
-        memcpy(p, start, sizeof(double) * 4 * (size_t)n);
-        orr_sim_touch(s);
         for (int round = 0; round < 2; round++) {   /* the mirror newer; then the engine */
             if (round)
                 TU_OK(orr_sim_step(s, 2, NULL, &err), &err);
