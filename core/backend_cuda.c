@@ -21,7 +21,6 @@
 
 
 typedef struct {
-    int ctx_held;
     orr_gpu_info info;
     void *module;
     void *fn[ORR_KFAMILY_MAX_KERNELS];   /* the family's kernels, in its order */
@@ -140,8 +139,6 @@ static void cuda_destroy(orr_engine *e)
         orr_cuda_module_unload(c->module);
     if (c->rmodule)
         orr_cuda_module_unload(c->rmodule);
-    if (c->ctx_held)
-        orr_cuda_ctx_release(e->device);
     free(c);
     e->impl = NULL;
     e->stream = NULL;
@@ -303,7 +300,6 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
         cuda_destroy(e);
         return st;
     }
-    c->ctx_held = 1;
     const int block = e->spec.launch.block;
     if (block > c->info.max_threads_per_block) {
         cuda_destroy(e);

@@ -337,15 +337,6 @@ done:
     return st;
 }
 
-void orr_cuda_ctx_release(int ordinal)
-{
-    /* The context stays retained until the process ends (the driver
-     * destroys it then): made again it would cost its creation (about 110
-     * ms on an H100) and destroyed now its destruction (about 90 ms), for
-     * every simulation a script closes and makes, and for the tuner's. */
-    (void)ordinal;
-}
-
 orr_status orr_cuda_alloc(orr_devptr *p, size_t bytes, orr_error *err)
 {
     orr_status st = ORR_OK;

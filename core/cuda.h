@@ -39,12 +39,12 @@ orr_status orr_cuda_device_info(int ordinal, orr_gpu_info *info, orr_error *err)
 void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size);
 
 /* Retains the device's primary context (once per process) and makes it
- * current on this thread.  Release leaves it retained until the process
- * ends: creating a context costs about 110 ms and destroying one about 90
- * ms on an H100, which a script that closes and makes simulations, or a
- * tuning before the engine, would otherwise pay each time. */
+ * current on this thread.  It is never released: the driver destroys it
+ * when the process ends.  Creating a context costs about 110 ms and
+ * destroying one about 90 ms on an H100, which a script that closes and
+ * makes simulations, or a tuning before the engine, would otherwise pay
+ * each time. */
 orr_status orr_cuda_ctx_acquire(int ordinal, orr_error *err);
-void orr_cuda_ctx_release(int ordinal);
 /* How many times this process has retained a primary context (once per
  * device used, however many engines were made and destroyed). */
 int orr_cuda_ctx_retains(void);

@@ -121,7 +121,8 @@ orr_range orr_dist_slice_of(long n, int r, int ranks)
     return s;
 }
 
-int orr_dist_owner_of(long n, long body, int ranks)
+/* The rank whose slice holds body. */
+static int owner_of(long n, long body, int ranks)
 {
     int r = (int)((long long)body * ranks / (n > 0 ? n : 1));
     while (r > 0 && body < orr_dist_slice_of(n, r, ranks).first)
@@ -129,6 +130,14 @@ int orr_dist_owner_of(long n, long body, int ranks)
     while (r < ranks - 1 && body >= orr_dist_slice_of(n, r + 1, ranks).first)
         r++;
     return r;
+}
+
+void orr_dist_owner_note(char *buf, size_t size, long n, long body, int ranks)
+{
+    if (ranks > 1)
+        snprintf(buf, size, " (in rank %d's slice)", owner_of(n, body, ranks));
+    else if (size)
+        buf[0] = '\0';
 }
 
 orr_range orr_dist_slice(const orr_dist *d, int r)

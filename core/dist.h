@@ -40,8 +40,9 @@ int orr_dist_ranks(const orr_dist *d);
 orr_comm *orr_dist_comm(const orr_dist *d);
 /* Rank r's slice of n bodies over `ranks` ranks (no dist needed). */
 orr_range orr_dist_slice_of(long n, int r, int ranks);
-/* The rank whose slice holds body (0 .. n - 1). */
-int orr_dist_owner_of(long n, long body, int ranks);
+/* " (in rank R's slice)", R the rank whose slice holds body (0 .. n - 1),
+ * as messages name it over ranks > 1; "" with one rank. */
+void orr_dist_owner_note(char *buf, size_t size, long n, long body, int ranks);
 /* Rank r's slice, and this rank's. */
 orr_range orr_dist_slice(const orr_dist *d, int r);
 orr_range orr_dist_mine(const orr_dist *d);

@@ -46,7 +46,6 @@
 #include "dist.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +79,7 @@ typedef struct {
     int deepest;          /* the finest level used in the last interval */
     /* over several ranks: the gathered records of a block's corrected bodies
      * (REC doubles each), and each rank's count and offset of them */
-    int ranks;
+    int ranks, rank;
     double *rec;
     long *counts, *displs;
 } herm;
@@ -99,10 +98,8 @@ static orr_status nonfinite(const herm *h, const orr_integ_env *env, double t, c
         if (isfinite(a[0] + a[1] + a[2]) && isfinite(j[0] + j[1] + j[2]) &&
             (!with_pos || isfinite(x[0] + x[1] + x[2])))
             continue;
-        char where[64] = "";
-        if (h->ranks > 1)   /* every rank holds every body: all find it */
-            snprintf(where, sizeof where, " (in rank %d's slice)",
-                     orr_dist_owner_of(h->n, i, h->ranks));
+        char where[64];   /* every rank holds every body: all find it */
+        orr_dist_owner_note(where, sizeof where, h->n, i, h->ranks);
         orr_fail(err, ORR_ERR_ARG, "body %ld%s has a non-finite acceleration or position at "
                  "%.9g of the step of %g: the run is stopped (a force law that divides by "
                  "zero, bodies on one spot at softening 0, or too long a step)", i + 1, where,
@@ -128,11 +125,10 @@ static void rank_counts(herm *h, const long *list, long nact)
 }
 
 /* Over several ranks: this rank's corrected bodies among act[0 .. nact)
- * (those of its slice, [k0, k1)) to every rank. */
+ * (those of its slice, [k0, k1), as rank_counts found) to every rank. */
 static orr_status gather_block(herm *h, const orr_integ_env *env, long nact, long k0, long k1,
                                orr_error *err)
 {
-    rank_counts(h, h->act, nact);
     for (long k = k0; k < k1; k++) {
         const long i = h->act[k];
         double *r = h->rec + REC * k;
@@ -145,10 +141,8 @@ static orr_status gather_block(herm *h, const orr_integ_env *env, long nact, lon
     orr_status st = orr_comm_allgatherv(env->comm, h->rec, h->counts, h->displs,
                                         REC * sizeof(double), err);
     for (long k = 0; !st && k < nact; k++) {
-        if (k == k0 && k1 > k0) {   /* this rank's own, already in place */
-            k = k1 - 1;
+        if (k >= k0 && k < k1)   /* this rank's own, already in place */
             continue;
-        }
         const long i = h->act[k];
         const double *r = h->rec + REC * k;
         memcpy(h->pos + 4 * i, r, 3 * sizeof(double));
@@ -278,11 +272,9 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     /* over several ranks, the active bodies of this rank's slice: act[k0 .. k1) */
     long k0 = 0, k1 = nact;
     if (h->ranks > 1) {
-        const orr_range me = env->targets;
-        while (k0 < nact && h->act[k0] < me.first)
-            k0++;
-        for (k1 = k0; k1 < nact && h->act[k1] < me.first + me.count;)
-            k1++;
+        rank_counts(h, h->act, nact);
+        k0 = h->displs[h->rank];
+        k1 = k0 + h->counts[h->rank];
     }
     orr_status st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
     if (!st)
@@ -378,6 +370,7 @@ static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
 {
     herm *h = state;
     h->ranks = env->comm ? orr_comm_size(env->comm) : 1;
+    h->rank = env->comm ? orr_comm_rank(env->comm) : 0;
     if (h->ranks > 1 && !h->rec) {
         h->rec = malloc(sizeof(double) * REC * (size_t)h->n);
         h->counts = malloc(sizeof(long) * (size_t)h->ranks);

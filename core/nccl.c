@@ -80,7 +80,6 @@ static const nccl_sym nccl_syms[] = {
 struct orr_nccl {
     ncclComm_t comm;   /* this rank's communicator */
     int rank, size;    /* as in the orr_comm it was made over */
-    int device;        /* CUDA ordinal whose primary context is retained */
 };
 
 /* The first result of orr_nccl_open, handed to every later caller. */
@@ -217,7 +216,6 @@ orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *e
     orr_error mine = {0};
     orr_nccl *n = NULL;
     ncclUniqueId id;
-    int have_ctx = 0;
 
     *out = NULL;
     if (!c)
@@ -233,7 +231,6 @@ orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *e
     /* 2: this rank's device, its primary context current here */
     mine_st = orr_cuda_ctx_acquire(device, &mine);
     if (mine_st == ORR_OK) {
-        have_ctx = 1;
         n = calloc(1, sizeof *n);
         if (!n)
             mine_st = orr_fail(&mine, ORR_ERR_NOMEM, "no memory for an NCCL communicator");
@@ -243,7 +240,6 @@ orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *e
         goto done;
     n->rank = rank;
     n->size = size;
-    n->device = device;
 
     /* 3: rank 0's unique id, handed to every rank */
     memset(&id, 0, sizeof id);
@@ -277,8 +273,6 @@ done:
         comm_drop(n->comm);
         free(n);
     }
-    if (st != ORR_OK && have_ctx)
-        orr_cuda_ctx_release(device);
     orr_error_clear(&mine);
     return st;
 }
@@ -294,7 +288,6 @@ void orr_nccl_destroy(orr_nccl *n)
             p_ncclCommFinalize(n->comm);
         p_ncclCommDestroy(n->comm);
     }
-    orr_cuda_ctx_release(n->device);
     free(n);
 }
 

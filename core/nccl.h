@@ -27,8 +27,8 @@ orr_status orr_nccl_open(orr_error *err);
 int orr_nccl_version(void);
 
 /* A communicator over every rank of c, each rank on its CUDA device
- * `device` (its primary context retained and made current on the calling
- * thread, until orr_nccl_destroy releases it).
+ * `device` (its primary context made current on the calling thread; see
+ * orr_cuda_ctx_acquire).
  * Collective over c: rank 0 makes the unique id, orr_comm_bcast hands it
  * out, every rank calls ncclCommInitRank.  Each step (NCCL loaded, the
  * device's context, the id, the init) is agreed over c before the next, so
@@ -36,11 +36,11 @@ int orr_nccl_version(void);
  * lowest failing rank R and its message as "rank R: <message>" (e.g. "rank
  * 1: libnccl.so.2: cannot open shared object file ...", ORR_ERR_COMM; a
  * device's error keeps its own status, e.g. ORR_ERR_NODRIVER); nothing is
- * left made or retained then.  A one-rank c without MPI needs no launcher. */
+ * left made then.  A one-rank c without MPI needs no launcher. */
 orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *err);
 /* Collective over the ranks of the communicator (ncclCommFinalize, where
  * NCCL has it, waits for what was queued and for the peers; then
- * ncclCommDestroy); releases the device's primary context.  NULL: nothing. */
+ * ncclCommDestroy).  NULL: nothing. */
 void orr_nccl_destroy(orr_nccl *n);
 
 /* In place, on device memory: rank r's block, bytes

@@ -980,9 +980,8 @@ static orr_status check_blowup(orr_sim *s, long steps0, double t0, double h, dou
     double t = t0 + (double)(step - steps0) * h;
     t = t > t_end ? t_end : t;
     s->env.acc_valid = 0;
-    char where[64] = "";
-    if (s->dist)
-        snprintf(where, sizeof where, " (in rank %d's slice)", orr_dist_owner_of(s->cfg.n, body, orr_dist_ranks(s->dist)));
+    char where[64];
+    orr_dist_owner_note(where, sizeof where, s->cfg.n, body, s->dist ? orr_dist_ranks(s->dist) : 1);
     orr_fail(err, ORR_ERR_ARG, "body %ld%s has a non-finite acceleration or position at "
              "step %ld (t = %.9g): the run is stopped (a force law that divides by zero, "
              "bodies on one spot at softening 0, or too long a step)", body + 1, where, step, t);

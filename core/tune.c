@@ -358,9 +358,9 @@ static int valid(const tuner *t, params p)
         return 0;
     if (p.split < 1 || p.split > max_split(t, p.ipt) || (p.split & (p.split - 1)) || p.block % p.split)
         return 0;
-    /* more bodies per thread only where the blocks still fill the GPU twice
-     * over (targets split / (block ipt) >= 2 per SM... at 2048 threads an
-     * SM): large N */
+    /* more bodies per thread only where the blocks launched, targets split
+     * / (block ipt), still fill every SM's 2048 threads IPT_WAVES times:
+     * large N */
     if (p.ipt != t->id.base.launch.ipt &&
         (p.ipt < 1 || p.ipt > MAX_IPT || (p.ipt & (p.ipt - 1)) ||
          (double)t->id.targets * p.split / ((double)p.block * p.ipt) <
@@ -1175,11 +1175,8 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     for (long k = 0; k < t.ni; k++)
         t.idx[k] = orr_sample_index(k, n, t.ni);
     st = orr_bench_bodies(&t.id.base, n, TUNE_SEED, t.pos, t.vel, &t.attr, err);
-    int ctx_held = 0;
-    if (!st && t.id.target == ORR_TARGET_GPU) {   /* keep one context across all candidates */
+    if (!st && t.id.target == ORR_TARGET_GPU)   /* one context across all candidates */
         st = orr_cuda_ctx_acquire(t.id.device, err);
-        ctx_held = !st;
-    }
     if (!st && recheck) {
         double ms[2], spread[2];
         st = interleave(&t, &stored.best, &t.id.base, ORR_TUNE_PHASE_RECHECK, 3, ms, spread, err);
@@ -1217,8 +1214,6 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         st = retime(&t, &winner, &win_ms, err);
     if (!st)
         st = check_default(&t, &winner, &win_ms, err);
-    if (ctx_held)
-        orr_cuda_ctx_release(t.id.device);
     if (st) {
         tuner_free(&t);
         result->elapsed_s = orr_now_s() - t0;

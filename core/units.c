@@ -11,47 +11,35 @@
 #define NBODY_LENGTH_CM 3.0856775814913673e21
 #define NBODY_MASS_G 1.988409870698051e43
 
-typedef struct {
-    const char *name;
-    double cgs;
-} named;
-
 /* IAU 2012 au, IAU 2015 parsec and nominal solar radius; masses are the IAU
  * 2015 nominal GM (1.3271244e26, 3.986004e20, 1.2668653e23 cm^3 s^-2) over
- * ORR_G_CGS */
-static const named lengths[] = {
-    {"pc", 3.0856775814913673e18}, {"kpc", 3.0856775814913673e21},
-    {"Mpc", 3.0856775814913673e24}, {"au", 1.495978707e13},
-    {"Rsun", 6.957e10},            {"km", 1e5},
-    {"m", 1e2},                    {"cm", 1},
-    {NULL, 0},
-};
-static const named masses[] = {
-    {"Msun", 1.988409870698051e33}, {"Mearth", 5.972167867791379e27},
-    {"Mjup", 1.89812459733605e30},  {"kg", 1e3},
-    {"g", 1},                       {NULL, 0},
-};
-
+ * ORR_G_CGS.  Names (NULL-terminated, for messages too) and their sizes in
+ * cgs, in the same order. */
 static const char *const length_names[] = {"pc", "kpc", "Mpc", "au", "Rsun", "km", "m", "cm",
                                            NULL};
+static const double length_cgs[] = {3.0856775814913673e18, 3.0856775814913673e21,
+                                    3.0856775814913673e24, 1.495978707e13, 6.957e10, 1e5, 1e2,
+                                    1};
 static const char *const mass_names[] = {"Msun", "Mearth", "Mjup", "kg", "g", NULL};
+static const double mass_cgs[] = {1.988409870698051e33, 5.972167867791379e27,
+                                  1.89812459733605e30, 1e3, 1};
 
-static double lookup(const named *t, const char *name)
+static double lookup(const char *const *names, const double *cgs, const char *name)
 {
-    for (int k = 0; name && t[k].name; k++)
-        if (strcmp(t[k].name, name) == 0)
-            return t[k].cgs;
+    for (int k = 0; name && names[k]; k++)
+        if (strcmp(names[k], name) == 0)
+            return cgs[k];
     return 0;
 }
 
 double orr_units_length_cm(const char *name)
 {
-    return lookup(lengths, name);
+    return lookup(length_names, length_cgs, name);
 }
 
 double orr_units_mass_g(const char *name)
 {
-    return lookup(masses, name);
+    return lookup(mass_names, mass_cgs, name);
 }
 
 const char *const *orr_units_length_names(void)

@@ -2,24 +2,35 @@
 -- Hermite scheme and individual block time steps, the way collisional
 -- codes (NBODY6++, phi-GPU) do: the energy error, the block statistics and
 -- the Lagrangian radii over time.  On the GPU when there is one (the block
--- steps stay on it).
---   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA] [PRECISION]
+-- steps stay on it).  The cluster is given physical units: N stars of one
+-- solar mass, lengths in parsecs (so the time unit follows from G = 1, and
+-- the snapshot OUT states the units for yt and pynbody).  It runs under
+-- mpirun too (every rank keeps every body; each corrects the active stars
+-- of its slice), printing on rank 0.
+--   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA] [PRECISION] [OUT.hdf5]
+--   mpirun -np 2 build/orrery run scripts/cluster_hermite.lua 1024 1 0.02 double
 -- (PRECISION: double, or mixed: differences in double, the rest in float)
 local orrery = require "orrery"
+local print = orrery.rank == 0 and print or function() end
+local MSUN_G = 1.988409870698051e33
 
 local n = math.tointeger(tonumber(arg[1])) or 1024
 local t_end = tonumber(arg[2]) or 1
 local eta = tonumber(arg[3]) or 0.02
 local precision = arg[4] or "double"
+local out = arg[5]
 
 local sim <close> = orrery.simulation{
   bodies = orrery.ic.plummer{ n = n, seed = 7 },
   precision = precision,
   softening = 4 / n,          -- a softening of the order of the closest-approach distance
   integrator = "hermite", dt_max = 1 / 16, eta = eta,
+  units = { length = "pc", mass_g = n * MSUN_G },   -- one solar mass per star
 }
 print(("Plummer cluster: %d bodies, Hermite with block steps, eta %g, dt_max %g, %s on %s"):format(
   n, eta, sim.dt_max, sim.precision, sim.backend))
+print(("units: 1 pc, %d Msun; so 1 time unit = %.4g Myr, 1 velocity unit = %.4g km/s"):format(
+  n, sim.units.time_s / 3.15576e13, sim.units.velocity_cm_s / 1e5))
 print(("%8s %14s %11s %9s %12s %12s %9s %8s %8s %8s %8s"):format("t", "E", "dE/E0", "blocks",
   "active/blk", "smallest dt", "wall s", "r_core", "r_10%", "r_50%", "r_90%"))
 local e0 = sim:energy().total
@@ -34,3 +45,4 @@ while sim.time < t_end - 1e-12 do
     orrery._clock() - clock, c.core_radius, c.lagrangian[1], c.lagrangian[2], c.lagrangian[3]))
   last = b
 end
+if out then print("wrote " .. sim:write(out)) end

@@ -191,7 +191,6 @@ static void test_cuda_without_driver(void **state)
     orr_cuda_free(0);
     orr_cuda_module_unload(NULL);
     orr_cuda_event_destroy(NULL);
-    orr_cuda_ctx_release(0);
 
     orr_error_clear(&err);
     orr_error_clear(&again);
