@@ -651,13 +651,6 @@ static orr_status cuda_time_steps(orr_engine *e, orr_range all, int steps, int f
 
 #define HMAX 40
 
-/* Threads per block of the force + jerk kernel: two tiles (positions and
- * velocities) must fit in 48 KiB of static shared memory. */
-static int htile(const orr_engine *e)
-{
-    return e->spec.launch.block > 256 ? 256 : e->spec.launch.block;
-}
-
 static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
 {
     if (c->hcnt)
@@ -697,28 +690,27 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
 
 /* The force + jerk kernel on the nact bodies act[] (count on the device)
  * from all predicted bodies, and the combine of its j-ranges into row 0
- * of hpa, hpj.  More ranges for fewer active bodies, so a block with few
- * of them still fills the GPU (about 16 blocks per SM, at most 256
- * ranges); at most 4n partials. */
+ * of hpa, hpj, with the launch of nact's bucket (orr_engine_hlaunch: the
+ * tile, and the j-split: ranges until the blocks number about per_sm per
+ * SM, so a block with few active bodies still fills the GPU; at most 256
+ * ranges, and at most 4n partials). */
 static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long nact,
                              orr_error *err)
 {
-    const int tile = htile(e);
+    const orr_hlaunch l = orr_engine_hlaunch(e, orr_hbucket(nact));
+    const int tile = l.tile;
     int n = (int)e->n, stride = (int)nact;
-    const long iblocks = (nact + tile - 1) / tile, tiles = (e->n + tile - 1) / tile;
-    long r = (16L * c->info.sm_count + iblocks - 1) / iblocks;   /* about 16 blocks per SM */
-    r = r > 256 ? 256 : r;
-    r = r > tiles ? tiles : r;
-    r = r > 4 * e->n / nact ? 4 * e->n / nact : r;
-    r = r < 1 ? 1 : r;
-    const long per = (e->n + r - 1) / r;
-    int jlen = (int)((per + tile - 1) / tile * tile), ranges = (int)((e->n + jlen - 1) / jlen);
+    long len = 0;
+    int ranges = orr_hlaunch_ranges(e->n, nact, l, c->info.sm_count, &len), jlen = (int)len;
+    const long iblocks = (nact + tile - 1) / tile;
     rtparams rtp = runtime_params(e);
     orr_devptr cnt = c->hcnt + 8;
     void *args[] = {&c->hxp, &c->hvp, &c->attr, &act, &cnt, &rtp, &c->hpa, &c->hpj, &n, &jlen,
                     &stride};
-    orr_status st = orr_cuda_launch_2d(c->fn[ORR_K_ACCEL_JERK], (unsigned)iblocks,
-                                       (unsigned)ranges, (unsigned)tile, 0, c->stream, args, err);
+    const int fn = tile == 64 ? ORR_K_ACCEL_JERK64 : tile == 128 ? ORR_K_ACCEL_JERK128
+                                                                 : ORR_K_ACCEL_JERK256;
+    orr_status st = orr_cuda_launch_2d(c->fn[fn], (unsigned)iblocks, (unsigned)ranges,
+                                       (unsigned)tile, 0, c->stream, args, err);
     if (st || ranges == 1)
         return st;
     void *cargs[] = {&c->hpa, &c->hpj, &cnt, &ranges, &stride};
@@ -726,13 +718,12 @@ static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long n
                            (unsigned)e->spec.launch.block, 0, c->stream, cargs, err);
 }
 
-/* The host-driven form (hermite.c's path over several ranks): the force
- * and jerk of the ni bodies idx from the positions and velocities as set,
- * with the kernels of the engine's own block steps. */
-static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
-                                  double *jerk, orr_error *err)
+/* The ni bodies idx as the active list, and the positions and
+ * velocities as set as the predicted ones: what the force + jerk kernel
+ * reads. */
+static orr_status jerk_inputs(orr_engine *e, cuda_impl *c, long ni, const long *idx,
+                              orr_error *err)
 {
-    cuda_impl *c = e->impl;
     orr_status st = blocks_alloc(e, c, err);
     const size_t vec = 4 * c->elem * (size_t)e->n;
     unsigned *ix = st ? NULL : malloc(4 * ((size_t)ni + 1));
@@ -744,14 +735,47 @@ static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, doubl
         ix[0] = (unsigned)ni;
     if (!st && !(st = orr_cuda_htod_async(c->hact, ix + 1, 4 * (size_t)ni, c->stream, err)) &&
         !(st = orr_cuda_htod_async(c->hcnt + 8, ix, 4, c->stream, err)) &&
-        !(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
-        !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)))
+        !(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)))
+        st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err);
+    if (!st)   /* ix is pageable: the copies have read it when the stream is done */
+        st = orr_cuda_stream_sync(c->stream, err);
+    free(ix);
+    return st;
+}
+
+/* The host-driven form (hermite.c's path over several ranks): the force
+ * and jerk of the ni bodies idx from the positions and velocities as set,
+ * with the kernels of the engine's own block steps. */
+static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
+                                  double *jerk, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = jerk_inputs(e, c, ni, idx, err);
+    if (!st)
         st = accel_jerk(e, c, c->hact, ni, err);
     if (!st)
         st = download(c, c->hpa, acc, 3, 3, ni, err);
     if (!st)
         st = download(c, c->hpj, jerk, 3, 3, ni, err);
-    free(ix);
+    return st;
+}
+
+static orr_status cuda_time_accel_jerk(orr_engine *e, long ni, const long *idx, int reps,
+                                       double *ms, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = jerk_inputs(e, c, ni, idx, err);
+    if (!st)
+        st = orr_cuda_event_record(c->ev0, c->stream, err);
+    for (int k = 0; !st && k < reps; k++)
+        st = accel_jerk(e, c, c->hact, ni, err);
+    float total = 0;
+    if (!st)
+        st = orr_cuda_event_record(c->ev1, c->stream, err);
+    if (!st)
+        st = orr_cuda_event_elapsed(c->ev0, c->ev1, &total, err);
+    if (!st)
+        *ms = total / reps;
     return st;
 }
 
@@ -976,6 +1000,7 @@ const orr_backend_ops orr_backend_cuda = {
     .get_state = cuda_get_state,
     .accel = cuda_accel,
     .accel_jerk = cuda_accel_jerk,
+    .time_accel_jerk = cuda_time_accel_jerk,
     .blowup = cuda_blowup,
     .blocks_begin = cuda_blocks_begin,
     .block = cuda_block,

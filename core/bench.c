@@ -466,7 +466,7 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
 /* ---- Hermite block steps ------------------------------------------------------ */
 
 orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long n, long active,
-                             int reps, double *ms, orr_error *err)
+                             const orr_hlaunch *launch, int reps, double *ms, orr_error *err)
 {
     if (active < 1 || active > n)
         return orr_fail(err, ORR_ERR_ARG, "active bodies must be from 1 to N = %ld (got %ld)", n,
@@ -482,6 +482,8 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
     const orr_block_params p = {1.0 / 16, 0.02, 0.01, 40};
     for (long i = 0; !st && i < active; i++)
         idx[i] = (long)((double)i * n / active);
+    for (int k = 0; !st && launch && k < ORR_HBUCKETS; k++)
+        st = orr_engine_set_hlaunch(e, k, launch[k], err);
     const int blocks = !st && orr_engine_has_blocks(e);
     if (blocks) {
         st = orr_engine_blocks_begin(e, &p, 1, 1, err);

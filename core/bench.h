@@ -70,9 +70,11 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
  * over the n, against all n predicted bodies: the best of reps, in ms, of
  * what a block costs where the engine keeps the blocks (the GPU:
  * prediction of all, force + jerk, correction, the read-back); on the CPU
- * the force + jerk of the active bodies. */
+ * the force + jerk of the active bodies.  launch (GPU; may be NULL: the
+ * defaults) holds the force + jerk kernel's launch per bucket of active
+ * bodies, ORR_HBUCKETS of them (htune.h). */
 orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long n, long active,
-                             int reps, double *ms, orr_error *err);
+                             const orr_hlaunch *launch, int reps, double *ms, orr_error *err);
 
 /* Max relative error of acc against ref over ni bodies (3 ni values each). */
 /* The bodies benchmarks and the tuner run on, for spec's law: laws scaled by

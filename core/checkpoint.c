@@ -90,6 +90,14 @@ static orr_status write_kernel(hid_t file, orr_sim *s, const char *path, orr_err
         r = orr_h5_put_int(g, "ranges", k->launch.ranges);
     if (r >= 0)
         r = orr_h5_put_string(g, "source", source);
+    const orr_htune_result *h = orr_sim_hermite_tuning(s);
+    if (r >= 0 && h) {   /* tile, blocks per SM of each bucket */
+        int v[2 * ORR_HBUCKETS];
+        for (int b = 0; b < h->nbuckets; b++)
+            v[2 * b] = h->launch[b].tile, v[2 * b + 1] = h->launch[b].per_sm;
+        r = orr_h5_put_attr(g, "hermite_launch", H5T_STD_I32LE, H5T_NATIVE_INT,
+                            (hsize_t)(2 * h->nbuckets), v);
+    }
     orr_h5_close(&g, H5Gclose);
     return r < 0 ? orr_h5_write_failed(path, "Kernel", err) : ORR_OK;
 }
@@ -408,6 +416,17 @@ static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, 
     if (rc > 0 && orr_h5_get_string(g, "Kernel", "source", ck->kspec_source,
                                     sizeof ck->kspec_source, path, err) < 0)
         rc = -1;
+    /* absent but for block steps on the GPU (and before them): none */
+    const int nb = orr_hbucket(ck->bodies.n) + 1;
+    int v[2 * ORR_HBUCKETS];
+    int got = rc > 0 ? orr_h5_get_attr(g, "Kernel", "hermite_launch", H5T_NATIVE_INT, 2 * nb, v,
+                                       path, err)
+                     : 0;
+    if (got < 0)
+        rc = -1;
+    for (int b = 0; got > 0 && b < nb; b++)
+        ck->hlaunch[b] = (orr_hlaunch){v[2 * b], v[2 * b + 1]};
+    ck->nhlaunch = got > 0 ? nb : 0;
     H5Gclose(g);
     return rc < 0 ? (err ? err->code : ORR_ERR_IO) : ORR_OK;
 }
@@ -747,6 +766,8 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
      * ranks the call is collective) */
     if (!st && strcmp(orr_engine_backend_name(orr_sim_engine(s)), ck->backend) == 0)
         st = orr_sim_set_kspec(s, &ck->kspec, "checkpoint", err);
+    if (!st && ck->nhlaunch && strcmp(orr_engine_backend_name(orr_sim_engine(s)), ck->backend) == 0)
+        st = orr_sim_set_hermite_launch(s, ck->hlaunch, ck->nhlaunch, "checkpoint", err);
     if (!st)
         st = restore_fields(ck, s, err);
     if (st) {

@@ -35,6 +35,9 @@ typedef struct {
     char backend[16];        /* where it ran: "cpu" or "cuda" (config.backend the same) */
     orr_kspec kspec;         /* the kernel configuration it ran with */
     char kspec_source[16];   /* where that came from: "tuned", "store", "default" */
+    int nhlaunch;            /* block steps on the GPU: the force + jerk launches per
+                                bucket of active bodies (htune.h), 0 when absent */
+    orr_hlaunch hlaunch[ORR_HBUCKETS];
     double time;
     double time_c;           /* the clock's rounding compensation (0 when absent) */
     long steps;

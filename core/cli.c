@@ -16,6 +16,7 @@
 #include "outfile.h"
 #include "rtc.h"
 #include "tune.h"
+#include "htune.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -53,12 +54,15 @@ static const char *usage_commands =
     "                            the CPU's plain float gravity loop; both: tiled + the baseline)\n"
     "      --tune                use the stored tuning per N, tuning first where there is none\n"
     "      --integrator hermite  time Hermite block steps instead: one block of --active\n"
-    "                            bodies (LIST; default all N) against all N (60 flops each)\n"
+    "                            bodies (LIST; default all N) against all N (60 flops each);\n"
+    "                            with --tune, the force + jerk launches tuned per N\n"
     "      --csv                 machine-readable rows\n"
     "      and the kernel options below\n"
     "  tune [OPTIONS]            autotune the kernels for this device; results are stored\n"
     "      --backend auto|cuda|cpu  --precision P  --n LIST (as bench), kernel options\n"
     "      --budget SECONDS (2)  --exhaustive  --retune (ignore the stored result)\n"
+    "      --integrator hermite  the force + jerk kernel of block steps instead (GPU): its\n"
+    "                            tile and j-split per bucket of active bodies\n"
     "  compile [OPTIONS]         generate and compile a kernel, print or write it\n"
     "      --target gpu|cpu (gpu)   --arch sm_XY (the GPU's own, else sm_90)\n"
     "      --emit source|ptx|cubin (GPU) or source|so (CPU)   -o FILE\n"
@@ -266,6 +270,14 @@ static int list_forces(void)
 
 static void list_tuning(const orr_tune_entry *t, void *ctx)
 {
+    if (strcmp(t->integrator, "hermite") == 0) {
+        printf("  %s %s %s N<=%ld hermite force + jerk, <=%ld active: tile %d, %d blocks per SM "
+               "(%d ranges), %.4g ms (%d tried, %d rejected, %s)\n    on %s\n", t->backend,
+               t->force, t->precision, t->n_bucket, t->targets_bucket, t->block, t->per_sm,
+               t->ranges, t->ms, t->ntrials, t->nfailed, t->when, t->device);
+        ++*(int *)ctx;
+        return;
+    }
     char slice[48] = "";
     if (t->targets_bucket)
         snprintf(slice, sizeof slice, " (slices of <=%ld)", t->targets_bucket);
@@ -995,6 +1007,21 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
     return 0;
 }
 
+/* The Hermite tuner's choice for n, a line per bucket of active bodies. */
+static void print_hermite_choice(const orr_htune_result *h, long n)
+{
+    printf("# force + jerk launches for N=%ld (%s, %.2f s; %d tried, %d rejected)%s%s\n", n,
+           h->source, h->elapsed_s, h->ntrials, h->nfailed, h->note[0] ? ": " : "", h->note);
+    for (int k = 0; k < h->nbuckets; k++) {
+        char ms[32] = "-";
+        if (h->ms[k] >= 0)
+            snprintf(ms, sizeof ms, "%.4g ms", h->ms[k]);
+        printf("#   <=%-9ld active: tile %3d, %2d blocks per SM (%s, %s)\n", h->active[k],
+               h->launch[k].tile, h->launch[k].per_sm, h->from[k], ms);
+    }
+    fflush(stdout);
+}
+
 /* bench --integrator hermite: one block step of --active bodies (all by
  * default) against all N, the best of a few; 60 flops per interaction as
  * phi-GPU, NBODY6++GPU and Sapporo count them. */
@@ -1010,13 +1037,25 @@ static int bench_hermite(const bench_opts *b)
     for (int k = 0; k < b->run.nn; k++) {
         const long n = b->run.ns[k];
         const int na = b->nactive ? b->nactive : 1;
+        /* --tune on the GPU: the force + jerk launches tuned (or stored) for n */
+        orr_htune_result h;
+        const int tuned = b->tune && b->run.kind == ORR_BACKEND_CUDA;
+        orr_error he = {0};
+        if (tuned && orr_htune(&b->run.spec, n, NULL, &h, &he)) {
+            orr_error_context(&he, "bench --integrator hermite --tune N=%ld", n);
+            rc = report(&he);
+            orr_error_clear(&he);
+            continue;
+        }
+        if (tuned && !csv)
+            print_hermite_choice(&h, n);
         for (int j = 0; j < na; j++) {
             const long act = b->nactive ? b->active[j] : n;
             if (act > n)
                 continue;
             double ms = 0;
             orr_error e = {0};
-            if (orr_bench_hermite(b->run.kind, &b->run.spec, n, act,
+            if (orr_bench_hermite(b->run.kind, &b->run.spec, n, act, tuned ? h.launch : NULL,
                                   b->steps > 0 ? (int)b->steps : 5, &ms, &e)) {
                 orr_error_context(&e, "bench --integrator hermite N=%ld active %ld", n, act);
                 report(&e);
@@ -1111,6 +1150,50 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
     fflush(stdout);
 }
 
+static void print_htrial(const orr_htune_trial *t, void *ctx)
+{
+    char cfg[64];
+    snprintf(cfg, sizeof cfg, "%ld active: tile %3d, %2d per SM (%d ranges)", t->active,
+             t->launch.tile, t->launch.per_sm, t->ranges);
+    if (t->ok)
+        printf("  %-46s %10.4f ms  verified (max rel err %.1e)%s\n", cfg, t->ms, t->max_rel_err,
+               t->is_default ? ", the default" : "");
+    else
+        printf("  %-46s %10s      rejected: %s\n", cfg, "-", t->why);
+    fflush(stdout);
+}
+
+/* tune --integrator hermite: the force + jerk kernel's launches (htune.h). */
+static int tune_hermite(const run_opts *ro, const orr_tune_options *to)
+{
+    if (ro->kind != ORR_BACKEND_CUDA) {
+        fprintf(stderr, "orrery: tune --integrator hermite: the Hermite tuner is for the GPU (the "
+                "%s backend is in use)\n", orr_backend_name(ro->kind));
+        return 1;
+    }
+    orr_htune_options o;
+    orr_htune_options_default(&o);
+    o.budget_s = to->budget_s;
+    o.retune = to->retune;
+    o.report = print_htrial;
+    int rc = 0;
+    for (int k = 0; k < ro->nn; k++) {
+        printf("tuning the Hermite force + jerk kernel, cuda %s %s for N=%ld\n",
+               ro->spec.phys.force, orr_precision_name(ro->spec.phys.precision), ro->ns[k]);
+        fflush(stdout);
+        orr_htune_result h;
+        orr_error e = {0};
+        if (orr_htune(&ro->spec, ro->ns[k], &o, &h, &e)) {
+            orr_error_context(&e, "tune --integrator hermite N=%ld", ro->ns[k]);
+            rc = report(&e);
+            orr_error_clear(&e);
+            continue;
+        }
+        print_hermite_choice(&h, ro->ns[k]);
+    }
+    return rc;
+}
+
 static int cmd_tune(args_t *a)
 {
     run_opts ro;
@@ -1119,6 +1202,7 @@ static int cmd_tune(args_t *a)
     orr_error e = {0};
     orr_tune_options o;
     orr_tune_options_default(&o);
+    int hermite = 0;
     run_opts_init(&ro);
     for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
         if (run_option(a, &ro, &bad))
@@ -1131,6 +1215,12 @@ static int cmd_tune(args_t *a)
             o.exhaustive = 1;
         } else if (strcmp(a->argv[a->pos], "--retune") == 0) {
             o.retune = 1;
+        } else if (opt_value(a, "--integrator", &v, &bad)) {
+            if (!bad && strcmp(v, "hermite") != 0)
+                bad = orr_cli_usage_error("tune: --integrator takes hermite (the force + jerk "
+                                          "kernel of block steps; the fixed-step integrators "
+                                          "tune the force pass)");
+            hermite = 1;
         } else {
             bad = orr_cli_usage_error("tune: unknown option '%s'", a->argv[a->pos]);
         }
@@ -1144,6 +1234,8 @@ static int cmd_tune(args_t *a)
     const long *ns = ro.ns;
     int nn = ro.nn;
     const char *bname = orr_backend_name(kind);
+    if (hermite)
+        return tune_hermite(&ro, &o);
     o.report = print_trial;
     o.ctx = (void *)bname;
     int rc = 0;

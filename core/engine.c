@@ -209,18 +209,95 @@ orr_status orr_engine_force_part(orr_engine *e, orr_range t, orr_force_part part
     return st || !t.count ? st : e->ops->accel(e, t, part, err);
 }
 
-orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
-                                 double *jerk, orr_error *err)
+/* Every index of idx[0..ni) names one of the engine's bodies. */
+static orr_status check_indices(const orr_engine *e, long ni, const long *idx, const char *what,
+                                orr_error *err)
 {
     for (long k = 0; k < ni; k++)
         if (idx[k] < 0 || idx[k] >= e->n)
-            return orr_fail(err, ORR_ERR_ARG, "body index %ld out of range (n = %ld)", idx[k],
+            return orr_fail(err, ORR_ERR_ARG, "%s index %ld out of range (n = %ld)", what, idx[k],
                             e->n);
+    return ORR_OK;
+}
+
+orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double *acc,
+                                 double *jerk, orr_error *err)
+{
+    orr_status st = check_indices(e, ni, idx, "body", err);
+    if (st)
+        return st;
     if (!e->ops->accel_jerk)
         return orr_fail(err, ORR_ERR_ARG, "the %s backend has no force + jerk kernel "
                         "yet: integrator \"hermite\" runs on the CPU backend (backend = \"cpu\")",
                         e->ops->name);
     return ni ? e->ops->accel_jerk(e, ni, idx, acc, jerk, err) : ORR_OK;
+}
+
+int orr_hbucket(long nact)
+{
+    int k = 0;
+    while (k < ORR_HBUCKETS - 1 && nact > orr_hbucket_top(k))
+        k++;
+    return k;
+}
+
+long orr_hbucket_top(int k)
+{
+    return 64L << (2 * k);
+}
+
+int orr_hlaunch_ranges(long n, long nact, orr_hlaunch l, int sms, long *jlen)
+{
+    const long iblocks = (nact + l.tile - 1) / l.tile, tiles = (n + l.tile - 1) / l.tile;
+    long r = ((long)l.per_sm * sms + iblocks - 1) / iblocks;
+    r = r > 256 ? 256 : r;
+    r = r > tiles ? tiles : r;
+    r = r > 4 * n / nact ? 4 * n / nact : r;
+    r = r < 1 ? 1 : r;
+    const long per = (n + r - 1) / r, len = (per + l.tile - 1) / l.tile * l.tile;
+    if (jlen)
+        *jlen = len;
+    return (int)((n + len - 1) / len);
+}
+
+orr_status orr_engine_set_hlaunch(orr_engine *e, int k, orr_hlaunch l, orr_error *err)
+{
+    if (k < 0 || k >= ORR_HBUCKETS)
+        return orr_fail(err, ORR_ERR_ARG, "active-body bucket %d out of range (0 to %d)", k,
+                        ORR_HBUCKETS - 1);
+    if (l.tile != 0 && l.tile != 64 && l.tile != 128 && l.tile != 256)
+        return orr_fail(err, ORR_ERR_ARG, "force + jerk tile %d: must be 64, 128 or 256",
+                        l.tile);
+    if (l.per_sm < 0 || l.per_sm > 64)
+        return orr_fail(err, ORR_ERR_ARG, "force + jerk j-split of %d blocks per SM: must be "
+                        "from 1 to 64", l.per_sm);
+    e->hlaunch[k] = l;
+    return ORR_OK;
+}
+
+orr_hlaunch orr_engine_hlaunch(const orr_engine *e, int k)
+{
+    orr_hlaunch l = e->hlaunch[k < 0 ? 0 : k >= ORR_HBUCKETS ? ORR_HBUCKETS - 1 : k];
+    if (!l.tile)
+        l.tile = e->spec.launch.block > 256 ? 256 : e->spec.launch.block >= 128 ? 128 : 64;
+    if (!l.per_sm)
+        l.per_sm = 16;
+    return l;
+}
+
+orr_status orr_engine_time_accel_jerk(orr_engine *e, long ni, const long *idx, int reps,
+                                      double *ms, orr_error *err)
+{
+    orr_status st = check_indices(e, ni, idx, "body", err);
+    if (st)
+        return st;
+    if (ni < 1 || reps < 1)
+        return orr_fail(err, ORR_ERR_ARG, "timing the force + jerk kernel needs bodies and "
+                        "passes (got %ld, %d)", ni, reps);
+    if (!e->ops->time_accel_jerk)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend does not time its force + jerk "
+                        "kernel (the Hermite tuner is for the GPU)", e->ops->name);
+    return e->ops->time_accel_jerk(e, ni, idx, reps, ms, err);
 }
 
 void orr_engine_set_step(orr_engine *e, long step)
@@ -335,11 +412,8 @@ orr_status orr_engine_potential(orr_engine *e, double *u, orr_error *err)
 orr_status orr_engine_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
                                    orr_error *err)
 {
-    for (long k = 0; k < ni; k++)
-        if (idx[k] < 0 || idx[k] >= e->n)
-            return orr_fail(err, ORR_ERR_ARG, "sample index %ld out of range (n = %ld)", idx[k],
-                            e->n);
-    return e->ops->accel_sample(e, ni, idx, acc, err);
+    orr_status st = check_indices(e, ni, idx, "sample", err);
+    return st ? st : e->ops->accel_sample(e, ni, idx, acc, err);
 }
 
 orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, double *ms,

@@ -136,6 +136,34 @@ orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long 
  * interval began. */
 orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, int *deepest,
                                    orr_error *err);
+/* The force + jerk kernel's launch per bucket of active bodies (GPU; the
+ * Hermite tuner's choice, htune.h): the tile (threads per block and bodies
+ * per shared-memory tile: 64, 128 or 256) and the j-split, as a target of
+ * blocks per SM (1..64: the j-range of all n bodies is split until the
+ * blocks of the active bodies number about per_sm times the SMs).  Bucket
+ * k holds the blocks of up to 64 * 4^k active bodies (orr_hbucket); a zero
+ * field is the default (tile min(block, 256), 16 blocks per SM). */
+#define ORR_HBUCKETS 13
+typedef struct {
+    int tile, per_sm;
+} orr_hlaunch;
+int orr_hbucket(long nact);      /* the bucket of nact active bodies */
+long orr_hbucket_top(int k);     /* its largest count, 64 * 4^k */
+/* The j-ranges a launch l splits n source bodies into for nact active
+ * bodies on a GPU of sms SMs (the backend's rule, shared with the tuner):
+ * about per_sm blocks per SM, at most 256 ranges, one tile each at least,
+ * and at most 4n partial sums; *jlen (may be NULL) gets the bodies of
+ * each, a multiple of the tile. */
+int orr_hlaunch_ranges(long n, long nact, orr_hlaunch l, int sms, long *jlen);
+/* Validates and sets bucket k's launch (ORR_ERR_ARG naming the bad field),
+ * or reads it back (the defaults resolved). */
+orr_status orr_engine_set_hlaunch(orr_engine *e, int k, orr_hlaunch l, orr_error *err);
+orr_hlaunch orr_engine_hlaunch(const orr_engine *e, int k);
+/* Times `reps` force + jerk passes of the ni bodies idx (from the bodies
+ * as set, with the launch of ni's bucket), ms per pass on the backend's
+ * clock; the GPU only (else ORR_ERR_ARG). */
+orr_status orr_engine_time_accel_jerk(orr_engine *e, long ni, const long *idx, int reps,
+                                      double *ms, orr_error *err);
 /* kick, drift and the potential on the targets t only; the potential of a
  * range is its share of the total (half of each target's pair sum), so the
  * shares of disjoint ranges add up to the whole. */

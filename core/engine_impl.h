@@ -23,6 +23,9 @@ typedef struct {
      * the backend has no such kernel yet */
     orr_status (*accel_jerk)(orr_engine *e, long ni, const long *idx, double *acc, double *jerk,
                              orr_error *err);
+    /* reps force + jerk passes of the bodies idx, ms per pass (NULL: not timed) */
+    orr_status (*time_accel_jerk)(orr_engine *e, long ni, const long *idx, int reps, double *ms,
+                                  orr_error *err);
     /* the blow-up flag (engine.h: orr_engine_blowup): step << 32 | body,
      * all ones when none; cleared to that with clear */
     orr_status (*blowup)(orr_engine *e, unsigned long long *key, int clear, orr_error *err);
@@ -70,6 +73,8 @@ struct orr_engine {
                               orr_launch.ranges); 1 on the CPU */
     void *stream;          /* the engine's work queue (CUstream), NULL on the CPU */
     long step;             /* the step number kick and drift flag blow-ups with */
+    orr_hlaunch hlaunch[ORR_HBUCKETS];   /* the force + jerk launch per active bucket
+                                            (zeros: the defaults) */
     orr_build_info build;
     void *impl;            /* backend state */
 };

@@ -43,6 +43,9 @@ struct orr_sim {
     double kspec_ms;               /* its tuned force time on this rank's targets; < 0 */
     orr_sim_rank *ranks;           /* every rank's configuration (orr_sim_ranks) */
     int nranks;
+    int hermite_tuned;             /* 1: hermite below holds the engine's force + jerk
+                                      launches (block steps on the GPU) */
+    orr_htune_result hermite;      /* their tuning (or their checkpoint's) */
 };
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
@@ -102,6 +105,63 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
             break;
         }
     free(all);
+    return st;
+}
+
+/* The force + jerk kernel's launches per bucket of active bodies
+ * (htune.h), tuned or found stored, set on the engine.  Over several
+ * ranks they take turns, so no two time candidates on one GPU at once; a
+ * rank with the same kind of GPU as an earlier one finds its choice in
+ * the store. */
+static orr_status hermite_tune(orr_sim *s, double budget, int retune, orr_error *err)
+{
+    orr_comm *comm = s->dist ? orr_dist_comm(s->dist) : s->cfg.comm;
+    const int ranks = comm ? orr_comm_size(comm) : 1, me = comm ? orr_comm_rank(comm) : 0;
+    orr_htune_options o;
+    orr_htune_options_default(&o);
+    o.budget_s = budget;
+    o.retune = retune;
+    o.device = s->cfg.device;
+    orr_kspec spec = *orr_engine_spec(s->engine);
+    spec.phys.law = &s->law;
+    orr_status st = ORR_OK;
+    for (int turn = 0; !st && turn < ranks; turn++) {
+        orr_status mine = ORR_OK;
+        if (me == turn && !(mine = orr_htune(&spec, s->cfg.n, &o, &s->hermite, err)))
+            mine = orr_htune_apply(&s->hermite, s->engine, err);
+        st = ranks > 1 ? orr_comm_all_ok(comm, mine, err, "tune its Hermite kernel") : mine;
+    }
+    s->hermite_tuned = !st;
+    return st;
+}
+
+const orr_htune_result *orr_sim_hermite_tuning(const orr_sim *s)
+{
+    return s->hermite_tuned ? &s->hermite : NULL;
+}
+
+orr_status orr_sim_set_hermite_launch(orr_sim *s, const orr_hlaunch *launch, int nbuckets,
+                                      const char *source, orr_error *err)
+{
+    if (orr_engine_backend(s->engine) != ORR_BACKEND_CUDA || !s->integ->blocks)
+        return ORR_OK;   /* the CPU has no such launches */
+    if (nbuckets != orr_hbucket(s->cfg.n) + 1)
+        return orr_fail(err, ORR_ERR_ARG, "%d force + jerk launches for %ld bodies: expected %d",
+                        nbuckets, s->cfg.n, orr_hbucket(s->cfg.n) + 1);
+    orr_htune_result r = s->hermite;
+    r.nbuckets = nbuckets;
+    for (int k = 0; k < nbuckets; k++) {
+        r.launch[k] = launch[k];
+        r.ms[k] = -1;
+        r.active[k] = orr_hbucket_top(k) < s->cfg.n ? orr_hbucket_top(k) : s->cfg.n;
+        snprintf(r.from[k], sizeof r.from[k], "%s", source);
+    }
+    snprintf(r.source, sizeof r.source, "%s", source);
+    orr_status st = orr_htune_apply(&r, s->engine, err);
+    if (!st) {
+        s->hermite = r;
+        s->hermite_tuned = 1;
+    }
     return st;
 }
 
@@ -401,7 +461,10 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     }
     const int tuning = !fixed && (c->tune == ORR_SIM_TUNE_ON ||
                                   (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA));
-    if (tuning) {
+    /* block steps on the GPU run the force + jerk kernel, tuned below once
+     * the engine is there, not the force pass */
+    const int htuning = tuning && integ->blocks && kind == ORR_BACKEND_CUDA;
+    if (tuning && !htuning) {
         orr_tune_options o;
         orr_tune_options_default(&o);
         o.budget_s = c->tune_budget;
@@ -433,6 +496,11 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (!st && s->dist)
         st = orr_dist_attach(s->dist, s->engine, c->device, err);
     if (st) {
+        orr_sim_destroy(s);
+        return st;
+    }
+    if (htuning && (st = hermite_tune(s, c->tune_budget, 0, err)) != ORR_OK) {
+        orr_error_context(err, "tuning the Hermite force + jerk kernel for %ld bodies", c->n);
         orr_sim_destroy(s);
         return st;
     }
@@ -517,6 +585,8 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
     if (!(budget > 0) || !isfinite(budget))
         return orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of seconds (got %g)",
                         budget);
+    if (s->integ->blocks && orr_engine_backend(s->engine) == ORR_BACKEND_CUDA)
+        return hermite_tune(s, budget, 1, err);   /* block steps run the force + jerk kernel */
     orr_kspec base = current_spec(s);
     orr_tune_options o;
     orr_tune_options_default(&o);
@@ -758,6 +828,10 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
                                s->cfg.device, NULL, 0, err);
     if (st)
         return st;   /* the old engine and the state stay as they were */
+    if (s->hermite_tuned && (st = orr_htune_apply(&s->hermite, e, err)) != ORR_OK) {
+        orr_engine_destroy(e);
+        return st;
+    }
     orr_engine_destroy(s->engine);
     s->engine = e;
     s->host_dirty = 1;   /* the mirror is current; the new engine gets it */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include "comm.h"
 #include "engine.h"
+#include "htune.h"
 #include "integrator.h"
 #include "units.h"
 
@@ -134,9 +135,23 @@ typedef struct {
  * orr_sim_set_kspec). */
 const orr_sim_rank *orr_sim_ranks(const orr_sim *s, int *ranks);
 
+/* Block steps on the GPU (integrator hermite): the force + jerk kernel's
+ * launch per bucket of active bodies as the Hermite tuner chose it
+ * (htune.h: at creation when tuning, by orr_sim_tune, or from a
+ * checkpoint: source "checkpoint"); NULL where the launches are the
+ * defaults (the CPU, other integrators, tune = off, a kernel of one's
+ * own). */
+const orr_htune_result *orr_sim_hermite_tuning(const orr_sim *s);
+/* Sets those launches (nbuckets of them, as many as n reaches: a
+ * checkpoint's); nothing on the CPU or for other integrators. */
+orr_status orr_sim_set_hermite_launch(orr_sim *s, const orr_hlaunch *launch, int nbuckets,
+                                      const char *source, orr_error *err);
+
 /* Retunes the kernels for this simulation (budget seconds, or every
  * candidate when exhaustive) and switches to the winner; the state is kept.
- * report (may be NULL) sees every candidate (an orr_tune_trial, see tune.h). */
+ * report (may be NULL) sees every candidate (an orr_tune_trial, see tune.h).
+ * Block steps on the GPU retune the force + jerk kernel instead
+ * (orr_sim_hermite_tuning; report and exhaustive unused). */
 orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
                         void (*report)(const void *trial, void *ctx), void *ctx, orr_error *err);
 

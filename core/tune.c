@@ -1048,7 +1048,7 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
         const orr_tune_trial *tr = &t->trials[k];
         trials[k] = (orr_tune_stored_trial){tr->spec.launch.block, tr->spec.launch.unroll,
                                             tr->spec.launch.split, tr->spec.launch.threads,
-                                            tr->spec.launch.ranges, tr->spec.launch.ipt,
+                                            tr->spec.launch.ranges, tr->spec.launch.ipt, 0,
                                             tr->ms, tr->max_rel_err,
                                             tr->ok, tr->why};
     }

@@ -260,6 +260,8 @@ static void entry_of(const cJSON *e, orr_tune_entry *en)
     snprintf(en->precision, sizeof en->precision, "%s", (v = str_item(e, "precision")) ? v : "?");
     snprintf(en->force, sizeof en->force, "%s", (v = str_item(e, "force")) ? v : "?");
     snprintf(en->when, sizeof en->when, "%s", (v = str_item(e, "when")) ? v : "");
+    snprintf(en->integrator, sizeof en->integrator, "%s",
+             (v = str_item(e, "integrator")) ? v : "");   /* absent: the force pass */
     count_item(e, "n_bucket", &en->n_bucket);   /* checked by store_shape_ok */
     if (!count_item(e, "targets_bucket", &en->targets_bucket))   /* absent: the whole set */
         en->targets_bucket = 0;
@@ -272,6 +274,7 @@ static void entry_of(const cJSON *e, orr_tune_entry *en)
     int_item(best, "ranges", &en->ranges);   /* absent in stores before ranges: 0 */
     en->ipt = 1;                              /* absent in stores before ipt: 1 */
     int_item(best, "ipt", &en->ipt);
+    int_item(best, "blocks_per_sm", &en->per_sm);   /* absent but for hermite: 0 */
     en->ms = num_item(best, "ms", &d) ? d : -1;
     en->interactions_per_s = num_item(best, "interactions_per_s", &d) ? d : 0;
     const cJSON *tr;
@@ -303,6 +306,7 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
               !cJSON_AddNumberToObject(e, "n_bucket", (double)en->n_bucket) ||
               (en->targets_bucket &&
                !cJSON_AddNumberToObject(e, "targets_bucket", (double)en->targets_bucket)) ||
+              (en->integrator[0] && !cJSON_AddStringToObject(e, "integrator", en->integrator)) ||
               !cJSON_AddStringToObject(e, "precision", en->precision) ||
               !cJSON_AddStringToObject(e, "force", en->force) ||
               !cJSON_AddBoolToObject(e, "exhaustive", en->exhaustive != 0) ||
@@ -314,6 +318,7 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
           !cJSON_AddNumberToObject(best, "threads", en->threads) ||
           !cJSON_AddNumberToObject(best, "ranges", en->ranges) ||
           !cJSON_AddNumberToObject(best, "ipt", en->ipt > 0 ? en->ipt : 1) ||
+          (en->per_sm > 0 && !cJSON_AddNumberToObject(best, "blocks_per_sm", en->per_sm)) ||
           !cJSON_AddNumberToObject(best, "ms", en->ms) ||
           !cJSON_AddNumberToObject(best, "interactions_per_s", en->interactions_per_s);
     cJSON *list = bad ? NULL : cJSON_AddArrayToObject(e, "trials");
@@ -332,6 +337,7 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
               !cJSON_AddNumberToObject(o, "threads", tr->threads) ||
               !cJSON_AddNumberToObject(o, "ranges", tr->ranges) ||
               !cJSON_AddNumberToObject(o, "ipt", tr->ipt > 0 ? tr->ipt : 1) ||
+              (tr->per_sm > 0 && !cJSON_AddNumberToObject(o, "blocks_per_sm", tr->per_sm)) ||
               !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
               !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||
               !cJSON_AddBoolToObject(o, "ok", tr->ok) ||

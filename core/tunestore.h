@@ -4,12 +4,15 @@
  * "tuning.json" in the kernel-cache directory (orr_kcache_dir):
  *   {"format": "orrery-tuning", "version": 1, "entries": [
  *     {"device", "kernel", "backend", "n_bucket", "targets_bucket" (only for
- *      a slice shape), "precision", "force",
+ *      a slice shape, or a Hermite tuning's active bodies), "integrator"
+ *      ("hermite" for the force + jerk kernel's tuning, htune.h; absent for
+ *      the force pass), "precision", "force",
  *      "exhaustive" (bool), "budget_s",
- *      "best": {"block", "unroll", "split", "threads", "ranges", "ipt", "ms",
- *               "interactions_per_s"},
- *      "trials": [{"block", "unroll", "split", "threads", "ranges", "ipt", "ms",
- *                  "max_rel_err", "ok", "why"}, ...],
+ *      "best": {"block", "unroll", "split", "threads", "ranges", "ipt",
+ *               "blocks_per_sm" (hermite only), "ms", "interactions_per_s"},
+ *      "trials": [{"block", "unroll", "split", "threads", "ranges", "ipt",
+ *                  "blocks_per_sm" (hermite only), "ms", "max_rel_err", "ok",
+ *                  "why"}, ...],
  *      "when": "2026-11-22T06:00:00Z"}, ...]}
  * A missing file is an empty store.  A file that does not parse, has the
  * wrong shape, is not a regular file or could have been written by someone
@@ -34,12 +37,16 @@ typedef struct {
     char precision[8];                   /* "float" or "double" ("?" when absent) */
     char force[64];                      /* force law name ("?" when absent) */
     long n_bucket;                       /* next power of two >= n */
-    long targets_bucket;                 /* a slice shape's target bucket; 0 = all n */
+    long targets_bucket;                 /* a slice shape's target bucket, a Hermite
+                                            tuning's active bodies; 0 = all n */
+    char integrator[16];                 /* "hermite": the force + jerk kernel's tuning
+                                            (block = its tile); "" for the force pass */
     int exhaustive;                      /* 1: every valid candidate was tried */
     double budget_s;                     /* the search's budget in seconds (0 when absent) */
     int block, unroll, split, threads;   /* the stored winner */
     int ranges;                          /* its GPU j-ranges (0 = automatic, or absent) */
     int ipt;                             /* its GPU bodies per thread (1 when absent) */
+    int per_sm;                          /* hermite: its j-split in blocks per SM (else 0) */
     double ms, interactions_per_s;       /* its timing (ms -1, 0 when absent) */
     int ntrials, nfailed;                /* trials stored with it */
     char when[32];                       /* ISO 8601, UTC, of the save */
@@ -48,6 +55,7 @@ typedef struct {
 /* One candidate as stored with a tuning (orr_tune_store_put). */
 typedef struct {
     int block, unroll, split, threads, ranges, ipt;
+    int per_sm;           /* hermite: blocks per SM (else 0) */
     double ms;            /* < 0 if not timed */
     double max_rel_err;   /* < 0 if not checked */
     int ok;               /* 1: built, verified and timed */

@@ -328,14 +328,12 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
  * takes the smallest next time, orr_hpredict predicts every body to it
  * (xp, vp; positions to 3rd order, velocities to 2nd) and lists the active
  * bodies (act, count: in any order, each body's sums do not depend on it),
- * orr_accel_jerk sums their accelerations and jerks from all predicted
+ * orr_accel_jerk{64,128,256} sum their accelerations and jerks from all predicted
  * bodies (j-range blockIdx.y, partials pa, pj at row y, stride `stride`),
  * orr_jerk_combine adds the rows in a fixed order, and orr_hcorrect
  * corrects them (in double) and chooses their next steps (Aarseth's
  * criterion).  The same steps as the host path in hermite.c. */
 #define ORR_HMAX 40
-/* threads per block of orr_accel_jerk: two tiles must fit in 48 KiB of shared memory */
-#define ORR_HTILE (ORR_BLOCK > 256 ? 256 : ORR_BLOCK)
 typedef unsigned long long orr_tick;
 
 /* A pair's acceleration (scale f d) and jerk (f v + 2 g (d . v) d) into u[6]. */
@@ -395,25 +393,25 @@ orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
         act[atomicAdd(count, 1u)] = i;
 }
 
-template <typename real>
-__global__ void __launch_bounds__(ORR_HTILE)
-orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
-               const typename orr_vec4<real>::type *__restrict__ vp,
-               const real *__restrict__ attr, const int *__restrict__ act,
-               const unsigned *__restrict__ count, orr_rtparams rtp,
-               typename orr_vec4<real>::type *__restrict__ pa,
-               typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)
+template <typename real, int TILE>
+static __device__ __forceinline__ void
+orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
+                    const typename orr_vec4<real>::type *__restrict__ vp,
+                    const real *__restrict__ attr, const int *__restrict__ act,
+                    const unsigned *__restrict__ count, const orr_rtparams &rtp,
+                    typename orr_vec4<real>::type *__restrict__ pa,
+                    typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)
 {
     typedef typename orr_vec4<real>::type vec4;
 #if ORR_MIXED
     /* positions as double-single pairs (hi + lo floats), velocities in float */
-    __shared__ float4 th[ORR_HTILE], tl[ORR_HTILE], tv[ORR_HTILE];
+    __shared__ float4 th[TILE], tl[TILE], tv[TILE];
 #else
-    __shared__ vec4 tx[ORR_HTILE], tv[ORR_HTILE];
+    __shared__ vec4 tx[TILE], tv[TILE];
 #endif
-    __shared__ real tattr[ORR_NATTR > 0 ? ORR_HTILE * ORR_NATTR : 1];
+    __shared__ real tattr[ORR_NATTR > 0 ? TILE * ORR_NATTR : 1];
     ORR_RT_LOAD(rt, rtp);
-    const int t = threadIdx.x, k = blockIdx.x * ORR_HTILE + t;
+    const int t = threadIdx.x, k = blockIdx.x * TILE + t;
     const bool active = k < (int)*count;
     const int i = active ? act[k] : 0;
     const vec4 pi = xp[i], vi = vp[i];
@@ -437,7 +435,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
                 zl = (float)(pi.z - (double)zh);
     const float ux = (float)vi.x, uy = (float)vi.y, uz = (float)vi.z;
 #endif
-    for (int base = jbeg; base < jend; base += ORR_HTILE) {
+    for (int base = jbeg; base < jend; base += TILE) {
         const int j = base + t;
 #if ORR_MIXED
         {
@@ -464,7 +462,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
          * pair keeps the separation that double positions give; the rest
          * of the pair, and the tile's sums, in float; the tiles' in double */
         float u[6] = {0, 0, 0, 0, 0, 0};
-        const int m = min(ORR_HTILE, jend - base);
+        const int m = min(TILE, jend - base);
         for (int q = 0; q < m; q++) {
             const float4 h = th[q], l = tl[q], vj = tv[q];
             float ajf[ORR_NATTRS];
@@ -487,7 +485,7 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
             orr_kahan_add(s[d], c[d], (real)u[d]);
 #else
         real u[6] = {0, 0, 0, 0, 0, 0};
-        const int m = min(ORR_HTILE, jend - base);
+        const int m = min(TILE, jend - base);
         for (int q = 0; q < m; q++) {
             const vec4 pj4 = tx[q], vj = tv[q];
             const real *aj = &tattr[ORR_NATTR > 0 ? q * ORR_NATTR : 0];
@@ -514,6 +512,25 @@ orr_accel_jerk(const typename orr_vec4<real>::type *__restrict__ xp,
         pj[at] = jk;
     }
 }
+
+
+/* The force + jerk kernel in three tile sizes (threads per block, bodies
+ * per shared-memory tile): the Hermite tuner (htune.h) picks one and the
+ * j-split per bucket of active bodies. */
+#define ORR_ACCEL_JERK_KERNEL(TILE)                                                             \
+    template <typename real>                                                                    \
+    __global__ void __launch_bounds__(TILE) orr_accel_jerk##TILE(                               \
+        const typename orr_vec4<real>::type *__restrict__ xp,                                   \
+        const typename orr_vec4<real>::type *__restrict__ vp, const real *__restrict__ attr,    \
+        const int *__restrict__ act, const unsigned *__restrict__ count, orr_rtparams rtp,     \
+        typename orr_vec4<real>::type *__restrict__ pa,                                         \
+        typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)            \
+    {                                                                                           \
+        orr_accel_jerk_tile<real, TILE>(xp, vp, attr, act, count, rtp, pa, pj, n, jlen, stride); \
+    }
+ORR_ACCEL_JERK_KERNEL(64)
+ORR_ACCEL_JERK_KERNEL(128)
+ORR_ACCEL_JERK_KERNEL(256)
 
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)

@@ -863,6 +863,38 @@ static int sim_tune(lua_State *L)
     return 1;
 }
 
+/* sim.config.hermite: block steps on the GPU, the force + jerk kernel's
+ * launch per bucket of active bodies, { source =, {active =, tile =,
+ * per_sm =, ms =, from =}, ... } (htune.h); nil where they are the
+ * defaults. */
+static void push_hermite(lua_State *L, const orr_sim *s)
+{
+    const orr_htune_result *h = orr_sim_hermite_tuning(s);
+    if (!h) {
+        lua_pushnil(L);
+        return;
+    }
+    lua_createtable(L, h->nbuckets, 1);
+    lua_pushstring(L, h->source);
+    lua_setfield(L, -2, "source");
+    for (int k = 0; k < h->nbuckets; k++) {
+        lua_createtable(L, 0, 5);
+        lua_pushinteger(L, h->active[k]);
+        lua_setfield(L, -2, "active");
+        lua_pushinteger(L, h->launch[k].tile);
+        lua_setfield(L, -2, "tile");
+        lua_pushinteger(L, h->launch[k].per_sm);
+        lua_setfield(L, -2, "per_sm");
+        if (h->ms[k] >= 0) {
+            lua_pushnumber(L, h->ms[k]);
+            lua_setfield(L, -2, "ms");
+        }
+        lua_pushstring(L, h->from[k]);
+        lua_setfield(L, -2, "from");
+        lua_rawseti(L, -2, k + 1);
+    }
+}
+
 /* Methods first (upvalue 1, the table exposed as orrery.Sim), then fields. */
 /* sim.config.ranks: every rank's configuration, { {rank =, first =, count =,
  * block =, unroll =, split =, ipt =, threads =, ranges =, source =, ms =,
@@ -1013,6 +1045,8 @@ static int sim_index(lua_State *L)
         lua_setfield(L, -2, "source");
         push_ranks(L, s);
         lua_setfield(L, -2, "ranks");
+        push_hermite(L, s);
+        lua_setfield(L, -2, "hermite");
     } else if (strcmp(key, "attr") == 0) {
         const orr_law *law = orr_sim_law(s);
         lua_createtable(L, 0, law->nattrs);

@@ -66,6 +66,8 @@ check bench-accuracy 0 'ok' -- awk -F, 'NR==2 { if ($11 + 0 <= 1e-5 && $11 + 0 >
 check bench-cached 0 'from cache' -- "$orr" bench --backend cpu --n 600 --steps 2
 check bench-hermite 0 '^600,cpu,double,(64|600),[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' -- "$orr" bench --backend cpu --precision double --n 600 --integrator hermite --active 64,600,1000 --steps 1 --csv
 check bench-hermite-bad 2 'bench: --integrator takes hermite' -- "$orr" bench --integrator leapfrog
+check tune-hermite-bad 2 'tune: --integrator takes hermite \(the force \+ jerk kernel' -- "$orr" tune --integrator leapfrog
+check tune-hermite-cpu 1 'tune --integrator hermite: the Hermite tuner is for the GPU \(the cpu backend is in use\)' -- "$orr" tune --integrator hermite --backend cpu --n 100
 check tune-cpu 0 'winner \(tuned\) for N<=1024' -- "$orr" tune --backend cpu --n 1000 --budget 0.5
 check tune-stored 0 'winner \(store\) for N<=1024: .* 0 tried' -- "$orr" tune --backend cpu --n 1000
 check tune-info 0 'cpu gravity float N<=1024: block' -- "$orr" info

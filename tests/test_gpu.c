@@ -13,6 +13,7 @@
 #include "cuda.h"
 #include "engine.h"
 #include "ic.h"
+#include "htune.h"
 #include "law.h"
 #include "sim.h"
 
@@ -305,6 +306,137 @@ static void test_errors(void **state)
 /* The same scenario on both backends: a Plummer sphere, 100 steps of each
  * integrator; positions agree within 1e-9 (double) / 1e-4 (float) of the
  * system's unit length, and the energies within 1e-12 / 1e-5 relative. */
+/* The force + jerk kernel in each tile (64, 128, 256) and j-split, for
+ * one, some and all bodies active, against the CPU backend in double; and
+ * the Hermite tuner (htune.h): every bucket tuned and verified, stored and
+ * found again, a planted wrong answer rejected. */
+typedef struct {
+    int seen, rejected, tampered;
+    int bad_tile;   /* tamper this tile's answers */
+} htrecorder;
+
+static void ht_report(const orr_htune_trial *t, void *ctx)
+{
+    htrecorder *r = ctx;
+    r->seen++;
+    r->rejected += !t->ok;
+    if (!t->ok && t->launch.tile == r->bad_tile)
+        assert_non_null(strstr(t->why, "max rel err"));
+}
+
+static void ht_tamper(const orr_htune_trial *t, double *acc, double *jerk, long ni, void *ctx)
+{
+    htrecorder *r = ctx;
+    if (t->launch.tile != r->bad_tile)
+        return;
+    jerk[3 * (ni / 2)] *= 1.001;
+    r->tampered++;
+}
+
+static void test_hermite_launches(void **state)
+{
+    NEED_GPU();
+    const long n = 5001;
+    orr_error err = {0};
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n);
+    double *acc = malloc(sizeof(double) * 6 * n), *ref = malloc(sizeof(double) * 6 * n);
+    long *idx = malloc(sizeof(long) * n);
+    TU_OK(orr_ic_plummer(n, 777, 1.0, pos, vel, &err), &err);
+    orr_kspec gs, cs;
+    orr_kspec_default(&gs, ORR_TARGET_GPU);
+    gs.phys.precision = ORR_DOUBLE;
+    gs.phys.softening = 0.003;
+    orr_kspec_reference(&gs.phys, &cs);
+    orr_engine *g = NULL, *c = NULL;
+    TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
+    TU_OK(orr_engine_create(&c, ORR_BACKEND_CPU, &cs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
+    TU_OK(orr_engine_set_state(g, pos, vel, &err), &err);
+    TU_OK(orr_engine_set_state(c, pos, vel, &err), &err);
+    const long counts[] = {1, 37, 1500, n};
+    const int tiles[] = {64, 128, 256}, per_sm[] = {1, 64};
+    for (size_t a = 0; a < 4; a++) {
+        const long na = counts[a];
+        for (long i = 0; i < na; i++) {   /* spread, not in order */
+            const long v = (long)((double)i * n / na);
+            idx[i] = (v ^ 1) < n ? v ^ 1 : v;
+        }
+        TU_OK(orr_engine_accel_jerk(c, na, idx, ref, ref + 3 * na, &err), &err);
+        for (int t = 0; t < 3; t++)
+            for (int p = 0; p < 2; p++) {
+                TU_OK(orr_engine_set_hlaunch(g, orr_hbucket(na), (orr_hlaunch){tiles[t], per_sm[p]},
+                                             &err), &err);
+                for (long i = 0; i < 6 * na; i++)
+                    acc[i] = NAN;
+                TU_OK(orr_engine_accel_jerk(g, na, idx, acc, acc + 3 * na, &err), &err);
+                const double ea = orr_accel_err(acc, ref, na),
+                             ej = orr_accel_err(acc + 3 * na, ref + 3 * na, na);
+                print_message("force + jerk, %ld active of %ld, tile %d, %d per SM (%d ranges): "
+                              "acc %.2e jerk %.2e\n", na, n, tiles[t], per_sm[p],
+                              orr_hlaunch_ranges(n, na, (orr_hlaunch){tiles[t], per_sm[p]}, 132,
+                                                 NULL), ea, ej);
+                assert_true(ea <= 1e-12);
+                assert_true(ej <= 1e-12);
+            }
+        double ms = -1;
+        TU_OK(orr_engine_time_accel_jerk(g, na, idx, 3, &ms, &err), &err);
+        assert_true(ms > 0 && ms < 1000);
+    }
+    orr_engine_destroy(g);
+    orr_engine_destroy(c);
+
+    /* the tuner: n = 3000 reaches 4 buckets (64, 256, 1024, 3000) */
+    orr_htune_options o;
+    orr_htune_options_default(&o);
+    o.budget_s = 1.0;
+    o.retune = 1;
+    htrecorder rec = {0};
+    o.report = ht_report;
+    o.ctx = &rec;
+    orr_htune_result r, again;
+    TU_OK(orr_htune(&gs, 3000, &o, &r, &err), &err);
+    print_message("hermite tuning, 3000 bodies: %s in %.2f s, %d tried, %d rejected; %s\n",
+                  r.source, r.elapsed_s, r.ntrials, r.nfailed, r.note);
+    assert_string_equal(r.source, "tuned");
+    assert_int_equal(r.nbuckets, 4);
+    assert_int_equal(r.active[3], 3000);
+    assert_int_equal(r.active[1], 256);
+    assert_int_equal(rec.seen, r.ntrials);
+    assert_true(r.ntrials >= 8);
+    assert_int_equal(rec.rejected, 0);
+    for (int k = 0; k < 4; k++) {
+        print_message("  <=%ld active: tile %d, %d per SM, %.4g ms (%s)\n", r.active[k],
+                      r.launch[k].tile, r.launch[k].per_sm, r.ms[k], r.from[k]);
+        assert_string_equal(r.from[k], "tuned");
+        assert_true(r.ms[k] > 0);
+    }
+    o.retune = 0;
+    o.report = NULL;
+    TU_OK(orr_htune(&gs, 3000, &o, &again, &err), &err);
+    assert_string_equal(again.source, "store");
+    assert_int_equal(again.ntrials, 0);
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(again.launch[k].tile, r.launch[k].tile);
+        assert_int_equal(again.launch[k].per_sm, r.launch[k].per_sm);
+        assert_string_equal(again.from[k], "store");
+    }
+    /* a tile whose jerks are planted wrong is rejected and never chosen */
+    memset(&rec, 0, sizeof rec);
+    rec.bad_tile = 128;
+    o.retune = 1;
+    o.report = ht_report;
+    o.tamper = ht_tamper;
+    TU_OK(orr_htune(&gs, 3000, &o, &r, &err), &err);
+    assert_true(rec.tampered > 0);
+    assert_int_equal(rec.rejected, rec.tampered);
+    for (int k = 0; k < 4; k++)
+        assert_int_not_equal(r.launch[k].tile, 128);
+    free(pos);
+    free(vel);
+    free(acc);
+    free(ref);
+    free(idx);
+}
+
 static void test_sim_cuda_matches_cpu(void **state)
 {
     NEED_GPU();
@@ -541,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_sim_cuda_matches_cpu),
         cmocka_unit_test(test_force_laws),
         cmocka_unit_test(test_deposit),
+        cmocka_unit_test(test_hermite_launches),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -847,6 +847,115 @@ static void test_bad_arguments(void **state)
     orr_error_clear(&err);
 }
 
+/* The Hermite tuner's store entries (htune.h): integrator, active bucket,
+ * tile and j-split kept whole, beside the force pass's entries; and the
+ * engine's launch table it fills: buckets, the j-split rule, the checks. */
+static void test_hermite_entries(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_tune_entry e, got;
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0");
+    snprintf(e.kernel, sizeof e.kernel, "0123456789abcdef0123456789abcdef");
+    snprintf(e.backend, sizeof e.backend, "cuda");
+    snprintf(e.precision, sizeof e.precision, "mixed");
+    snprintf(e.force, sizeof e.force, "gravity");
+    snprintf(e.integrator, sizeof e.integrator, "hermite");
+    e.n_bucket = 262144;
+    e.targets_bucket = 4096;
+    e.block = 128;
+    e.per_sm = 32;
+    e.split = e.ipt = 1;
+    e.ranges = 17;
+    e.ms = 1.25;
+    const orr_tune_stored_trial trials[2] = {
+        {256, 0, 1, 0, 9, 1, 16, 1.5, 2e-7, 1, ""},
+        {128, 0, 1, 0, 17, 1, 32, -1, 0.5, 0, "max rel err 5.0e-01 > 1e-05"}};
+    TU_OK(orr_tune_store_put(&e, trials, 2, &err), &err);
+    int found = 0;
+    TU_OK(orr_tune_store_get(e.device, e.kernel, &got, &found, NULL, &err), &err);
+    assert_int_equal(found, 1);
+    assert_string_equal(got.integrator, "hermite");
+    assert_string_equal(got.precision, "mixed");
+    assert_int_equal(got.targets_bucket, 4096);
+    assert_int_equal(got.block, 128);
+    assert_int_equal(got.per_sm, 32);
+    assert_int_equal(got.ranges, 17);
+    assert_true(got.ms == 1.25);
+    assert_int_equal(got.ntrials, 2);
+    assert_int_equal(got.nfailed, 1);
+    char path[4200];
+    store_path(path, sizeof path);
+    char *text = tu_slurp(path);
+    assert_non_null(strstr(text, "\"blocks_per_sm\":\t16"));   /* the first trial's */
+    free(text);
+
+    /* a force-pass tuning beside it has neither field */
+    orr_kspec base;
+    base_spec(&base);
+    orr_tune_result r;
+    quick_tune(&base, N, 0.2, &r);
+    lister ls = {0};
+    TU_OK(orr_tune_store_list(on_entry, &ls, &err), &err);
+    assert_int_equal(ls.count, 2);
+    assert_string_equal(ls.last.integrator, "");
+    assert_int_equal(ls.last.per_sm, 0);
+
+    /* buckets of active bodies: up to 64, 256, 1024, ... */
+    assert_int_equal(orr_hbucket(1), 0);
+    assert_int_equal(orr_hbucket(64), 0);
+    assert_int_equal(orr_hbucket(65), 1);
+    assert_int_equal(orr_hbucket(1024), 2);
+    assert_int_equal(orr_hbucket(1025), 3);
+    assert_int_equal(orr_hbucket(1L << 20), 7);
+    assert_int_equal(orr_hbucket_top(3), 4096);
+    assert_int_equal(orr_hbucket(1L << 30), ORR_HBUCKETS - 1);
+    /* the j-split: about per_sm blocks per SM, at most 256 ranges, one tile
+     * each at least, at most 4n partials */
+    long jlen = 0;
+    assert_int_equal(orr_hlaunch_ranges(4096, 113, (orr_hlaunch){256, 16}, 132, &jlen), 16);
+    assert_int_equal(jlen, 256);
+    /* all of 65536 active: 256 blocks want 9 ranges, the partials allow 4 */
+    assert_int_equal(orr_hlaunch_ranges(65536, 65536, (orr_hlaunch){256, 16}, 132, &jlen), 4);
+    assert_int_equal(jlen, 16384);
+    assert_int_equal(orr_hlaunch_ranges(1048576, 1024, (orr_hlaunch){256, 16}, 132, &jlen), 256);
+    assert_int_equal(jlen, 4096);
+    /* 4 active of 100: 4n / nact = 100 ranges, but one tile of 64 at least: 2 */
+    assert_int_equal(orr_hlaunch_ranges(100, 4, (orr_hlaunch){64, 64}, 132, &jlen), 2);
+    assert_int_equal(jlen, 64);
+    assert_int_equal(orr_hlaunch_ranges(262144, 4096, (orr_hlaunch){128, 4}, 132, NULL), 17);
+
+    /* the engine's table: defaults resolved, checked values, the GPU only times */
+    orr_engine *eng = NULL;
+    TU_OK(orr_engine_create(&eng, ORR_BACKEND_CPU, NULL, ORR_VARIANT_TILED, 100, 0, NULL, 0, &err),
+          &err);
+    orr_hlaunch l = orr_engine_hlaunch(eng, 2);
+    assert_int_equal(l.tile, 256);   /* the CPU's default block is 1024: tile 256 */
+    assert_int_equal(l.per_sm, 16);
+    TU_OK(orr_engine_set_hlaunch(eng, 2, (orr_hlaunch){64, 8}, &err), &err);
+    l = orr_engine_hlaunch(eng, 2);
+    assert_int_equal(l.tile, 64);
+    assert_int_equal(l.per_sm, 8);
+    assert_int_equal(orr_engine_set_hlaunch(eng, 1, (orr_hlaunch){96, 8}, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force + jerk tile 96: must be 64, 128 or 256");
+    orr_error_clear(&err);
+    assert_int_equal(orr_engine_set_hlaunch(eng, 1, (orr_hlaunch){64, 65}, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "force + jerk j-split of 65 blocks per SM: must be from 1 to 64");
+    orr_error_clear(&err);
+    assert_int_equal(orr_engine_set_hlaunch(eng, ORR_HBUCKETS, (orr_hlaunch){64, 8}, &err),
+                     ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "active-body bucket 13 out of range"));
+    orr_error_clear(&err);
+    const long idx[2] = {3, 50};
+    double ms = 0;
+    assert_int_equal(orr_engine_time_accel_jerk(eng, 2, idx, 3, &ms, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "the cpu backend does not time its force + jerk kernel (the "
+                                 "Hermite tuner is for the GPU)");
+    orr_error_clear(&err);
+    orr_engine_destroy(eng);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -864,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_noisy_timings),
         cmocka_unit_test(test_stale_store),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_hermite_entries),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
 }

@@ -234,6 +234,14 @@ function Sim:run(...)
           r.unroll, r.split, r.ipt, r.ranges, r.threads, r.source))
       end
     end
+    local h = blocks and rank0 and self.config.hermite
+    if h then   -- the force + jerk kernel's launch per bucket of active bodies, once
+      local parts = {}
+      for _, b in ipairs(h) do
+        parts[#parts + 1] = format("<=%d tile %d %d/SM", b.active, b.tile, b.per_sm)
+      end
+      io.stdout:write(format("# force + jerk (%s): %s\n", h.source, table.concat(parts, ", ")))
+    end
     local cols = ""
     if out.cluster then
       cols = format(" %10s %10s", "r_core", "r_half")

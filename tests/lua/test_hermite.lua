@@ -94,6 +94,14 @@ for _, backend in ipairs(backends) do
       a:step(4)
       local b <close> = orrery.restore(path)
       T.eq(b.integrator, "hermite"); T.eq(b.eta, 0.03); T.eq(b.dt_max, 1 / 32)
+      local ha, hb = a.config.hermite, b.config.hermite
+      if backend == "cuda" then   -- the tuned force + jerk launches, kept by the checkpoint
+        T.ok(ha and (ha.source == "tuned" or ha.source == "store"), "cuda: tuned launches")
+        T.eq(#ha, 1, "48 bodies: one bucket of active bodies"); T.eq(ha[1].active, 48)
+        T.eq(hb.source, "checkpoint"); T.eq(hb[1].tile, ha[1].tile); T.eq(hb[1].per_sm, ha[1].per_sm)
+      else
+        T.eq(ha, nil, "cpu: no force + jerk launches"); T.eq(hb, nil)
+      end
       b:step(4)
       T.eq(b.time, a.time, prec .. ": time")
       for i = 1, 48 do

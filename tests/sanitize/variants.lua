@@ -3,7 +3,8 @@
 -- access; tests/gpu_sanitize.sh): the tiled force kernel over block, unroll,
 -- split, bodies per thread and j-ranges, in float and double, with a tail
 -- that fills no whole tile; a user law with an attribute; the potential;
--- kick and drift; Hermite block steps in float, double and mixed; and the
+-- kick and drift; Hermite block steps in float, double and mixed, their
+-- force + jerk kernel in every tile and j-split (sim:tune); and the
 -- pictures' density deposit (float and double).
 --   orrery run tests/sanitize/variants.lua
 local orrery = require "orrery"
@@ -32,6 +33,8 @@ sim:step(2)
 for _, prec in ipairs{ "float", "double", "mixed" } do
   local h <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 300, seed = 5 }, backend = "cuda",
     precision = prec, integrator = "hermite", dt_max = 1 / 64, softening = 0.01, tune = false }
+  h:step(1)
+  h:tune{ budget = 0.3 }   -- the force + jerk kernel in every tile and j-split
   h:step(1)
 end
 local dir = os.getenv("TEST_TMP") or "/tmp"
