@@ -689,13 +689,13 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
 }
 
 /* The force + jerk kernel on the nact bodies act[] (count on the device)
- * from all predicted bodies, and the combine of its j-ranges into row 0
- * of hpa, hpj, with the launch of nact's bucket (orr_engine_hlaunch: the
+ * from all predicted bodies, and (combine) the combine of its j-ranges into
+ * row 0 of hpa, hpj (*nranges, when not NULL, gets how many), with the launch of nact's bucket (orr_engine_hlaunch: the
  * tile, and the j-split: ranges until the blocks number about per_sm per
  * SM, so a block with few active bodies still fills the GPU; at most 256
  * ranges, and at most 4n partials). */
 static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long nact,
-                             orr_error *err)
+                             int combine, int *nranges, orr_error *err)
 {
     const orr_hlaunch l = orr_engine_hlaunch(e, orr_hbucket(nact));
     const int tile = l.tile;
@@ -711,7 +711,9 @@ static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long n
                                                                  : ORR_K_ACCEL_JERK256;
     orr_status st = orr_cuda_launch_2d(c->fn[fn], (unsigned)iblocks, (unsigned)ranges,
                                        (unsigned)tile, 0, c->stream, args, err);
-    if (st || ranges == 1)
+    if (nranges)
+        *nranges = ranges;
+    if (st || ranges == 1 || !combine)
         return st;
     void *cargs[] = {&c->hpa, &c->hpj, &cnt, &ranges, &stride};
     return orr_cuda_launch(c->fn[ORR_K_JERK_COMBINE], blocks_for(nact, e->spec.launch.block),
@@ -752,7 +754,7 @@ static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, doubl
     cuda_impl *c = e->impl;
     orr_status st = jerk_inputs(e, c, ni, idx, err);
     if (!st)
-        st = accel_jerk(e, c, c->hact, ni, err);
+        st = accel_jerk(e, c, c->hact, ni, 1, NULL, err);
     if (!st)
         st = download(c, c->hpa, acc, 3, 3, ni, err);
     if (!st)
@@ -768,7 +770,7 @@ static orr_status cuda_time_accel_jerk(orr_engine *e, long ni, const long *idx, 
     if (!st)
         st = orr_cuda_event_record(c->ev0, c->stream, err);
     for (int k = 0; !st && k < reps; k++)
-        st = accel_jerk(e, c, c->hact, ni, err);
+        st = accel_jerk(e, c, c->hact, ni, 1, NULL, err);
     float total = 0;
     if (!st)
         st = orr_cuda_event_record(c->ev1, c->stream, err);
@@ -796,7 +798,7 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     if (!(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
         !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)) &&
         !(st = orr_cuda_htod_async(c->hcnt + 8, &all, 4, c->stream, err)))
-        st = accel_jerk(e, c, c->hiota, e->n, err);
+        st = accel_jerk(e, c, c->hiota, e->n, 1, NULL, err);
     int n = (int)e->n, hi = p->hi, keep = keep_steps;
     double H = p->H, eta_start = p->eta_start;
     void *args[] = {&c->hpa, &c->hpj, &c->buf[ORR_BUF_ACC], &c->hjerk, &c->hlevel, &H,
@@ -807,6 +809,10 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     return st ? st : orr_cuda_stream_sync(c->stream, err);
 }
 
+/* Up to this many bodies one block finds the next time and predicts
+ * (orr_hnext_predict): one launch and no reset instead of three. */
+#define HSMALL_N 4096
+
 static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                              orr_error *err)
 {
@@ -814,17 +820,22 @@ static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long
     const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, block);
     int n = (int)e->n, hi = p->hi;
     double H = p->H, eta = p->eta, unit = p->H / (double)(1LL << HMAX);
-    const unsigned long long reset[2] = {~0ULL, 0};   /* next time, active count */
     orr_devptr next = c->hcnt, cnt = c->hcnt + 8, deepest = c->hcnt + 12;
-    orr_status st = orr_cuda_htod_async(c->hcnt, reset, 12, c->stream, err);
-    void *nargs[] = {&c->htick, &c->hlevel, &next, &n};
-    if (!st)
-        st = orr_cuda_launch(c->fn[ORR_K_HNEXT], grid, block, 0, c->stream, nargs, err);
     void *pargs[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC],
                      &c->hjerk, &c->htick, &c->hlevel, &next, &unit, &c->hxp, &c->hvp,
                      &c->hact, &cnt, &n};
-    if (!st)
-        st = orr_cuda_launch(c->fn[ORR_K_HPREDICT], grid, block, 0, c->stream, pargs, err);
+    orr_status st;
+    if (e->n <= HSMALL_N) {
+        st = orr_cuda_launch(c->fn[ORR_K_HNEXT_PREDICT], 1, block, 0, c->stream, pargs, err);
+    } else {
+        const unsigned long long reset[2] = {~0ULL, 0};   /* next time, active count */
+        st = orr_cuda_htod_async(c->hcnt, reset, 12, c->stream, err);
+        void *nargs[] = {&c->htick, &c->hlevel, &next, &n};
+        if (!st)
+            st = orr_cuda_launch(c->fn[ORR_K_HNEXT], grid, block, 0, c->stream, nargs, err);
+        if (!st)
+            st = orr_cuda_launch(c->fn[ORR_K_HPREDICT], grid, block, 0, c->stream, pargs, err);
+    }
     unsigned long long got[2] = {0, 0};
     if (!st)
         st = orr_cuda_dtoh_async(got, c->hcnt, 16, c->stream, err);
@@ -836,10 +847,11 @@ static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long
     *nact = (long)(unsigned)(got[1] & 0xffffffffu);
     if (*nact < 1 || *nact > e->n)
         return orr_fail(err, ORR_ERR_CUDA, "block step: %ld active bodies of %ld", *nact, e->n);
-    st = accel_jerk(e, c, c->hact, *nact, err);
+    int ranges = 1, stride = (int)*nact;   /* the correction adds the j-ranges itself */
+    st = accel_jerk(e, c, c->hact, *nact, 0, &ranges, err);
     void *cargs[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
                      &c->htick, &c->hlevel, &c->hxp, &c->hvp, &c->hpa, &c->hpj, &c->hact, &cnt,
-                     &next, &H, &eta, &hi, &deepest};
+                     &next, &H, &eta, &hi, &deepest, &ranges, &stride};
     if (!st)
         st = orr_cuda_launch(c->fn[ORR_K_HCORRECT], blocks_for(*nact, block), block, 0,
                              c->stream, cargs, err);

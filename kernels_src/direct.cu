@@ -332,7 +332,9 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
  * bodies (j-range blockIdx.y, partials pa, pj at row y, stride `stride`),
  * orr_jerk_combine adds the rows in a fixed order, and orr_hcorrect
  * corrects them (in double) and chooses their next steps (Aarseth's
- * criterion).  The same steps as the host path in hermite.c. */
+ * criterion).  In a block step the correction adds the rows itself, and
+ * for a small n one block does orr_hnext and orr_hpredict
+ * (orr_hnext_predict): three kernels a block step.  The same steps as the host path in hermite.c. */
 #define ORR_HMAX 40
 typedef unsigned long long orr_tick;
 
@@ -364,6 +366,30 @@ orr_hnext(const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_
         atomicMin(next, t);
 }
 
+/* Body i predicted to time t (x to 3rd order, v to 2nd) into xp, vp; and
+ * whether it is active then. */
+template <typename real>
+static __device__ __forceinline__ bool
+orr_predict_one(int i, orr_tick t, const typename orr_vec4<real>::type *__restrict__ pos,
+                const typename orr_vec4<real>::type *__restrict__ vel,
+                const typename orr_vec4<real>::type *__restrict__ acc,
+                const typename orr_vec4<real>::type *__restrict__ jerk,
+                const orr_tick *__restrict__ tick, const int *__restrict__ level, double unit,
+                typename orr_vec4<real>::type *__restrict__ xp,
+                typename orr_vec4<real>::type *__restrict__ vp)
+{
+    typedef typename orr_vec4<real>::type vec4;
+    const real dt = (real)((double)(t - tick[i]) * unit), dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
+    const vec4 x = pos[i], v = vel[i], a = acc[i], j = jerk[i];
+    vec4 px = {x.x + v.x * dt + a.x * dt2 + j.x * dt3, x.y + v.y * dt + a.y * dt2 + j.y * dt3,
+               x.z + v.z * dt + a.z * dt2 + j.z * dt3, x.w};
+    vec4 pv = {v.x + a.x * dt + j.x * dt2, v.y + a.y * dt + j.y * dt2, v.z + a.z * dt + j.z * dt2,
+               0};
+    xp[i] = px;
+    vp[i] = pv;
+    return tick[i] + ((1ULL << ORR_HMAX) >> level[i]) == t;
+}
+
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
@@ -376,21 +402,62 @@ orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
              typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
              unsigned *count, int n)
 {
-    typedef typename orr_vec4<real>::type vec4;
     const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (i >= n)
-        return;
-    const orr_tick t = *next;
-    const real dt = (real)((double)(t - tick[i]) * unit), dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
-    const vec4 x = pos[i], v = vel[i], a = acc[i], j = jerk[i];
-    vec4 px = {x.x + v.x * dt + a.x * dt2 + j.x * dt3, x.y + v.y * dt + a.y * dt2 + j.y * dt3,
-               x.z + v.z * dt + a.z * dt2 + j.z * dt3, x.w};
-    vec4 pv = {v.x + a.x * dt + j.x * dt2, v.y + a.y * dt + j.y * dt2, v.z + a.z * dt + j.z * dt2,
-               0};
-    xp[i] = px;
-    vp[i] = pv;
-    if (tick[i] + ((1ULL << ORR_HMAX) >> level[i]) == t)
+    if (i < n && orr_predict_one<real>(i, *next, pos, vel, acc, jerk, tick, level, unit, xp, vp))
         act[atomicAdd(count, 1u)] = i;
+}
+
+/* orr_hnext and orr_hpredict in one block, for a small n (the host's
+ * choice): the smallest next time by a block reduction, then every body
+ * predicted to it and the active ones listed; it writes next and count
+ * itself (no reset before it), and the same values as the pair. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hnext_predict(const typename orr_vec4<real>::type *__restrict__ pos,
+                  const typename orr_vec4<real>::type *__restrict__ vel,
+                  const typename orr_vec4<real>::type *__restrict__ acc,
+                  const typename orr_vec4<real>::type *__restrict__ jerk,
+                  const orr_tick *__restrict__ tick, const int *__restrict__ level,
+                  orr_tick *next, double unit, typename orr_vec4<real>::type *__restrict__ xp,
+                  typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
+                  unsigned *count, int n)
+{
+    __shared__ orr_tick wmin[ORR_BLOCK / 32];
+    __shared__ unsigned listed;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    orr_tick t = ~0ULL;
+    for (int i = threadIdx.x; i < n; i += ORR_BLOCK) {
+        const orr_tick ti = tick[i] + ((1ULL << ORR_HMAX) >> level[i]);
+        t = ti < t ? ti : t;
+    }
+    for (int off = 16; off > 0; off /= 2) {
+        const orr_tick o = __shfl_down_sync(0xffffffffu, t, off);
+        t = o < t ? o : t;
+    }
+    if (lane == 0)
+        wmin[warp] = t;
+    if (threadIdx.x == 0)
+        listed = 0;
+    __syncthreads();
+    if (warp == 0) {
+        t = lane < ORR_BLOCK / 32 ? wmin[lane] : ~0ULL;
+        for (int off = 16; off > 0; off /= 2) {
+            const orr_tick o = __shfl_down_sync(0xffffffffu, t, off);
+            t = o < t ? o : t;
+        }
+        if (lane == 0) {
+            wmin[0] = t;
+            *next = t;
+        }
+    }
+    __syncthreads();
+    t = wmin[0];
+    for (int i = threadIdx.x; i < n; i += ORR_BLOCK)
+        if (orr_predict_one<real>(i, t, pos, vel, acc, jerk, tick, level, unit, xp, vp))
+            act[atomicAdd(&listed, 1u)] = i;
+    __syncthreads();
+    if (threadIdx.x == 0)
+        *count = listed;
 }
 
 template <typename real, int TILE>
@@ -532,6 +599,24 @@ ORR_ACCEL_JERK_KERNEL(64)
 ORR_ACCEL_JERK_KERNEL(128)
 ORR_ACCEL_JERK_KERNEL(256)
 
+/* Active body k's acceleration and jerk: the sum of its `ranges` rows of
+ * partials (stride apart), in a fixed order and in double. */
+template <typename real>
+static __device__ __forceinline__ void
+orr_jerk_sum(const typename orr_vec4<real>::type *__restrict__ pa,
+             const typename orr_vec4<real>::type *__restrict__ pj, int k, int ranges, int stride,
+             typename orr_vec4<real>::type &a, typename orr_vec4<real>::type &j)
+{
+    double s[6] = {0, 0, 0, 0, 0, 0};
+    for (int r = 0; r < ranges; r++) {
+        const typename orr_vec4<real>::type u = pa[(size_t)r * stride + k],
+                                            w = pj[(size_t)r * stride + k];
+        s[0] += u.x, s[1] += u.y, s[2] += u.z, s[3] += w.x, s[4] += w.y, s[5] += w.z;
+    }
+    a = {(real)s[0], (real)s[1], (real)s[2], 0};
+    j = {(real)s[3], (real)s[4], (real)s[5], 0};
+}
+
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
@@ -541,14 +626,8 @@ orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
     const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
     if (k >= (int)*count)
         return;
-    double s[6] = {0, 0, 0, 0, 0, 0};
-    for (int r = 0; r < ranges; r++) {
-        const typename orr_vec4<real>::type a = pa[(size_t)r * stride + k],
-                                            j = pj[(size_t)r * stride + k];
-        s[0] += a.x, s[1] += a.y, s[2] += a.z, s[3] += j.x, s[4] += j.y, s[5] += j.z;
-    }
-    const typename orr_vec4<real>::type a = {(real)s[0], (real)s[1], (real)s[2], 0},
-                                        j = {(real)s[3], (real)s[4], (real)s[5], 0};
+    typename orr_vec4<real>::type a, j;
+    orr_jerk_sum<real>(pa, pj, k, ranges, stride, a, j);
     pa[k] = a;
     pj[k] = j;
 }
@@ -564,7 +643,7 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
              const typename orr_vec4<real>::type *__restrict__ an,
              const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
              const unsigned *__restrict__ count, const orr_tick *__restrict__ next, double H,
-             double eta, int hi, int *deepest)
+             double eta, int hi, int *deepest, int ranges, int stride)
 {
     typedef typename orr_vec4<real>::type vec4;
     const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
@@ -573,7 +652,10 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
     const int i = act[k];
     const orr_tick t = *next, end = 1ULL << ORR_HMAX;
     const double dt = (double)(end >> level[i]) * (H / (double)end);
-    const vec4 a04 = acc[i], j04 = jerk[i], a14 = an[k], j14 = jn[k], x4 = xp[i], v4 = vp[i];
+    vec4 a14 = an[k], j14 = jn[k];   /* with several j-ranges: their sum, as orr_jerk_combine */
+    if (ranges > 1)
+        orr_jerk_sum<real>(an, jn, k, ranges, stride, a14, j14);
+    const vec4 a04 = acc[i], j04 = jerk[i], x4 = xp[i], v4 = vp[i];
     const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
     const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
     const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
