@@ -37,6 +37,8 @@ typedef struct {
     double *ref, *got;      /* 6 HT_SAMPLE each: acc, jerk */
     double *acc, *jerk;     /* 3 n each: a candidate's whole answer */
     double spent_s, budget_s;
+    double last_ms;         /* the last bucket's default, ms per pass (0: none yet) */
+    long last_active;       /* and its active count */
 } htuner;
 
 __attribute__((format(printf, 3, 4))) static void note_add(char *note, size_t size,
@@ -172,7 +174,7 @@ static orr_status against_default(htuner *t, int k, long active, orr_hlaunch w, 
 static orr_status save(const htuner *t, int k, const char *kernel, const orr_htune_trial *trials,
                        int ntrials, orr_error *err)
 {
-    orr_tune_stored_trial st[NCAND];
+    orr_tune_stored_trial st[NCAND + 1];
     for (int c = 0; c < ntrials; c++)
         st[c] = (orr_tune_stored_trial){trials[c].launch.tile, 0, 1, 0, trials[c].ranges, 1,
                                         trials[c].launch.per_sm, trials[c].ms,
@@ -199,6 +201,18 @@ static orr_status save(const htuner *t, int k, const char *kernel, const orr_htu
     return orr_tune_store_put(&e, st, ntrials, err);
 }
 
+/* Bucket k keeps the default: stored so (no trials), so later starts do
+ * not try again; a retune with a larger budget does. */
+static orr_status keep_default(htuner *t, int k, const char *kernel, orr_error *err)
+{
+    snprintf(t->r->from[k], sizeof t->r->from[k], "default");
+    orr_error se = {0};
+    if (save(t, k, kernel, NULL, 0, &se) != ORR_OK)
+        note_add(t->r->note, sizeof t->r->note, "Hermite tuning not saved: %.300s", se.msg);
+    orr_error_clear(&se);
+    return ORR_OK;
+}
+
 /* Bucket k: every distinct candidate, the winner against the default. */
 static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *err)
 {
@@ -219,22 +233,35 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
         return st;
     }
 
-    /* the default alone sizes the bucket against its share of the budget */
+    /* the bucket's share of the budget left must hold three candidates'
+     * runs: judged before anything runs from the last bucket's default
+     * (a pass grows with the active count), then from its own */
     const int left = r->nbuckets - k;
     const double share = (t->budget_s - t->spent_s) / (left > 0 ? left : 1);
+    const double runs_s = 3 * (HT_REPS + 2) * 1e-3;
     orr_htune_trial trials[NCAND];
     int ntr = 0;
+    const double guess = t->last_ms > 0 ? t->last_ms * (double)active / (double)t->last_active : 0;
+    if (guess * runs_s > share) {
+        note_add(r->note, sizeof r->note, "%ld active: a pass would take about %.3g ms, over "
+                 "the budget left (%.2g s): the default is kept, untimed", active, guess, share);
+        return keep_default(t, k, kernel, err);
+    }
     memset(&trials[0], 0, sizeof trials[0]);
     trials[0] = (orr_htune_trial){.bucket = k, .active = active, .launch = def, .ms = -1,
                                   .max_rel_err = -1, .is_default = 1};
     trials[0].ranges = orr_hlaunch_ranges(t->n, active, def, t->sms, NULL);
     if ((st = measure(t, k, active, ns, &trials[ntr++], err)) != ORR_OK)
         return st;
-    if (trials[0].ok && 3 * trials[0].ms * 1e-3 * (HT_REPS + 2) > share) {
+    if (trials[0].ok) {
+        t->last_ms = trials[0].ms;
+        t->last_active = active;
+    }
+    if (trials[0].ok && trials[0].ms * runs_s > share) {
         note_add(r->note, sizeof r->note, "%ld active: one pass takes %.3g ms, over the budget "
                  "left (%.2g s): the default is kept", active, trials[0].ms, share);
         r->ms[k] = trials[0].ms;
-        return ORR_OK;
+        return keep_default(t, k, kernel, err);
     }
     int best = trials[0].ok ? 0 : -1;
     for (size_t a = 0; a < sizeof tiles / sizeof tiles[0]; a++)
@@ -396,6 +423,7 @@ orr_status orr_htune(const orr_kspec *spec, long n, const orr_htune_options *opt
         if ((st = bucket_key(id.kernel, k, keys[k], err)) != ORR_OK)
             break;
         orr_tune_entry e;
+        memset(&e, 0, sizeof e);
         int hit = 0;
         orr_tune_store_file file;
         if (!o->retune && (st = orr_tune_store_get(id.device, keys[k], &e, &hit, &file, err)))

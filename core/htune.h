@@ -22,9 +22,11 @@
  * per SM) alternately, 5 runs each, and kept only when it is 2% or more
  * faster (else the default is stored, and the note says so).  The budget
  * (seconds of device time, 2 by default) is shared by the buckets left; a
- * bucket whose one pass of the default does not fit three times into its
- * share keeps the default untimed (so large all-active blocks of a large n,
- * which fill the GPU whatever the launch, cost nothing to tune).
+ * bucket whose default's runs (7 passes, judged first from the last
+ * bucket's, scaled by the active count, then from its own) would not fit
+ * three times into its share keeps the default, stored as such (so large
+ * all-active blocks of a large n, which fill the GPU whatever the launch,
+ * cost next to nothing to tune, and later starts do not try again).
  *
  * Every bucket's choice is stored in the tuning store (tunestore.h) as an
  * entry of its own, integrator "hermite", targets_bucket its active count,
