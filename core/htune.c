@@ -7,7 +7,6 @@
 #include "util.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,22 +40,6 @@ typedef struct {
     long last_active;       /* and its active count */
 } htuner;
 
-__attribute__((format(printf, 3, 4))) static void note_add(char *note, size_t size,
-                                                           const char *fmt, ...)
-{
-    size_t len = strlen(note);
-    if (len + 3 >= size)
-        return;
-    if (len) {
-        memcpy(note + len, "; ", 3);
-        len += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(note + len, size - len, fmt, ap);
-    va_end(ap);
-}
-
 /* The kernel identity of bucket k: the force tuner's and the bucket. */
 static orr_status bucket_key(const char *kernel, int k, char out[33], orr_error *err)
 {
@@ -73,17 +56,6 @@ static orr_status bucket_key(const char *kernel, int k, char out[33], orr_error 
     orr_kkey_finish(&kb, &key);
     memcpy(out, key.hex, 33);
     return ORR_OK;
-}
-
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)   /* insertion sort: n <= HT_REPS */
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* One timed run of about HT_RUN_MS: ms per pass with launch l. */
@@ -134,7 +106,7 @@ static orr_status measure(htuner *t, int k, long active, long ns, orr_htune_tria
     for (int r = 0; !st && r < HT_REPS; r++)
         st = timed_run(t, k, active, tr->launch, passes, &runs[r], &e);
     if (!st) {
-        tr->ms = median(runs, HT_REPS);
+        tr->ms = orr_median(runs, HT_REPS);
         tr->ok = tr->ms > 0;
     }
     if (st && !tr->why[0])
@@ -164,8 +136,8 @@ static orr_status against_default(htuner *t, int k, long active, orr_hlaunch w, 
     }
     if (st)
         return st;
-    ms[0] = median(runs[0], HT_REPS);
-    ms[1] = median(runs[1], HT_REPS);
+    ms[0] = orr_median(runs[0], HT_REPS);
+    ms[1] = orr_median(runs[1], HT_REPS);
     *keep = ms[0] < ms[1] * (1 - HT_MARGIN);
     return ORR_OK;
 }
@@ -201,15 +173,22 @@ static orr_status save(const htuner *t, int k, const char *kernel, const orr_htu
     return orr_tune_store_put(&e, st, ntrials, err);
 }
 
+/* save(), a failure said in the note (not an error: the run goes on). */
+static void save_noted(const htuner *t, int k, const char *kernel, const orr_htune_trial *trials,
+                       int ntrials)
+{
+    orr_error se = {0};
+    if (save(t, k, kernel, trials, ntrials, &se) != ORR_OK)
+        orr_note_add(t->r->note, sizeof t->r->note, "Hermite tuning not saved: %.300s", se.msg);
+    orr_error_clear(&se);
+}
+
 /* Bucket k keeps the default: stored so (no trials), so later starts do
  * not try again; a retune with a larger budget does. */
-static orr_status keep_default(htuner *t, int k, const char *kernel, orr_error *err)
+static orr_status keep_default(htuner *t, int k, const char *kernel)
 {
     snprintf(t->r->from[k], sizeof t->r->from[k], "default");
-    orr_error se = {0};
-    if (save(t, k, kernel, NULL, 0, &se) != ORR_OK)
-        note_add(t->r->note, sizeof t->r->note, "Hermite tuning not saved: %.300s", se.msg);
-    orr_error_clear(&se);
+    save_noted(t, k, kernel, NULL, 0);
     return ORR_OK;
 }
 
@@ -243,9 +222,9 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
     int ntr = 0;
     const double guess = t->last_ms > 0 ? t->last_ms * (double)active / (double)t->last_active : 0;
     if (guess * runs_s > share) {
-        note_add(r->note, sizeof r->note, "%ld active: a pass would take about %.3g ms, over "
+        orr_note_add(r->note, sizeof r->note, "%ld active: a pass would take about %.3g ms, over "
                  "the budget left (%.2g s): the default is kept, untimed", active, guess, share);
-        return keep_default(t, k, kernel, err);
+        return keep_default(t, k, kernel);
     }
     memset(&trials[0], 0, sizeof trials[0]);
     trials[0] = (orr_htune_trial){.bucket = k, .active = active, .launch = def, .ms = -1,
@@ -258,10 +237,10 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
         t->last_active = active;
     }
     if (trials[0].ok && trials[0].ms * runs_s > share) {
-        note_add(r->note, sizeof r->note, "%ld active: one pass takes %.3g ms, over the budget "
+        orr_note_add(r->note, sizeof r->note, "%ld active: one pass takes %.3g ms, over the budget "
                  "left (%.2g s): the default is kept", active, trials[0].ms, share);
         r->ms[k] = trials[0].ms;
-        return keep_default(t, k, kernel, err);
+        return keep_default(t, k, kernel);
     }
     int best = trials[0].ok ? 0 : -1;
     for (size_t a = 0; a < sizeof tiles / sizeof tiles[0]; a++)
@@ -284,7 +263,7 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
                 best = ntr - 1;
         }
     if (best < 0) {
-        note_add(r->note, sizeof r->note, "%ld active: no candidate verified (%d tried): the "
+        orr_note_add(r->note, sizeof r->note, "%ld active: no candidate verified (%d tried): the "
                  "default is kept", active, ntr);
         return ORR_OK;   /* nothing stored: the next start tries again */
     }
@@ -298,7 +277,7 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
         if (st)
             return st;
         if (!keep) {
-            note_add(r->note, sizeof r->note, "%ld active: the winner (tile %d, %d per SM) took "
+            orr_note_add(r->note, sizeof r->note, "%ld active: the winner (tile %d, %d per SM) took "
                      "%.4g ms against the default's %.4g ms when timed alternately with it: the "
                      "default is kept", active, trials[best].launch.tile,
                      trials[best].launch.per_sm, ms[0], ms[1]);
@@ -309,10 +288,7 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
     r->launch[k] = trials[best].launch;
     r->ms[k] = w_ms;
     snprintf(r->from[k], sizeof r->from[k], "tuned");
-    orr_error se = {0};
-    if (save(t, k, kernel, trials, ntr, &se) != ORR_OK)
-        note_add(r->note, sizeof r->note, "Hermite tuning not saved: %.300s", se.msg);
-    orr_error_clear(&se);
+    save_noted(t, k, kernel, trials, ntr);
     return ORR_OK;
 }
 

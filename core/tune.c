@@ -13,7 +13,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,23 +172,6 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     return ORR_OK;
 }
 
-/* Appends printf-style text to a fixed note buffer, "; "-separated. */
-__attribute__((format(printf, 3, 4))) static void note_add(char *note, size_t size,
-                                                           const char *fmt, ...)
-{
-    size_t len = strlen(note);
-    if (len + 3 >= size)
-        return;
-    if (len) {
-        memcpy(note + len, "; ", 3);
-        len += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(note + len, size - len, fmt, ap);
-    va_end(ap);
-}
-
 static int gpu_fits(const ident *id, int block)
 {
     size_t elem = ORR_STORED_DOUBLE(id->base.phys.precision) ? sizeof(double) : sizeof(float);
@@ -259,13 +241,13 @@ static orr_status lookup(const ident *id, int tuning, int need_exhaustive, orr_t
     if (st)
         return st;
     if (file.corrupt[0])
-        note_add(r->note, sizeof r->note, "tuning store %s is corrupt (%s)%s", file.path,
+        orr_note_add(r->note, sizeof r->note, "tuning store %s is corrupt (%s)%s", file.path,
                  file.corrupt, tuning ? "; rewriting" : "");
     orr_kspec spec;
     if (hit && need_exhaustive && !e.exhaustive) {
         hit = 0;
     } else if (hit && !entry_spec(id, &e, &spec)) {
-        note_add(r->note, sizeof r->note, "stored tuning in %s is invalid for this device%s",
+        orr_note_add(r->note, sizeof r->note, "stored tuning in %s is invalid for this device%s",
                  file.path, tuning ? "; retuning" : "");
         hit = 0;
     }
@@ -378,17 +360,6 @@ static int find_tried(const tuner *t, params p)
         if (params_eq(t->tried[k], p))
             return k;
     return -1;
-}
-
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)   /* insertion sort: n <= REPS */
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Timed runs for a candidate whose evaluation takes ms. */
@@ -590,7 +561,7 @@ static orr_status measure(tuner *t, params p, orr_error *err)
             }
         }
         if (!st) {
-            tr.ms = median(runs, nruns);
+            tr.ms = orr_median(runs, nruns);
             tr.interactions_per_s = interactions(&t->id, tr.ms);
             tr.ok = tr.ms > 0;
             if (!tr.ok)
@@ -891,7 +862,7 @@ static orr_status retime(tuner *t, int *winner, double *ms, orr_error *err)
         if (!live[f])
             continue;
         orr_tune_trial tr = t->trials[fin[f]];
-        tr.ms = median(runs[f], reps);
+        tr.ms = orr_median(runs[f], reps);
         tr.interactions_per_s = interactions(&t->id, tr.ms);
         tr.retimed = 1;
         if (t->o->report)
@@ -938,7 +909,7 @@ static orr_status interleave(tuner *t, const orr_kspec *a, const orr_kspec *b, i
         orr_engine_destroy(eng[k]);
         if (st)
             continue;
-        ms[k] = median(runs[k], pairs);   /* sorts the runs */
+        ms[k] = orr_median(runs[k], pairs);   /* sorts the runs */
         const int cut = pairs > 3;
         const double lo = runs[k][cut], hi = runs[k][pairs - 1 - cut];
         spread[k] = ms[k] > 0 ? (hi - lo) / ms[k] : INFINITY;
@@ -972,14 +943,14 @@ static orr_status check_default(tuner *t, int *winner, double *win_ms, orr_error
     char w[128];
     describe_launch(&t->trials[*winner].spec, w, sizeof w);
     if (spread[0] > NOISY || spread[1] > NOISY) {
-        note_add(t->r->note, sizeof t->r->note,
+        orr_note_add(t->r->note, sizeof t->r->note,
                  "timings too noisy to trust (runs spread %.0f%% for the winner, %s, and %.0f%% "
                  "for the default): the default is kept",
                  100 * spread[0], w, 100 * spread[1]);
         *winner = def;
         *win_ms = ms[1];
     } else if (!(ms[0] < ms[1] * (1 - CHECK_MARGIN))) {
-        note_add(t->r->note, sizeof t->r->note,
+        orr_note_add(t->r->note, sizeof t->r->note,
                  "the winner (%s) took %.4g ms against the default's %.4g ms when timed "
                  "alternately with it: the default is kept",
                  w, ms[0], ms[1]);
@@ -1003,7 +974,7 @@ static orr_status reference(tuner *t, orr_error *err)
     orr_status st = orr_engine_create(&eng, ORR_BACKEND_CPU, &rs, ORR_VARIANT_TILED, t->id.n, 0,
                                       NULL, 0, err);
     if (st && t->id.target == ORR_TARGET_GPU && st != ORR_ERR_NOMEM) {
-        note_add(t->r->note, sizeof t->r->note,
+        orr_note_add(t->r->note, sizeof t->r->note,
                  "CPU reference unavailable (%.200s); verified against the GPU default "
                  "configuration in double", err->msg);
         orr_error_clear(err);
@@ -1189,7 +1160,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         if (!st) {
             char w[128];
             describe_launch(&stored.best, w, sizeof w);
-            note_add(result->note, sizeof result->note,
+            orr_note_add(result->note, sizeof result->note,
                      "the stored tuning (%s) took %.4g ms against the default's %.4g ms now: "
                      "tuning again", w, ms[0], ms[1]);
         }
@@ -1221,7 +1192,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
 
     if (winner < 0) {
-        note_add(result->note, sizeof result->note,
+        orr_note_add(result->note, sizeof result->note,
                  "no candidate verified (%d tried); using the default configuration",
                  t.ntrials);
     } else {
@@ -1231,7 +1202,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         snprintf(result->source, sizeof result->source, "tuned");
         orr_error serr = {0};
         if (save(&t, winner, win_ms, &serr) != ORR_OK)
-            note_add(result->note, sizeof result->note, "tuning not saved: %.300s", serr.msg);
+            orr_note_add(result->note, sizeof result->note, "tuning not saved: %.300s", serr.msg);
         orr_error_clear(&serr);
     }
     result->ntrials = t.ntrials;

@@ -163,3 +163,29 @@ long orr_sample_index(long k, long n, long ni)
 {
     return (long)((double)k * (double)n / (double)ni);
 }
+
+double orr_median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void orr_note_add(char *note, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(note);
+    if (len + 3 >= size)
+        return;
+    if (len) {
+        memcpy(note + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note + len, size - len, fmt, ap);
+    va_end(ap);
+}

@@ -39,6 +39,14 @@ const char *orr_trace_mark(int k, double *ms);
  * floor(k n / ni).  Verification, benchmarks and the tuner sample alike. */
 long orr_sample_index(long k, long n, long ni);
 
+/* The median of v[0..n) (sorted in place; a few values: insertion sort). */
+double orr_median(double *v, int n);
+
+/* Appends printf-style text to a note buffer of size bytes, "; " between
+ * entries; text that does not fit is cut. */
+void orr_note_add(char *note, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Formats a double as an exact C hex-float literal ("0x1.99999999999ap-4"). */
 void orr_hexfloat(char *buf, size_t size, double v);
 
