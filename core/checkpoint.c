@@ -424,9 +424,18 @@ static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, 
                      : 0;
     if (got < 0)
         rc = -1;
-    for (int b = 0; got > 0 && b < nb; b++)
+    for (int b = 0; got > 0 && b < nb; b++) {
         ck->hlaunch[b] = (orr_hlaunch){v[2 * b], v[2 * b + 1]};
-    ck->nhlaunch = got > 0 ? nb : 0;
+        const int t = v[2 * b], p = v[2 * b + 1];
+        if ((t != 64 && t != 128 && t != 256) || p < 1 || p > 64) {
+            orr_read_failed(path, err, "Kernel/hermite_launch: bucket %d has tile %d and %d "
+                            "blocks per SM (tiles are 64, 128 or 256; 1 to 64 blocks per SM)",
+                            b, t, p);
+            rc = -1;
+            break;
+        }
+    }
+    ck->nhlaunch = got > 0 && rc > 0 ? nb : 0;
     H5Gclose(g);
     return rc < 0 ? (err ? err->code : ORR_ERR_IO) : ORR_OK;
 }

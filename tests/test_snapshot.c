@@ -892,6 +892,32 @@ static void test_checkpoint_errors(void **state_)
     assert_int_not_equal(orr_checkpoint_read("ck.hdf5", &ck, &err), ORR_OK);
     assert_string_equal(err.msg, "cannot read 'ck.hdf5': Run has no 'dt' attribute");
 
+    /* the Hermite force + jerk launches a GPU run keeps (htune.h): read
+     * back, and checked (5 bodies: one bucket) */
+    TU_OK(orr_checkpoint_write(s, "ck.hdf5", NULL, &err), &err);
+    f = H5Fopen("ck.hdf5", H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t kg = H5Gopen2(f, "Kernel", H5P_DEFAULT);
+    const int good[2] = {128, 32};
+    put_attr(kg, "hermite_launch", H5T_NATIVE_INT, 2, good);
+    H5Gclose(kg);
+    H5Fclose(f);
+    TU_OK(orr_checkpoint_read("ck.hdf5", &ck, &err), &err);
+    assert_int_equal(ck.nhlaunch, 1);
+    assert_int_equal(ck.hlaunch[0].tile, 128);
+    assert_int_equal(ck.hlaunch[0].per_sm, 32);
+    orr_checkpoint_free(&ck);
+    f = H5Fopen("ck.hdf5", H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Adelete_by_name(f, "Kernel", "hermite_launch", H5P_DEFAULT) >= 0);
+    kg = H5Gopen2(f, "Kernel", H5P_DEFAULT);
+    const int bad[2] = {96, 32};
+    put_attr(kg, "hermite_launch", H5T_NATIVE_INT, 2, bad);
+    H5Gclose(kg);
+    H5Fclose(f);
+    assert_int_not_equal(orr_checkpoint_read("ck.hdf5", &ck, &err), ORR_OK);
+    assert_string_equal(err.msg, "cannot read 'ck.hdf5': Kernel/hermite_launch: bucket 0 has "
+                                 "tile 96 and 32 blocks per SM (tiles are 64, 128 or 256; 1 to "
+                                 "64 blocks per SM)");
+
     /* the checkpoint is a snapshot too */
     TU_OK(orr_checkpoint_write(s, "ck.hdf5", NULL, &err), &err);
     orr_snapshot snap;
