@@ -11,7 +11,11 @@
 -- radius, t_cc, in units of the initial t_rh.  A long run can go in parts:
 -- with CHECKPOINT the state is checkpointed there every EVERY time units
 -- (the smallest core so far beside it, in CHECKPOINT.best), and a later
--- run with the same arguments goes on from it.
+-- run with the same arguments goes on from it.  How long it takes
+-- (docs/PERFORMANCE.md): N = 1024 collapsed at 12.5 t_rh in 3 minutes on
+-- one CPU core, N = 2048 at 14.0 t_rh in about 24; N = 4096 on an H100 was
+-- at 17.2 t_rh and still collapsing after 30 minutes (its first hard
+-- binaries take most of the time).
 --   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT]
 local orrery = require "orrery"
 
