@@ -7,8 +7,9 @@
 -- units the script prints the core radius, the core density and a few
 -- Lagrangian radii; it stops once the core radius has fallen to a tenth of
 -- its smallest early value and risen again (the bounce of the first
--- binaries' heating), or at T_MAX, and prints the time of the smallest core
--- radius, t_cc, in units of the initial t_rh.  A long run can go in parts:
+-- binaries' heating), and prints the time of the smallest core radius,
+-- t_cc, in units of the initial t_rh; or at T_MAX, saying that the core
+-- has not collapsed yet and where it was smallest.  A long run can go in parts:
 -- with CHECKPOINT the state is checkpointed there every EVERY time units
 -- (the smallest core so far beside it, in CHECKPOINT.best), and a later
 -- run with the same arguments goes on from it.  How long it takes
@@ -49,6 +50,7 @@ print(("core collapse: %d equal-mass bodies, %s on %s; initial r_h %.4f, t_rh %.
 print(("%9s %7s %9s %11s %8s %8s %8s %11s %9s"):format("t", "t/t_rh", "r_core", "rho_core",
   "r_1%", "r_10%", "r_50%", "dE/E0", "wall s"))
 local clock = orrery._clock()
+local bounced = false
 while sim.time < t_max - 1e-9 do
   -- a run whose energy drifts by a percent is no longer to be trusted: stop
   sim:run{ ["until"] = math.min(t_max, sim.time + every), max_energy_error = 1e-2 }
@@ -66,8 +68,16 @@ while sim.time < t_max - 1e-9 do
     f:close()
   end
   -- collapsed and bounced: the smallest core well below the start, and 50% above it now
-  if best.r < 0.1 * c0.core_radius and c.core_radius > 1.5 * best.r then break end
+  if best.r < 0.1 * c0.core_radius and c.core_radius > 1.5 * best.r then
+    bounced = true
+    break
+  end
 end
-print(("t_cc = %.2f (%.2f t_rh): smallest core radius %.5f (%.3g of the initial), core density "
-  .. "%.4g, after %.1f s"):format(best.t, best.t / c0.t_rh, best.r, best.r / c0.core_radius,
-  best.rho, orrery._clock() - clock))
+local what = ("smallest core radius %.5f (%.3g of the initial), core density %.4g, after %.1f s")
+  :format(best.r, best.r / c0.core_radius, best.rho, orrery._clock() - clock)
+if bounced then
+  print(("t_cc = %.2f (%.2f t_rh): %s"):format(best.t, best.t / c0.t_rh, what))
+else   -- no bounce yet: the smallest core so far is not a collapse time
+  print(("no core collapse by t = %.2f (%.2f t_rh); at t = %.2f (%.2f t_rh) the %s"):format(
+    sim.time, sim.time / c0.t_rh, best.t, best.t / c0.t_rh, what))
+end

@@ -6,7 +6,8 @@
 # bad argument and an unknown key exit 1 and print the exact file:line and
 # message (plus a traceback for run-time errors), also for a script in a deep
 # directory (named in full, as written); arg; Ctrl-C (exit 130);
-# the energy log in a pipe (no progress bar) and on a terminal (a bar).
+# the energy log in a pipe (no progress bar) and on a terminal (a bar);
+# scripts/core_collapse.lua stopping before a collapse, and resuming.
 # Prints cmocka-style summary lines so tests/run.sh can count it.
 #   bash tests/test_lua.sh BUILD_DIR [NAME ...]
 # With names (test_gpu, say), runs only tests/lua/NAME.lua, nothing else
@@ -185,6 +186,12 @@ EOF
 check log-header 0 $rc '^ +step +t +E +dE/E0 +\|P\| +Q +steps/s$' out
 [ "$(wc -l <out)" -eq 6 ] && ok log-lines || bad "log-lines: $(wc -l <out) lines"
 [ ! -s err ] && ok no-progress-in-pipe || { bad no-progress-in-pipe; sed 's/^/    /' err; }
+# scripts/core_collapse.lua stopped at T_MAX before any collapse says so
+# (no t_cc), and a second run goes on from its checkpoint
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 128 2 1 double cc.ckpt.hdf5 >out 2>err; rc=$?
+check core-collapse-not-yet 0 $rc '^no core collapse by t = 2\.00 \([0-9.]+ t_rh\); at t = [12]\.00' out
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 128 3 1 double cc.ckpt.hdf5 >out 2>err; rc=$?
+check core-collapse-resumed 0 $rc '^resumed from cc\.ckpt\.hdf5 at t = 2\.00$' out
 # on a terminal (script(1) gives the command a pty) the bar shows, with ETA
 if command -v script >/dev/null 2>&1; then
   cat >bar.lua <<'EOF'
