@@ -206,12 +206,6 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
         t->sample_at[s] = orr_sample_index(s, active, ns);
         t->sample[s] = t->act[t->sample_at[s]];
     }
-    orr_status st = orr_engine_accel_jerk(t->cpu, ns, t->sample, t->ref, t->ref + 3 * ns, err);
-    if (st) {
-        orr_error_context(err, "Hermite tuning reference (CPU backend, double)");
-        return st;
-    }
-
     /* the bucket's share of the budget left must hold three candidates'
      * runs: judged before anything runs from the last bucket's default
      * (a pass grows with the active count), then from its own */
@@ -225,6 +219,12 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
         orr_note_add(r->note, sizeof r->note, "%ld active: a pass would take about %.3g ms, over "
                  "the budget left (%.2g s): the default is kept, untimed", active, guess, share);
         return keep_default(t, k, kernel);
+    }
+    /* the reference, once the bucket is to be timed */
+    orr_status st = orr_engine_accel_jerk(t->cpu, ns, t->sample, t->ref, t->ref + 3 * ns, err);
+    if (st) {
+        orr_error_context(err, "Hermite tuning reference (CPU backend, double)");
+        return st;
     }
     memset(&trials[0], 0, sizeof trials[0]);
     trials[0] = (orr_htune_trial){.bucket = k, .active = active, .launch = def, .ms = -1,
