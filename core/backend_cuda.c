@@ -625,6 +625,19 @@ static orr_status cuda_accel_sample(orr_engine *e, long ni, const long *idx, dou
     return st;
 }
 
+/* The end of a timing begun with ev0 recorded on the stream: ms per pass
+ * of `passes` passes. */
+static orr_status timed_end(cuda_impl *c, int passes, double *ms, orr_error *err)
+{
+    float total = 0;
+    orr_status st = orr_cuda_event_record(c->ev1, c->stream, err);
+    if (!st)
+        st = orr_cuda_event_elapsed(c->ev0, c->ev1, &total, err);
+    if (!st)
+        *ms = total / passes;
+    return st;
+}
+
 static orr_status cuda_time_steps(orr_engine *e, orr_range all, int steps, int force_only,
                                   double *ms, orr_error *err)
 {
@@ -637,14 +650,7 @@ static orr_status cuda_time_steps(orr_engine *e, orr_range all, int steps, int f
         if (!st && !force_only)
             st = cuda_drift(e, all, 1e-6, err);
     }
-    float total = 0;
-    if (!st)
-        st = orr_cuda_event_record(c->ev1, c->stream, err);
-    if (!st)
-        st = orr_cuda_event_elapsed(c->ev0, c->ev1, &total, err);
-    if (!st)
-        *ms = total / steps;
-    return st;
+    return st ? st : timed_end(c, steps, ms, err);
 }
 
 /* ---- block time steps (the Hermite integrator; kernels in direct.cu) ---- */
@@ -739,9 +745,7 @@ static orr_status jerk_inputs(orr_engine *e, cuda_impl *c, long ni, const long *
         !(st = orr_cuda_htod_async(c->hcnt + 8, ix, 4, c->stream, err)) &&
         !(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)))
         st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err);
-    if (!st)   /* ix is pageable: the copies have read it when the stream is done */
-        st = orr_cuda_stream_sync(c->stream, err);
-    free(ix);
+    free(ix);   /* pageable: the driver has staged it when the copy call returns */
     return st;
 }
 
@@ -771,14 +775,7 @@ static orr_status cuda_time_accel_jerk(orr_engine *e, long ni, const long *idx, 
         st = orr_cuda_event_record(c->ev0, c->stream, err);
     for (int k = 0; !st && k < reps; k++)
         st = accel_jerk(e, c, c->hact, ni, 1, NULL, err);
-    float total = 0;
-    if (!st)
-        st = orr_cuda_event_record(c->ev1, c->stream, err);
-    if (!st)
-        st = orr_cuda_event_elapsed(c->ev0, c->ev1, &total, err);
-    if (!st)
-        *ms = total / reps;
-    return st;
+    return st ? st : timed_end(c, reps, ms, err);
 }
 
 static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, int fresh,

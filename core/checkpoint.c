@@ -426,11 +426,10 @@ static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, 
         rc = -1;
     for (int b = 0; got > 0 && b < nb; b++) {
         ck->hlaunch[b] = (orr_hlaunch){v[2 * b], v[2 * b + 1]};
-        const int t = v[2 * b], p = v[2 * b + 1];
-        if ((t != 64 && t != 128 && t != 256) || p < 1 || p > 64) {
+        if (!orr_hlaunch_valid(ck->hlaunch[b])) {
             orr_read_failed(path, err, "Kernel/hermite_launch: bucket %d has tile %d and %d "
                             "blocks per SM (tiles are 64, 128 or 256; 1 to 64 blocks per SM)",
-                            b, t, p);
+                            b, v[2 * b], v[2 * b + 1]);
             rc = -1;
             break;
         }

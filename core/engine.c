@@ -260,12 +260,27 @@ int orr_hlaunch_ranges(long n, long nact, orr_hlaunch l, int sms, long *jlen)
     return (int)((n + len - 1) / len);
 }
 
+static int tile_ok(int t)
+{
+    return t == 64 || t == 128 || t == 256;
+}
+
+int orr_hlaunch_valid(orr_hlaunch l)
+{
+    return tile_ok(l.tile) && l.per_sm >= 1 && l.per_sm <= 64;
+}
+
+orr_hlaunch orr_hlaunch_default(int block)
+{
+    return (orr_hlaunch){block > 256 ? 256 : block >= 128 ? 128 : 64, 16};
+}
+
 orr_status orr_engine_set_hlaunch(orr_engine *e, int k, orr_hlaunch l, orr_error *err)
 {
     if (k < 0 || k >= ORR_HBUCKETS)
         return orr_fail(err, ORR_ERR_ARG, "active-body bucket %d out of range (0 to %d)", k,
                         ORR_HBUCKETS - 1);
-    if (l.tile != 0 && l.tile != 64 && l.tile != 128 && l.tile != 256)
+    if (l.tile != 0 && !tile_ok(l.tile))
         return orr_fail(err, ORR_ERR_ARG, "force + jerk tile %d: must be 64, 128 or 256",
                         l.tile);
     if (l.per_sm < 0 || l.per_sm > 64)
@@ -278,10 +293,11 @@ orr_status orr_engine_set_hlaunch(orr_engine *e, int k, orr_hlaunch l, orr_error
 orr_hlaunch orr_engine_hlaunch(const orr_engine *e, int k)
 {
     orr_hlaunch l = e->hlaunch[k < 0 ? 0 : k >= ORR_HBUCKETS ? ORR_HBUCKETS - 1 : k];
+    const orr_hlaunch d = orr_hlaunch_default(e->spec.launch.block);
     if (!l.tile)
-        l.tile = e->spec.launch.block > 256 ? 256 : e->spec.launch.block >= 128 ? 128 : 64;
+        l.tile = d.tile;
     if (!l.per_sm)
-        l.per_sm = 16;
+        l.per_sm = d.per_sm;
     return l;
 }
 

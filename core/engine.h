@@ -148,6 +148,11 @@ typedef struct {
     int tile, per_sm;
 } orr_hlaunch;
 int orr_hbucket(long nact);      /* the bucket of nact active bodies */
+/* 1 when l is a launch (tile 64, 128 or 256; 1 to 64 blocks per SM) */
+int orr_hlaunch_valid(orr_hlaunch l);
+/* The default launch for the spec's block size: tile min(block, 256)
+ * rounded down to 64, 128 or 256, and 16 blocks per SM. */
+orr_hlaunch orr_hlaunch_default(int block);
 long orr_hbucket_top(int k);     /* its largest count, 64 * 4^k */
 /* The j-ranges a launch l splits n source bodies into for nact active
  * bodies on a GPU of sms SMs (the backend's rule, shared with the tuner):

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HT_SEED 20261122u      /* the force tuner's Plummer sphere */
 #define HT_SAMPLE 256          /* active bodies verified per candidate */
 #define HT_REPS 5              /* timed runs per candidate (median) */
 #define HT_RUN_MS 2.0          /* one run lasts at least this long */
@@ -26,7 +25,7 @@ typedef struct {
     const orr_htune_options *o;
     orr_htune_result *r;
     orr_kspec spec;
-    long n;
+    long n, n_bucket;       /* bodies, and the next power of two >= n */
     int sms;
     double tol;
     orr_engine *gpu;        /* the candidates' engine (launches set per candidate) */
@@ -159,9 +158,7 @@ static orr_status save(const htuner *t, int k, const char *kernel, const orr_htu
     snprintf(e.precision, sizeof e.precision, "%s", orr_precision_name(t->spec.phys.precision));
     snprintf(e.force, sizeof e.force, "%s", t->spec.phys.force);
     snprintf(e.integrator, sizeof e.integrator, "hermite");
-    e.n_bucket = 1;
-    while (e.n_bucket < t->n)
-        e.n_bucket <<= 1;
+    e.n_bucket = t->n_bucket;
     e.targets_bucket = t->r->active[k];
     e.budget_s = t->budget_s;
     e.block = t->r->launch[k].tile;
@@ -323,7 +320,7 @@ static orr_status htuner_init(htuner *t, orr_error *err)
         !pos || !vel)
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
     if (!st)
-        st = orr_bench_bodies(&t->spec, n, HT_SEED, pos, vel, &attr, err);
+        st = orr_bench_bodies(&t->spec, n, ORR_TUNE_SEED, pos, vel, &attr, err);
     orr_kspec rs;
     orr_kspec_reference(&t->spec.phys, &rs);
     if (!st)
@@ -383,17 +380,17 @@ orr_status orr_htune(const orr_kspec *spec, long n, const orr_htune_options *opt
     t.r = result;
     t.spec = *spec;
     t.n = n;
+    t.n_bucket = id.n_bucket;
     t.sms = gpu.sm_count;
     t.tol = spec->phys.precision == ORR_MIXED ? 1e-5 : orr_accel_tolerance(spec->phys.precision);
     t.budget_s = o->budget_s > 0 ? o->budget_s : HT_BUDGET_S;
     result->nbuckets = orr_hbucket(n) + 1;
-    const int tile0 = spec->launch.block > 256 ? 256 : spec->launch.block >= 128 ? 128 : 64;
     char keys[ORR_HBUCKETS][33];
     int missing = 0;
     for (int k = 0; !st && k < result->nbuckets; k++) {
         long top = orr_hbucket_top(k);
         result->active[k] = top < n ? top : n;
-        result->launch[k] = (orr_hlaunch){tile0, 16};
+        result->launch[k] = orr_hlaunch_default(spec->launch.block);
         result->ms[k] = -1;
         snprintf(result->from[k], sizeof result->from[k], "default");
         if ((st = bucket_key(id.kernel, k, keys[k], err)) != ORR_OK)
@@ -405,8 +402,7 @@ orr_status orr_htune(const orr_kspec *spec, long n, const orr_htune_options *opt
         if (!o->retune && (st = orr_tune_store_get(id.device, keys[k], &e, &hit, &file, err)))
             break;
         orr_hlaunch l = {e.block, e.per_sm};
-        if (hit && (l.tile == 64 || l.tile == 128 || l.tile == 256) && l.per_sm >= 1 &&
-            l.per_sm <= 64) {
+        if (hit && orr_hlaunch_valid(l)) {
             result->launch[k] = l;
             result->ms[k] = e.ms;
             snprintf(result->from[k], sizeof result->from[k], "store");

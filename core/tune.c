@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TUNE_SEED 20261122u      /* Plummer sphere of every tuning run */
 #define SAMPLE_MAX 256           /* bodies whose accelerations are verified */
 #define REPS 5                   /* timed runs per candidate (median) */
 #define LONG_REPS 3              /* the same for a long evaluation (>= LONG_MS): */
@@ -1145,7 +1144,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
     for (long k = 0; k < t.ni; k++)
         t.idx[k] = orr_sample_index(k, n, t.ni);
-    st = orr_bench_bodies(&t.id.base, n, TUNE_SEED, t.pos, t.vel, &t.attr, err);
+    st = orr_bench_bodies(&t.id.base, n, ORR_TUNE_SEED, t.pos, t.vel, &t.attr, err);
     if (!st && t.id.target == ORR_TARGET_GPU)   /* one context across all candidates */
         st = orr_cuda_ctx_acquire(t.id.device, err);
     if (!st && recheck) {

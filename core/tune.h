@@ -78,6 +78,10 @@
 #include "kspec.h"
 #include "tunestore.h"   /* the store's listing and clearing, for the tuner's callers */
 
+/* The seed of the Plummer sphere every tuning runs on (this tuner's and
+ * the Hermite tuner's, htune.h). */
+#define ORR_TUNE_SEED 20261122u
+
 /* When a timing is taken (orr_tune_options.time_hook). */
 enum {
     ORR_TUNE_PHASE_SEARCH,    /* candidates, one by one */

@@ -2,9 +2,11 @@
 -- Hermite scheme and individual block time steps, the way collisional
 -- codes (NBODY6++, phi-GPU) do: the energy error, the block statistics and
 -- the Lagrangian radii over time.  On the GPU when there is one (the block
--- steps stay on it).  The cluster is given physical units: N stars of one
--- solar mass, lengths in parsecs (so the time unit follows from G = 1, and
--- the snapshot OUT states the units for yt and pynbody).  It runs under
+-- steps stay on it, and the force + jerk launch is tuned per number of
+-- active stars: printed at the start).  The cluster is given physical
+-- units: N stars of one solar mass, lengths in parsecs (so the time unit
+-- follows from G = 1, and the snapshot OUT states the units for yt and
+-- pynbody).  It runs under
 -- mpirun too (every rank keeps every body; each corrects the active stars
 -- of its slice), printing on rank 0.
 --   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA] [PRECISION] [OUT.hdf5]
@@ -31,6 +33,12 @@ print(("Plummer cluster: %d bodies, Hermite with block steps, eta %g, dt_max %g,
   n, eta, sim.dt_max, sim.precision, sim.backend))
 print(("units: 1 pc, %d Msun; so 1 time unit = %.4g Myr, 1 velocity unit = %.4g km/s"):format(
   n, sim.units.time_s / 3.15576e13, sim.units.velocity_cm_s / 1e5))
+local h = sim.config.hermite   -- on the GPU: the force + jerk launch tuned per block size
+if h then
+  local parts = {}
+  for _, b in ipairs(h) do parts[#parts + 1] = ("<=%d: tile %d, %d/SM"):format(b.active, b.tile, b.per_sm) end
+  print(("force + jerk launches (%s), by active stars: %s"):format(h.source, table.concat(parts, "; ")))
+end
 print(("%8s %14s %11s %9s %12s %12s %9s %8s %8s %8s %8s"):format("t", "E", "dE/E0", "blocks",
   "active/blk", "smallest dt", "wall s", "r_core", "r_10%", "r_50%", "r_90%"))
 local e0 = sim:energy().total

@@ -30,6 +30,22 @@ static const char *tmp_path(const char *name)
     return buf[k];
 }
 
+/* A simulation of config c (on the CPU, untuned) with random bodies. */
+static orr_sim *sim_of(orr_sim_config *c, uint64_t seed)
+{
+    c->backend = ORR_BACKEND_CPU;
+    c->tune = ORR_SIM_TUNE_OFF;
+    orr_error err = {0};
+    orr_sim *s = NULL;
+    TU_OK(orr_sim_create(&s, c, NULL, 0, &err), &err);
+    double *pos, *vel;
+    TU_OK(orr_sim_pos(s, &pos, &err), &err);
+    TU_OK(orr_sim_vel(s, &vel, &err), &err);
+    tu_random_bodies(c->n, seed, pos, vel);
+    orr_sim_touch(s);
+    return s;
+}
+
 static orr_sim *make_sim(long n, orr_precision prec, const char *integ, double damping,
                          uint64_t seed)
 {
@@ -39,17 +55,7 @@ static orr_sim *make_sim(long n, orr_precision prec, const char *integ, double d
     c.precision = prec;
     c.integrator = integ;
     c.damping = damping;
-    c.backend = ORR_BACKEND_CPU;
-    c.tune = ORR_SIM_TUNE_OFF;
-    orr_error err = {0};
-    orr_sim *s = NULL;
-    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
-    double *pos, *vel;
-    TU_OK(orr_sim_pos(s, &pos, &err), &err);
-    TU_OK(orr_sim_vel(s, &vel, &err), &err);
-    tu_random_bodies(n, seed, pos, vel);
-    orr_sim_touch(s);
-    return s;
+    return sim_of(&c, seed);
 }
 
 /* The engine's state in the mirror (after a zero-step flush). */
@@ -818,16 +824,7 @@ static void test_restart_box_2d(void **state_)
     c.softening = 0.05;
     c.G = 0.5;
     c.precision = ORR_DOUBLE;
-    c.backend = ORR_BACKEND_CPU;
-    c.tune = ORR_SIM_TUNE_OFF;
-    orr_error err = {0};
-    orr_sim *a = NULL;
-    TU_OK(orr_sim_create(&a, &c, NULL, 0, &err), &err);
-    double *pos, *vel;
-    TU_OK(orr_sim_pos(a, &pos, &err), &err);
-    TU_OK(orr_sim_vel(a, &vel, &err), &err);
-    tu_random_bodies(64, 4, pos, vel);
-    orr_sim_touch(a);
+    orr_sim *a = sim_of(&c, 4);
     restart_case(a, 10, 30);
     /* BoxSize is the x length */
     hid_t f = H5Fopen(tmp_path("restart.ckpt.hdf5"), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -968,19 +965,11 @@ static void test_units(void **state_)
     orr_sim_config c;
     orr_sim_config_default(&c);
     c.n = 4;
-    c.backend = ORR_BACKEND_CPU;
-    c.tune = ORR_SIM_TUNE_OFF;
     c.precision = ORR_DOUBLE;
     c.G = 2;
     c.units = (orr_units){pc, msun, "pc", "Msun"};
     orr_error err = {0};
-    orr_sim *s = NULL;
-    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
-    double *pos, *vel;
-    TU_OK(orr_sim_pos(s, &pos, &err), &err);
-    TU_OK(orr_sim_vel(s, &vel, &err), &err);
-    tu_random_bodies(4, 3, pos, vel);
-    orr_sim_touch(s);
+    orr_sim *s = sim_of(&c, 3);
     TU_OK(orr_sim_step(s, 5, NULL, &err), &err);
     const char *p = tmp_path("units.hdf5");
     TU_OK(orr_snapshot_write(s, p, NULL, 0, &err), &err);
