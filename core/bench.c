@@ -369,9 +369,36 @@ static orr_status dist_steps(orr_dist *d, orr_engine *e, int steps, int how, dou
     return st;
 }
 
-orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspec *spec, long n,
-                              int device, int steps, orr_bench_row *row, orr_bench_dist *out,
-                              orr_error *err)
+/* The part of a step of ms that the compute alone (force_ms) leaves. */
+static double share_over(double ms, double force_ms)
+{
+    return ms > force_ms ? (ms - force_ms) / ms : 0;
+}
+
+/* ms per step of one rank alone on the whole problem with the kernel
+ * configuration single, in an engine of its own (*ranges: its j-ranges). */
+static orr_status single_steps(orr_backend_kind kind, const orr_kspec *single, long n, int device,
+                               int steps, double *ms, int *ranges, orr_error *err)
+{
+    double *attr = NULL;
+    orr_engine *e = NULL;
+    orr_status st = bench_engine(kind, single, ORR_VARIANT_TILED, n, device, NULL, 0, &e, &attr,
+                                 err);
+    double warm = 0;
+    if (!st)
+        st = orr_engine_time_steps(e, 1, 0, &warm, err);
+    if (!st)
+        st = orr_engine_time_steps(e, steps, 0, ms, err);
+    if (!st)
+        *ranges = orr_engine_ranges(e);
+    orr_engine_destroy(e);
+    free(attr);
+    return st;
+}
+
+orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspec *spec,
+                              const orr_kspec *single_spec, long n, int device, int steps,
+                              orr_bench_row *row, orr_bench_dist *out, orr_error *err)
 {
     memset(row, 0, sizeof *row);
     memset(out, 0, sizeof *out);
@@ -407,23 +434,33 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
     }
     /* one rank alone first: rank 0 times the whole problem, the others wait */
     double single = 0;
-    if (!st && rank == 0)
+    orr_kspec k1 = single_spec ? *single_spec : k;
+    if (kind == ORR_BACKEND_CPU && k1.launch.threads == 0)
+        k1.launch.threads = k.launch.threads;
+    if (!st && rank == 0 && single_spec)
+        st = single_steps(kind, &k1, n, device, steps, &single, &out->single_ranges, err);
+    else if (!st && rank == 0)
         st = orr_engine_time_steps(e, steps, 0, &single, err);
+    st = orr_comm_all_ok(c, st, err, "time one rank alone");
     if (!st)
         st = orr_comm_bcast(c, &single, sizeof single, 0, err);
-    /* a warm-up exchange, then the timed steps: as runs go (overlapped
-     * unless ORRERY_OVERLAP=off), with the exchange first, the compute alone */
-    double step_ms = 0, plain_ms = 0, force_ms = 0, comm_ms = 0, unused = 0;
+    /* a warm-up exchange, then the timed steps: the exchange overlapped
+     * with the force, the exchange first and the force after, the compute
+     * alone; the row's step is the one runs take (orr_dist_overlap) */
+    double over_ms = 0, plain_ms = 0, force_ms = 0, comm_ms = 0, unused = 0;
     const int overlap = d ? orr_dist_overlap(d) : 0;
     if (!st)
         st = dist_steps(d, e, 1, STEP_PLAIN, &unused, NULL, err);
-    if (!st)
-        st = dist_steps(d, e, steps, overlap ? STEP_OVERLAP : STEP_PLAIN, &step_ms, NULL, err);
+    if (!st) {
+        orr_dist_set_overlap(d, 1);
+        st = dist_steps(d, e, steps, STEP_OVERLAP, &over_ms, NULL, err);
+        orr_dist_set_overlap(d, overlap);
+    }
     if (!st)
         st = dist_steps(d, e, steps, STEP_PLAIN, &plain_ms, &comm_ms, err);
     if (!st)
         st = dist_steps(d, e, steps, STEP_COMPUTE, &force_ms, NULL, err);
-    double mine[4] = {step_ms, force_ms, comm_ms, plain_ms}, all[4 * ORR_BENCH_MAX_RANKS];
+    double mine[4] = {over_ms, force_ms, comm_ms, plain_ms}, all[4 * ORR_BENCH_MAX_RANKS];
     if (!st)
         st = orr_comm_allgather(c, mine, all, sizeof mine, err);
     if (!st) {
@@ -436,19 +473,20 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
         row->steps = steps;
         row->build = *orr_engine_build_info(e);
         out->ranks = ranks;
-        for (int r = 0; r < ranks; r++) {
+        for (int r = 0; r < ranks; r++) {   /* the slowest rank's */
             const double *t = all + 4 * r;
             out->rank_force_ms[r] = t[1];
             out->rank_comm_ms[r] = t[2];
-            row->ms_per_step = t[0] > row->ms_per_step ? t[0] : row->ms_per_step;
+            out->overlap_ms = t[0] > out->overlap_ms ? t[0] : out->overlap_ms;
             row->ms_force = t[1] > row->ms_force ? t[1] : row->ms_force;
             out->plain_ms = t[3] > out->plain_ms ? t[3] : out->plain_ms;
         }
         out->overlap = overlap;
+        row->ms_per_step = overlap ? out->overlap_ms : out->plain_ms;
         out->ms_comm = row->ms_per_step > row->ms_force ? row->ms_per_step - row->ms_force : 0;
         out->comm_share = out->ms_comm / row->ms_per_step;
-        out->plain_comm_share =
-            out->plain_ms > row->ms_force ? (out->plain_ms - row->ms_force) / out->plain_ms : 0;
+        out->overlap_comm_share = share_over(out->overlap_ms, row->ms_force);
+        out->plain_comm_share = share_over(out->plain_ms, row->ms_force);
         out->single_ms = single;
         out->single_interactions_per_s = (double)n * (double)n / (single * 1e-3);
         row->interactions_per_s = (double)n * (double)n / (row->ms_per_step * 1e-3);

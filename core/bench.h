@@ -34,17 +34,23 @@ orr_status orr_bench_run(orr_backend_kind kind, const orr_kspec *spec, orr_varia
 #define ORR_BENCH_MAX_RANKS 256
 typedef struct {
     int ranks;
-    double ms_comm;            /* the exchange's share of the step that the force did not
-                                  hide: the step less the compute alone (the row's
+    double ms_comm;            /* the exchange's share of the row's step that the force did
+                                  not hide: the step less the compute alone (the row's
                                   ms_force), the slowest rank's */
     double comm_share;         /* ms_comm / the row's ms_per_step */
-    int overlap;               /* the row's steps overlapped exchange and force (dist.h) */
+    int overlap;               /* runs overlap exchange and force (orr_dist_overlap): the
+                                  row's step is overlap_ms, else plain_ms */
+    double overlap_ms;         /* a step with the exchange overlapped with the force
+                                  (orr_dist_gather_force), the slowest rank's */
+    double overlap_comm_share; /* (overlap_ms - ms_force) / overlap_ms */
     double plain_ms;           /* a step with the exchange first, then the force (no
                                   overlap), the slowest rank's */
     double plain_comm_share;   /* (plain_ms - ms_force) / plain_ms */
     double single_ms;          /* one rank (rank 0) on the whole problem, same build and
                                   device, measured first in the same call */
     double single_interactions_per_s;
+    int single_ranges;         /* the j-ranges of the one-rank engine, when it had a
+                                  configuration of its own (single_spec) */
     double efficiency;         /* single_ms / (ranks * ms_per_step) */
     char exchange[512];        /* how the positions went between the ranks, and why */
     double rank_force_ms[ORR_BENCH_MAX_RANKS];   /* each rank's force, kick and drift alone */
@@ -54,17 +60,20 @@ typedef struct {
 
 /* A row over the ranks of c (every rank calls it): each rank's engine on
  * its device holds all n bodies and times steps of its slice (force, kick,
- * drift) with the exchange of positions (dist.h) overlapped with the force
- * (unless ORRERY_OVERLAP=off), then the same steps with the exchange first
- * (plain_ms), then the compute alone; the row's ms_per_step is the slowest
- * rank's whole step, interactions_per_s the aggregate n^2 over it, ms_force
- * the slowest rank's compute.  On the CPU the ranks of one host
- * share its cores (cores / ranks threads each, unless the spec or
- * OMP_NUM_THREADS sets them), the one-rank figure too.  The accuracy is not checked
+ * drift) with the exchange of positions (dist.h) overlapped with the force,
+ * then the same steps with the exchange first, then the compute alone; the
+ * row's ms_per_step is the slowest rank's whole step as runs take it
+ * (orr_dist_overlap), interactions_per_s the aggregate n^2 over it,
+ * ms_force the slowest rank's compute.  Before them rank 0 times the whole
+ * problem alone, with the configuration single_spec in an engine of its own
+ * (the one-GPU tuning, where the ranks run their slice's), or with spec
+ * when single_spec is NULL.  On the CPU the ranks of one host share its
+ * cores (cores / ranks threads each, unless the spec or OMP_NUM_THREADS
+ * sets them), the one-rank figure too.  The accuracy is not checked
  * (max_rel_err -1): the kernels are those of the one-rank rows. */
-orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspec *spec, long n,
-                              int device, int steps, orr_bench_row *row, orr_bench_dist *out,
-                              orr_error *err);
+orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspec *spec,
+                              const orr_kspec *single_spec, long n, int device, int steps,
+                              orr_bench_row *row, orr_bench_dist *out, orr_error *err);
 
 /* One Hermite block step (integrator hermite) of `active` bodies, spread
  * over the n, against all n predicted bodies: the best of reps, in ms, of

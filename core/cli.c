@@ -53,6 +53,8 @@ static const char *usage_commands =
     "      --variant tiled|naive|reference|both   (tiled; naive: the GPU baseline; reference:\n"
     "                            the CPU's plain float gravity loop; both: tiled + the baseline)\n"
     "      --tune                use the stored tuning per N, tuning first where there is none\n"
+    "                            (under mpirun: the one-rank figure with the one-GPU tuning,\n"
+    "                            the ranks with their slice's)\n"
     "      --integrator hermite  time Hermite block steps instead: one block of --active\n"
     "                            bodies (LIST; default all N) against all N (60 flops each);\n"
     "                            with --tune, the force + jerk launches tuned per N\n"
@@ -945,60 +947,101 @@ static int rank_failed(orr_comm *c, orr_error *e)
     return 1;
 }
 
+/* bench --tune over ranks: the configuration one GPU runs n with (rank 0
+ * tunes it, or finds it stored), then each rank's for its slice, tuned as a
+ * simulation tunes it (orr_dist_tune); rank 0 says where both came from. */
+static orr_status ranks_tuning(const bench_opts *b, orr_comm *c, long n, int device,
+                               orr_kspec *single, orr_kspec *sliced, orr_error *err)
+{
+    const int rank0 = orr_comm_rank(c) == 0, ranks = orr_comm_size(c);
+    orr_tune_options o;
+    orr_tune_options_default(&o);
+    o.device = device;
+    orr_tune_result r1, rs;
+    orr_status st = rank0 ? orr_tune(b->run.kind, &b->run.spec, n, &o, &r1, err) : ORR_OK;
+    st = orr_comm_all_ok(c, st, err, "tune the one-rank configuration");
+    if (!st)
+        st = orr_dist_tune(c, b->run.kind, &b->run.spec, n, o, &rs, err);
+    if (st)
+        return st;
+    *single = *sliced = b->run.spec;
+    single->launch = rank0 ? r1.best.launch : b->run.spec.launch;
+    sliced->launch = rs.best.launch;
+    if (rank0) {
+        char l1[160], ls[160];
+        orr_launch_describe(&single->launch, l1, sizeof l1);
+        orr_launch_describe(&sliced->launch, ls, sizeof ls);
+        fprintf(b->info, "  N=%ld: one rank: %s configuration (%s)%s%s\n", n, r1.source, l1,
+                r1.note[0] ? "; " : "", r1.note);
+        fprintf(b->info, "  N=%ld: each of %d ranks, its slice against all N: %s configuration "
+                "(%s)%s%s\n", n, ranks, rs.source, ls, rs.note[0] ? "; " : "", rs.note);
+    }
+    return ORR_OK;
+}
+
 /* bench under mpirun with several ranks: the tiled kernels, each rank its
  * slice on its device (orr_bench_run_dist); rank 0 prints the rows with
- * the communication and the efficiency against one rank measured first. */
+ * the communication and the efficiency against one rank measured first.
+ * Under --tune one rank runs the one-GPU tuning and the ranks their
+ * slice's (ranks_tuning). */
 static int bench_ranks(bench_opts *b, orr_comm *c)
 {
-    if (b->tune || b->nv != 1 || b->variants[0] != ORR_VARIANT_TILED)
-        return orr_cli_usage_error("bench: over several ranks only the tiled variant runs, "
-                                   "without --tune (give the configuration, or tune on one rank: "
-                                   "the stored tuning is not read here)");
+    if (b->nv != 1 || b->variants[0] != ORR_VARIANT_TILED)
+        return orr_cli_usage_error("bench: over several ranks only the tiled variant runs");
     const int rank0 = orr_comm_rank(c) == 0, ranks = orr_comm_size(c);
     const int device = rank_device(c, b->run.kind);
     if (rank0 && b->csv)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,"
                "single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,"
-               "comm_share_no_overlap\n");
+               "comm_share_no_overlap,ms_per_step_overlap,comm_share_overlap,overlap,ranges,"
+               "single_block,single_unroll,single_split,single_ranges\n");
     else if (rank0)
-        printf("%9s %5s %5s %6s %5s %10s %10s %10s %7s %14s %14s %10s %12s %9s\n", "N", "ranks",
-               "block", "unroll", "split", "ms/step", "force ms", "comm ms", "comm %",
-               "interactions/s", "one rank", "efficiency", "no-overlap", "comm %");
+        printf("%9s %5s %5s %6s %5s %6s %10s %10s %9s %7s %14s %14s %10s %12s %7s %12s %7s\n",
+               "N", "ranks", "block", "unroll", "split", "ranges", "ms/step", "force ms",
+               "comm ms", "comm %", "interactions/s", "one rank", "efficiency", "overlapped",
+               "comm %", "exch. first", "comm %");
     for (int k = 0; k < b->run.nn; k++) {
+        const long n = b->run.ns[k];
         orr_bench_row row;
         static orr_bench_dist d;
         orr_error e = {0};
-        if (orr_bench_run_dist(c, b->run.kind, &b->run.spec, b->run.ns[k], device, (int)b->steps,
-                               &row, &d, &e)) {
-            orr_error_context(&e, "bench N=%ld over %d ranks", b->run.ns[k], ranks);
+        orr_kspec single = b->run.spec, sliced = b->run.spec;
+        if ((b->tune && ranks_tuning(b, c, n, device, &single, &sliced, &e)) ||
+            orr_bench_run_dist(c, b->run.kind, &sliced, b->tune ? &single : NULL, n, device,
+                               (int)b->steps, &row, &d, &e)) {
+            orr_error_context(&e, "bench N=%ld over %d ranks", n, ranks);
             return rank_failed(c, &e);
         }
         if (!rank0)
             continue;
         if (k == 0)
             fprintf(b->info, "  %s\n", d.exchange);
-        const orr_launch *l = &row.spec.launch;
+        const orr_launch *l = &row.spec.launch, *l1 = b->tune ? &single.launch : l;
+        const int r1 = b->tune ? d.single_ranges : l->ranges;
         if (b->csv)
             printf("%ld,%s,%s,tiled,%d,%d,%d,%.6g,%.6g,%.6g,-1,%d,%.6g,%.6g,%.4g,%.6g,%.4g,%.6g,"
-                   "%.4g\n",
+                   "%.4g,%.6g,%.4g,%d,%d,%d,%d,%d,%d\n",
                    row.n, row.backend, orr_precision_name(row.spec.phys.precision), l->block,
                    l->unroll, l->split, row.ms_per_step, row.interactions_per_s, row.gflops,
                    ranks, row.ms_force, d.ms_comm, d.comm_share, d.single_interactions_per_s,
-                   d.efficiency, d.plain_ms, d.plain_comm_share);
+                   d.efficiency, d.plain_ms, d.plain_comm_share, d.overlap_ms,
+                   d.overlap_comm_share, d.overlap, l->ranges, l1->block, l1->unroll, l1->split,
+                   r1);
         else
-            printf("%9ld %5d %5d %6d %5d %10.4f %10.4f %10.4f %6.1f%% %14.3e %14.3e %9.1f%% "
-                   "%12.4f %8.1f%%\n",
-                   row.n, ranks, l->block, l->unroll, l->split, row.ms_per_step, row.ms_force,
-                   d.ms_comm, 100 * d.comm_share, row.interactions_per_s,
-                   d.single_interactions_per_s, 100 * d.efficiency, d.plain_ms,
-                   100 * d.plain_comm_share);
+            printf("%9ld %5d %5d %6d %5d %6d %10.4f %10.4f %9.4f %6.1f%% %14.3e %14.3e %9.1f%% "
+                   "%12.4f %6.1f%% %12.4f %6.1f%%\n",
+                   row.n, ranks, l->block, l->unroll, l->split, l->ranges, row.ms_per_step,
+                   row.ms_force, d.ms_comm, 100 * d.comm_share, row.interactions_per_s,
+                   d.single_interactions_per_s, 100 * d.efficiency, d.overlap_ms,
+                   100 * d.overlap_comm_share, d.plain_ms, 100 * d.plain_comm_share);
         if (k == 0 && !b->csv)
-            fprintf(b->info, "  ms/step: exchange and force %s; comm ms: the part of the step "
-                    "the force does not hide (ms/step - force ms); no-overlap: the exchange "
-                    "first, then the force\n",
-                    d.overlap ? "overlapped"
-                              : "one after the other (see above; ORRERY_OVERLAP=on forces it)");
+            fprintf(b->info, "  ms/step: a step as runs take it, the exchange %s; comm ms: the "
+                    "part of it the force does not hide (ms/step - force ms); one rank: rank 0 "
+                    "alone on all N%s; overlapped / exch. first: the step both ways\n",
+                    d.overlap ? "overlapped with the force"
+                              : "first, then the force (ORRERY_OVERLAP=on overlaps them)",
+                    b->tune ? ", its own tuning" : "");
         for (int r = 0; r < ranks && !b->csv; r++)
             fprintf(b->info, "  N=%ld rank %d: force, kick, drift alone %.4f ms; exchange alone "
                     "%.4f ms\n", row.n, r, d.rank_force_ms[r], d.rank_comm_ms[r]);

@@ -239,8 +239,10 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
     d->note[0] = '\0';
     const orr_exchange_ask ask = orr_dist_exchange_asked();
     const int want_nccl = ask == ORR_EXCHANGE_NCCL;
-    if ((d->ranks == 1 && !want_nccl) || orr_engine_backend(e) != ORR_BACKEND_CUDA)
+    if ((d->ranks == 1 && !want_nccl) || orr_engine_backend(e) != ORR_BACKEND_CUDA) {
+        d->overlap = 0;   /* nothing to overlap: no exchange, or the CPU's (dist.h) */
         return ORR_OK;
+    }
     int a = 0, b = 0;
     char host[256];
     orr_status st = ORR_OK;
@@ -257,7 +259,7 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
         return st;
     if (ask == ORR_EXCHANGE_HOST) {
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): "
-                 "ORRERY_EXCHANGE=host");
+                 "ORRERY_EXCHANGE=host%s", d->overlap ? "; overlapped with the force" : "");
         return ORR_OK;
     }
     orr_error why = {0};
@@ -271,13 +273,18 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
             return code;
         }
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): no NCCL "
-                 "(%.400s)", why.msg);
+                 "(%.400s)%s", why.msg, d->overlap ? "; overlapped with the force" : "");
         orr_error_clear(&why);
         d->nccl = NULL;
         return ORR_OK;
     }
-    snprintf(d->note, sizeof d->note, "positions exchanged over NCCL %d (%s)", orr_nccl_version(),
-             want_nccl ? "ORRERY_EXCHANGE=nccl" : "a GPU per rank");
+    /* over NVLink the all-gather costs a few percent of the step at most,
+     * and a force pass cut in two launches, sharing the SMs with NCCL's,
+     * costs more (2 x H200, N = 65536: 1.42 ms a step against 1.16) */
+    d->overlap = d->overlap_asked == 1;
+    snprintf(d->note, sizeof d->note, "positions exchanged over NCCL %d (%s)%s",
+             orr_nccl_version(), want_nccl ? "ORRERY_EXCHANGE=nccl" : "a GPU per rank",
+             d->overlap ? "; overlapped with the force (ORRERY_OVERLAP=on)" : "");
     return ORR_OK;
 }
 
@@ -350,4 +357,66 @@ int orr_dist_overlap(const orr_dist *d)
 void orr_dist_set_overlap(orr_dist *d, int on)
 {
     d->overlap = on != 0;
+}
+
+/* Tuning over the ranks (see dist.h).  The groups are those whose
+ * identities the tuning store would answer alike; the wall time stays
+ * within one budget per group (one group where the devices match, as the
+ * slices differ by one body at most).  No rank waits in a collective for a
+ * rank that failed. */
+orr_status orr_dist_tune(orr_comm *comm, orr_backend_kind kind, const orr_kspec *base, long n,
+                        orr_tune_options o, orr_tune_result *res, orr_error *err)
+{
+    const int ranks = comm ? orr_comm_size(comm) : 1, me = comm ? orr_comm_rank(comm) : 0;
+    if (ranks == 1)
+        return orr_tune(kind, base, n, &o, res, err);
+    o.targets = orr_dist_slice_of(n, me, ranks).count;
+    o.recheck = 0;   /* ranks share the host's cores: no start-up re-timing */
+    typedef struct {
+        char device[512], kernel[33];
+    } identity;
+    identity mine, *all = calloc((size_t)ranks, sizeof *all);
+    memset(&mine, 0, sizeof mine);
+    orr_status st = all ? orr_tune_identify(kind, base, n, &o, res, err)
+                        : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st) {
+        memcpy(mine.device, res->device, sizeof mine.device);
+        memcpy(mine.kernel, res->kernel, sizeof mine.kernel);
+    }
+    st = orr_comm_all_ok(comm, st, err, "compute its tuning identity");
+    if (!st)
+        st = orr_comm_allgather(comm, &mine, all, sizeof mine, err);
+    /* leader[r]: the lowest rank with r's identity; the groups go in the
+     * order of their leaders */
+    for (int turn = 0; !st && turn < ranks; turn++) {
+        int lead = 0;
+        while (memcmp(&all[lead], &all[turn], sizeof mine) != 0)
+            lead++;
+        if (lead != turn)
+            continue;   /* not a leader: its group took its turn already */
+        orr_status tst = me == turn ? orr_tune(kind, base, n, &o, res, err) : ORR_OK;
+        st = orr_comm_all_ok(comm, tst, err, "tune its kernels");
+        struct {
+            orr_kspec best;
+            double ms;
+            char source[16];
+        } won;
+        memset(&won, 0, sizeof won);
+        if (me == turn) {
+            won.best = res->best;
+            won.best.phys.law = NULL;   /* a pointer: this rank's own */
+            won.ms = res->best_ms;
+            memcpy(won.source, res->source, sizeof won.source);
+        }
+        if (!st)
+            st = orr_comm_bcast(comm, &won, sizeof won, turn, err);
+        if (!st && me != turn && memcmp(&all[me], &all[turn], sizeof mine) == 0) {
+            res->best.launch = won.best.launch;
+            res->best_ms = won.ms;
+            memcpy(res->source, won.source, sizeof res->source);
+            res->source[sizeof res->source - 1] = '\0';
+        }
+    }
+    free(all);
+    return st;
 }

@@ -15,6 +15,7 @@
 
 #include "comm.h"
 #include "engine.h"
+#include "tune.h"
 
 typedef struct orr_dist orr_dist;
 
@@ -47,6 +48,16 @@ void orr_dist_owner_note(char *buf, size_t size, long n, long body, int ranks);
 orr_range orr_dist_slice(const orr_dist *d, int r);
 orr_range orr_dist_mine(const orr_dist *d);
 
+/* The kernels tuned for this rank's shape, its slice's targets against all
+ * n (orr_tune_options targets), on its own GPU (o.device), into res; with
+ * comm NULL or one rank, orr_tune for all n.  Ranks whose tunings have the
+ * same identity (the same kind of device and slice bucket) form a group
+ * whose lowest rank tunes, or finds the stored tuning, and gives it to the
+ * rest; the groups take turns, so no two ranks time candidates on one
+ * device at once.  A rank that fails makes every rank fail.  Collective. */
+orr_status orr_dist_tune(orr_comm *comm, orr_backend_kind kind, const orr_kspec *base, long n,
+                        orr_tune_options o, orr_tune_result *res, orr_error *err);
+
 /* Chooses the exchange for engine e (on GPU `device` when it is a CUDA
  * engine): NCCL where every rank has a GPU of its own and NCCL loads, else
  * through the host.  The environment variable ORRERY_EXCHANGE=host forces
@@ -65,13 +76,18 @@ const char *orr_dist_exchange_note(const orr_dist *d);
  * this rank's slice from all n: on the GPU the two overlap, the part of the
  * force whose sources are the slice itself (orr_engine_force_part,
  * ORR_FORCE_LOCAL) running while the other slices arrive, the rest after;
- * the bits are those of the plain exchange and force.  Not where ranks
- * share a GPU (their kernels take turns on it anyway, and in two parts they
- * switch more: slower, measured), nor on the CPU.  ORRERY_OVERLAP=off
- * turns the overlap off everywhere, =on on everywhere (to measure it). */
+ * the bits are those of the plain exchange and force.  By default only
+ * where the exchange is staged through the host with a GPU per rank
+ * (2 x H200, N = 65536: 1.23 ms a step against 1.34 with the exchange
+ * first).  Not over NCCL (over NVLink the all-gather takes 0.03 ms, and
+ * the force cut in two launches sharing the SMs with NCCL's costs more:
+ * 1.37 ms against 1.16), not where ranks share a GPU (their kernels take
+ * turns on it anyway, and in two parts they switch more), nor on the CPU.
+ * ORRERY_OVERLAP=off turns the overlap off everywhere, =on on everywhere
+ * on the GPU. */
 orr_status orr_dist_gather_force(orr_dist *d, orr_engine *e, orr_error *err);
-/* Whether orr_dist_gather_force overlaps (1 unless ORRERY_OVERLAP=off), and
- * setting it (the bench measures both). */
+/* Whether orr_dist_gather_force overlaps (set by orr_dist_attach, see
+ * above), and setting it (the bench measures both). */
 int orr_dist_overlap(const orr_dist *d);
 void orr_dist_set_overlap(orr_dist *d, int on);
 

@@ -248,3 +248,9 @@ void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size)
     if (n >= 0 && (size_t)n < size && (s->phys.box[0] > 0 || s->phys.box[1] > 0 || s->phys.box[2] > 0))
         snprintf(buf + n, size - (size_t)n, " box=%g,%g,%g", s->phys.box[0], s->phys.box[1], s->phys.box[2]);
 }
+
+void orr_launch_describe(const orr_launch *l, char *buf, size_t size)
+{
+    snprintf(buf, size, "block %d, unroll %d, split %d, ipt %d, threads %d, ranges %d", l->block,
+             l->unroll, l->split, l->ipt, l->threads, l->ranges);
+}

@@ -115,5 +115,8 @@ orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err);
 
 /* A one-line description, "gravity float block=256 unroll=4 split=1 eps=0.01". */
 void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size);
+/* The tuned launch parameters in words, "block 256, unroll 4, split 1, ipt
+ * 1, threads 0, ranges 0". */
+void orr_launch_describe(const orr_launch *l, char *buf, size_t size);
 
 #endif

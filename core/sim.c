@@ -165,74 +165,6 @@ orr_status orr_sim_set_hermite_launch(orr_sim *s, const orr_hlaunch *launch, int
     return st;
 }
 
-/* Tuning over the ranks of comm (NULL or one rank: orr_tune alone).  A
- * rank's shape is its slice: its target count against all n bodies
- * (options targets), on its own GPU (options device).  Ranks whose tunings
- * have the same identity (the same kind of device and slice bucket: the
- * tuning store would answer both alike) form a group; the lowest rank of a
- * group tunes, or finds the stored tuning, and gives its result to the
- * rest.  The groups take turns, so no two ranks time candidates on one
- * device at once, and the wall time stays within one budget per group (one
- * group where the devices match, as the slices differ by one body at
- * most).  A rank that fails makes every rank fail: none waits in a
- * collective for it. */
-static orr_status tune_ranks(orr_comm *comm, orr_backend_kind kind, const orr_kspec *base, long n,
-                             orr_tune_options o, orr_tune_result *res, orr_error *err)
-{
-    const int ranks = comm ? orr_comm_size(comm) : 1, me = comm ? orr_comm_rank(comm) : 0;
-    if (ranks == 1)
-        return orr_tune(kind, base, n, &o, res, err);
-    o.targets = orr_dist_slice_of(n, me, ranks).count;
-    o.recheck = 0;   /* ranks share the host's cores: no start-up re-timing */
-    typedef struct {
-        char device[512], kernel[33];
-    } identity;
-    identity mine, *all = calloc((size_t)ranks, sizeof *all);
-    memset(&mine, 0, sizeof mine);
-    orr_status st = all ? orr_tune_identify(kind, base, n, &o, res, err)
-                        : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    if (!st) {
-        memcpy(mine.device, res->device, sizeof mine.device);
-        memcpy(mine.kernel, res->kernel, sizeof mine.kernel);
-    }
-    st = orr_comm_all_ok(comm, st, err, "compute its tuning identity");
-    if (!st)
-        st = orr_comm_allgather(comm, &mine, all, sizeof mine, err);
-    /* leader[r]: the lowest rank with r's identity; the groups go in the
-     * order of their leaders */
-    for (int turn = 0; !st && turn < ranks; turn++) {
-        int lead = 0;
-        while (memcmp(&all[lead], &all[turn], sizeof mine) != 0)
-            lead++;
-        if (lead != turn)
-            continue;   /* not a leader: its group took its turn already */
-        orr_status tst = me == turn ? orr_tune(kind, base, n, &o, res, err) : ORR_OK;
-        st = orr_comm_all_ok(comm, tst, err, "tune its kernels");
-        struct {
-            orr_kspec best;
-            double ms;
-            char source[16];
-        } won;
-        memset(&won, 0, sizeof won);
-        if (me == turn) {
-            won.best = res->best;
-            won.best.phys.law = NULL;   /* a pointer: this rank's own */
-            won.ms = res->best_ms;
-            memcpy(won.source, res->source, sizeof won.source);
-        }
-        if (!st)
-            st = orr_comm_bcast(comm, &won, sizeof won, turn, err);
-        if (!st && me != turn && memcmp(&all[me], &all[turn], sizeof mine) == 0) {
-            res->best.launch = won.best.launch;
-            res->best_ms = won.ms;
-            memcpy(res->source, won.source, sizeof res->source);
-            res->source[sizeof res->source - 1] = '\0';
-        }
-    }
-    free(all);
-    return st;
-}
-
 /* Every rank's configuration to every rank (s->ranks); collective. */
 static orr_status gather_ranks(orr_sim *s, orr_error *err)
 {
@@ -470,7 +402,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         o.budget_s = c->tune_budget;
         o.device = c->device;
         orr_tune_result r;
-        st = tune_ranks(c->comm, kind, &spec, c->n, o, &r, err);
+        st = orr_dist_tune(c->comm, kind, &spec, c->n, o, &r, err);
         if (st) {
             orr_error_context(err, "tuning kernels for %ld bodies", c->n);
             orr_sim_destroy(s);
@@ -600,7 +532,7 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
         o.ctx = &rr;
     }
     orr_tune_result r;
-    orr_status st = tune_ranks(s->dist ? orr_dist_comm(s->dist) : NULL, s->cfg.backend, &base,
+    orr_status st = orr_dist_tune(s->dist ? orr_dist_comm(s->dist) : NULL, s->cfg.backend, &base,
                                s->cfg.n, o, &r, err);
     orr_kspec k = base;
     k.launch = r.best.launch;

@@ -916,13 +916,6 @@ static orr_status interleave(tuner *t, const orr_kspec *a, const orr_kspec *b, i
     return st;
 }
 
-static void describe_launch(const orr_kspec *k, char *buf, size_t size)
-{
-    snprintf(buf, size, "block %d, unroll %d, split %d, ipt %d, threads %d, ranges %d",
-             k->launch.block, k->launch.unroll, k->launch.split, k->launch.ipt, k->launch.threads,
-             k->launch.ranges);
-}
-
 /* The winner against the default configuration, timed alternately: a
  * winner that looked fast while the machine was busy (another build,
  * another job) must still beat the default by CHECK_MARGIN.  *winner
@@ -940,7 +933,7 @@ static orr_status check_default(tuner *t, int *winner, double *win_ms, orr_error
     if (st)
         return st;
     char w[128];
-    describe_launch(&t->trials[*winner].spec, w, sizeof w);
+    orr_launch_describe(&t->trials[*winner].spec.launch, w, sizeof w);
     if (spread[0] > NOISY || spread[1] > NOISY) {
         orr_note_add(t->r->note, sizeof t->r->note,
                  "timings too noisy to trust (runs spread %.0f%% for the winner, %s, and %.0f%% "
@@ -1158,7 +1151,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         }
         if (!st) {
             char w[128];
-            describe_launch(&stored.best, w, sizeof w);
+            orr_launch_describe(&stored.best.launch, w, sizeof w);
             orr_note_add(result->note, sizeof result->note,
                      "the stored tuning (%s) took %.4g ms against the default's %.4g ms now: "
                      "tuning again", w, ms[0], ms[1]);

@@ -171,12 +171,35 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   # with today's columns then ranks, times, share and efficiency
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
      --n 1024,1536 --steps 3 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
-  rows=$(grep -cE '^(1024|1536),cpu,float,tiled,1024,4,1,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,-1,2,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' "$tmp/run.out")
-  heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,comm_share_no_overlap$' "$tmp/run.out")
+  num='[0-9.e+-]+'
+  rows=$(grep -cE "^(1024|1536),cpu,float,tiled,1024,4,1,$num,$num,$num,-1,2(,$num){7},$num,$num,0,1,1024,4,1,1$" "$tmp/run.out")
+  heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,comm_share_no_overlap,ms_per_step_overlap,comm_share_overlap,overlap,ranges,single_block,single_unroll,single_split,single_ranges$' "$tmp/run.out")
   if [ "$rc" -eq 0 ] && [ "$rows" -eq 2 ] && [ "$heads" -eq 1 ] && [ "$(wc -l < "$tmp/run.out")" -eq 3 ]; then
     ok "bench over 2 ranks: one header and one row per N, from rank 0"
   else
     bad "bench over 2 ranks: exit $rc, $heads headers, $rows rows"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+  # bench --tune over 2 ranks: rank 0 tunes the one-rank configuration for
+  # all N, the ranks (one group: the same device) their slice's; a second
+  # start finds both in the store
+  export ORRERY_CACHE_DIR_SAVED=${ORRERY_CACHE_DIR:-}
+  export ORRERY_CACHE_DIR="$tmp/benchcache"
+  why=""
+  for want in tuned store; do
+    (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
+       --n 1536 --steps 3 --tune >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+    [ "$rc" -eq 0 ] || why="$why; $want pass: exit $rc"
+    grep -qE "^  N=1536: one rank: $want configuration \(block [0-9]+, unroll [0-9]+, split [0-9]+, ipt [0-9]+, threads [0-9]+, ranges [0-9]+\)" "$tmp/run.out" ||
+      why="$why; $want pass: no one-rank $want line"
+    grep -qE "^  N=1536: each of 2 ranks, its slice against all N: $want configuration \(block " "$tmp/run.out" ||
+      why="$why; $want pass: no slice $want line"
+    [ "$(grep -cE '^ +1536 +2 ' "$tmp/run.out")" -eq 1 ] || why="$why; $want pass: no row"
+  done
+  export ORRERY_CACHE_DIR="$ORRERY_CACHE_DIR_SAVED"
+  if [ -z "$why" ]; then
+    ok "bench --tune over 2 ranks: one-rank and slice configurations tuned, then from the store"
+  else
+    bad "bench --tune over 2 ranks: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
   fi
   (cd "$tmp" && TMPDIR="$tmp" timeout 60 mpirun "${opts[@]}" -np 2 "$orr" info >"$tmp/run.out" 2>&1); rc=$?
   if [ "$rc" -eq 0 ] && grep -q '^Ranks (mpirun): 2$' "$tmp/run.out" &&
@@ -187,36 +210,50 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     bad "info over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out"
   fi
   # on a GPU: 1 rank and 2 ranks sharing it (exchanged through the host,
-  # since NCCL needs a GPU per rank) give the same bits; skipped without one
-  if "$orr" info 2>/dev/null | grep -qE '^  [0-9]+: .*compute capability'; then
-    for np in 1 2; do
-      run "$np" "$here/mpi/bitwise.lua" "g${np}_" cuda || { bad "gpu bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
-      [ "$np" = 2 ] && cp "$tmp/run.err" "$tmp/g2.err"
-    done
+  # since NCCL needs a GPU per rank) give the same bits; with two GPUs or
+  # more, 2 ranks with a GPU each (exchanged over NCCL) too; skipped without
+  # one.  The first GPU alone is the one 2 ranks share.
+  ngpu=$("$orr" info 2>/dev/null | grep -cE '^  [0-9]+: .*compute capability')
+  if [ "$ngpu" -ge 1 ]; then
+    run 1 "$here/mpi/bitwise.lua" "g1_" cuda || { bad "gpu bitwise -np 1: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
+    CUDA_VISIBLE_DEVICES=0 run 2 "$here/mpi/bitwise.lua" "g2_" cuda || { bad "gpu bitwise -np 2 on one GPU: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
+    cp "$tmp/run.err" "$tmp/g2.err"
+    if [ "$ngpu" -ge 2 ]; then
+      run 2 "$here/mpi/bitwise.lua" "gg_" cuda || { bad "gpu bitwise -np 2 on two GPUs: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
+      cp "$tmp/run.err" "$tmp/gg.err"
+      # the all-gather overlapped with the force (not the default there)
+      ORRERY_OVERLAP=on run 2 "$here/mpi/bitwise.lua" "go_" cuda || { bad "gpu bitwise -np 2 on two GPUs, overlapped: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
+    fi
     # one rank through the NCCL path (the all-gather on a stream of its own,
     # overlapped with the force), where NCCL loads
     ORRERY_EXCHANGE=nccl run 1 "$here/mpi/bitwise.lua" "gn_" cuda; nrc=$?
     # hermite: one rank keeps its block steps on the GPU, several correct
     # on the host (the GPU's force + jerk for their active bodies): the
     # same steps to within 1e-12 (values of order 1), not the same bits
-    close=$(awk 'FNR == NR { if ($1 !~ /^#/) for (k = 1; k <= NF; k++) a[FNR, k] = $k; next }
-                 $1 !~ /^#/ { for (k = 1; k <= NF; k++) { d = a[FNR, k] - $k; d = d < 0 ? -d : d
-                   m = a[FNR, k] < 0 ? -a[FNR, k] : a[FNR, k]; m = m < 1 ? 1 : m
-                   if (d > 1e-12 * m || a[FNR, k] == "") bad++ } ; rows++ }
-                 END { print (rows > 0 && bad == 0) ? "yes" : "no" }' \
-            "$tmp/g1_double_hermite.txt" "$tmp/g2_double_hermite.txt" 2>/dev/null)
-    if [ "$close" = yes ]; then
-      ok "gpu: double_hermite on 2 ranks sharing the GPU within 1e-12 of 1 rank"
-    else
-      bad "gpu: double_hermite on 2 ranks sharing the GPU differs from 1 rank by more than 1e-12"
-    fi
-    for c in float_leapfrog ranges double_yoshida4 double_hermite user_law; do
-      if [ "$c" = double_hermite ]; then :
-      elif [ -s "$tmp/g1_$c.txt" ] && cmp -s "$tmp/g1_$c.txt" "$tmp/g2_$c.txt"; then
-        ok "gpu bitwise: $c on 1 rank and on 2 ranks sharing the GPU"
+    near() {
+      awk 'FNR == NR { if ($1 !~ /^#/) for (k = 1; k <= NF; k++) a[FNR, k] = $k; next }
+           $1 !~ /^#/ { for (k = 1; k <= NF; k++) { d = a[FNR, k] - $k; d = d < 0 ? -d : d
+             m = a[FNR, k] < 0 ? -a[FNR, k] : a[FNR, k]; m = m < 1 ? 1 : m
+             if (d > 1e-12 * m || a[FNR, k] == "") bad++ } ; rows++ }
+           END { print (rows > 0 && bad == 0) ? "yes" : "no" }' "$1" "$2" 2>/dev/null
+    }
+    for p in g2:"sharing the GPU" gg:"on two GPUs (NCCL)" go:"on two GPUs (NCCL, overlapped)"; do
+      pre=${p%%:*} how=${p#*:}
+      [ "$pre" != g2 ] && [ "$ngpu" -lt 2 ] && continue
+      if [ "$(near "$tmp/g1_double_hermite.txt" "$tmp/${pre}_double_hermite.txt")" = yes ]; then
+        ok "gpu: double_hermite on 2 ranks $how within 1e-12 of 1 rank"
       else
-        bad "gpu bitwise: $c differs between 1 and 2 ranks on the GPU"
+        bad "gpu: double_hermite on 2 ranks $how differs from 1 rank by more than 1e-12"
       fi
+      for c in float_leapfrog ranges double_yoshida4 user_law float_large double_large; do
+        if [ -s "$tmp/g1_$c.txt" ] && cmp -s "$tmp/g1_$c.txt" "$tmp/${pre}_$c.txt"; then
+          ok "gpu bitwise: $c on 1 rank and on 2 ranks $how"
+        else
+          bad "gpu bitwise: $c differs between 1 and 2 ranks $how"
+        fi
+      done
+    done
+    for c in float_leapfrog ranges double_yoshida4 user_law float_large double_large; do
       if [ "$nrc" -eq 0 ] && cmp -s "$tmp/g1_$c.txt" "$tmp/gn_$c.txt"; then
         ok "gpu bitwise: $c on 1 rank through NCCL as without"
       elif [ "$nrc" -eq 0 ]; then
@@ -228,6 +265,14 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       ok "gpu: two ranks on one GPU say they exchange through the host"
     else
       bad "gpu: the exchange path was not reported"; sed 's/^/    /' "$tmp/g2.err"
+    fi
+    if [ "$ngpu" -lt 2 ]; then
+      echo "mpi: one GPU: the runs with a GPU per rank (NCCL between GPUs) are skipped"
+      skip=$((skip + 1))
+    elif grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\)$' "$tmp/gg.err"; then
+      ok "gpu: two ranks on two GPUs say they exchange over NCCL"
+    else
+      bad "gpu: two ranks on two GPUs did not say NCCL"; sed 's/^/    /' "$tmp/gg.err"
     fi
   else
     echo "mpi: no usable GPU: the GPU runs over ranks are skipped"

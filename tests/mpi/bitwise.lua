@@ -1,6 +1,7 @@
 -- bitwise: the cases test_mpi.sh runs on 1, 2 and 3 ranks (CPU backend)
 -- and compares bit for bit: float leapfrog, double yoshida4, double hermite
--- (block time steps), and a user law
+-- (block time steps), 40009 bodies in float and 20011 in double (GPU
+-- only), and a user law
 -- with an attribute and a runtime param, each with N not divisible by 2 or
 -- 3.  Rank 0 writes the bodies of each case to PREFIX<case>.txt (%.17g, so
 -- every bit of the float and double state shows), and the frames of a run
@@ -27,6 +28,13 @@ case("ranges", { bodies = orrery.ic.plummer{ n = 1001, seed = 14 }, dt = 1e-3,
   kernel = backend == "cuda" and { block = 64, ranges = 4 } or { block = 256 } }, 10)
 case("double_yoshida4", { bodies = orrery.ic.plummer{ n = 103, seed = 12 }, precision = "double",
   integrator = "yoshida4", dt = 1e-3 }, 10)
+-- on the GPU, enough bodies for many blocks and the automatic j-ranges:
+-- 10 steps in float and in double
+if backend == "cuda" then
+  case("float_large", { bodies = orrery.ic.plummer{ n = 40009, seed = 16 }, dt = 1e-3 }, 10)
+  case("double_large", { bodies = orrery.ic.plummer{ n = 20011, seed = 17 }, precision = "double",
+    dt = 1e-3 }, 10)
+end
 
 -- block time steps: every rank keeps every body and corrects its slice's
 -- active ones (a Plummer sphere with a spread of steps)
