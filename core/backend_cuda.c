@@ -807,8 +807,13 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
 }
 
 /* Up to this many bodies one block finds the next time and predicts
- * (orr_hnext_predict): one launch and no reset instead of three. */
-#define HSMALL_N 4096
+ * (orr_hnext_predict): one launch and no reset instead of three.  Above it
+ * one block's loop over every body costs more than the launches it saves
+ * (H100, double, 16-256 active: 4096 bodies 0.071-0.077 ms a block step
+ * with the grid-wide pair against 0.076-0.084 with one block; 1536 and 2048
+ * bodies 0.066-0.070 with one block against 0.072-0.102 over the grid;
+ * docs/PERFORMANCE.md). */
+#define HSMALL_N 2048
 
 static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                              orr_error *err)
