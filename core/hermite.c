@@ -77,6 +77,10 @@ typedef struct {
     unsigned restored;    /* checkpoint fields set: 1 acc, 2 jerk, 4 dt */
     long blocks, active;  /* statistics since creation */
     int deepest;          /* the finest level used in the last interval */
+    int busy;             /* an interval is under way (sim:step() stops between blocks) */
+    int on_engine;        /* ... and its blocks run on the engine (the GPU) */
+    long long t;          /* ... and its last block's time, in ticks */
+    long nb;              /* ... and its blocks so far */
     /* over several ranks: the gathered records of a block's corrected bodies
      * (REC doubles each), and each rank's count and offset of them */
     int ranks, rank;
@@ -322,80 +326,70 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     return nonfinite(h, env, (double)next * unit, h->act, nact, 1, err);
 }
 
-/* The interval on an engine that keeps the block steps itself (the GPU):
- * the same steps, with only the block times and active counts read back;
- * the accelerations, jerks and steps are read once at the end for the
- * checkpoint fields. */
-static orr_status step_on_engine(herm *h, orr_integ_env *env, orr_error *err)
+/* The exchange buffers of a run over several ranks, made once. */
+static orr_status ranks_setup(herm *h, const orr_integ_env *env, orr_error *err)
 {
-    orr_engine *e = env->engine;
-    const orr_block_params p = {env->dt, env->eta, env->eta_start, finest(env)};
-    const int restored = h->restored == 7;
-    orr_status st = ORR_OK;
-    if (restored) {   /* the checkpoint's fields onto the engine */
-        st = orr_engine_blocks_field(e, 0, h->a, 1, NULL, err);
-        if (!st)
-            st = orr_engine_blocks_field(e, 1, h->j, 1, NULL, err);
-        if (!st)
-            st = orr_engine_blocks_field(e, 2, h->dts, 1, NULL, err);
-    }
-    h->restored = 0;
-    if (!st)
-        st = orr_engine_blocks_begin(e, &p, !env->acc_valid && !restored, 0, err);
-    long long t = 0;
-    for (long nb = 0; !st && t < END; nb++) {
-        long nact = 0;
-        st = nb < MAX_BLOCKS ? orr_engine_block(e, &p, &t, &nact, err) : stalled(env, t, err);
-        h->blocks++;
-        h->active += nact;
-    }
-    if (!st)
-        st = orr_engine_blocks_field(e, 0, NULL, 0, &h->deepest, err);
-    if (!st)
-        st = orr_engine_blocks_field(e, 0, h->a, 0, NULL, err);
-    if (!st)
-        st = orr_engine_blocks_field(e, 1, h->j, 0, NULL, err);
-    if (!st)
-        st = orr_engine_blocks_field(e, 2, h->dts, 0, NULL, err);
-    for (long i = 0; !st && i < h->n; i++)
-        h->level[i] = (int)lround(-log2(h->dts[i]));
-    if (!st)   /* the positions stay on the device: its a and j tell */
-        st = nonfinite(h, env, env->dt, NULL, h->n, 0, err);
-    if (!st)
-        env->acc_valid = 1;
-    return st;
-}
-
-static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
-{
-    herm *h = state;
     h->ranks = env->comm ? orr_comm_size(env->comm) : 1;
     h->rank = env->comm ? orr_comm_rank(env->comm) : 0;
-    if (h->ranks > 1 && !h->rec) {
-        h->rec = malloc(sizeof(double) * REC * (size_t)h->n);
-        h->counts = malloc(sizeof(long) * (size_t)h->ranks);
-        h->displs = malloc(sizeof(long) * (size_t)h->ranks);
-        if (!h->rec || !h->counts || !h->displs) {
-            free(h->rec), free(h->counts), free(h->displs);
-            h->rec = NULL;
-            return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the Hermite exchange of "
-                            "%ld bodies", h->n);
+    if (h->ranks == 1 || h->rec)
+        return ORR_OK;
+    h->rec = malloc(sizeof(double) * REC * (size_t)h->n);
+    h->counts = malloc(sizeof(long) * (size_t)h->ranks);
+    h->displs = malloc(sizeof(long) * (size_t)h->ranks);
+    if (h->rec && h->counts && h->displs)
+        return ORR_OK;
+    free(h->rec), free(h->counts), free(h->displs);
+    h->rec = NULL;
+    return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the Hermite exchange of %ld bodies",
+                    h->n);
+}
+
+/* The block parameters of an engine that keeps the block steps itself. */
+static orr_block_params engine_params(const orr_integ_env *env)
+{
+    const orr_block_params p = {env->dt, env->eta, env->eta_start, finest(env)};
+    return p;
+}
+
+/* An interval begins: from the synchronised state, every body at tick 0.
+ * On an engine that keeps the block steps itself (the GPU) the same steps
+ * run there, with only each block's time and active count read back;
+ * otherwise the state is read from the engine and the blocks run here. */
+static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
+{
+    orr_status st = ranks_setup(h, env, err);
+    if (st)
+        return st;
+    h->on_engine = h->ranks == 1 && orr_engine_has_blocks(env->engine);
+    h->t = 0;
+    h->nb = 0;
+    const int restored = h->restored == 7;
+    h->restored = 0;
+    if (h->on_engine) {
+        orr_engine *e = env->engine;
+        const orr_block_params p = engine_params(env);
+        if (restored) {   /* the checkpoint's fields onto the engine */
+            st = orr_engine_blocks_field(e, 0, h->a, 1, NULL, err);
+            if (!st)
+                st = orr_engine_blocks_field(e, 1, h->j, 1, NULL, err);
+            if (!st)
+                st = orr_engine_blocks_field(e, 2, h->dts, 1, NULL, err);
         }
+        if (!st)
+            st = orr_engine_blocks_begin(e, &p, !env->acc_valid && !restored, 0, err);
+        h->busy = !st;
+        return st;
     }
-    if (h->ranks == 1 && orr_engine_has_blocks(env->engine))
-        return step_on_engine(h, env, err);
-    orr_status st = orr_engine_get_state(env->engine, h->pos, h->vel, err);
+    st = orr_engine_get_state(env->engine, h->pos, h->vel, err);
     if (st)
         return st;
     const int hi = finest(env);
-    const int restored = h->restored == 7;
     if (!env->acc_valid && !restored) {
         st = start(h, env, 0, err);
     } else if (restored) {   /* the steps as stored, in levels of this interval */
         for (long i = 0; i < h->n; i++)
             h->level[i] = (int)lround(-log2(h->dts[i]));
     }
-    h->restored = 0;
     if (st)
         return st;
     memset(h->tick, 0, sizeof(long long) * (size_t)h->n);
@@ -404,15 +398,82 @@ static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
         h->level[i] = h->level[i] > hi ? hi : h->level[i];
         h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
     }
-    long long t = 0;
-    for (long nb = 0; !st && t < END; nb++)
-        st = nb < MAX_BLOCKS ? block(h, env, hi, &t, err) : stalled(env, t, err);
-    if (!st)
-        st = orr_engine_set_state(env->engine, h->pos, h->vel, err);
-    if (st)
-        return st;
-    env->acc_valid = 1;   /* the integrator's own a and j match the synchronised state */
+    h->busy = 1;
     return ORR_OK;
+}
+
+/* The next block of the interval under way. */
+static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
+{
+    if (h->nb >= MAX_BLOCKS)
+        return stalled(env, h->t, err);
+    h->nb++;
+    if (!h->on_engine)
+        return block(h, env, finest(env), &h->t, err);
+    const orr_block_params p = engine_params(env);
+    long nact = 0;
+    orr_status st = orr_engine_block(env->engine, &p, &h->t, &nact, err);
+    h->blocks++;
+    h->active += nact;
+    return st;
+}
+
+/* The interval's last block is done: every body is at its end.  From the
+ * engine (the GPU) the accelerations, jerks and steps are read once, for
+ * the checkpoint fields; the host path writes the state back. */
+static orr_status finish(herm *h, orr_integ_env *env, orr_error *err)
+{
+    h->busy = 0;
+    orr_status st = ORR_OK;
+    if (h->on_engine) {
+        orr_engine *e = env->engine;
+        st = orr_engine_blocks_field(e, 0, NULL, 0, &h->deepest, err);
+        if (!st)
+            st = orr_engine_blocks_field(e, 0, h->a, 0, NULL, err);
+        if (!st)
+            st = orr_engine_blocks_field(e, 1, h->j, 0, NULL, err);
+        if (!st)
+            st = orr_engine_blocks_field(e, 2, h->dts, 0, NULL, err);
+        for (long i = 0; !st && i < h->n; i++)
+            h->level[i] = (int)lround(-log2(h->dts[i]));
+        if (!st)   /* the positions stay on the device: its a and j tell */
+            st = nonfinite(h, env, env->dt, NULL, h->n, 0, err);
+    } else {
+        st = orr_engine_set_state(env->engine, h->pos, h->vel, err);
+    }
+    if (!st)   /* the integrator's own a and j match the synchronised state */
+        env->acc_valid = 1;
+    return st;
+}
+
+/* The rest of the interval under way, or a whole one. */
+static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
+{
+    herm *h = state;
+    orr_status st = h->busy ? ORR_OK : begin(h, env, err);
+    while (!st && h->t < END)
+        st = next_block(h, env, err);
+    if (!st)
+        return finish(h, env, err);
+    h->busy = 0;
+    return st;
+}
+
+/* One block step (an interval begins first when none is under way). */
+static orr_status h_block(void *state, orr_integ_env *env, int *synced, double *at,
+                          orr_error *err)
+{
+    herm *h = state;
+    orr_status st = h->busy ? ORR_OK : begin(h, env, err);
+    if (!st)
+        st = next_block(h, env, err);
+    *synced = !st && h->t >= END;
+    *at = (double)h->t / (double)END;
+    if (*synced)
+        st = finish(h, env, err);
+    if (st)
+        h->busy = 0;
+    return st;
 }
 
 static orr_status h_get_field(void *state, int k, double *out, orr_error *err)
@@ -459,6 +520,7 @@ const orr_integrator orr_integrator_hermite = {
     .create = h_create,
     .destroy = h_destroy,
     .step = h_step,
+    .block = h_block,
     .nfields = 3,
     .fields = {{"acc", 3}, {"jerk", 3}, {"dt", 1}},
     .get_field = h_get_field,

@@ -7,6 +7,12 @@
  *   create / destroy   its state for n bodies (NULL create: none);
  *   step               one step of env->dt from a synchronised state (the
  *                      simulation advances its clock by env->dt after it);
+ *                      with block steps, the rest of an interval that
+ *                      block left under way;
+ *   block              block time steps only (NULL: none): one block step,
+ *                      beginning an interval of env->dt when none is under
+ *                      way; between its blocks the bodies are at times of
+ *                      their own, so nothing may read or change the state;
  *   synchronize        brings every body to the simulation's time before
  *                      diagnostics and output read the state (NULL: the
  *                      state is always synchronised, as for fixed steps);
@@ -68,6 +74,10 @@ typedef struct orr_integrator {
     orr_status (*create)(void **state, long n, orr_error *err);
     void (*destroy)(void *state);
     orr_status (*step)(void *state, orr_integ_env *env, orr_error *err);
+    /* *synced = 1 when the block ended the interval (every body at its end,
+     * as after step), *at the block's time as a fraction of the interval */
+    orr_status (*block)(void *state, orr_integ_env *env, int *synced, double *at,
+                        orr_error *err);
     orr_status (*synchronize)(void *state, orr_integ_env *env, orr_error *err);
     int nfields;
     orr_integ_field fields[ORR_INTEG_MAX_FIELDS];

@@ -39,6 +39,10 @@ struct orr_sim {
     orr_dist *dist;                /* the slices of the ranks (NULL: this process alone) */
     double time, time_c;           /* clock, with Kahan compensation */
     long steps;
+    int mid;                       /* block steps: an interval of mid_h from time is under
+                                      way (orr_sim_block_steps), its last block at mid_at
+                                      of it; the state may not be read or changed */
+    double mid_at, mid_h;
     char kspec_source[16];         /* "tuned", "store" or "default" */
     double kspec_ms;               /* its tuned force time on this rank's targets; < 0 */
     orr_sim_rank *ranks;           /* every rank's configuration (orr_sim_ranks) */
@@ -49,6 +53,7 @@ struct orr_sim {
 };
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
+static orr_status mid_interval(const orr_sim *s, const char *what, orr_error *err);
 
 /* 64-bit FNV-1a of a string, in two exactly representable halves. */
 static void text_hash(const char *s, double out[2])
@@ -143,6 +148,8 @@ const orr_htune_result *orr_sim_hermite_tuning(const orr_sim *s)
 orr_status orr_sim_set_hermite_launch(orr_sim *s, const orr_hlaunch *launch, int nbuckets,
                                       const char *source, orr_error *err)
 {
+    if (s->mid)
+        return mid_interval(s, "setting the force + jerk launches", err);
     if (orr_engine_backend(s->engine) != ORR_BACKEND_CUDA || !s->integ->blocks)
         return ORR_OK;   /* the CPU has no such launches */
     if (nbuckets != orr_hbucket(s->cfg.n) + 1)
@@ -517,6 +524,8 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
     if (!(budget > 0) || !isfinite(budget))
         return orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of seconds (got %g)",
                         budget);
+    if (s->mid)
+        return mid_interval(s, "tuning", err);
     if (s->integ->blocks && orr_engine_backend(s->engine) == ORR_BACKEND_CUDA)
         return hermite_tune(s, budget, 1, err);   /* block steps run the force + jerk kernel */
     orr_kspec base = current_spec(s);
@@ -562,7 +571,30 @@ long orr_sim_n(const orr_sim *s)
 
 double orr_sim_time(const orr_sim *s)
 {
-    return s->time;
+    return s->mid ? s->time + s->mid_at * s->mid_h : s->time;
+}
+
+int orr_sim_synchronized(const orr_sim *s)
+{
+    return !s->mid;
+}
+
+double orr_sim_sync_time(const orr_sim *s)
+{
+    return s->mid ? s->time + s->mid_h : s->time;
+}
+
+/* Between the block steps of an interval the bodies are at times of their
+ * own: nothing may read or change them (what says what was asked). */
+static orr_status mid_interval(const orr_sim *s, const char *what, orr_error *err)
+{
+    if (!s->mid)
+        return ORR_OK;
+    return orr_fail(err, ORR_ERR_ARG, "%s between block steps: the bodies are at times of "
+                    "their own (the last block step is at t = %.17g, inside the interval of "
+                    "dt_max from %.17g to %.17g), and they are read and changed only at its "
+                    "end: step on to it, or advance to %.17g", what, orr_sim_time(s), s->time,
+                    s->time + s->mid_h, s->time + s->mid_h);
 }
 
 long orr_sim_steps(const orr_sim *s)
@@ -646,6 +678,8 @@ static orr_status fetch(orr_sim *s, orr_error *err)
 {
     if (s->host_valid)
         return ORR_OK;
+    if (s->mid)
+        return mid_interval(s, "reading the bodies", err);
     orr_status st = s->integ->synchronize ? s->integ->synchronize(s->istate, env_of(s), err)
                                           : ORR_OK;
     if (!st && s->dist)   /* each rank's velocities are current on its slice only */
@@ -699,6 +733,8 @@ orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err)
  * before it reads the engine, when the mirror is not current. */
 static orr_status synchronized(orr_sim *s, orr_error *err)
 {
+    if (s->mid)
+        return mid_interval(s, "reading the bodies", err);
     if (s->host_valid || !s->integ->synchronize)
         return ORR_OK;
     return s->integ->synchronize(s->istate, env_of(s), err);
@@ -740,6 +776,8 @@ const orr_law *orr_sim_law(const orr_sim *s)
 
 orr_status orr_sim_attr(orr_sim *s, int a, double **values, orr_error *err)
 {
+    if (s->mid)
+        return mid_interval(s, "attributes", err);
     if (a < 0 || a >= s->law.nattrs)
         return orr_fail(err, ORR_ERR_ARG, "force law '%s' has no attribute #%d", s->law.name, a);
     *values = s->attr + (size_t)a * (size_t)s->cfg.n;
@@ -776,6 +814,8 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
 {
     if (recompiled)
         *recompiled = 0;
+    if (s->mid)
+        return mid_interval(s, "setting a param", err);
     int k = orr_law_param_index(&s->law, name);
     double old = k >= 0 ? s->law.params[k].value : 0;
     orr_status st = orr_law_set_param(&s->law, name, value, err);
@@ -854,7 +894,7 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
 
 orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err)
 {
-    orr_status st = check_dt(dt, err);
+    orr_status st = s->mid ? mid_interval(s, "setting dt", err) : check_dt(dt, err);
     if (st)
         return st;
     s->cfg.dt = dt;
@@ -868,6 +908,8 @@ orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err
         return orr_fail(err, ORR_ERR_ARG,
                         "clock must be a finite time and a step count >= 0 (got %g, %ld)", time,
                         steps);
+    if (s->mid)
+        return mid_interval(s, "setting the clock", err);
     s->time = time;
     s->time_c = 0;
     s->steps = steps;
@@ -889,6 +931,8 @@ void orr_sim_set_time_compensation(orr_sim *s, double c)
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err)
 {
+    if (s->mid)
+        return mid_interval(s, "switching kernels", err);
     orr_kspec k = current_spec(s);
     const orr_launch *a = &k.launch, *b = &spec->launch;
     const int same = a->block == b->block && a->unroll == b->unroll && a->split == b->split &&
@@ -935,7 +979,8 @@ orr_status orr_sim_integ_field(orr_sim *s, int k, double *out, orr_error *err)
 
 orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_error *err)
 {
-    orr_status st = check_field(s, k, err);
+    orr_status st = s->mid ? mid_interval(s, "setting the integrator's state", err)
+                           : check_field(s, k, err);
     if (st)
         return st;
     s->env.acc_valid = 0;
@@ -995,11 +1040,21 @@ static orr_status check_blowup(orr_sim *s, long steps0, double t0, double h, dou
     return ORR_ERR_ARG;
 }
 
+/* The rest of an interval that block steps left under way: the clock goes
+ * to its end. */
+static orr_status end_interval(orr_sim *s, orr_error *err)
+{
+    if (!s->mid)
+        return ORR_OK;
+    s->mid = 0;
+    return one_step(s, s->mid_h, err);
+}
+
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
     if (k < 0)
         return orr_fail(err, ORR_ERR_ARG, "step count must be >= 0 (got %ld)", k);
-    orr_status st = flush(s, err);
+    orr_status st = s->mid ? ORR_OK : flush(s, err);
     if (st)
         return st;
     const long steps0 = s->steps;
@@ -1007,6 +1062,8 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
     for (long done = 0; !st && done < k; done++) {
         if (stop && *stop)
             st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
+        else if (s->mid)   /* the first one ends the interval under way */
+            st = end_interval(s, err);
         else
             st = one_step(s, s->cfg.dt, err);
     }
@@ -1016,15 +1073,20 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err)
 {
-    if (!isfinite(t_end) || t_end < s->time)
+    if (!isfinite(t_end) || t_end < orr_sim_time(s))
         return orr_fail(err, ORR_ERR_ARG,
                         "time to advance to must be finite and not before the current time %.17g "
-                        "(got %.17g)", s->time, t_end);
-    orr_status st = flush(s, err);
-    if (st)
-        return st;
+                        "(got %.17g)", orr_sim_time(s), t_end);
+    /* block steps under way: their interval ends first */
     const double h = s->cfg.dt, t0 = s->time;
     const long steps0 = s->steps;
+    if (s->mid && t_end < s->time + s->mid_h * (1 - 1e-12))
+        return orr_fail(err, ORR_ERR_ARG, "time to advance to (%.17g) is inside the interval "
+                        "of dt_max that block steps are in, from %.17g to %.17g: the bodies "
+                        "are synchronised only at its end", t_end, s->time, s->time + s->mid_h);
+    orr_status st = s->mid ? end_interval(s, err) : flush(s, err);
+    if (st)
+        return st;
     for (long done = 0;; done++) {
         const double left = t_end - (s->time - s->time_c);
         /* done when within a relative 1e-12 of the step; a last step that
@@ -1037,6 +1099,48 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
             return st;
     }
     return check_blowup(s, steps0, t0, h, t_end, err);
+}
+
+orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error *err)
+{
+    if (!s->integ->block)
+        return orr_fail(err, ORR_ERR_ARG, "integrator '%s' has fixed steps: block steps are "
+                        "hermite's", s->integ->name);
+    if (k < 0)
+        return orr_fail(err, ORR_ERR_ARG, "step count must be >= 0 (got %ld)", k);
+    orr_status st = s->mid ? ORR_OK : flush(s, err);
+    const long steps0 = s->steps;
+    const double t0 = s->time;
+    for (long done = 0; !st && done < k; done++) {
+        if (stop && *stop) {
+            st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld block steps", done);
+            break;
+        }
+        orr_integ_env *env = env_of(s);
+        if (!s->mid) {   /* a new interval */
+            s->mid_h = s->cfg.dt;
+            orr_engine_set_step(s->engine, s->steps + 1);
+        }
+        env->dt = s->mid_h;
+        s->host_valid = 0;
+        int synced = 0;
+        double at = 0;
+        st = s->integ->block(s->istate, env, &synced, &at, err);
+        if (st) {   /* the interval is given up: the state is that of its start */
+            s->mid = 0;
+            env->acc_valid = 0;
+            break;
+        }
+        s->mid = !synced;
+        s->mid_at = at;
+        if (synced) {   /* the clock to the interval's end, as one_step does */
+            double y = s->mid_h - s->time_c, t = s->time + y;
+            s->time_c = (t - s->time) - y;
+            s->time = t;
+            s->steps++;
+        }
+    }
+    return st || k == 0 ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }
 
 /* ---- diagnostics ----------------------------------------------------------- */

@@ -200,9 +200,26 @@ void orr_sim_set_time_compensation(orr_sim *s, double c);
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err);
 
-/* Advances k >= 0 steps.  Checks *stop (may be NULL) between steps and
- * returns ORR_ERR_INTERRUPTED when it became non-zero. */
+/* Advances k >= 0 steps (with block time steps: intervals of dt_max, the
+ * first one ending the interval that orr_sim_block_steps left under way).
+ * Checks *stop (may be NULL) between steps and returns ORR_ERR_INTERRUPTED
+ * when it became non-zero. */
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err);
+
+/* Block time steps (hermite): k >= 0 block steps, each the active bodies'
+ * (those whose next time is the earliest) from all bodies predicted to
+ * it.  Between the blocks of an interval of dt_max the bodies are at
+ * times of their own: orr_sim_time is the last block's, orr_sim_synchronized
+ * is 0, and reading or changing the state (diagnostics, outputs,
+ * checkpoints, bodies, attributes, params, dt, kernels) is an error naming
+ * the interval, until a block step, orr_sim_step or orr_sim_advance ends
+ * it.  An error for a fixed-step integrator. */
+orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error *err);
+/* 1 when every body is at orr_sim_time (always, but between block steps). */
+int orr_sim_synchronized(const orr_sim *s);
+/* The time every body is next at: the end of the interval under way
+ * between block steps, else orr_sim_time. */
+double orr_sim_sync_time(const orr_sim *s);
 
 /* The integrator, and its checkpoint fields (integrator.h): field k of all
  * bodies, n * fields[k].comps doubles, read after the integrator has
@@ -213,7 +230,9 @@ orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_erro
 
 /* Advances to time t_end >= the current time in steps of dt, the last one
  * shortened so the run ends on t_end (to rounding); no step when t_end is
- * within 1e-12 dt of the current time.  *stop as for orr_sim_step. */
+ * within 1e-12 dt of the current time.  Between block steps the interval
+ * under way ends first (an error when t_end is inside it).  *stop as for
+ * orr_sim_step. */
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err);
 
 /* Diagnostics, on the current state (synchronised by the integrator). */

@@ -389,7 +389,8 @@ static int l_simulation(lua_State *L)
     if (blocks) {
         if (lua_getfield(L, 1, "dt") != LUA_TNIL)
             orr_lua_error(L, WHO ": integrator \"hermite\" takes dt_max (its synchronisation "
-                          "interval: outputs and sim:step() come at its multiples), not dt");
+                          "interval: outputs and sim:run's steps come at its multiples; "
+                          "sim:step() is one block step), not dt");
         lua_pop(L, 1);
         c.dt = opt_number(L, "dt_max", 1.0 / 16, positive, "a positive number");
         c.dt_min = opt_number(L, "dt_min", 0, NULL, "a number from 0 to dt_max");
@@ -503,18 +504,31 @@ static int sim_gc(lua_State *L)
     return 0;
 }
 
-static int sim_step(lua_State *L)
+/* k steps: of dt, or with block time steps (hermite) block steps; with
+ * intervals = 1 (sim:_steps, for sim:run) of dt_max with block steps too. */
+static int steps(lua_State *L, int intervals)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     lua_Integer k = luaL_optinteger(L, 2, 1);
     if (k < 0)
         luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
     orr_error err = {0};
-    if (orr_lua_verify_mode && k > 0 && orr_sim_steps(s) == 0)
+    if (orr_lua_verify_mode && k > 0 && orr_sim_steps(s) == 0 && orr_sim_synchronized(s))
         orr_lua_verify_report(L, s, "before the first step");
-    if (orr_sim_step(s, (long)k, orr_lua_stop, &err))
+    const int blocks = !intervals && orr_sim_integrator(s)->block;
+    if ((blocks ? orr_sim_block_steps : orr_sim_step)(s, (long)k, orr_lua_stop, &err))
         return orr_lua_fail(L, &err, NULL);
     return 0;
+}
+
+static int sim_step(lua_State *L)
+{
+    return steps(L, 0);
+}
+
+static int sim_intervals(lua_State *L)
+{
+    return steps(L, 1);
 }
 
 /* sim:advance(t): integrates to time t (>= sim.time) in steps of dt, the
@@ -949,6 +963,10 @@ static int sim_index(lua_State *L)
         lua_pushnumber(L, orr_sim_time(s));
     else if (strcmp(key, "steps") == 0)
         lua_pushinteger(L, (lua_Integer)orr_sim_steps(s));
+    else if (strcmp(key, "synchronized") == 0)
+        lua_pushboolean(L, orr_sim_synchronized(s));
+    else if (strcmp(key, "_sync_time") == 0)   /* for sim:run */
+        lua_pushnumber(L, orr_sim_sync_time(s));
     else if (strcmp(key, "dt") == 0)
         lua_pushnumber(L, c->dt);
     else if (strcmp(key, "backend") == 0)
@@ -1068,7 +1086,7 @@ static int sim_index(lua_State *L)
 static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
     "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", "exchange",
-    "blocks", "eta", "eta_start", "dt_min", "dt_max", "units",
+    "blocks", "eta", "eta_start", "dt_min", "dt_max", "units", "synchronized",
     NULL,
 };
 
@@ -1105,6 +1123,7 @@ static const luaL_Reg funcs[] = {
 static const luaL_Reg meth[] = {
     {"close", sim_close},
     {"step", sim_step},
+    {"_steps", sim_intervals},
     {"advance", sim_advance},
     {"sync", sim_sync},
     {"body", sim_body},

@@ -44,7 +44,7 @@ print(("%8s %14s %11s %9s %12s %12s %9s %8s %8s %8s %8s"):format("t", "E", "dE/E
 local e0 = sim:energy().total
 local clock, last = orrery._clock(), { blocks = 0, active = 0 }
 while sim.time < t_end - 1e-12 do
-  sim:step(4)                 -- a quarter of a time unit: four synchronised intervals
+  sim:run{ steps = 4 }        -- a quarter of a time unit: four synchronised intervals
   local e, b = sim:energy().total, sim.blocks
   local c = sim:cluster{ fractions = { 0.1, 0.5, 0.9 } }   -- Lagrangian radii, the core
   local nb = b.blocks - last.blocks

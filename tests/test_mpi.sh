@@ -140,6 +140,14 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       bad "bitwise: $c differs between 1, 2 and 3 ranks (or was not written)"
     fi
   done
+  # block by block (sim:step()) to the same time: the bits of whole intervals
+  if [ -s "$tmp/p1_double_hermite.txt" ] && cmp -s "$tmp/p1_double_hermite.txt" "$tmp/p1_double_hermite_blocks.txt" &&
+     cmp -s "$tmp/p1_double_hermite.txt" "$tmp/p2_double_hermite_blocks.txt" &&
+     cmp -s "$tmp/p1_double_hermite.txt" "$tmp/p3_double_hermite_blocks.txt"; then
+    ok "bitwise: double_hermite one block step at a time, on 1, 2 and 3 ranks, as in whole intervals"
+  else
+    bad "bitwise: double_hermite block by block differs from whole intervals (or was not written)"
+  fi
   frames=0
   for k in 0 1 2 3; do
     [ -s "$tmp/p1_frame_$k.png" ] && cmp -s "$tmp/p1_frame_$k.png" "$tmp/p2_frame_$k.png" &&
@@ -253,6 +261,11 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
         fi
       done
     done
+    if [ -s "$tmp/g1_double_hermite.txt" ] && cmp -s "$tmp/g1_double_hermite.txt" "$tmp/g1_double_hermite_blocks.txt"; then
+      ok "gpu bitwise: double_hermite one block step at a time as in whole intervals (1 rank)"
+    else
+      bad "gpu bitwise: double_hermite block by block differs from whole intervals (1 rank)"
+    fi
     for c in float_leapfrog ranges double_yoshida4 user_law float_large double_large; do
       if [ "$nrc" -eq 0 ] && cmp -s "$tmp/g1_$c.txt" "$tmp/gn_$c.txt"; then
         ok "gpu bitwise: $c on 1 rank through NCCL as without"

@@ -52,13 +52,15 @@ local function check_opts(self, nargs, opts)
   local steps, tail = opts.steps, nil
   if opts["until"] ~= nil then
     -- whole steps of sim.dt up to the time, then a shorter last one (sim:advance)
-    local t = opts["until"]
+    -- (between block steps: from the end of the interval under way)
+    local t, t0 = opts["until"], self._sync_time
     if steps ~= nil then bad("'steps' and 'until' exclude each other") end
-    if type(t) ~= "number" or t ~= t or t == huge or t < self.time then
-      bad("'until' must be a time from the current %.17g on (got %s)", self.time, describe(t))
+    if type(t) ~= "number" or t ~= t or t == huge or t < t0 then
+      bad("'until' must be a time from the %s %.17g on (got %s)", self.synchronized and "current"
+        or "end of the interval of block steps under way,", t0, describe(t))
     end
-    steps = floor((t - self.time) / self.dt + 1e-9)
-    if t - (self.time + steps * self.dt) > 1e-12 * self.dt then tail = t end
+    steps = floor((t - t0) / self.dt + 1e-9)
+    if t - (t0 + steps * self.dt) > 1e-12 * self.dt then tail = t end
   elseif not is_count(steps, 0) then
     bad("'steps' must be a non-negative integer (got %s)", describe(steps))
   end
@@ -156,9 +158,14 @@ end
 -- checkpoint_every=K writes
 -- sim:checkpoint(checkpoint or "checkpoint.hdf5") whenever sim.steps is a
 -- multiple of K, one rolling file (after on_step and the frame, so a resumed
--- run continues the series).  Returns {steps=, seconds=}.
+-- run continues the series).  With block time steps the steps are intervals
+-- of dt_max, and a run called between block steps (sim:step()) ends the
+-- interval under way first.  Returns {steps=, seconds=}.
 function Sim:run(...)
   local steps, every, on_step, progress, out, tail = check_opts(self, select("#", ...), ...)
+  -- between block steps (sim:step() with hermite) the interval under way
+  -- ends first: the run's steps are whole intervals of dt_max
+  if not self.synchronized then self:_steps(1) end
   local blocks = self.blocks
   local last_blocks = blocks
   local show_bar = progress and steps > 0 and isatty(2) and not os.getenv("CI")
@@ -266,7 +273,7 @@ function Sim:run(...)
     -- every=), before any frame or checkpoint of the steps is written
     if out.max_dE and not every then k = math.min(k, 10) end
     local t0 = clock()
-    local ok, err = pcall(self.step, self, k)
+    local ok, err = pcall(self._steps, self, k)
     if not ok then stopped(tostring(err)) end
     done = done + k
     if out.max_dE then

@@ -2,8 +2,10 @@
 -- (integrator = "hermite", CPU backend).  Checked against the analytic
 -- Kepler orbit (an eccentric binary returns to its apocentre after whole
 -- periods; the energy is conserved to the order of the scheme), block steps
--- in a cluster with a close pair, bitwise continuation from a checkpoint,
--- and the messages for what it does not take.  The same on the GPU (the
+-- in a cluster with a close pair, sim:step() as one block step (the same
+-- bits as whole intervals; nothing reads the bodies between blocks),
+-- bitwise continuation from a checkpoint, and the messages for what it
+-- does not take.  The same on the GPU (the
 -- block steps kept on the device) where one is usable; `make gpu-test`
 -- (ORRERY_REQUIRE_GPU=1) fails instead of skipping them.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
@@ -72,7 +74,7 @@ for _, backend in ipairs(backends) do
     sim:set_body(2, { x = b.x + r, y = b.y, z = b.z, vx = b.vx, vy = b.vy + v, vz = b.vz, m = m })
     sim:set_body(1, { x = b.x, y = b.y, z = b.z, vx = b.vx, vy = b.vy - v, vz = b.vz, m = m })
     local E0 = sim:energy().total
-    sim:step(4)
+    sim:run{ steps = 4 }
     local blk = sim.blocks
     print(("  %d blocks, %.2f active on average, smallest step %.3g"):format(blk.blocks,
       blk.mean_active, blk.smallest_dt))
@@ -83,15 +85,69 @@ for _, backend in ipairs(backends) do
     T.ok(dE < 5e-5, ("|dE/E| %.2e < 5e-5 (the pair's binding energy dominates)"):format(dE))
   end)
 
+  T.test(backend .. ": sim:step() is one block step; the bodies wait for the interval's end", function()
+    local opts = { bodies = orrery.ic.plummer{ n = 300, seed = 9 }, backend = backend,
+      precision = "double", integrator = "hermite", dt_max = 1 / 16, softening = 0.01,
+      tune = false }
+    local a <close> = orrery.simulation(opts)
+    local b <close> = orrery.simulation(opts)
+    a:run{ steps = 2 }
+    local n, last = 0, 0
+    repeat
+      b:step()
+      n = n + 1
+      T.eq(b.blocks.blocks, n, "one block per sim:step()")
+      local k = b.time * 16 * 2 ^ 40   -- in units of the finest step, dt_max / 2^40
+      T.ok(b.time > last and k == math.floor(k), ("block %d at t = %.17g"):format(n, b.time))
+      T.eq(b.synchronized, b.time == 0.0625 or b.time == 0.125, ("block %d: synchronised"):format(n))
+      T.eq(b.steps, b.time < 0.0625 and 0 or b.time < 0.125 and 1 or 2, "intervals done")
+      last = b.time
+      if n == 1 then   -- between blocks nothing reads or changes the bodies
+        local why = ("between block steps: the bodies are at times of their own (the last "
+          .. "block step is at t = %.17g, inside the interval of dt_max from 0 to 0.0625), and "
+          .. "they are read and changed only at its end: step on to it, or advance to 0.0625"):format(b.time)
+        T.raises("reading the bodies " .. why, b.energy, b)
+        T.raises("reading the bodies " .. why, b.checkpoint, b, dir .. "/mid_" .. backend .. ".hdf5")
+        T.raises("reading the bodies " .. why, b.body, b, 1)
+        T.raises("orrery.Sim: setting dt " .. why, function() b.dt = 1 / 32 end)
+        T.raises("sim:set_param: setting a param " .. why, b.set_param, b, "G", 2)
+        T.raises("time to advance to (0.03125) is inside the interval of dt_max that block steps "
+          .. "are in, from 0 to 0.0625: the bodies are synchronised only at its end", b.advance, b, 0.03125)
+        T.raises("sim:run: 'until' must be a time from the end of the interval of block steps "
+          .. "under way, 0.0625 on (got 0.01)", b.run, b, { ["until"] = 0.01 })
+        T.eq(io.open(dir .. "/mid_" .. backend .. ".hdf5"), nil, "no checkpoint written")
+      end
+    until b.time >= 0.125
+    T.eq(n, a.blocks.blocks, "the blocks of two whole intervals")
+    T.eq(b.time, a.time)
+    local function same(tag)
+      for i = 1, 300 do
+        local p, q = a:body(i), b:body(i)
+        for _, key in ipairs{ "x", "y", "z", "vx", "vy", "vz" } do
+          if p[key] ~= q[key] then T.eq(q[key], p[key], ("%s: body %d %s"):format(tag, i, key)) end
+        end
+      end
+    end
+    same("block by block")
+    -- a run from between blocks ends the interval under way first
+    b:step(3)
+    T.eq(b.synchronized, false, "3 blocks into the third interval")
+    b:run{ steps = 1 }
+    a:run{ steps = 2 }
+    T.eq(b.time, 0.25); T.eq(b.steps, 4); T.eq(b.blocks.blocks, a.blocks.blocks)
+    same("a run after 3 blocks")
+    T.eq(b:energy().total, a:energy().total, "the energy at the interval's end")
+  end)
+
   T.test(backend .. ": checkpoint and restore continue bit for bit (steps, acc, jerk included)", function()
     for _, prec in ipairs{ "double", "float" } do
       local opts = { bodies = orrery.ic.plummer{ n = 48, seed = 5 }, backend = backend,
         precision = prec, integrator = "hermite", dt_max = 1 / 32, eta = 0.03, softening = 0.01 }
       local a <close> = orrery.simulation(opts)
-      a:step(3)
+      a:run{ steps = 3 }
       local path = dir .. "/hermite_" .. backend .. prec .. ".ckpt.hdf5"
       a:checkpoint(path)
-      a:step(4)
+      a:run{ steps = 4 }
       local b <close> = orrery.restore(path)
       T.eq(b.integrator, "hermite"); T.eq(b.eta, 0.03); T.eq(b.dt_max, 1 / 32)
       local ha, hb = a.config.hermite, b.config.hermite
@@ -102,7 +158,7 @@ for _, backend in ipairs(backends) do
       else
         T.eq(ha, nil, "cpu: no force + jerk launches"); T.eq(hb, nil)
       end
-      b:step(4)
+      b:run{ steps = 4 }
       T.eq(b.time, a.time, prec .. ": time")
       for i = 1, 48 do
         local p, q = a:body(i), b:body(i)
@@ -123,7 +179,7 @@ if gpu_ok then
         local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = n, seed = 12 },
           backend = backend, precision = "double", integrator = "hermite", softening = 0.01,
           dt_max = n > 1000 and 1 / 64 or 1 / 16 }
-        sim:step(2)
+        sim:run{ steps = 2 }
         got[backend] = { blocks = sim.blocks.blocks, active = sim.blocks.active, b = sim:bodies() }
       end
       T.eq(got.cuda.blocks, got.cpu.blocks, "blocks"); T.eq(got.cuda.active, got.cpu.active, "active")
@@ -175,7 +231,7 @@ end)
 T.test("what hermite does not take", function()
   local W = "orrery.simulation: "
   T.raises(W .. "integrator \"hermite\" takes dt_max (its synchronisation interval: outputs "
-    .. "and sim:step() come at its multiples), not dt",
+    .. "and sim:run's steps come at its multiples; sim:step() is one block step), not dt",
     orrery.simulation, { n = 2, backend = "cpu", integrator = "hermite", dt = 0.1 })
   T.raises(W .. "precision \"mixed\" is for integrator \"hermite\" (its force + jerk kernel); "
     .. "leapfrog runs in float or double", orrery.simulation, { n = 2, backend = "cpu",
@@ -195,7 +251,7 @@ T.test("what hermite does not take", function()
   for _, force in ipairs{ "gravity", own } do
     local s <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 32, seed = 8 },
       backend = "cpu", precision = "double", integrator = "hermite", force = force }
-    s:step(2)
+    s:run{ steps = 2 }
     runs[#runs + 1] = s:body(7)
   end
   T.eq(runs[2].x, runs[1].x, "a user copy of gravity with its jerk: bitwise the built-in")

@@ -17,7 +17,7 @@ local function case(name, opts, steps, setup)
   if not opts.kernel then opts.tune = false end   -- one kernel configuration for every rank count
   local sim <close> = orrery.simulation(opts)
   if setup then setup(sim) end
-  sim:step(steps)
+  sim:run{ steps = steps, progress = false }   -- intervals of dt_max with block steps
   sim:write(prefix .. name .. ".txt")
 end
 
@@ -40,6 +40,14 @@ end
 -- active ones (a Plummer sphere with a spread of steps)
 case("double_hermite", { bodies = orrery.ic.plummer{ n = 107, seed = 15 }, precision = "double",
   integrator = "hermite", dt_max = 1 / 16, eta = 0.02, softening = 0.01 }, 4)
+-- the same one block step at a time (sim:step()), to the same 4 intervals
+do
+  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 107, seed = 15 },
+    precision = "double", integrator = "hermite", dt_max = 1 / 16, eta = 0.02, softening = 0.01,
+    backend = backend, tune = false }
+  repeat sim:step() until sim.steps == 4
+  sim:write(prefix .. "double_hermite_blocks.txt")
+end
 
 local screened = orrery.force{
   name = "screened", params = { lambda = 0.7, k = 1.0 }, runtime_params = { "k" },

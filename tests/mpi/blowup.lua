@@ -24,4 +24,4 @@ for i = 1, 5 do
   sim:set_attribute("id", i, i)
 end
 sim:set_body(5, { vz = -0.5 / h })   -- 1.5 - 0.5 = 1: at body 4 after one step, exactly
-sim:step(10)
+sim:run{ steps = 10, progress = false }   -- intervals of dt_max with hermite

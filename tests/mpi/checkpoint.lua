@@ -18,15 +18,15 @@ end
 
 if mode == "start" then
   local sim <close> = fresh()
-  sim:step(steps)
+  sim:run{ steps = steps, progress = false }   -- intervals of dt_max with block steps
   sim:checkpoint(path)
 elseif mode == "resume" then
   local sim <close> = orrery.restore(path)
-  sim:step(steps)
+  sim:run{ steps = steps, progress = false }   -- intervals of dt_max with block steps
   sim:write(out)
 elseif mode == "straight" then
   local sim <close> = fresh()
-  sim:step(steps)
+  sim:run{ steps = steps, progress = false }   -- intervals of dt_max with block steps
   sim:write(path)
 else
   error("mode must be start, resume or straight")
