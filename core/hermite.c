@@ -81,6 +81,7 @@ typedef struct {
     int on_engine;        /* ... and its blocks run on the engine (the GPU) */
     long long t;          /* ... and its last block's time, in ticks */
     long nb;              /* ... and its blocks so far */
+    int hi;               /* ... and the finest level dt_min allows in it */
     /* over several ranks: the gathered records of a block's corrected bodies
      * (REC doubles each), and each rank's count and offset of them */
     int ranks, rank;
@@ -345,9 +346,9 @@ static orr_status ranks_setup(herm *h, const orr_integ_env *env, orr_error *err)
 }
 
 /* The block parameters of an engine that keeps the block steps itself. */
-static orr_block_params engine_params(const orr_integ_env *env)
+static orr_block_params engine_params(const herm *h, const orr_integ_env *env)
 {
-    const orr_block_params p = {env->dt, env->eta, env->eta_start, finest(env)};
+    const orr_block_params p = {env->dt, env->eta, env->eta_start, h->hi};
     return p;
 }
 
@@ -363,11 +364,12 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     h->on_engine = h->ranks == 1 && orr_engine_has_blocks(env->engine);
     h->t = 0;
     h->nb = 0;
+    h->hi = finest(env);
     const int restored = h->restored == 7;
     h->restored = 0;
     if (h->on_engine) {
         orr_engine *e = env->engine;
-        const orr_block_params p = engine_params(env);
+        const orr_block_params p = engine_params(h, env);
         if (restored) {   /* the checkpoint's fields onto the engine */
             st = orr_engine_blocks_field(e, 0, h->a, 1, NULL, err);
             if (!st)
@@ -383,7 +385,7 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     st = orr_engine_get_state(env->engine, h->pos, h->vel, err);
     if (st)
         return st;
-    const int hi = finest(env);
+    const int hi = h->hi;
     if (!env->acc_valid && !restored) {
         st = start(h, env, 0, err);
     } else if (restored) {   /* the steps as stored, in levels of this interval */
@@ -409,8 +411,8 @@ static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
         return stalled(env, h->t, err);
     h->nb++;
     if (!h->on_engine)
-        return block(h, env, finest(env), &h->t, err);
-    const orr_block_params p = engine_params(env);
+        return block(h, env, h->hi, &h->t, err);
+    const orr_block_params p = engine_params(h, env);
     long nact = 0;
     orr_status st = orr_engine_block(env->engine, &p, &h->t, &nact, err);
     h->blocks++;

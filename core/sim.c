@@ -987,8 +987,16 @@ orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_erro
     return s->integ->set_field(s->istate, k, in, err);
 }
 
-/* One step of h: the integrator's, then the clock (with Kahan
- * compensation) and the step count. */
+/* The clock on by h (with Kahan compensation), and the step count. */
+static void clock_add(orr_sim *s, double h)
+{
+    double y = h - s->time_c, t = s->time + y;
+    s->time_c = (t - s->time) - y;
+    s->time = t;
+    s->steps++;
+}
+
+/* One step of h: the integrator's, then the clock. */
 static orr_status one_step(orr_sim *s, double h, orr_error *err)
 {
     orr_integ_env *env = env_of(s);
@@ -1000,10 +1008,7 @@ static orr_status one_step(orr_sim *s, double h, orr_error *err)
         env->acc_valid = 0;
         return st;
     }
-    double y = h - s->time_c, t = s->time + y;
-    s->time_c = (t - s->time) - y;
-    s->time = t;
-    s->steps++;
+    clock_add(s, h);
     return ORR_OK;
 }
 
@@ -1133,12 +1138,8 @@ orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error
         }
         s->mid = !synced;
         s->mid_at = at;
-        if (synced) {   /* the clock to the interval's end, as one_step does */
-            double y = s->mid_h - s->time_c, t = s->time + y;
-            s->time_c = (t - s->time) - y;
-            s->time = t;
-            s->steps++;
-        }
+        if (synced)   /* the clock to the interval's end */
+            clock_add(s, s->mid_h);
     }
     return st || k == 0 ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }

@@ -6,7 +6,8 @@
 -- active stars: printed at the start).  The cluster is given physical
 -- units: N stars of one solar mass, lengths in parsecs (so the time unit
 -- follows from G = 1, and the snapshot OUT states the units for yt and
--- pynbody).  It runs under
+-- pynbody).  At the end a few single block steps show the active stars of
+-- each.  It runs under
 -- mpirun too (every rank keeps every body; each corrects the active stars
 -- of its slice), printing on rank 0.
 --   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA] [PRECISION] [OUT.hdf5]
@@ -54,3 +55,13 @@ while sim.time < t_end - 1e-12 do
   last = b
 end
 if out then print("wrote " .. sim:write(out)) end
+-- then one block step at a time (sim:step()): each advances only the stars
+-- whose next time is the earliest; between blocks the stars are at times
+-- of their own, and the block that ends the interval synchronises them
+print("the next block steps: time, active stars")
+for _ = 1, 6 do
+  local before = sim.blocks.active
+  sim:step()
+  print(("  t = %.12f  %5d%s"):format(sim.time, sim.blocks.active - before,
+    sim.synchronized and "  (every star at this time)" or ""))
+end

@@ -192,6 +192,12 @@ check log-header 0 $rc '^ +step +t +E +dE/E0 +\|P\| +Q +steps/s$' out
 check core-collapse-not-yet 0 $rc '^no core collapse by t = 2\.00 \([0-9.]+ t_rh\); at t = [12]\.00' out
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 128 3 1 double cc.ckpt.hdf5 >out 2>err; rc=$?
 check core-collapse-resumed 0 $rc '^resumed from cc\.ckpt\.hdf5 at t = 2\.00$' out
+# scripts/cluster_hermite.lua ends with six single block steps, the last
+# line of them printed with its block's time and active stars
+"$orr_abs" run "$here/../scripts/cluster_hermite.lua" 128 0.25 >out 2>err; rc=$?
+check cluster-hermite-blocks 0 $rc '^  t = 0\.2[0-9]{11} +[0-9]+' out
+[ "$(grep -cE '^  t = [0-9.]+ +[0-9]+' out)" -eq 6 ] && ok cluster-hermite-six-blocks ||
+  { bad "cluster-hermite-six-blocks"; sed 's/^/    /' out err; }
 # on a terminal (script(1) gives the command a pty) the bar shows, with ETA
 if command -v script >/dev/null 2>&1; then
   cat >bar.lua <<'EOF'
