@@ -352,6 +352,9 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
             long per = (e->n + r - 1) / r;
             c->jlen = (int)((per + block - 1) / block * block);
             e->ranges = (int)((e->n + c->jlen - 1) / c->jlen);   /* the last one short */
+            const long wave = (long)per_sm * c->info.sm_count / e->ranges;
+            e->wave_targets = (wave > 0 ? wave : 1) * (long)(block / e->spec.launch.split *
+                                                             e->spec.launch.ipt);
         }
     }
     orr_trace("kernels loaded");

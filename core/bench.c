@@ -222,6 +222,7 @@ static orr_status run_reference(const orr_kspec *spec, long n, int steps, orr_be
         row->backend = "cpu";
         row->spec = *spec;
         row->spec.launch.block = row->spec.launch.unroll = row->spec.launch.split = 0;
+        row->spec.launch.ipt = row->spec.launch.prefetch = row->spec.launch.ranges = 0;
         row->variant = ORR_VARIANT_REFERENCE;
         row->steps = steps;
         row->ms_per_step = row->ms_force = ms;

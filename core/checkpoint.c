@@ -89,6 +89,8 @@ static orr_status write_kernel(hid_t file, orr_sim *s, const char *path, orr_err
     if (r >= 0)
         r = orr_h5_put_int(g, "ranges", k->launch.ranges);
     if (r >= 0)
+        r = orr_h5_put_int(g, "prefetch", k->launch.prefetch);
+    if (r >= 0)
         r = orr_h5_put_string(g, "source", source);
     const orr_htune_result *h = orr_sim_hermite_tuning(s);
     if (r >= 0 && h) {   /* tile, blocks per SM of each bucket */
@@ -413,6 +415,9 @@ static orr_status read_kernel(hid_t file, const char *path, orr_checkpoint *ck, 
     if (rc > 0 &&
         orr_h5_get_attr(g, "Kernel", "ranges", H5T_NATIVE_INT, 1, &k->launch.ranges, path, err) < 0)
         rc = -1;   /* absent (checkpoints before j-ranges): 0, automatic */
+    if (rc > 0 && orr_h5_get_attr(g, "Kernel", "prefetch", H5T_NATIVE_INT, 1, &k->launch.prefetch,
+                                  path, err) < 0)
+        rc = -1;   /* absent (checkpoints before prefetch): 0 */
     if (rc > 0 && orr_h5_get_string(g, "Kernel", "source", ck->kspec_source,
                                     sizeof ck->kspec_source, path, err) < 0)
         rc = -1;

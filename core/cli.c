@@ -83,6 +83,7 @@ static const char *usage_commands =
     "  --unroll U (16)           inner-loop unroll, 1 to 64\n"
     "  --split S (1)             threads per body, 1, 2, 4, ..., 32\n"
     "  --ipt R (1)               bodies per thread (register blocking), 1 to 8\n"
+    "  --prefetch 0|1 (0)        stage the next tile through registers while one is summed\n"
     "  --ftz 0|1 (1)             float: flush denormals to zero\n"
     "  --newton 1|2 (2)          double rsqrt refinement: 2 full accuracy, 1 faster, ~1e-12\n"
     "  --ranges R (0)            blocks sharing each body's j-loop, up to 64; 0: from occupancy\n"
@@ -216,6 +217,9 @@ static int spec_option(args_t *a, orr_kspec *s, int *set_block, int *bad)
     } else if (opt_value(a, "--ipt", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--ipt", v, 1, 1024, &iv)))
             s->launch.ipt = (int)iv;
+    } else if (opt_value(a, "--prefetch", &v, bad)) {
+        if (!*bad && !(*bad = parse_int(a->cmd, "--prefetch", v, 0, 1, &iv)))
+            s->launch.prefetch = (int)iv;
     } else if (opt_value(a, "--ftz", &v, bad)) {
         if (!*bad && !(*bad = parse_int(a->cmd, "--ftz", v, 0, 1, &iv)))
             s->launch.ftz = (int)iv;
@@ -531,10 +535,10 @@ static int check_arch(const char *arch)
 
 /* The GPU-only kernel option that arg is ("--unroll" for "--unroll=8"),
  * or NULL: the CPU backend has no unroll, threads per body, bodies per
- * thread, ftz, double rsqrt refinement or j-ranges. */
+ * thread, prefetch, ftz, double rsqrt refinement or j-ranges. */
 static const char *gpu_only_option(const char *arg)
 {
-    static const char *const names[] = {"--unroll", "--split", "--ipt",
+    static const char *const names[] = {"--unroll", "--split",  "--ipt",   "--prefetch",
                                         "--ftz",    "--newton", "--ranges"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         size_t len = strlen(names[k]);
@@ -714,6 +718,7 @@ static int resolve_run(const char *cmd, run_opts *r)
         r->spec.launch.unroll = d.launch.unroll;
         r->spec.launch.split = d.launch.split;
         r->spec.launch.ipt = d.launch.ipt;
+        r->spec.launch.prefetch = d.launch.prefetch;
     }
     if (orr_kspec_validate(&r->spec, t, &e))
         return orr_cli_usage_error("%s: %s", cmd, e.msg);
@@ -862,10 +867,11 @@ static void print_header(int csv)
 {
     if (csv)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
-               "gflops,max_rel_err\n");
+               "gflops,max_rel_err,ipt,prefetch,ranges\n");
     else
-        printf("%9s %-7s %5s %6s %5s %6s %10s %10s %10s %14s %10s %11s\n", "N", "variant",
-               "block", "unroll", "split", "ranges", "ms/step", "force ms", "steps/s",
+        printf("%9s %-7s %5s %6s %5s %3s %2s %6s %10s %10s %10s %14s %10s %11s\n", "N",
+               "variant", "block", "unroll", "split", "ipt", "pf", "ranges", "ms/step",
+               "force ms", "steps/s",
                "interactions/s", "GFLOP/s", "max rel err");
     fflush(stdout);
 }
@@ -903,13 +909,14 @@ static void print_row(const orr_bench_row *row, int csv)
 {
     const orr_launch *l = &row->spec.launch;
     if (csv)
-        printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g\n", row->n, row->backend,
+        printf("%ld,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.3g,%d,%d,%d\n", row->n, row->backend,
                orr_precision_name(row->spec.phys.precision), orr_variant_name(row->variant),
                l->block, l->unroll, l->split, row->ms_per_step, row->interactions_per_s,
-               row->gflops, row->max_rel_err);
+               row->gflops, row->max_rel_err, l->ipt, l->prefetch, l->ranges);
     else
-        printf("%9ld %-7s %5d %6d %5d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n", row->n,
-               orr_variant_name(row->variant), l->block, l->unroll, l->split, l->ranges,
+        printf("%9ld %-7s %5d %6d %5d %3d %2d %6d %10.4f %10.4f %10.1f %14.3e %10.1f %11.2e\n",
+               row->n, orr_variant_name(row->variant), l->block, l->unroll, l->split, l->ipt,
+               l->prefetch, l->ranges,
                row->ms_per_step, row->ms_force, 1e3 / row->ms_per_step, row->interactions_per_s,
                row->gflops, row->max_rel_err);
 }
@@ -995,7 +1002,8 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
                "gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,"
                "single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,"
                "comm_share_no_overlap,ms_per_step_overlap,comm_share_overlap,overlap,ranges,"
-               "single_block,single_unroll,single_split,single_ranges\n");
+               "single_block,single_unroll,single_split,single_ranges,ipt,prefetch,single_ipt,"
+               "single_prefetch\n");
     else if (rank0)
         printf("%9s %5s %5s %6s %5s %6s %10s %10s %9s %7s %14s %14s %10s %12s %7s %12s %7s\n",
                "N", "ranks", "block", "unroll", "split", "ranges", "ms/step", "force ms",
@@ -1021,13 +1029,13 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
         const int r1 = b->tune ? d.single_ranges : l->ranges;
         if (b->csv)
             printf("%ld,%s,%s,tiled,%d,%d,%d,%.6g,%.6g,%.6g,-1,%d,%.6g,%.6g,%.4g,%.6g,%.4g,%.6g,"
-                   "%.4g,%.6g,%.4g,%d,%d,%d,%d,%d,%d\n",
+                   "%.4g,%.6g,%.4g,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n",
                    row.n, row.backend, orr_precision_name(row.spec.phys.precision), l->block,
                    l->unroll, l->split, row.ms_per_step, row.interactions_per_s, row.gflops,
                    ranks, row.ms_force, d.ms_comm, d.comm_share, d.single_interactions_per_s,
                    d.efficiency, d.plain_ms, d.plain_comm_share, d.overlap_ms,
                    d.overlap_comm_share, d.overlap, l->ranges, l1->block, l1->unroll, l1->split,
-                   r1);
+                   r1, l->ipt, l->prefetch, l1->ipt, l1->prefetch);
         else
             printf("%9ld %5d %5d %6d %5d %6d %10.4f %10.4f %9.4f %6.1f%% %14.3e %14.3e %9.1f%% "
                    "%12.4f %6.1f%% %12.4f %6.1f%%\n",
@@ -1180,9 +1188,10 @@ static void print_trial(const orr_tune_trial *t, void *ctx)
     if (s->launch.threads || strcmp((const char *)ctx, "cpu") == 0)
         snprintf(cfg, sizeof cfg, "tile %5d threads %2d", s->launch.block, s->launch.threads);
     else
-        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ipt %d ranges %s%.0d",
+        snprintf(cfg, sizeof cfg, "block %4d unroll %2d split %2d ipt %d%s ranges %s%.0d",
                  s->launch.block, s->launch.unroll, s->launch.split, s->launch.ipt,
-                 s->launch.ranges ? "" : "auto", s->launch.ranges);
+                 s->launch.prefetch ? " prefetch" : "", s->launch.ranges ? "" : "auto",
+                 s->launch.ranges);
     if (t->ok)
         printf("  %s %-40s %10.4f ms %12.3e interactions/s  verified (max rel err %.1e)\n",
                t->retimed ? "re-timed" : "        ", cfg, t->ms, t->interactions_per_s,
@@ -1297,9 +1306,10 @@ static int cmd_tune(args_t *a)
         if (r.note[0])
             printf("  note: %s\n", r.note);
         const orr_launch *b = &r.best.launch;
-        printf("  winner (%s) for N<=%ld: block %d unroll %d split %d ipt %d threads %d ranges %d: "
+        printf("  winner (%s) for N<=%ld: block %d unroll %d split %d ipt %d%s threads %d ranges %d: "
                "%.4g ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source,
-               r.n_bucket, b->block, b->unroll, b->split, b->ipt, b->threads, b->ranges, r.best_ms,
+               r.n_bucket, b->block, b->unroll, b->split, b->ipt, b->prefetch ? " prefetch" : "",
+               b->threads, b->ranges, r.best_ms,
                r.best_interactions_per_s, r.ntrials, r.nfailed, r.elapsed_s);
         fflush(stdout);
     }

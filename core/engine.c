@@ -170,6 +170,11 @@ int orr_engine_ranges(const orr_engine *e)
     return e->ranges;
 }
 
+long orr_engine_wave_targets(const orr_engine *e)
+{
+    return e->wave_targets;
+}
+
 int orr_engine_nattr(const orr_engine *e)
 {
     return e->nattr;

@@ -73,6 +73,11 @@ long orr_engine_n(const orr_engine *e);
 const char *orr_engine_backend_name(const orr_engine *e);
 orr_backend_kind orr_engine_backend(const orr_engine *e);
 int orr_engine_ranges(const orr_engine *e);
+/* GPU: the targets whose force blocks, over all the j-ranges, fill every
+ * SM's resident block slots once (a wave; rounded down, one block's
+ * targets at least): a force pass on k times as many runs k whole waves.
+ * 0 on the CPU. */
+long orr_engine_wave_targets(const orr_engine *e);
 int orr_engine_nattr(const orr_engine *e);
 const orr_build_info *orr_engine_build_info(const orr_engine *e);
 /* All of the engine's bodies as a range. */

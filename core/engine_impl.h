@@ -71,6 +71,8 @@ struct orr_engine {
     int device;            /* GPU ordinal */
     int ranges;            /* j-ranges the GPU accel kernel runs with (see
                               orr_launch.ranges); 1 on the CPU */
+    long wave_targets;     /* GPU: the targets whose accel blocks fill every SM's
+                              resident slots once (0 on the CPU) */
     void *stream;          /* the engine's work queue (CUstream), NULL on the CPU */
     long step;             /* the step number kick and drift flag blow-ups with */
     orr_hlaunch hlaunch[ORR_HBUCKETS];   /* the force + jerk launch per active bucket

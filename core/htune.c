@@ -149,7 +149,7 @@ static orr_status save(const htuner *t, int k, const char *kernel, const orr_htu
     for (int c = 0; c < ntrials; c++)
         st[c] = (orr_tune_stored_trial){trials[c].launch.tile, 0, 1, 0, trials[c].ranges, 1,
                                         trials[c].launch.per_sm, trials[c].ms,
-                                        trials[c].max_rel_err, trials[c].ok, trials[c].why};
+                                        trials[c].max_rel_err, trials[c].ok, trials[c].why, 0};
     orr_tune_entry e;
     memset(&e, 0, sizeof e);
     snprintf(e.device, sizeof e.device, "%s", t->r->device);

@@ -20,7 +20,7 @@ const orr_kfamily orr_family_direct = {
     .nbuffers = 3,
     .buffers = {{"pos", 4}, {"vel", 3}, {"acc", 3}},
     .tuned = ORR_TUNE_BLOCK | ORR_TUNE_UNROLL | ORR_TUNE_SPLIT | ORR_TUNE_IPT | ORR_TUNE_RANGES |
-             ORR_TUNE_THREADS,
+             ORR_TUNE_THREADS | ORR_TUNE_PREFETCH,
 };
 
 const orr_kfamily orr_family_render = {

@@ -29,6 +29,7 @@ enum {
     ORR_TUNE_IPT = 1 << 3,
     ORR_TUNE_RANGES = 1 << 4,
     ORR_TUNE_THREADS = 1 << 5,
+    ORR_TUNE_PREFETCH = 1 << 6,
 };
 
 typedef struct {

@@ -66,6 +66,9 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
         if (s->launch.ipt < 1 || s->launch.ipt > 8)
             return orr_fail(err, ORR_ERR_ARG,
                             "invalid bodies per thread %d: must be from 1 to 8", s->launch.ipt);
+        if (s->launch.prefetch != 0 && s->launch.prefetch != 1)
+            return orr_fail(err, ORR_ERR_ARG, "invalid prefetch %d: must be 0 or 1",
+                            s->launch.prefetch);
         if (s->launch.ftz != 0 && s->launch.ftz != 1)
             return orr_fail(err, ORR_ERR_ARG, "invalid ftz %d: must be 0 or 1", s->launch.ftz);
         if (s->launch.newton != 1 && s->launch.newton != 2)
@@ -165,8 +168,10 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
                                     ORR_STORED_DOUBLE(s->phys.precision), s->launch.threads);
     else   /* GPU-only constants stay out of CPU sources (and their cache keys) */
         bad = bad || orr_buf_printf(&b, "#define ORR_UNROLL %d\n#define ORR_SPLIT %d\n"
-                                    "#define ORR_IPT %d\n#define ORR_RSQRT64_NEWTON %d\n",
-                                    s->launch.unroll, s->launch.split, s->launch.ipt, s->launch.newton);
+                                    "#define ORR_IPT %d\n#define ORR_PREFETCH %d\n"
+                                    "#define ORR_RSQRT64_NEWTON %d\n",
+                                    s->launch.unroll, s->launch.split, s->launch.ipt,
+                                    s->launch.prefetch, s->launch.newton);
     if (bad) {
         orr_buf_free(&b);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
@@ -242,15 +247,16 @@ orr_status orr_variant_parse(const char *name, orr_variant *v, orr_error *err)
 
 void orr_kspec_describe(const orr_kspec *s, char *buf, size_t size)
 {
-    int n = snprintf(buf, size, "%s %s block=%d unroll=%d split=%d ipt=%d eps=%g G=%g", s->phys.force,
-                     orr_precision_name(s->phys.precision), s->launch.block, s->launch.unroll, s->launch.split, s->launch.ipt,
-                     s->phys.softening, s->phys.G);
+    int n = snprintf(buf, size, "%s %s block=%d unroll=%d split=%d ipt=%d%s eps=%g G=%g",
+                     s->phys.force, orr_precision_name(s->phys.precision), s->launch.block,
+                     s->launch.unroll, s->launch.split, s->launch.ipt,
+                     s->launch.prefetch ? " prefetch=1" : "", s->phys.softening, s->phys.G);
     if (n >= 0 && (size_t)n < size && (s->phys.box[0] > 0 || s->phys.box[1] > 0 || s->phys.box[2] > 0))
         snprintf(buf + n, size - (size_t)n, " box=%g,%g,%g", s->phys.box[0], s->phys.box[1], s->phys.box[2]);
 }
 
 void orr_launch_describe(const orr_launch *l, char *buf, size_t size)
 {
-    snprintf(buf, size, "block %d, unroll %d, split %d, ipt %d, threads %d, ranges %d", l->block,
-             l->unroll, l->split, l->ipt, l->threads, l->ranges);
+    snprintf(buf, size, "block %d, unroll %d, split %d, ipt %d, threads %d, ranges %d%s", l->block,
+             l->unroll, l->split, l->ipt, l->threads, l->ranges, l->prefetch ? ", prefetch" : "");
 }

@@ -51,6 +51,8 @@ typedef struct {
     int unroll;               /* GPU inner-loop unroll factor (16) */
     int split;                /* GPU threads per body, power of two 1..32 (1) */
     int ipt;                  /* GPU target bodies per thread (register blocking), 1..8 (1) */
+    int prefetch;             /* GPU: the next tile's sources loaded into registers while
+                                 this tile is summed, 0/1 (0); no bit changes */
     int ftz;                  /* GPU float: flush denormals to zero (--ftz=true), 0/1 (1) */
     int newton;               /* GPU double: refinement of the hardware rsqrt:
                                  2 = one third-order correction, full double

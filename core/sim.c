@@ -286,12 +286,12 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
                         c->tune_budget);
     const orr_launch *kl = &c->kernel;
     if (kl->block < 0 || kl->unroll < 0 || kl->split < 0 || kl->ipt < 0 || kl->ranges < 0 ||
-        kl->threads < 0)
+        kl->threads < 0 || kl->prefetch < 0)
         return orr_fail(err, ORR_ERR_ARG, "kernel settings must not be negative (block %d, unroll "
-                        "%d, split %d, ipt %d, ranges %d, threads %d)", kl->block, kl->unroll,
-                        kl->split, kl->ipt, kl->ranges, kl->threads);
-    if (c->tune == ORR_SIM_TUNE_ON &&
-        (kl->block || kl->unroll || kl->split || kl->ipt || kl->ranges || kl->threads))
+                        "%d, split %d, ipt %d, ranges %d, threads %d, prefetch %d)", kl->block,
+                        kl->unroll, kl->split, kl->ipt, kl->ranges, kl->threads, kl->prefetch);
+    if (c->tune == ORR_SIM_TUNE_ON && (kl->block || kl->unroll || kl->split || kl->ipt ||
+                                       kl->ranges || kl->threads || kl->prefetch))
         return orr_fail(err, ORR_ERR_ARG, "a kernel configuration of one's own and tune = on "
                         "exclude each other (the tuner would replace it)");
     for (int k = 0; k < 3; k++)
@@ -388,12 +388,13 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     s->kspec_ms = -1;
     const orr_launch *own = &c->kernel;
     const int fixed = own->block || own->unroll || own->split || own->ipt || own->ranges ||
-                      own->threads;
+                      own->threads || own->prefetch;
     if (fixed) {
         spec.launch.block = own->block ? own->block : spec.launch.block;
         spec.launch.unroll = own->unroll ? own->unroll : spec.launch.unroll;
         spec.launch.split = own->split ? own->split : spec.launch.split;
         spec.launch.ipt = own->ipt ? own->ipt : spec.launch.ipt;
+        spec.launch.prefetch = own->prefetch;
         spec.launch.ranges = own->ranges;
         spec.launch.threads = own->threads;
         snprintf(s->kspec_source, sizeof s->kspec_source, "given");
@@ -936,7 +937,8 @@ orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *sour
     orr_kspec k = current_spec(s);
     const orr_launch *a = &k.launch, *b = &spec->launch;
     const int same = a->block == b->block && a->unroll == b->unroll && a->split == b->split &&
-                     a->ipt == b->ipt && a->ftz == b->ftz && a->newton == b->newton &&
+                     a->ipt == b->ipt && a->prefetch == b->prefetch && a->ftz == b->ftz &&
+                     a->newton == b->newton &&
                      a->threads == b->threads && a->ranges == b->ranges;
     orr_status st = ORR_OK;
     if (!same) {

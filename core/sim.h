@@ -49,7 +49,7 @@ typedef struct {
                                   ranks each rank tunes its slice shape, one rank per
                                   shape (orr_sim_ranks) */
     orr_launch kernel;         /* a kernel configuration of one's own: its block,
-                                  unroll, split, ipt, ranges and threads override the
+                                  unroll, split, ipt, ranges, threads and prefetch override the
                                   default where not 0, and then nothing is tuned (tune
                                   ORR_SIM_TUNE_ON is an error); the same on every rank,
                                   so P ranks give the bits of one (all 0) */
@@ -192,7 +192,7 @@ double orr_sim_time_compensation(const orr_sim *s);
 void orr_sim_set_time_compensation(orr_sim *s, double c);
 
 /* Switches to the kernel configuration of spec (its block, unroll, split,
- * ipt, ftz, newton and threads; law, precision, softening, G and box stay
+ * ipt, prefetch, ftz, newton and threads; law, precision, softening, G and box stay
  * the simulation's), keeping the state; sim.config's source becomes source
  * (at most 15 characters; unchanged where the configuration already was
  * spec's).  On failure the old kernels stay.  Over several ranks every rank

@@ -36,9 +36,12 @@
 #define CANON_GPU_BLOCK 256
 #define CANON_CPU_BLOCK 1024
 #define CANON_UNROLL 4
-#define MAX_TUNED_RANGES 8       /* j-ranges the tuner tries: 1..8 or automatic */
+#define MAX_TUNED_RANGES 16      /* j-ranges the tuner tries: 1..16 or automatic */
 #define MAX_IPT 4                /* GPU bodies per thread the tuner tries: 1, 2, 4 */
-#define IPT_WAVES 2.0            /* ... where the blocks fill every SM this many times */
+#define IPT_BLOCKS 2.0           /* ... where there are this many blocks per SM (before j-ranges) */
+#define SAMPLE_INTERACTIONS 2e11 /* GPU force passes of more pairs are timed on a share of */
+#define SAMPLE_WAVES 1           /* the targets: this many whole waves of blocks at least, */
+#define SAMPLE_SPAN 32768        /* and the first this many (the verified bodies' span) */
 
 /* ---- identity ------------------------------------------------------------ */
 
@@ -110,6 +113,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     id->base.launch.threads = def.launch.threads;
     id->base.launch.ranges = def.launch.ranges;
     id->base.launch.ipt = def.launch.ipt;
+    id->base.launch.prefetch = def.launch.prefetch;
     if ((st = orr_kspec_validate(&id->base, id->target, err)) != ORR_OK)
         return st;
 
@@ -138,6 +142,7 @@ static orr_status identify(orr_backend_kind kind, const orr_kspec *base_spec, lo
     canon.launch.split = 1;
     canon.launch.threads = 0;
     canon.launch.ipt = 1;
+    canon.launch.prefetch = 0;
     char *src = NULL;
     if ((st = orr_kspec_source(&canon, id->family, id->target, &src, err)) != ORR_OK)
         return st;
@@ -189,9 +194,34 @@ static int entry_spec(const ident *id, const orr_tune_entry *e, orr_kspec *spec)
     spec->launch.threads = e->threads;
     spec->launch.ranges = e->ranges;
     spec->launch.ipt = e->ipt > 0 ? e->ipt : 1;
+    spec->launch.prefetch = e->prefetch;
     if (orr_kspec_validate(spec, id->target, NULL) != ORR_OK)
         return 0;
     return id->target == ORR_TARGET_CPU || gpu_fits(id, spec->launch.block);
+}
+
+/* Whether id's force passes are long enough to be timed on a share of the
+ * targets (timed_targets). */
+static int sampled(const ident *id)
+{
+    return id->target == ORR_TARGET_GPU &&
+           (double)id->targets * (double)id->n > SAMPLE_INTERACTIONS;
+}
+
+/* The targets a force pass of eng is timed on: all of them; or, when the
+ * pass is long (sampled), the first whole waves of its blocks (the blocks
+ * the full pass runs, without its last partial wave), SAMPLE_WAVES at
+ * least and SAMPLE_SPAN targets at least, where that is at most half of
+ * them.  At N = 1M a candidate then costs about a tenth of a full pass. */
+static long timed_targets(const ident *id, const orr_engine *eng)
+{
+    const long w = orr_engine_wave_targets(eng);
+    if (!sampled(id) || w <= 0)
+        return id->targets;
+    long waves = SAMPLE_WAVES;
+    while (waves * w < SAMPLE_SPAN)
+        waves++;
+    return 2 * waves * w <= id->targets ? waves * w : id->targets;
 }
 
 /* Pair interactions per second of one timed force pass of ms milliseconds. */
@@ -200,14 +230,16 @@ static double interactions(const ident *id, double ms)
     return (double)id->targets * (double)id->n / (ms * 1e-3);
 }
 
-/* One timing run: k force passes on the targets, ms per pass (passed
- * through the options' timing hook, which tests use to stand for a busy
- * machine). */
+/* One timing run: k force passes on the targets (timed_targets, the time
+ * scaled to all of them), ms per pass (passed through the options' timing
+ * hook, which tests use to stand for a busy machine). */
 static orr_status time_force(const ident *id, const orr_tune_options *o, const orr_kspec *cand,
                              int phase, orr_engine *eng, int k, double *ms, orr_error *err)
 {
-    const orr_range t = {0, id->targets};
+    const orr_range t = {0, timed_targets(id, eng)};
     orr_status st = orr_engine_time_range(eng, t, k, 1, ms, err);
+    if (!st)
+        *ms *= (double)id->targets / (double)t.count;
     if (!st && o->time_hook)
         *ms = o->time_hook(cand, phase, *ms, o->ctx);
     return st;
@@ -266,6 +298,7 @@ typedef struct {
     int block, unroll, split, threads;
     int ranges;   /* GPU j-ranges; 0 = the engine's automatic choice */
     int ipt;      /* GPU target bodies per thread */
+    int prefetch; /* GPU: the next tile staged through registers */
 } params;
 
 static const int gpu_unrolls[] = {1, 2, 4, 8, 16, 32};
@@ -278,6 +311,8 @@ typedef struct {
     double *pos, *vel;          /* n bodies, rounded to the precision */
     double *attr;               /* the law's attributes, attr[a * n + i]; NULL without */
     long ni;                    /* sample size */
+    long span;                  /* the sample lies in the first span targets */
+    double *span_acc;           /* sampled tunings: their accelerations (3 span) */
     long *idx;                  /* sample indices */
     double *ref, *got;          /* 3 ni accelerations */
     double tol;
@@ -293,7 +328,8 @@ typedef struct {
 static int params_eq(params a, params b)
 {
     return a.block == b.block && a.unroll == b.unroll && a.split == b.split &&
-           a.threads == b.threads && a.ranges == b.ranges && a.ipt == b.ipt;
+           a.threads == b.threads && a.ranges == b.ranges && a.ipt == b.ipt &&
+           a.prefetch == b.prefetch;
 }
 
 static int max_split(const tuner *t, int ipt)
@@ -318,6 +354,7 @@ static int family_allows(const tuner *t, params p)
            ((tuned & ORR_TUNE_SPLIT) || p.split == b->split) &&
            ((tuned & ORR_TUNE_RANGES) || p.ranges == b->ranges) &&
            ((tuned & ORR_TUNE_IPT) || p.ipt == b->ipt) &&
+           ((tuned & ORR_TUNE_PREFETCH) || p.prefetch == b->prefetch) &&
            ((tuned & ORR_TUNE_THREADS) || p.threads == b->threads);
 }
 
@@ -332,20 +369,24 @@ static int valid(const tuner *t, params p)
         for (int k = 0; k < t->nthreads; k++)
             okt |= t->cpu_threads[k] == p.threads;
         return okb && okt && p.unroll == 4 && p.split == 1 && p.ranges == 0 &&
-               p.ipt == t->id.base.launch.ipt;
+               p.ipt == t->id.base.launch.ipt && p.prefetch == 0;
     }
     if (!gpu_fits(&t->id, p.block) || p.threads != 0 || p.ranges < 0 ||
         p.ranges > MAX_TUNED_RANGES)
         return 0;
     if (p.split < 1 || p.split > max_split(t, p.ipt) || (p.split & (p.split - 1)) || p.block % p.split)
         return 0;
+    if (p.prefetch != 0 && p.prefetch != 1)
+        return 0;
     /* more bodies per thread only where the blocks launched, targets split
-     * / (block ipt), still fill every SM's 2048 threads IPT_WAVES times:
-     * large N */
+     * / (block ipt), number IPT_BLOCKS per SM before the j-ranges multiply
+     * them: large N (on the H100, from N = 262144 at block 256, ipt 2; the
+     * rule was every SM's 2048 threads twice over, 1.1M at ipt 2, which
+     * left out the 262144 and 1M where ipt 2 with prefetch wins) */
     if (p.ipt != t->id.base.launch.ipt &&
         (p.ipt < 1 || p.ipt > MAX_IPT || (p.ipt & (p.ipt - 1)) ||
          (double)t->id.targets * p.split / ((double)p.block * p.ipt) <
-             IPT_WAVES * t->id.gpu.sm_count * (2048.0 / p.block)))
+             IPT_BLOCKS * t->id.gpu.sm_count))
         return 0;
     int oku = 0;
     for (size_t k = 0; k < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; k++)
@@ -416,8 +457,8 @@ static double reserve_s(const tuner *t)
     int fin[FINALISTS], nf = finalists(t, fin);
     if (nf < 2)
         return 0;
-    double ms = t->trials[fin[0]].ms;
-    return nf * (reps_for(ms) + 1) * ms * evals_per_run(ms) * 1e-3;
+    const orr_tune_trial *b = &t->trials[fin[0]];
+    return nf * (reps_for(b->ms) + 1) * b->ms * b->timed_share * evals_per_run(b->ms) * 1e-3;
 }
 
 static int budget_left(const tuner *t)
@@ -437,6 +478,7 @@ static orr_kspec spec_of(const tuner *t, params p)
     s.launch.threads = p.threads;
     s.launch.ranges = p.ranges;
     s.launch.ipt = p.ipt;
+    s.launch.prefetch = p.prefetch;
     return s;
 }
 
@@ -491,6 +533,21 @@ static void prebuild(const tuner *t, const params *list, int count)
     pthread_mutex_destroy(&pool.lock);
 }
 
+/* The sample's accelerations from eng into t->got: from a whole force
+ * pass, or in a sampled tuning from the pass on the targets it times. */
+static orr_status sample_accel(tuner *t, orr_engine *eng, orr_error *err)
+{
+    if (!t->span_acc)
+        return orr_engine_accel_sample(eng, t->ni, t->idx, t->got, err);
+    const orr_range timed = {0, timed_targets(&t->id, eng)}, span = {0, t->span};
+    orr_status st = orr_engine_force_part(eng, timed, ORR_FORCE_WHOLE, err);
+    if (!st)
+        st = orr_engine_get_accel(eng, span, t->span_acc, err);
+    for (long k = 0; !st && k < t->ni; k++)
+        memcpy(t->got + 3 * k, t->span_acc + 3 * t->idx[k], 3 * sizeof(double));
+    return st;
+}
+
 static orr_status measure(tuner *t, params p, orr_error *err)
 {
     if (t->o->stop && *t->o->stop)
@@ -518,15 +575,17 @@ static orr_status measure(tuner *t, params p, orr_error *err)
     orr_engine *eng = NULL;
     orr_status st = orr_engine_create(&eng, t->id.kind, &tr.spec, ORR_VARIANT_TILED, t->id.n,
                                       t->id.device, NULL, 0, &e);
-    if (eng)
+    if (eng) {
         tr.compile_s = orr_engine_build_info(eng)->compile_s;
+        tr.timed_share = (double)timed_targets(&t->id, eng) / (double)t->id.targets;
+    }
     double t0 = orr_now_s();   /* the budget is device time: building does not count */
     if (!st)
         st = orr_engine_set_state(eng, t->pos, t->vel, &e);
     if (!st && t->attr)
         st = orr_engine_set_attr(eng, t->attr, &e);
     if (!st)   /* the verification run is also the warm-up */
-        st = orr_engine_accel_sample(eng, t->ni, t->idx, t->got, &e);
+        st = sample_accel(t, eng, &e);
     if (!st) {
         if (t->o->tamper)
             t->o->tamper(&tr.spec, t->got, t->ni, t->o->ctx);
@@ -604,44 +663,68 @@ static orr_status try_params(tuner *t, params p, int *spent, orr_error *err)
 static params params_of(const orr_kspec *k)
 {
     params p = {k->launch.block, k->launch.unroll, k->launch.split, k->launch.threads,
-                k->launch.ranges, k->launch.ipt};
+                k->launch.ranges, k->launch.ipt, k->launch.prefetch};
     return p;
 }
 
 static params default_params(const tuner *t)
 {
     const orr_launch *b = &t->id.base.launch;
-    params p = {b->block, b->unroll, b->split, b->threads, 0, b->ipt};
+    params p = {b->block, b->unroll, b->split, b->threads, 0, b->ipt, b->prefetch};
     return p;
 }
 
 /* GPU bodies per thread (register blocking: each thread keeps ipt bodies'
- * sums, so a source loaded once serves ipt of them) for the best so far:
- * 2 and 4, where N fills the GPU with that many fewer threads (valid);
- * refinement goes on from there.  It pays at large N (issue: 1M float). */
+ * sums, so a source loaded once serves ipt of them) on the two fastest
+ * shapes so far: 2 and 4, where N still gives every SM two blocks (valid),
+ * each with the next tile prefetched through registers and without
+ * (prefetch 1 first: on the H100 at N = 262144 and 1M, block 256 or 512
+ * with unroll 32 and ipt 2 ran 3-5% faster with it, while other shapes
+ * ran up to 3% slower and 512 / 16 / ipt 2 9% slower; at 1M 512 / 16 was
+ * the fastest shape at ipt 1 and 256 / 32 the second, hence two).
+ * Refinement goes on from there.  It pays at large N (issue: 1M float). */
 static orr_status ipt_pass(tuner *t, int *spent, orr_error *err)
 {
     orr_status st = ORR_OK;
     if (t->id.target != ORR_TARGET_GPU || t->best < 0 ||
         !(t->id.family->tuned & ORR_TUNE_IPT))
         return st;
-    params base = t->tried[t->best];
-    for (int ipt = 2; !st && ipt <= MAX_IPT; ipt *= 2) {
-        params p = base;
-        p.ipt = ipt;
-        st = try_params(t, p, spent, err);
+    int top[2] = {-1, -1};   /* the fastest two verified shapes at the base ipt */
+    for (int k = 0; k < t->ntrials; k++) {
+        const params q = t->tried[k];
+        if (!t->trials[k].ok || q.ipt != t->id.base.launch.ipt || q.prefetch || q.ranges)
+            continue;
+        if (top[0] < 0 || t->trials[k].ms < t->trials[top[0]].ms) {
+            top[1] = top[0];
+            top[0] = k;
+        } else if (top[1] < 0 || t->trials[k].ms < t->trials[top[1]].ms) {
+            top[1] = k;
+        }
     }
+    static const int tries[][2] = {{2, 1}, {2, 0}, {4, 0}, {4, 1}};   /* ipt, prefetch */
+    for (size_t k = 0; !st && k < sizeof tries / sizeof tries[0]; k++)
+        for (int b = 0; !st && b < 2 && top[b] >= 0; b++) {
+            params p = t->tried[top[b]];
+            p.ipt = tries[k][0];
+            p.prefetch = tries[k][1];
+            st = try_params(t, p, spent, err);
+        }
     return st;
 }
 
 /* GPU j-ranges for the best so far (no compiling: a launch setting).  The
  * engine's automatic choice (0) is what the other candidates ran with; this
- * tries fixed counts, where each range keeps at least 4 tiles. */
+ * tries fixed counts, where each range keeps at least 4 tiles.  The
+ * likeliest gains first: on the H100 at N = 262144, block 256, unroll 32,
+ * ipt 2 with prefetch ran 2.03e12 interactions/s with 6 to 8 ranges (8 is
+ * the automatic choice) and 2.09e12 with 9, 2.08e12 with 10, 2.07e12 with
+ * 12.  A sampled tuning (timed_targets) keeps the automatic choice: it
+ * times whole waves, and the last partial wave is what ranges mend. */
 static orr_status ranges_pass(tuner *t, int *spent, orr_error *err)
 {
-    static const int counts[] = {6, 4, 2, 8, 1};   /* the likeliest gains first */
+    static const int counts[] = {9, 12, 6, 16, 4, 2, 8, 1};
     orr_status st = ORR_OK;
-    if (t->id.target != ORR_TARGET_GPU || t->best < 0)
+    if (t->id.target != ORR_TARGET_GPU || t->best < 0 || sampled(&t->id))
         return st;
     params base = t->tried[t->best];
     long tiles = (t->id.n + base.block - 1) / base.block;
@@ -661,6 +744,12 @@ static orr_status ranges_pass(tuner *t, int *spent, orr_error *err)
  * 4 for laws with branches or exponentials), so a small budget still sees
  * the main axes.  CPU: thread counts at
  * the default tile, then tiles {256, 4096} (1024 is the default). */
+static const int coarse_order[][2] = {{256, 16}, {512, 4},  {256, 32}, {512, 8},  {128, 4},
+                                      {128, 16}, {256, 4},  {512, 16}, {64, 4},   {64, 16},
+                                      {256, 1},  {128, 1},  {512, 1},  {64, 1}};
+enum { NORDER = sizeof coarse_order / sizeof coarse_order[0] };
+#define COARSE_HEAD 3   /* the coarse pass's first part: its likeliest winners */
+
 static orr_status coarse(tuner *t, int *spent, orr_error *err)
 {
     orr_status st = try_params(t, default_params(t), spent, err);
@@ -675,29 +764,25 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         while (sfill < smax && (double)t->id.targets * sfill < half)
             sfill *= 2;
         int splits[3] = {sfill, smax < 4 * sfill ? smax : 4 * sfill, 1};
-        static const int order[][2] = {{256, 16}, {512, 4},  {256, 32}, {512, 8},
-                                       {128, 4},  {128, 16}, {256, 4},  {512, 16},
-                                       {64, 4},   {64, 16},  {256, 1},  {128, 1},
-                                       {512, 1},  {64, 1}};
-        enum { NORDER = sizeof order / sizeof order[0] };
+        const int (*order)[2] = coarse_order;
         if (online_cpus() >= 4) {   /* compile the whole coarse grid at once, in parallel */
             params list[3 + 3 * NORDER];
             int count = 0;
             for (int k = 0; k < 3; k++) {
                 if (sfill > 1)
-                    list[count++] = (params){256, 4, splits[k], 0, 0, t->id.base.launch.ipt};
+                    list[count++] = (params){256, 4, splits[k], 0, 0, t->id.base.launch.ipt, 0};
                 for (int q = 0; q < NORDER && (k == 0 || splits[k] != splits[k - 1]); q++)
-                    list[count++] = (params){order[q][0], order[q][1], splits[k], 0, 0, t->id.base.launch.ipt};
+                    list[count++] = (params){order[q][0], order[q][1], splits[k], 0, 0, t->id.base.launch.ipt, 0};
             }
             prebuild(t, list, count);
         }
         for (int k = 0; !st && sfill > 1 && k < 3; k++) {
-            params p = {256, 4, splits[k], 0, 0, t->id.base.launch.ipt};
+            params p = {256, 4, splits[k], 0, 0, t->id.base.launch.ipt, 0};
             st = try_params(t, p, spent, err);
         }
         int split = t->best >= 0 ? t->tried[t->best].split : 1;
-        for (size_t k = 0; !st && k < NORDER; k++) {
-            params p = {order[k][0], order[k][1], split, 0, 0, t->id.base.launch.ipt};
+        for (size_t k = 0; !st && k < COARSE_HEAD; k++) {
+            params p = {order[k][0], order[k][1], split, 0, 0, t->id.base.launch.ipt, 0};
             st = try_params(t, p, spent, err);
         }
         return st;
@@ -707,20 +792,36 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
         half *= 2;
     int threads[3] = {1, half, t->id.nproc};
     for (int k = 0; !st && k < 3; k++) {
-        params p = {t->id.base.launch.block, 4, 1, threads[k], 0, t->id.base.launch.ipt};
+        params p = {t->id.base.launch.block, 4, 1, threads[k], 0, t->id.base.launch.ipt, 0};
         st = try_params(t, p, spent, err);
     }
     int th = t->best >= 0 ? t->tried[t->best].threads : 0;
     static const int blocks[] = {256, 4096};
     for (size_t k = 0; !st && k < sizeof blocks / sizeof blocks[0]; k++) {
-        params p = {blocks[k], 4, 1, th, 0, t->id.base.launch.ipt};
+        params p = {blocks[k], 4, 1, th, 0, t->id.base.launch.ipt, 0};
         st = try_params(t, p, spent, err);
     }
     return st;
 }
 
-/* Neighbours of p; returns how many were written to out (at most 10). */
-static int neighbours(const tuner *t, params p, params out[10])
+/* The rest of the GPU coarse pass (after the ipt and j-range passes, which
+ * pay most at large N, where a candidate takes longest), at the split of
+ * the best so far. */
+static orr_status coarse_rest(tuner *t, int *spent, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    if (t->id.target != ORR_TARGET_GPU)
+        return st;
+    int split = t->best >= 0 ? t->tried[t->best].split : 1;
+    for (size_t k = COARSE_HEAD; !st && k < NORDER; k++) {
+        params p = {coarse_order[k][0], coarse_order[k][1], split, 0, 0, t->id.base.launch.ipt, 0};
+        st = try_params(t, p, spent, err);
+    }
+    return st;
+}
+
+/* Neighbours of p; returns how many were written to out (at most 11). */
+static int neighbours(const tuner *t, params p, params out[11])
 {
     int n = 0;
     params q;
@@ -749,6 +850,11 @@ static int neighbours(const tuner *t, params p, params out[10])
                 out[n++] = q;
             }
         }
+        if (p.ipt > 1 || p.prefetch) {   /* prefetch where it has paid: ipt 2 and 4 */
+            q = p;
+            q.prefetch = !p.prefetch;
+            out[n++] = q;
+        }
         return n;
     }
     const int blocks[2] = {p.block * 2, p.block / 2};
@@ -776,7 +882,7 @@ static orr_status refine(tuner *t, int *spent, orr_error *err)
     orr_status st = ORR_OK;
     while (!st && !*spent && t->best >= 0) {
         int from = t->best;
-        params nb[10];
+        params nb[11];
         int nn = neighbours(t, t->tried[from], nb);
         for (int k = 0; !st && k < nn; k++)
             st = try_params(t, nb[k], spent, err);
@@ -793,23 +899,25 @@ static orr_status exhaustive(tuner *t, orr_error *err)
     if (t->id.target == ORR_TARGET_CPU) {
         for (size_t b = 0; !st && b < sizeof cpu_blocks / sizeof cpu_blocks[0]; b++)
             for (int k = 0; !st && k < t->nthreads; k++) {
-                params p = {cpu_blocks[b], 4, 1, t->cpu_threads[k], 0, t->id.base.launch.ipt};
+                params p = {cpu_blocks[b], 4, 1, t->cpu_threads[k], 0, t->id.base.launch.ipt, 0};
                 st = try_params(t, p, &spent, err);
             }
         return st;
     }
-    params *list = malloc(sizeof *list * 3 * 6 * 32 * (sizeof gpu_unrolls / sizeof gpu_unrolls[0]));
+    params *list = malloc(sizeof *list * 2 * 3 * 6 * 32 *
+                          (sizeof gpu_unrolls / sizeof gpu_unrolls[0]));
     if (!list)
         return st ? st : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     int count = 0;
-    for (int ipt = 1; ipt <= MAX_IPT; ipt *= 2)
-        for (int split = 1; split <= 32; split *= 2)
-            for (int block = 32; block <= 1024; block += 32)
-                for (size_t u = 0; u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
-                    params p = {block, gpu_unrolls[u], split, 0, 0, ipt};
-                    if (valid(t, p) && find_tried(t, p) < 0)
-                        list[count++] = p;
-                }
+    for (int pf = 0; pf <= 1; pf++)
+        for (int ipt = 1; ipt <= MAX_IPT; ipt *= 2)
+            for (int split = 1; split <= 32; split *= 2)
+                for (int block = 32; block <= 1024; block += 32)
+                    for (size_t u = 0; u < sizeof gpu_unrolls / sizeof gpu_unrolls[0]; u++) {
+                        params p = {block, gpu_unrolls[u], split, 0, 0, ipt, pf};
+                        if (valid(t, p) && find_tried(t, p) < 0)
+                            list[count++] = p;
+                    }
     if (!st)
         prebuild(t, list, count);
     for (int k = 0; !st && k < count; k++)
@@ -995,6 +1103,7 @@ static void tuner_free(tuner *t)
     free(t->pos);
     free(t->vel);
     free(t->idx);
+    free(t->span_acc);
     free(t->ref);
     free(t->got);
     free(t->trials);
@@ -1013,7 +1122,7 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
                                             tr->spec.launch.split, tr->spec.launch.threads,
                                             tr->spec.launch.ranges, tr->spec.launch.ipt, 0,
                                             tr->ms, tr->max_rel_err,
-                                            tr->ok, tr->why};
+                                            tr->ok, tr->why, tr->spec.launch.prefetch};
     }
     const orr_kspec *w = &t->trials[winner].spec;
     orr_tune_entry e;
@@ -1032,6 +1141,7 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
     e.threads = w->launch.threads;
     e.ranges = w->launch.ranges;
     e.ipt = w->launch.ipt;
+    e.prefetch = w->launch.prefetch;
     e.ms = ms;
     e.interactions_per_s = interactions(&t->id, ms);
     e.targets_bucket = t->id.t_bucket;
@@ -1125,7 +1235,10 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         t.cpu_threads[t.nthreads++] = t.id.nproc;
         t.cpu_threads[t.nthreads++] = 0;
     }
-    t.ni = n < SAMPLE_MAX ? n : SAMPLE_MAX;
+    /* a sampled tuning verifies bodies among the first targets, which every
+     * timed pass covers */
+    t.span = sampled(&t.id) && t.id.targets > SAMPLE_SPAN ? SAMPLE_SPAN : n;
+    t.ni = t.span < SAMPLE_MAX ? t.span : SAMPLE_MAX;
     t.pos = malloc(sizeof(double) * 4 * (size_t)n);
     t.vel = malloc(sizeof(double) * 3 * (size_t)n);
     t.idx = malloc(sizeof(long) * (size_t)t.ni);
@@ -1136,7 +1249,11 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
     }
     for (long k = 0; k < t.ni; k++)
-        t.idx[k] = orr_sample_index(k, n, t.ni);
+        t.idx[k] = orr_sample_index(k, t.span, t.ni);
+    if (t.span < n && !(t.span_acc = malloc(sizeof(double) * 3 * (size_t)t.span))) {
+        tuner_free(&t);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
+    }
     st = orr_bench_bodies(&t.id.base, n, ORR_TUNE_SEED, t.pos, t.vel, &t.attr, err);
     if (!st && t.id.target == ORR_TARGET_GPU)   /* one context across all candidates */
         st = orr_cuda_ctx_acquire(t.id.device, err);
@@ -1159,6 +1276,11 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
     if (!st)
         st = reference(&t, err);
+    if (!st && sampled(&t.id))
+        orr_note_add(result->note, sizeof result->note,
+                     "long force passes: each candidate timed on whole waves of its blocks, the "
+                     "first %ld targets at least, and scaled to all %ld; automatic j-ranges",
+                     t.span, t.id.targets);
 
     int spent = 0, winner = -1;
     double win_ms = -1;
@@ -1170,6 +1292,8 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
             st = ipt_pass(&t, &spent, err);
         if (!st)
             st = ranges_pass(&t, &spent, err);
+        if (!st)
+            st = coarse_rest(&t, &spent, err);
         if (!st)
             st = refine(&t, &spent, err);
     }

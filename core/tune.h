@@ -32,23 +32,39 @@
  * best so far stops there (it cannot win; its ms is the median of those).
  * Invalid combinations are never built; one that fails to compile or
  * launch is recorded as failed and the search goes on.
+ * Long passes (GPU, more than 2e11 pairs: N above about 450000) are timed
+ * on a share of the targets, the first whole waves of the candidate's
+ * blocks (2 at least, and at least the first 32768 targets, among which
+ * the verified sample then lies), the time scaled to all of them: the same
+ * blocks as the full pass without its last partial wave, about a tenth of
+ * its time at N = 1M, so the budget buys a search there too (the result's
+ * note says so; such a tuning keeps the automatic j-ranges).
  *
  * Candidates.  GPU: block a multiple of 32 up to min(1024, device limit)
  * whose tile fits in shared memory; unroll 1..32 (powers of two, <= block /
  * split); split 1..32 (powers of two) while the blocks launched stay within
  * ~8x what fills the GPU (sm_count * 2048 / block), so small N gets larger
- * splits.  CPU: tile 256..8192 (powers of two) and threads 1, 2, 4, ...,
- * nproc, 0 (all).  The default configuration is always tried first.
+ * splits; bodies per thread 1, 2, 4 where the blocks still number two per
+ * SM, each with and without the next tile prefetched through registers;
+ * j-ranges 1..16 or automatic.  CPU: tile 256..8192 (powers of two) and
+ * threads 1, 2, 4, ..., nproc, 0 (all).  The default configuration is
+ * always tried first.
  * Parallel compiling (GPU, 4 or more CPU cores): the coarse grid (for each
  * split it may settle on) and, in an exhaustive search, every candidate are
  * compiled into the kernel cache first by one thread per core (NVRTC is
  * thread-safe, cache writes are atomic).
  * Coarse pass: GPU: the split that gives the GPU half its resident threads
  * (and 4x that; skipped when N does that alone) at block 256, unroll 4,
- * then blocks {64,128,256,512} x unroll {1,4,16} at the best split, most
- * promising first; CPU: threads {1, nproc/2, nproc} at the
- * default tile, then tiles {256, 4096}.  Then hill climbing over the
+ * then (block, unroll) (256, 16), (512, 4), (256, 32) at the best split,
+ * then ipt 2 and 4 on the best, with prefetch and without, then fixed
+ * j-ranges {9, 12, 6, 16, 4, 2, 8, 1} on the best (those two first: at
+ * large N a candidate takes longest and they pay most), then the rest of
+ * the coarse grid, most promising first ((512, 8), (128, 4), (128, 16),
+ * (256, 4), (512, 16), (64, 4), (64, 16), then unroll 1); CPU: threads
+ * {1, nproc/2, nproc} at the default tile, then tiles {256, 4096}.  Then
+ * hill climbing over the
  * neighbours of the best (block +-32, x2, /2; unroll x2, /2; split x2, /2;
+ * ipt x2, /2; prefetch on or off where ipt > 1;
  * CPU: tile x2, /2 and the adjacent thread counts) until nothing improves or
  * the budget is spent.  exhaustive = 1 tries every valid candidate.  Finally
  * the best (up to three, those within 10% of the fastest) are re-timed
@@ -98,6 +114,9 @@ typedef struct {
     double max_rel_err;         /* against the reference; < 0 if not checked */
     double compile_s;           /* seconds compiling its kernels (0 when cached) */
     int ok;                     /* 1: built, verified and timed */
+    double timed_share;         /* the share of the targets its timed passes ran, ms
+                                   scaled from it: 1, or less for a long pass (see
+                                   Search) */
     int retimed;                /* 1: a report from the final interleaved re-timing
                                    of the top three (ms is that median); 0: search */
     char why[160];              /* why rejected (compile error, invalid for the device,

@@ -274,6 +274,7 @@ static void entry_of(const cJSON *e, orr_tune_entry *en)
     int_item(best, "ranges", &en->ranges);   /* absent in stores before ranges: 0 */
     en->ipt = 1;                              /* absent in stores before ipt: 1 */
     int_item(best, "ipt", &en->ipt);
+    int_item(best, "prefetch", &en->prefetch);   /* absent in stores before prefetch: 0 */
     int_item(best, "blocks_per_sm", &en->per_sm);   /* absent but for hermite: 0 */
     en->ms = num_item(best, "ms", &d) ? d : -1;
     en->interactions_per_s = num_item(best, "interactions_per_s", &d) ? d : 0;
@@ -318,6 +319,7 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
           !cJSON_AddNumberToObject(best, "threads", en->threads) ||
           !cJSON_AddNumberToObject(best, "ranges", en->ranges) ||
           !cJSON_AddNumberToObject(best, "ipt", en->ipt > 0 ? en->ipt : 1) ||
+          (en->prefetch && !cJSON_AddNumberToObject(best, "prefetch", en->prefetch)) ||
           (en->per_sm > 0 && !cJSON_AddNumberToObject(best, "blocks_per_sm", en->per_sm)) ||
           !cJSON_AddNumberToObject(best, "ms", en->ms) ||
           !cJSON_AddNumberToObject(best, "interactions_per_s", en->interactions_per_s);
@@ -337,6 +339,7 @@ static cJSON *entry_json(const orr_tune_entry *en, const orr_tune_stored_trial *
               !cJSON_AddNumberToObject(o, "threads", tr->threads) ||
               !cJSON_AddNumberToObject(o, "ranges", tr->ranges) ||
               !cJSON_AddNumberToObject(o, "ipt", tr->ipt > 0 ? tr->ipt : 1) ||
+              (tr->prefetch && !cJSON_AddNumberToObject(o, "prefetch", tr->prefetch)) ||
               (tr->per_sm > 0 && !cJSON_AddNumberToObject(o, "blocks_per_sm", tr->per_sm)) ||
               !cJSON_AddNumberToObject(o, "ms", tr->ms) ||
               !cJSON_AddNumberToObject(o, "max_rel_err", tr->max_rel_err) ||

@@ -9,9 +9,11 @@
  *      the force pass), "precision", "force",
  *      "exhaustive" (bool), "budget_s",
  *      "best": {"block", "unroll", "split", "threads", "ranges", "ipt",
- *               "blocks_per_sm" (hermite only), "ms", "interactions_per_s"},
+ *               "prefetch" (only when 1), "blocks_per_sm" (hermite only), "ms",
+ *               "interactions_per_s"},
  *      "trials": [{"block", "unroll", "split", "threads", "ranges", "ipt",
- *                  "blocks_per_sm" (hermite only), "ms", "max_rel_err", "ok",
+ *                  "prefetch" (only when 1), "blocks_per_sm" (hermite only), "ms",
+ *                  "max_rel_err", "ok",
  *                  "why"}, ...],
  *      "when": "2026-11-22T06:00:00Z"}, ...]}
  * A missing file is an empty store.  A file that does not parse, has the
@@ -46,6 +48,7 @@ typedef struct {
     int block, unroll, split, threads;   /* the stored winner */
     int ranges;                          /* its GPU j-ranges (0 = automatic, or absent) */
     int ipt;                             /* its GPU bodies per thread (1 when absent) */
+    int prefetch;                        /* its GPU tile prefetch (0 when absent) */
     int per_sm;                          /* hermite: its j-split in blocks per SM (else 0) */
     double ms, interactions_per_s;       /* its timing (ms -1, 0 when absent) */
     int ntrials, nfailed;                /* trials stored with it */
@@ -60,6 +63,7 @@ typedef struct {
     double max_rel_err;   /* < 0 if not checked */
     int ok;               /* 1: built, verified and timed */
     const char *why;      /* why rejected; "" when ok */
+    int prefetch;         /* GPU tile prefetch, 0/1 */
 } orr_tune_stored_trial;
 
 /* The store file as orr_tune_store_get found it. */

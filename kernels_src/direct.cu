@@ -20,7 +20,10 @@
  *                  tile, and combine their partial sums with warp shuffles
  *                  (fills the GPU when N is small).  Tile sums are added with
  *                  compensation, which keeps float error at the level of one
- *                  tile rather than growing with N.  Block row y = y0 +
+ *                  tile rather than growing with N.  With ORR_PREFETCH
+ *                  the next tile is staged through registers while this
+ *                  one is summed (the tuner's choice: it pays for some
+ *                  shapes and costs for others).  Block row y = y0 +
  *                  blockIdx.y sums the j-range [y jlen, (y + 1) jlen) and
  *                  writes its partial accelerations to acc + y n (a launch
  *                  may cover some of the ranges: those whose sources are
@@ -125,13 +128,32 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
 
     const int y = y0 + blockIdx.y;
     const int jbeg = y * jlen, jend = min(n, jbeg + jlen);
-    for (int base = jbeg; base < jend; base += ORR_BLOCK) {
-        const int j = base + t;
-        tile[t] = j < jend ? pos[j] : zero;
+    /* ORR_PREFETCH: each thread loads its source of the next tile into
+     * registers right after the barrier that publishes this one, so the
+     * load's latency passes behind this tile's sums (the same sums in the
+     * same order: no bit changes) */
+    vec4 next = zero;
+    real nattr[ORR_NATTRS];
+    if (ORR_PREFETCH) {
+        next = jbeg + t < jend ? pos[jbeg + t] : zero;
 #pragma unroll
         for (int a = 0; a < ORR_NATTR; a++)
-            tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
+            nattr[a] = jbeg + t < jend ? attr[(jbeg + t) * ORR_NATTR + a] : (real)0;
+    }
+    for (int base = jbeg; base < jend; base += ORR_BLOCK) {
+        const int j = base + t;
+        tile[t] = ORR_PREFETCH ? next : j < jend ? pos[j] : zero;
+#pragma unroll
+        for (int a = 0; a < ORR_NATTR; a++)
+            tattr[t * ORR_NATTR + a] = ORR_PREFETCH ? nattr[a] : j < jend ? attr[j * ORR_NATTR + a] : (real)0;
         __syncthreads();
+        if (ORR_PREFETCH) {
+            const int jn = j + ORR_BLOCK;
+            next = jn < jend ? pos[jn] : zero;
+#pragma unroll
+            for (int a = 0; a < ORR_NATTR; a++)
+                nattr[a] = jn < jend ? attr[jn * ORR_NATTR + a] : (real)0;
+        }
         real sx[ORR_IPT], sy[ORR_IPT], sz[ORR_IPT];
 #pragma unroll
         for (int r = 0; r < ORR_IPT; r++)

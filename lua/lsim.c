@@ -167,26 +167,28 @@ static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G"
                                        "tune_budget", "params", "kernel", "eta", "eta_start",
                                        "dt_max", "dt_min", "units", NULL};
 
-/* kernel = {block =, unroll =, split =, ipt =, ranges =, threads =}: a
- * configuration of one's own (the table at index t); sim.c validates the
- * values against the backend. */
+/* kernel = {block =, unroll =, split =, ipt =, ranges =, threads =,
+ * prefetch =}: a configuration of one's own (the table at index t); sim.c
+ * validates the values against the backend. */
 static void opt_kernel(lua_State *L, int t, orr_launch *k)
 {
-    static const char *const keys[] = {"block", "unroll", "split", "ipt", "ranges", "threads",
-                                       NULL};
+    static const char *const keys[] = {"block",  "unroll",  "split",    "ipt",
+                                       "ranges", "threads", "prefetch", NULL};
     if (lua_type(L, t) != LUA_TTABLE)
         orr_lua_error(L, WHO ": 'kernel' must be a table {block =, unroll =, split =, ipt =, "
-                      "ranges =, threads =} (got %s)", orr_lua_describe(L, t));
+                      "ranges =, threads =, prefetch =} (got %s)", orr_lua_describe(L, t));
     orr_lua_checkkeys(L, t, WHO ": kernel", keys, 1);
-    int *field[] = {&k->block, &k->unroll, &k->split, &k->ipt, &k->ranges, &k->threads};
+    int *field[] = {&k->block,  &k->unroll,  &k->split,   &k->ipt,
+                    &k->ranges, &k->threads, &k->prefetch};
     for (int f = 0; keys[f]; f++) {
         if (lua_getfield(L, t, keys[f]) != LUA_TNIL) {
             int isint = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isint);
-            const lua_Integer lo = f >= 4 ? 0 : 1;   /* ranges, threads: 0 = automatic */
-            if (!isint || v < lo || v > 1 << 20)
+            /* ranges, threads: 0 = automatic; prefetch 0 or 1 */
+            const lua_Integer lo = f >= 4 ? 0 : 1, hi = f == 6 ? 1 : 1 << 20;
+            if (!isint || v < lo || v > hi)
                 orr_lua_error(L, WHO ": 'kernel.%s' must be an integer from %d to %d (got %s)",
-                              keys[f], (int)lo, 1 << 20, orr_lua_describe(L, -1));
+                              keys[f], (int)lo, (int)hi, orr_lua_describe(L, -1));
             *field[f] = (int)v;
         }
         lua_pop(L, 1);
@@ -911,7 +913,7 @@ static void push_hermite(lua_State *L, const orr_sim *s)
 
 /* Methods first (upvalue 1, the table exposed as orrery.Sim), then fields. */
 /* sim.config.ranks: every rank's configuration, { {rank =, first =, count =,
- * block =, unroll =, split =, ipt =, threads =, ranges =, source =, ms =,
+ * block =, unroll =, split =, ipt =, prefetch =, threads =, ranges =, source =, ms =,
  * device =, host = }, ... }, the same on every rank. */
 static void push_ranks(lua_State *L, const orr_sim *s)
 {
@@ -919,14 +921,15 @@ static void push_ranks(lua_State *L, const orr_sim *s)
     const orr_sim_rank *r = orr_sim_ranks(s, &ranks);
     lua_createtable(L, ranks, 0);
     for (int k = 0; k < ranks; k++) {
-        lua_createtable(L, 0, 13);
+        lua_createtable(L, 0, 14);
         const struct {
             const char *name;
             lua_Integer v;
         } ints[] = {{"rank", k}, {"first", r[k].slice.first}, {"count", r[k].slice.count},
                     {"block", r[k].launch.block}, {"unroll", r[k].launch.unroll},
                     {"split", r[k].launch.split}, {"ipt", r[k].launch.ipt},
-                    {"threads", r[k].launch.threads}, {"ranges", r[k].launch.ranges}};
+                    {"prefetch", r[k].launch.prefetch}, {"threads", r[k].launch.threads},
+                    {"ranges", r[k].launch.ranges}};
         for (size_t f = 0; f < sizeof ints / sizeof ints[0]; f++) {
             lua_pushinteger(L, ints[f].v);
             lua_setfield(L, -2, ints[f].name);
@@ -1046,7 +1049,7 @@ static int sim_index(lua_State *L)
     } else if (strcmp(key, "config") == 0) {
         const char *source;
         const orr_kspec *k = orr_sim_kspec(s, &source);
-        lua_createtable(L, 0, 8);
+        lua_createtable(L, 0, 9);
         lua_pushinteger(L, k->launch.block);
         lua_setfield(L, -2, "block");
         lua_pushinteger(L, k->launch.unroll);
@@ -1055,6 +1058,8 @@ static int sim_index(lua_State *L)
         lua_setfield(L, -2, "split");
         lua_pushinteger(L, k->launch.ipt);
         lua_setfield(L, -2, "ipt");
+        lua_pushinteger(L, k->launch.prefetch);
+        lua_setfield(L, -2, "prefetch");
         lua_pushinteger(L, k->launch.threads);
         lua_setfield(L, -2, "threads");
         lua_pushinteger(L, orr_engine_ranges(orr_sim_engine(s)));   /* as run (the automatic choice resolved) */

@@ -59,7 +59,7 @@ check ptx-double 0 'orr_accel<double>|_Z9orr_accelIdE' -- "$orr" compile --emit 
 check cubin 0 'compiled cubin' -- "$orr" compile --emit cubin --arch sm_90 -o "$tmp/k.cubin"
 check cubin-elf 0 'ELF' -- head -c 4 "$tmp/k.cubin"
 check bench-cpu 0 'max rel err' -- "$orr" bench --backend cpu --n 1000,1500 --steps 2
-check bench-csv 0 '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err$' -- "$orr" bench --backend cpu --n 600 --steps 2 --csv
+check bench-csv 0 '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ipt,prefetch,ranges$' -- "$orr" bench --backend cpu --n 600 --steps 2 --csv
 # accuracy column: float against the double reference stays under 1e-5
 "$orr" bench --backend cpu --n 2000 --steps 1 --csv >"$tmp/csv" 2>/dev/null
 check bench-accuracy 0 'ok' -- awk -F, 'NR==2 { if ($11 + 0 <= 1e-5 && $11 + 0 >= 0 && $2 == "cpu") print "ok"; else print "bad " $11 }' "$tmp/csv"
@@ -106,7 +106,7 @@ check help-bench 0 'usage: orrery COMMAND' -- "$orr" bench --help
 check help-compile-h 0 'usage: orrery COMMAND' -- "$orr" compile -h
 check help-info 0 'usage: orrery COMMAND' -- "$orr" info --forces --help
 check help-run 0 'usage: orrery COMMAND' -- "$orr" run --help
-check help-kernel-options 0 '^all$' -- sh -c "h=\$('$orr' --help); for o in --ipt --ftz --newton --threads --ranges --unroll --split --block --softening --G --force; do echo \"\$h\" | grep -q -- \"\$o \" || { echo missing \$o; exit 0; }; done; echo all"
+check help-kernel-options 0 '^all$' -- sh -c "h=\$('$orr' --help); for o in --ipt --prefetch --ftz --newton --threads --ranges --unroll --split --block --softening --G --force; do echo \"\$h\" | grep -q -- \"\$o \" || { echo missing \$o; exit 0; }; done; echo all"
 "$orr" --help | grep -oE -- '--[a-z]+' | sort -u >"$tmp/help-opts"
 sed -n '/^## Command line/,/^## Layout/p' README.md | grep -oE -- '--[a-z]+' | sort -u >"$tmp/readme-opts"
 check help-readme-agree 0 '^same$' -- sh -c "diff '$tmp/help-opts' '$tmp/readme-opts' && echo same"

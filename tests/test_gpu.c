@@ -1,6 +1,7 @@
 /* test_gpu: the CUDA backend against the CPU backend in double, on fresh
  * random bodies: float and double, several N (including ones that fill no
- * whole tile), block, unroll and split values, the naive variant, the
+ * whole tile), block, unroll, split, ipt and prefetch values (prefetch
+ * bitwise the same as without), the naive variant, the
  * potential, kick and drift, the kernel cache, and the errors a user meets
  * (invalid block for the device, device out of memory).  Without a GPU every
  * test skips and says why; with ORRERY_REQUIRE_GPU=1 (make gpu-test) a
@@ -16,6 +17,7 @@
 #include "htune.h"
 #include "law.h"
 #include "sim.h"
+#include "tune.h"
 
 static int gpu_present(void)
 {
@@ -63,9 +65,11 @@ static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64
     TU_OK(orr_engine_accel(g, acc, &err), &err);
     TU_OK(orr_engine_accel(c, ref, &err), &err);
     double rel = orr_max_rel_err(acc, ref, n);
-    print_message("gpu %s %s n=%ld block=%d unroll=%d split=%d ipt=%d ftz=%d ranges=%d: max rel "
-                  "err %.3e\n", orr_precision_name(spec->phys.precision), orr_variant_name(variant), n,
-                  spec->launch.block, spec->launch.unroll, spec->launch.split, spec->launch.ipt, spec->launch.ftz, orr_engine_ranges(g), rel);
+    print_message("gpu %s %s n=%ld block=%d unroll=%d split=%d ipt=%d prefetch=%d ftz=%d "
+                  "ranges=%d: max rel err %.3e\n", orr_precision_name(spec->phys.precision),
+                  orr_variant_name(variant), n, spec->launch.block, spec->launch.unroll,
+                  spec->launch.split, spec->launch.ipt, spec->launch.prefetch, spec->launch.ftz,
+                  orr_engine_ranges(g), rel);
     orr_engine_destroy(g);
     orr_engine_destroy(c);
     free(pos);
@@ -76,16 +80,18 @@ static double compare(const orr_kspec *spec, orr_variant variant, long n, uint64
 
 static void sweep(orr_precision prec, double tol)
 {
-    /* the last four: j-ranges, partial sums over shares of the bodies j,
+    /* from {20011, ...}: j-ranges, partial sums over shares of the bodies j,
      * combined (the last range short; 64 asked of 20011 bodies in tiles of
-     * 128 gives 53) */
-    static const struct { long n; int block, unroll, split, ipt, ranges; } cases[] = {
-        {1, 32, 1, 1, 1, 0},        {100, 64, 4, 1, 2, 0},      {1000, 128, 8, 2, 1, 0},
-        {4097, 256, 4, 1, 4, 0},    {4097, 256, 16, 4, 2, 0},   {20000, 512, 2, 8, 1, 0},
-        {20000, 1024, 4, 32, 3, 0}, {65536, 256, 4, 1, 1, 0},   {65536, 128, 8, 1, 4, 0},
-        {3000, 96, 32, 1, 8, 0},    {777, 64, 1, 16, 2, 0},     {5001, 64, 16, 2, 5, 0},
-        {20011, 128, 16, 1, 1, 2},  {20011, 128, 16, 1, 1, 64}, {4097, 256, 16, 4, 1, 3},
-        {65536, 256, 16, 1, 2, 5},
+     * 128 gives 53); the last five prefetch the next tile (a one-tile range,
+     * a short last tile, split, ipt 4) */
+    static const struct { long n; int block, unroll, split, ipt, ranges, prefetch; } cases[] = {
+        {1, 32, 1, 1, 1, 0, 0},        {100, 64, 4, 1, 2, 0, 0},      {1000, 128, 8, 2, 1, 0, 0},
+        {4097, 256, 4, 1, 4, 0, 0},    {4097, 256, 16, 4, 2, 0, 0},   {20000, 512, 2, 8, 1, 0, 0},
+        {20000, 1024, 4, 32, 3, 0, 0}, {65536, 256, 4, 1, 1, 0, 0},   {65536, 128, 8, 1, 4, 0, 0},
+        {3000, 96, 32, 1, 8, 0, 0},    {777, 64, 1, 16, 2, 0, 0},     {5001, 64, 16, 2, 5, 0, 0},
+        {20011, 128, 16, 1, 1, 2, 0},  {20011, 128, 16, 1, 1, 64, 0}, {4097, 256, 16, 4, 1, 3, 0},
+        {65536, 256, 16, 1, 2, 5, 0},  {100, 64, 4, 1, 2, 0, 1},      {20011, 128, 16, 1, 1, 64, 1},
+        {4097, 256, 32, 1, 2, 9, 1},   {5001, 64, 16, 2, 4, 0, 1},    {65536, 512, 32, 1, 2, 0, 1},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         orr_kspec s;
@@ -96,6 +102,7 @@ static void sweep(orr_precision prec, double tol)
         s.launch.split = cases[k].split;
         s.launch.ipt = cases[k].ipt;
         s.launch.ranges = cases[k].ranges;
+        s.launch.prefetch = cases[k].prefetch;
         s.launch.ftz = (int)(k % 2);
         s.phys.softening = 0.01 + 0.01 * (double)k;
         s.phys.G = 0.75;
@@ -651,12 +658,78 @@ static void test_force_laws(void **state)
         orr_engine_destroy(eb);
     }
     orr_law_free(&copy);
+    /* the next tile prefetched through registers: the same bits (gravity,
+     * coulomb with its charges, the user law with a runtime param) */
+    for (int l = 0; l < 6; l += l == 0 ? 2 : 3)
+        for (int p = 0; p < 2; p++) {
+            orr_engine *e[2] = {NULL, NULL};
+            double *out[2] = {acc, ref};
+            for (int pf = 0; pf < 2; pf++) {
+                orr_kspec s;
+                orr_kspec_default(&s, ORR_TARGET_GPU);
+                memcpy(s.phys.force, laws[l].name, sizeof s.phys.force);
+                s.phys.law = &laws[l];
+                s.phys.precision = (orr_precision)p;
+                s.phys.softening = 0.3;
+                s.launch.block = 128;
+                s.launch.unroll = 16;
+                s.launch.ipt = 2;
+                s.launch.ranges = 3;
+                s.launch.prefetch = pf;
+                TU_OK(orr_engine_create(&e[pf], ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, N, 0,
+                                        NULL, 0, &err), &err);
+                TU_OK(orr_engine_set_state(e[pf], pos, NULL, &err), &err);
+                if (orr_engine_nattr(e[pf]))
+                    TU_OK(orr_engine_set_attr(e[pf], attr, &err), &err);
+                TU_OK(orr_engine_accel(e[pf], out[pf], &err), &err);
+            }
+            print_message("%-14s %-6s prefetch: the same bits\n", laws[l].name,
+                          orr_precision_name((orr_precision)p));
+            assert_memory_equal(acc, ref, sizeof(double) * 3 * N);
+            orr_engine_destroy(e[0]);
+            orr_engine_destroy(e[1]);
+        }
     for (int l = 0; l < 6; l++)
         orr_law_free(&laws[l]);
     free(pos);
     free(attr);
     free(acc);
     free(ref);
+}
+
+/* Bodies per thread and prefetch in the tuner where a force pass is long:
+ * at N = 1M a pass takes 0.55 s on an H100, so timing whole passes let the
+ * 2 s budget see only the default; timed on whole waves of blocks (scaled)
+ * the search reaches the ipt and prefetch candidates, every one verified. */
+static int saw_ipt_prefetch;
+static void count_trial(const orr_tune_trial *t, void *ctx)
+{
+    (void)ctx;
+    if (t->ok && t->spec.launch.ipt > 1 && t->spec.launch.prefetch)
+        saw_ipt_prefetch = 1;
+    assert_true(!t->ok || (t->max_rel_err >= 0 && t->max_rel_err <= 1e-5));
+}
+
+static void test_tune_long_pass(void **state)
+{
+    NEED_GPU();
+    orr_error err = {0};
+    orr_kspec spec;
+    orr_kspec_default(&spec, ORR_TARGET_GPU);
+    orr_tune_options o;
+    orr_tune_options_default(&o);
+    o.retune = 1;
+    o.report = count_trial;
+    orr_tune_result r;
+    saw_ipt_prefetch = 0;
+    TU_OK(orr_tune(ORR_BACKEND_CUDA, &spec, 1048576, &o, &r, &err), &err);
+    print_message("N=1048576: %d candidates, winner block %d unroll %d ipt %d prefetch %d, "
+                  "%.3e interactions/s, %.1f s; note: %s\n", r.ntrials, r.best.launch.block,
+                  r.best.launch.unroll, r.best.launch.ipt, r.best.launch.prefetch,
+                  r.best_interactions_per_s, r.elapsed_s, r.note);
+    assert_true(r.ntrials >= 6);
+    assert_true(saw_ipt_prefetch);
+    assert_non_null(strstr(r.note, "each candidate timed on whole waves of its blocks"));
 }
 
 int main(void)
@@ -674,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_force_laws),
         cmocka_unit_test(test_deposit),
         cmocka_unit_test(test_hermite_launches),
+        cmocka_unit_test(test_tune_long_pass),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -180,8 +180,8 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
      --n 1024,1536 --steps 3 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
   num='[0-9.e+-]+'
-  rows=$(grep -cE "^(1024|1536),cpu,float,tiled,1024,4,1,$num,$num,$num,-1,2(,$num){7},$num,$num,0,1,1024,4,1,1$" "$tmp/run.out")
-  heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,comm_share_no_overlap,ms_per_step_overlap,comm_share_overlap,overlap,ranges,single_block,single_unroll,single_split,single_ranges$' "$tmp/run.out")
+  rows=$(grep -cE "^(1024|1536),cpu,float,tiled,1024,4,1,$num,$num,$num,-1,2(,$num){7},$num,$num,0,1,1024,4,1,1,1,0,1,0$" "$tmp/run.out")
+  heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,comm_share_no_overlap,ms_per_step_overlap,comm_share_overlap,overlap,ranges,single_block,single_unroll,single_split,single_ranges,ipt,prefetch,single_ipt,single_prefetch$' "$tmp/run.out")
   if [ "$rc" -eq 0 ] && [ "$rows" -eq 2 ] && [ "$heads" -eq 1 ] && [ "$(wc -l < "$tmp/run.out")" -eq 3 ]; then
     ok "bench over 2 ranks: one header and one row per N, from rank 0"
   else
@@ -197,7 +197,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
        --n 1536 --steps 3 --tune >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
     [ "$rc" -eq 0 ] || why="$why; $want pass: exit $rc"
-    grep -qE "^  N=1536: one rank: $want configuration \(block [0-9]+, unroll [0-9]+, split [0-9]+, ipt [0-9]+, threads [0-9]+, ranges [0-9]+\)" "$tmp/run.out" ||
+    grep -qE "^  N=1536: one rank: $want configuration \(block [0-9]+, unroll [0-9]+, split [0-9]+, ipt [0-9]+, threads [0-9]+, ranges [0-9]+(, prefetch)?\)" "$tmp/run.out" ||
       why="$why; $want pass: no one-rank $want line"
     grep -qE "^  N=1536: each of 2 ranks, its slice against all N: $want configuration \(block " "$tmp/run.out" ||
       why="$why; $want pass: no slice $want line"

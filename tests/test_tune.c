@@ -870,8 +870,8 @@ static void test_hermite_entries(void **state)
     e.ranges = 17;
     e.ms = 1.25;
     const orr_tune_stored_trial trials[2] = {
-        {256, 0, 1, 0, 9, 1, 16, 1.5, 2e-7, 1, ""},
-        {128, 0, 1, 0, 17, 1, 32, -1, 0.5, 0, "max rel err 5.0e-01 > 1e-05"}};
+        {256, 0, 1, 0, 9, 1, 16, 1.5, 2e-7, 1, "", 0},
+        {128, 0, 1, 0, 17, 1, 32, -1, 0.5, 0, "max rel err 5.0e-01 > 1e-05", 0}};
     TU_OK(orr_tune_store_put(&e, trials, 2, &err), &err);
     int found = 0;
     TU_OK(orr_tune_store_get(e.device, e.kernel, &got, &found, NULL, &err), &err);

@@ -31,7 +31,7 @@ bench)
     $orr bench --precision $p --n $ns --variant both --tune --csv > "$out/bench-$p.csv" 2> "$out/bench-$p.err"
   done
   $orr bench --precision double --newton 1 --n 65536,262144,1048576 --csv > "$out/bench-double-newton1.csv" 2>&1
-  for f in "$out"/bench-*.csv; do echo "== $f"; cut -d, -f1,4-9,11 "$f"; done
+  for f in "$out"/bench-*.csv; do echo "== $f"; cut -d, -f1,4-9,11-14 "$f"; done
   ;;
 laws)
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader

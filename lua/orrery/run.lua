@@ -236,9 +236,10 @@ function Sim:run(...)
     if rank0 and many then   -- every rank's slice and kernels, once, as comment lines
       for _, r in ipairs(self.config.ranks) do
         io.stdout:write(format("# rank %d (%s, %s): bodies %d..%d, block %d unroll %d split %d "
-          .. "ipt %d ranges %d threads %d (%s)\n", r.rank, r.host,
+          .. "ipt %d%s ranges %d threads %d (%s)\n", r.rank, r.host,
           r.device and "GPU " .. r.device or "cpu", r.first, r.first + r.count - 1, r.block,
-          r.unroll, r.split, r.ipt, r.ranges, r.threads, r.source))
+          r.unroll, r.split, r.ipt, r.prefetch == 1 and " prefetch" or "", r.ranges, r.threads,
+          r.source))
       end
     end
     local h = blocks and rank0 and self.config.hermite

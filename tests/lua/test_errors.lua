@@ -32,10 +32,12 @@ T.test("orrery.simulation: keys and values", function()
   T.raises(W .. "unknown key 'stpes'", sim_with{ n = 4, stpes = 10 })
   T.raises(W .. "unknown key [1]", sim_with{ 512 })
   T.raises(W .. "'n' or 'bodies' is required", sim_with{})
-  T.raises(W .. "'kernel' must be a table {block =, unroll =, split =, ipt =, ranges =, threads =} (got 256)",
+  T.raises(W .. "'kernel' must be a table {block =, unroll =, split =, ipt =, ranges =, threads =, prefetch =} (got 256)",
     sim_with{ n = 4, kernel = 256 })
-  T.raises(W .. "kernel: unknown key 'blok' (valid: block, unroll, split, ipt, ranges, threads)",
+  T.raises(W .. "kernel: unknown key 'blok' (valid: block, unroll, split, ipt, ranges, threads, prefetch)",
     sim_with{ n = 4, kernel = { blok = 256 } })
+  T.raises(W .. "'kernel.prefetch' must be an integer from 0 to 1 (got 2)",
+    sim_with{ n = 4, kernel = { prefetch = 2 } })
   T.raises(W .. "'kernel.unroll' must be an integer from 1 to 1048576 (got 0)",
     sim_with{ n = 4, kernel = { unroll = 0 } })
   T.raises(W .. "'kernel.threads' must be an integer from 0 to 1048576 (got 1.5)",

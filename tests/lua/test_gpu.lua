@@ -1,7 +1,8 @@
 -- test_gpu: the same scenario on the cuda and cpu backends through the Lua
 -- layer: a Plummer sphere of 1024 bodies, 100 leapfrog steps of dt = 1/256,
 -- in double and in float; positions, velocities and energies must agree
--- within the tolerances below; frames drawn from the GPU's deposit.
+-- within the tolerances below; frames drawn from the GPU's deposit; the
+-- prefetch kernel option (the same bits, kept by a checkpoint).
 -- Skipped where no GPU is usable (a failure
 -- under ORRERY_REQUIRE_GPU=1, as `make gpu-test` sets).
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
@@ -92,6 +93,32 @@ T.test("frames: the GPU deposit draws the CPU's frame", function()
   end
   T.ok(frames.cuda0 == frames.cpu0, "frame 0 (step 0): the same bytes on both backends")
   os.execute("rm -rf '" .. tmp .. "'")
+end)
+
+-- the next tile prefetched (kernel = {prefetch = 1}): sim.config says so,
+-- the bodies after 20 steps are the same bits as without it, and a
+-- checkpoint keeps it
+T.test("kernel prefetch: the same bits, kept by a checkpoint", function()
+  local tmp = (os.getenv("TEST_TMP") or "/tmp") .. "/gpu-prefetch-" .. math.random(1 << 30) .. ".hdf5"
+  local pos = {}
+  for pf = 0, 1 do
+    local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 5003, seed = 9 },
+      backend = "cuda", dt = 1 / 256, kernel = { block = 128, unroll = 32, ipt = 2, ranges = 2, prefetch = pf } }
+    T.eq(sim.config.prefetch, pf)
+    T.eq(sim.config.source, "given")
+    sim:step(20)
+    pos[pf] = sim.pos:to_table()
+    if pf == 1 then
+      sim:checkpoint(tmp)
+      local back <close> = orrery.restore(tmp)
+      T.eq(back.config.prefetch, 1, "restored with prefetch")
+      T.eq(back.config.ipt, 2)
+    end
+  end
+  local same = #pos[0] == #pos[1]
+  for i = 1, #pos[0] do same = same and pos[0][i] == pos[1][i] end
+  T.ok(same, "positions after 20 steps: the same bits with and without prefetch")
+  os.remove(tmp)
 end)
 
 T.done()
