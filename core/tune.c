@@ -212,7 +212,7 @@ static int sampled(const ident *id)
  * pass is long (sampled), the first whole waves of its blocks (the blocks
  * the full pass runs, without its last partial wave), SAMPLE_WAVES at
  * least and SAMPLE_SPAN targets at least, where that is at most half of
- * them.  At N = 1M a candidate then costs about a tenth of a full pass. */
+ * them.  At N = 1M that is one wave, a twentieth of a full pass. */
 static long timed_targets(const ident *id, const orr_engine *eng)
 {
     const long w = orr_engine_wave_targets(eng);

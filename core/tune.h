@@ -34,11 +34,12 @@
  * launch is recorded as failed and the search goes on.
  * Long passes (GPU, more than 2e11 pairs: N above about 450000) are timed
  * on a share of the targets, the first whole waves of the candidate's
- * blocks (2 at least, and at least the first 32768 targets, among which
+ * blocks (one at least, and at least the first 32768 targets, among which
  * the verified sample then lies), the time scaled to all of them: the same
- * blocks as the full pass without its last partial wave, about a tenth of
- * its time at N = 1M, so the budget buys a search there too (the result's
- * note says so; such a tuning keeps the automatic j-ranges).
+ * blocks as the full pass without its last partial wave, a twentieth of
+ * its time at N = 1M (12 candidates in 2 s on the H100 instead of 2), so
+ * the budget buys a search there too (the result's note says so; such a
+ * tuning keeps the automatic j-ranges).
  *
  * Candidates.  GPU: block a multiple of 32 up to min(1024, device limit)
  * whose tile fits in shared memory; unroll 1..32 (powers of two, <= block /
