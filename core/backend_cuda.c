@@ -155,9 +155,13 @@ static unsigned blocks_for(long items, int per_block)
  * and all take the same time, so with few waves the last one leaves SMs
  * idle: on the H100, float gravity at N = 262144 (1.3 waves of block 256)
  * went from 1.93e12 to 2.00e12-2.02e12 interactions/s with 5 to 8 ranges.
- * The automatic choice aims at 16 waves, with at most 8 ranges and at least
+ * The automatic choice aims at 16 waves, with at most 16 ranges and at least
  * 16 tiles in each (so small N, where the extra launch would show, keep one
- * range and leave filling the GPU to threads per body). */
+ * range and leave filling the GPU to threads per body).  The cap was 8
+ * until the H100 showed more paying: the default 512 / 16 at N = 262144
+ * ran 1.968e12 with 8 and 2.015e12 with 13, 256 / 32 at 131072 1.966e12
+ * with 8 and 2.004e12 with 16, 512 / 32 / ipt 2 / prefetch at 524288
+ * 2.037e12 with 8 and 2.095e12 with 9. */
 static int choose_ranges(const orr_engine *e, int blocks_per_sm, int sm_count)
 {
     const long tiles = (e->n + e->spec.launch.block - 1) / e->spec.launch.block;
@@ -167,7 +171,7 @@ static int choose_ranges(const orr_engine *e, int blocks_per_sm, int sm_count)
         e->n, e->spec.launch.block / e->spec.launch.split * e->spec.launch.ipt);
     const double wave = (double)blocks_per_sm * sm_count;
     double want = wave > 0 ? ceil(16.0 * wave / iblocks) : 1;
-    long r = want > 8 ? 8 : (long)want;
+    long r = want > 16 ? 16 : (long)want;
     r = r > tiles / 16 ? tiles / 16 : r;
     return r < 1 ? 1 : (int)r;
 }

@@ -716,10 +716,11 @@ static orr_status ipt_pass(tuner *t, int *spent, orr_error *err)
  * engine's automatic choice (0) is what the other candidates ran with; this
  * tries fixed counts, where each range keeps at least 4 tiles.  The
  * likeliest gains first: on the H100 at N = 262144, block 256, unroll 32,
- * ipt 2 with prefetch ran 2.03e12 interactions/s with 6 to 8 ranges (8 is
- * the automatic choice) and 2.09e12 with 9, 2.08e12 with 10, 2.07e12 with
- * 12.  A sampled tuning (timed_targets) keeps the automatic choice: it
- * times whole waves, and the last partial wave is what ranges mend. */
+ * ipt 2 with prefetch ran 2.03e12 interactions/s with 6 to 8 ranges and
+ * 2.09e12 with 9, 2.08e12 with 10, 2.07e12 with 12, 2.065e12 with 16 (the
+ * automatic choice).  A sampled tuning (timed_targets) keeps the automatic
+ * choice: it times whole waves, and the last partial wave is what ranges
+ * mend. */
 static orr_status ranges_pass(tuner *t, int *spent, orr_error *err)
 {
     static const int counts[] = {9, 12, 6, 16, 4, 2, 8, 1};
