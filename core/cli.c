@@ -287,9 +287,10 @@ static void list_tuning(const orr_tune_entry *t, void *ctx)
     char slice[48] = "";
     if (t->targets_bucket)
         snprintf(slice, sizeof slice, " (slices of <=%ld)", t->targets_bucket);
-    printf("  %s %s %s N<=%ld%s: block %d unroll %d split %d threads %d ranges %d, %.4g ms, %.3g "
-           "interactions/s (%d tried, %d rejected, %s)\n    on %s\n", t->backend, t->force,
-           t->precision, t->n_bucket, slice, t->block, t->unroll, t->split, t->threads, t->ranges, t->ms,
+    printf("  %s %s %s N<=%ld%s: block %d unroll %d split %d ipt %d%s threads %d ranges %d, %.4g "
+           "ms, %.3g interactions/s (%d tried, %d rejected, %s)\n    on %s\n", t->backend,
+           t->force, t->precision, t->n_bucket, slice, t->block, t->unroll, t->split,
+           t->ipt > 0 ? t->ipt : 1, t->prefetch ? " prefetch" : "", t->threads, t->ranges, t->ms,
            t->interactions_per_s, t->ntrials, t->nfailed, t->when, t->device);
     ++*(int *)ctx;
 }

@@ -743,8 +743,10 @@ static orr_status ranges_pass(tuner *t, int *spent, orr_error *err)
  * {64,128,256,512} x unroll {1,4,8,16,32} (a subset) at the best split, most
  * promising first (from the H100 sweeps: unroll 8-32 for gravity-like laws,
  * 4 for laws with branches or exponentials), so a small budget still sees
- * the main axes.  CPU: thread counts at
- * the default tile, then tiles {256, 4096} (1024 is the default). */
+ * the main axes; coarse() tries the first COARSE_HEAD of them (and
+ * prebuilds all), coarse_rest() the others after the ipt and j-range
+ * passes.  CPU: thread counts at the default tile, then tiles {256, 4096}
+ * (1024 is the default). */
 static const int coarse_order[][2] = {{256, 16}, {512, 4},  {256, 32}, {512, 8},  {128, 4},
                                       {128, 16}, {256, 4},  {512, 16}, {64, 4},   {64, 16},
                                       {256, 1},  {128, 1},  {512, 1},  {64, 1}};

@@ -87,6 +87,20 @@ mkdir -p "$tmp/hcache" && cat > "$tmp/hcache/tuning.json" <<'JSON'
 JSON
 chmod 600 "$tmp/hcache/tuning.json"
 check tune-info-hermite 0 'cuda gravity mixed N<=262144 hermite force \+ jerk, <=4096 active: tile 128, 32 blocks per SM \(17 ranges\), 1.25 ms' -- env ORRERY_CACHE_DIR="$tmp/hcache" "$orr" info
+# a stored GPU tuning with bodies per thread and prefetch (made on the H100) as listed
+mkdir -p "$tmp/pcache" && cat > "$tmp/pcache/tuning.json" <<'JSON'
+{"format": "orrery-tuning", "version": 1, "entries": [
+ {"device": "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0",
+  "kernel": "0123456789abcdef0123456789abcdef", "backend": "cuda", "n_bucket": 262144,
+  "precision": "float", "force": "gravity", "exhaustive": false, "budget_s": 2,
+  "best": {"block": 256, "unroll": 32, "split": 1, "threads": 0, "ranges": 9, "ipt": 2,
+           "prefetch": 1, "ms": 32.92, "interactions_per_s": 2.088e12},
+  "trials": [{"block": 256, "unroll": 32, "split": 1, "threads": 0, "ranges": 9, "ipt": 2,
+              "prefetch": 1, "ms": 32.92, "max_rel_err": 7.3e-8, "ok": true, "why": ""}],
+  "when": "2026-11-24T09:00:00Z"}]}
+JSON
+chmod 600 "$tmp/pcache/tuning.json"
+check tune-info-prefetch 0 'cuda gravity float N<=262144: block 256 unroll 32 split 1 ipt 2 prefetch threads 0 ranges 9, 32.92 ms' -- env ORRERY_CACHE_DIR="$tmp/pcache" "$orr" info
 check bench-tuned 0 'N=1000: store configuration' -- "$orr" bench --backend cpu --n 1000 --steps 1 --tune
 check cache-list 0 '[0-9]+ entr(y|ies) in ' -- "$orr" cache list
 check cache-clear 0 'removed [1-9][0-9]* entr.* and 1 stored tuning' -- "$orr" cache clear

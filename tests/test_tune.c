@@ -847,6 +847,58 @@ static void test_bad_arguments(void **state)
     orr_error_clear(&err);
 }
 
+/* A GPU tuning with bodies per thread and the next tile prefetched: both
+ * kept through the store ("prefetch" written only when 1), and an entry
+ * without them (stores before ipt and prefetch) reads as ipt 1, no
+ * prefetch. */
+static void test_prefetch_entry(void **state)
+{
+    clear_store();
+    orr_error err = {0};
+    orr_tune_entry e, got;
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0");
+    snprintf(e.kernel, sizeof e.kernel, "fedcba9876543210fedcba9876543210");
+    snprintf(e.backend, sizeof e.backend, "cuda");
+    snprintf(e.precision, sizeof e.precision, "float");
+    snprintf(e.force, sizeof e.force, "gravity");
+    e.n_bucket = 1048576;
+    e.block = 256;
+    e.unroll = 32;
+    e.split = 1;
+    e.ipt = 2;
+    e.prefetch = 1;
+    e.ms = 526.2;
+    const orr_tune_stored_trial trials[2] = {
+        {512, 16, 1, 0, 0, 1, 0, 549.3, 8.7e-8, 1, "", 0},
+        {256, 32, 1, 0, 0, 2, 0, 526.2, 7.2e-8, 1, "", 1}};
+    TU_OK(orr_tune_store_put(&e, trials, 2, &err), &err);
+    int found = 0;
+    TU_OK(orr_tune_store_get(e.device, e.kernel, &got, &found, NULL, &err), &err);
+    assert_int_equal(found, 1);
+    assert_int_equal(got.ipt, 2);
+    assert_int_equal(got.prefetch, 1);
+    cJSON *root = read_store();   /* the default's trial has no prefetch key, the other 1 */
+    cJSON *tr = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "entries"), 0),
+                                    "trials");
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(tr, 0), "prefetch"));
+    assert_int_equal((int)cJSON_GetObjectItem(cJSON_GetArrayItem(tr, 1), "prefetch")->valuedouble, 1);
+    cJSON_Delete(root);
+
+    e.prefetch = 0;
+    e.ipt = 0;   /* as an older store has it: absent */
+    TU_OK(orr_tune_store_put(&e, trials, 1, &err), &err);
+    TU_OK(orr_tune_store_get(e.device, e.kernel, &got, &found, NULL, &err), &err);
+    assert_int_equal(found, 1);
+    assert_int_equal(got.ipt, 1);
+    assert_int_equal(got.prefetch, 0);
+    char path[4200];
+    store_path(path, sizeof path);
+    char *text = tu_slurp(path);
+    assert_null(strstr(text, "\"prefetch\""));
+    free(text);
+}
+
 /* The Hermite tuner's store entries (htune.h): integrator, active bucket,
  * tile and j-split kept whole, beside the force pass's entries; and the
  * engine's launch table it fills: buckets, the j-split rule, the checks. */
@@ -974,6 +1026,7 @@ int main(void)
         cmocka_unit_test(test_stale_store),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_hermite_entries),
+        cmocka_unit_test(test_prefetch_entry),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
 }
