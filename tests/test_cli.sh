@@ -72,34 +72,28 @@ check tune-cpu 0 'winner \(tuned\) for N<=1024' -- "$orr" tune --backend cpu --n
 check tune-stored 0 'winner \(store\) for N<=1024: .* 0 tried' -- "$orr" tune --backend cpu --n 1000
 check tune-info 0 'cpu gravity float N<=1024: block' -- "$orr" info
 check tune-bad-budget 2 "tune: --budget must be positive, got '-1'" -- "$orr" tune --budget -1
-# a stored Hermite tuning (htune.h; made on a GPU) as the store listing shows it
-mkdir -p "$tmp/hcache" && cat > "$tmp/hcache/tuning.json" <<'JSON'
+# stored GPU tunings (made on the H100) as the store listing shows them:
+# gpu_store DIR ENTRY-FIELDS LAUNCH-FIELDS MS INTERACTIONS/S writes a store
+# of one entry, its best and one trial with those launch fields
+gpu_store() {
+  mkdir -p "$1" && cat > "$1/tuning.json" <<JSON
 {"format": "orrery-tuning", "version": 1, "entries": [
  {"device": "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0",
-  "kernel": "0123456789abcdef0123456789abcdef", "backend": "cuda", "n_bucket": 262144,
-  "targets_bucket": 4096, "integrator": "hermite", "precision": "mixed", "force": "gravity",
+  "kernel": "0123456789abcdef0123456789abcdef", "backend": "cuda", $2,
   "exhaustive": false, "budget_s": 2,
-  "best": {"block": 128, "unroll": 0, "split": 1, "threads": 0, "ranges": 17, "ipt": 1,
-           "blocks_per_sm": 32, "ms": 1.25, "interactions_per_s": 8.6e11},
-  "trials": [{"block": 128, "unroll": 0, "split": 1, "threads": 0, "ranges": 17, "ipt": 1,
-              "blocks_per_sm": 32, "ms": 1.25, "max_rel_err": 2e-7, "ok": true, "why": ""}],
+  "best": {$3, "ms": $4, "interactions_per_s": $5},
+  "trials": [{$3, "ms": $4, "max_rel_err": 2e-7, "ok": true, "why": ""}],
   "when": "2026-11-24T05:00:00Z"}]}
 JSON
-chmod 600 "$tmp/hcache/tuning.json"
+  chmod 600 "$1/tuning.json"
+}
+# a Hermite tuning (htune.h)
+gpu_store "$tmp/hcache" '"n_bucket": 262144, "targets_bucket": 4096, "integrator": "hermite", "precision": "mixed", "force": "gravity"' \
+  '"block": 128, "unroll": 0, "split": 1, "threads": 0, "ranges": 17, "ipt": 1, "blocks_per_sm": 32' 1.25 8.6e11
 check tune-info-hermite 0 'cuda gravity mixed N<=262144 hermite force \+ jerk, <=4096 active: tile 128, 32 blocks per SM \(17 ranges\), 1.25 ms' -- env ORRERY_CACHE_DIR="$tmp/hcache" "$orr" info
-# a stored GPU tuning with bodies per thread and prefetch (made on the H100) as listed
-mkdir -p "$tmp/pcache" && cat > "$tmp/pcache/tuning.json" <<'JSON'
-{"format": "orrery-tuning", "version": 1, "entries": [
- {"device": "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0",
-  "kernel": "0123456789abcdef0123456789abcdef", "backend": "cuda", "n_bucket": 262144,
-  "precision": "float", "force": "gravity", "exhaustive": false, "budget_s": 2,
-  "best": {"block": 256, "unroll": 32, "split": 1, "threads": 0, "ranges": 9, "ipt": 2,
-           "prefetch": 1, "ms": 32.92, "interactions_per_s": 2.088e12},
-  "trials": [{"block": 256, "unroll": 32, "split": 1, "threads": 0, "ranges": 9, "ipt": 2,
-              "prefetch": 1, "ms": 32.92, "max_rel_err": 7.3e-8, "ok": true, "why": ""}],
-  "when": "2026-11-24T09:00:00Z"}]}
-JSON
-chmod 600 "$tmp/pcache/tuning.json"
+# a force-pass tuning with bodies per thread and prefetch
+gpu_store "$tmp/pcache" '"n_bucket": 262144, "precision": "float", "force": "gravity"' \
+  '"block": 256, "unroll": 32, "split": 1, "threads": 0, "ranges": 9, "ipt": 2, "prefetch": 1' 32.92 2.088e12
 check tune-info-prefetch 0 'cuda gravity float N<=262144: block 256 unroll 32 split 1 ipt 2 prefetch threads 0 ranges 9, 32.92 ms' -- env ORRERY_CACHE_DIR="$tmp/pcache" "$orr" info
 check bench-tuned 0 'N=1000: store configuration' -- "$orr" bench --backend cpu --n 1000 --steps 1 --tune
 check cache-list 0 '[0-9]+ entr(y|ies) in ' -- "$orr" cache list

@@ -847,6 +847,18 @@ static void test_bad_arguments(void **state)
     orr_error_clear(&err);
 }
 
+/* A store entry for gravity as tuned on the H100: its identity only. */
+static void h100_entry(orr_tune_entry *e, const char *kernel, const char *precision, long n_bucket)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->device, sizeof e->device, "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0");
+    snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
+    snprintf(e->backend, sizeof e->backend, "cuda");
+    snprintf(e->precision, sizeof e->precision, "%s", precision);
+    snprintf(e->force, sizeof e->force, "gravity");
+    e->n_bucket = n_bucket;
+}
+
 /* A GPU tuning with bodies per thread and the next tile prefetched: both
  * kept through the store ("prefetch" written only when 1), and an entry
  * without them (stores before ipt and prefetch) reads as ipt 1, no
@@ -856,13 +868,7 @@ static void test_prefetch_entry(void **state)
     clear_store();
     orr_error err = {0};
     orr_tune_entry e, got;
-    memset(&e, 0, sizeof e);
-    snprintf(e.device, sizeof e.device, "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0");
-    snprintf(e.kernel, sizeof e.kernel, "fedcba9876543210fedcba9876543210");
-    snprintf(e.backend, sizeof e.backend, "cuda");
-    snprintf(e.precision, sizeof e.precision, "float");
-    snprintf(e.force, sizeof e.force, "gravity");
-    e.n_bucket = 1048576;
+    h100_entry(&e, "fedcba9876543210fedcba9876543210", "float", 1048576);
     e.block = 256;
     e.unroll = 32;
     e.split = 1;
@@ -907,14 +913,8 @@ static void test_hermite_entries(void **state)
     clear_store();
     orr_error err = {0};
     orr_tune_entry e, got;
-    memset(&e, 0, sizeof e);
-    snprintf(e.device, sizeof e.device, "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0");
-    snprintf(e.kernel, sizeof e.kernel, "0123456789abcdef0123456789abcdef");
-    snprintf(e.backend, sizeof e.backend, "cuda");
-    snprintf(e.precision, sizeof e.precision, "mixed");
-    snprintf(e.force, sizeof e.force, "gravity");
+    h100_entry(&e, "0123456789abcdef0123456789abcdef", "mixed", 262144);
     snprintf(e.integrator, sizeof e.integrator, "hermite");
-    e.n_bucket = 262144;
     e.targets_bucket = 4096;
     e.block = 128;
     e.per_sm = 32;
