@@ -680,8 +680,8 @@ static params default_params(const tuner *t)
  * each with the next tile prefetched through registers and without
  * (prefetch 1 first: on the H100 at N = 262144 and 1M, block 256 or 512
  * with unroll 32 and ipt 2 ran 3-5% faster with it, while other shapes
- * ran up to 3% slower and 512 / 16 / ipt 2 9% slower; at 1M 512 / 16 was
- * the fastest shape at ipt 1 and 256 / 32 the second, hence two).
+ * ran up to 3% slower and 512 / 16 / ipt 2 6.5% slower; at 1M 512 / 16
+ * was the fastest shape at ipt 1 and 256 / 32 the second, hence two).
  * Refinement goes on from there.  It pays at large N (issue: 1M float). */
 static orr_status ipt_pass(tuner *t, int *spent, orr_error *err)
 {
