@@ -178,18 +178,21 @@ static void opt_kernel(lua_State *L, int t, orr_launch *k)
         orr_lua_error(L, WHO ": 'kernel' must be a table {block =, unroll =, split =, ipt =, "
                       "ranges =, threads =, prefetch =} (got %s)", orr_lua_describe(L, t));
     orr_lua_checkkeys(L, t, WHO ": kernel", keys, 1);
-    int *field[] = {&k->block,  &k->unroll,  &k->split,   &k->ipt,
-                    &k->ranges, &k->threads, &k->prefetch};
-    for (int f = 0; keys[f]; f++) {
-        if (lua_getfield(L, t, keys[f]) != LUA_TNIL) {
+    /* in the order of keys; ranges and threads 0 = automatic */
+    const struct {
+        int *field;
+        int lo, hi;
+    } f[] = {{&k->block, 1, 1 << 20},  {&k->unroll, 1, 1 << 20}, {&k->split, 1, 1 << 20},
+             {&k->ipt, 1, 1 << 20},    {&k->ranges, 0, 1 << 20}, {&k->threads, 0, 1 << 20},
+             {&k->prefetch, 0, 1}};
+    for (int i = 0; keys[i]; i++) {
+        if (lua_getfield(L, t, keys[i]) != LUA_TNIL) {
             int isint = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isint);
-            /* ranges, threads: 0 = automatic; prefetch 0 or 1 */
-            const lua_Integer lo = f >= 4 ? 0 : 1, hi = f == 6 ? 1 : 1 << 20;
-            if (!isint || v < lo || v > hi)
+            if (!isint || v < f[i].lo || v > f[i].hi)
                 orr_lua_error(L, WHO ": 'kernel.%s' must be an integer from %d to %d (got %s)",
-                              keys[f], (int)lo, (int)hi, orr_lua_describe(L, -1));
-            *field[f] = (int)v;
+                              keys[i], f[i].lo, f[i].hi, orr_lua_describe(L, -1));
+            *f[i].field = (int)v;
         }
         lua_pop(L, 1);
     }

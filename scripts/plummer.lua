@@ -23,5 +23,6 @@ local e = sim:energy()
 print(("t = %.4f after %d steps: E = %.8f, |dE/E0| = %.2e, virial ratio K/|U| = %.4f"):format(
   sim.time, sim.steps, e.total, math.abs((e.total - e0) / e0), sim:virial_ratio()))
 local k = sim.config
-print(("%.3g interactions/s over the run (%.2f s); kernels: block %d, unroll %d, split %d, ranges %d (%s)"):format(
-  sim.n * sim.n * steps / run.seconds, run.seconds, k.block, k.unroll, k.split, k.ranges, k.source))
+print(("%.3g interactions/s over the run (%.2f s); kernels: block %d, unroll %d, split %d, ipt %d%s, ranges %d (%s)"):format(
+  sim.n * sim.n * steps / run.seconds, run.seconds, k.block, k.unroll, k.split, k.ipt,
+  k.prefetch == 1 and " prefetch" or "", k.ranges, k.source))

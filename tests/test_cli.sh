@@ -132,6 +132,8 @@ check arch-malformed 2 "compile: --arch expects sm_XY or compute_XY \(e\.g\. sm_
 check cpu-naive 2 'the naive variant is GPU only; on the CPU use --variant reference or both' -- "$orr" bench --backend cpu --variant naive --n 100 --steps 1
 check cpu-unroll 2 'bench: --unroll applies to the GPU kernels only' -- "$orr" bench --backend cpu --unroll 8 --n 100 --steps 1
 check cpu-split 2 'bench: --split applies to the GPU kernels only' -- "$orr" bench --backend cpu --split=2 --n 100 --steps 1
+check bad-prefetch 2 "compile: --prefetch expects an integer from 0 to 1, got '2'" -- "$orr" compile --prefetch 2
+check cpu-prefetch 2 'bench: --prefetch applies to the GPU kernels only' -- "$orr" bench --backend cpu --prefetch 1 --n 100 --steps 1
 check cpu-tune-unroll 2 'tune: --unroll applies to the GPU kernels only' -- "$orr" tune --backend cpu --unroll 8 --n 100
 check cpu-compile-split 2 'compile --target cpu: --split applies to the GPU kernels only' -- "$orr" compile --target cpu --split 2
 if "$orr" info | grep -A1 '^GPUs:' | grep -q '^  none'; then
