@@ -35,6 +35,7 @@ typedef struct {
     void *ev0, *ev1;
     /* block time steps (orr_engine_block*), made when first used */
     orr_devptr hxp, hvp, hjerk;   /* predicted positions, velocities; jerks: real4 each */
+    orr_devptr hpos0, hvel0;      /* the positions and velocities as the interval began */
     orr_devptr hpa, hpj;          /* 4n real4 each: partial accelerations, jerks */
     orr_devptr htick, hlevel, hact, hiota;   /* n each: u64, int, int, int (0 .. n-1) */
     orr_devptr hcnt;              /* u64 next block time, u32 active count, i32 finest level */
@@ -126,8 +127,8 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->attr);
     orr_cuda_free(c->parts);
     orr_cuda_free(c->grid);
-    orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpa, c->hpj, c->htick, c->hlevel, c->hact,
-                      c->hiota, c->hcnt};
+    orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpos0, c->hvel0, c->hpa, c->hpj, c->htick,
+                      c->hlevel, c->hact, c->hiota, c->hcnt};
     for (size_t k = 0; k < sizeof h / sizeof h[0]; k++)
         orr_cuda_free(h[k]);
     if (c->ev0)
@@ -670,8 +671,8 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
         return ORR_OK;
     const size_t vec = 4 * c->elem * (size_t)e->n, n = (size_t)e->n;
     orr_status st = ORR_OK;
-    orr_devptr *v[] = {&c->hxp, &c->hvp, &c->hjerk};
-    for (int k = 0; !st && k < 3; k++)
+    orr_devptr *v[] = {&c->hxp, &c->hvp, &c->hjerk, &c->hpos0, &c->hvel0};
+    for (int k = 0; !st && k < 5; k++)
         if (!(st = orr_cuda_alloc(v[k], vec, err)))
             st = orr_cuda_memset32(*v[k], 0, vec / 4, err);
     if (!st)
@@ -795,6 +796,10 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
         st = orr_cuda_memset32(c->htick, 0, 2 * (size_t)e->n, err);
     if (!st)
         st = orr_cuda_memset32(c->hcnt + 12, 0, 1, err);   /* finest level in use */
+    if (!st)   /* the start, for cuda_blocks_abort */
+        st = orr_cuda_dtod_async(c->hpos0, c->buf[ORR_BUF_POS], vec, c->stream, err);
+    if (!st)
+        st = orr_cuda_dtod_async(c->hvel0, c->buf[ORR_BUF_VEL], vec, c->stream, err);
     if (st || !fresh)
         return st;
     /* the accelerations and jerks of every body at the synchronised state */
@@ -886,22 +891,31 @@ static orr_status cuda_blocks_field(orr_engine *e, int k, double *io, int set, i
         orr_devptr b = k == 0 ? c->buf[ORR_BUF_ACC] : c->hjerk;
         return set ? upload(c, b, io, 3, 3, e->n, err) : download(c, b, io, 3, 3, e->n, err);
     }
-    int *lv = malloc(4 * (size_t)e->n);
-    if (!lv)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    if (set) {
-        for (long i = 0; i < e->n; i++)
-            lv[i] = (int)lround(-log2(io[i]));
-        st = orr_cuda_htod(c->hlevel, lv, 4 * (size_t)e->n, err);
-    } else {
-        st = orr_cuda_dtoh_async(lv, c->hlevel, 4 * (size_t)e->n, c->stream, err);
-        if (!st)
-            st = orr_cuda_stream_sync(c->stream, err);
-        for (long i = 0; !st && i < e->n; i++)
-            io[i] = ldexp(1.0, -lv[i]);
-    }
-    free(lv);
-    return st;
+    return orr_fail(err, ORR_ERR_ARG, "no block step field %d", k);
+}
+
+static orr_status cuda_blocks_levels(orr_engine *e, int *level, int set, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    if (st || set)
+        return st ? st : orr_cuda_htod(c->hlevel, level, 4 * (size_t)e->n, err);
+    st = orr_cuda_dtoh_async(level, c->hlevel, 4 * (size_t)e->n, c->stream, err);
+    return st ? st : orr_cuda_stream_sync(c->stream, err);
+}
+
+/* The positions and velocities as the interval began (kept by
+ * cuda_blocks_begin), back in place. */
+static orr_status cuda_blocks_abort(orr_engine *e, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    const size_t vec = 4 * c->elem * (size_t)e->n;
+    if (!c->hpos0)
+        return ORR_OK;
+    orr_status st = orr_cuda_dtod_async(c->buf[ORR_BUF_POS], c->hpos0, vec, c->stream, err);
+    if (!st)
+        st = orr_cuda_dtod_async(c->buf[ORR_BUF_VEL], c->hvel0, vec, c->stream, err);
+    return st ? st : orr_cuda_stream_sync(c->stream, err);
 }
 
 static orr_status cuda_blowup(orr_engine *e, unsigned long long *key, int clear, orr_error *err)
@@ -1026,6 +1040,8 @@ const orr_backend_ops orr_backend_cuda = {
     .blocks_begin = cuda_blocks_begin,
     .block = cuda_block,
     .blocks_field = cuda_blocks_field,
+    .blocks_levels = cuda_blocks_levels,
+    .blocks_abort = cuda_blocks_abort,
     .get_accel = cuda_get_accel,
     .kick = cuda_kick,
     .drift = cuda_drift,

@@ -217,17 +217,26 @@ typedef struct {
     const orr_output_state *out;
 } checkpoint_job;
 
-/* Group Integrator: the integrator's checkpoint fields, when it has any. */
+/* Group Integrator: the integrator's checkpoint fields, when it has any,
+ * and whether they describe the state (attribute "current"): a checkpoint
+ * taken when they do not (before the first step, after a change of the
+ * bodies) stores none, and its run starts the integrator afresh, as the
+ * run it was taken from does. */
 static orr_status write_integrator(hid_t file, orr_sim *s, const char *path, orr_error *err)
 {
     const orr_integrator *in = orr_sim_integrator(s);
     if (in->nfields == 0)
         return ORR_OK;
     const long n = orr_sim_n(s);
+    orr_status st = orr_sim_sync(s, err);
+    if (st)
+        return st;
+    const int current = orr_sim_integ_current(s);
     hid_t g = H5Gcreate2(file, "Integrator", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     herr_t r = g < 0 ? -1 : orr_h5_put_string(g, "name", in->name);
-    orr_status st = ORR_OK;
-    for (int k = 0; r >= 0 && !st && k < in->nfields; k++) {
+    if (r >= 0)
+        r = orr_h5_put_int(g, "current", current);
+    for (int k = 0; current && r >= 0 && !st && k < in->nfields; k++) {
         const int comps = in->fields[k].comps;
         double *v = malloc(sizeof(double) * (size_t)n * (size_t)comps);
         if (!v) {
@@ -648,10 +657,13 @@ static herr_t read_field(hid_t g, const char *name, const H5L_info_t *info, void
     return 0;
 }
 
-/* Group Integrator, when there is one: every dataset in it. */
+/* Group Integrator, when there is one: every dataset in it, and whether
+ * they describe the state (1 when the attribute is absent: a checkpoint
+ * from before it was written). */
 static orr_status read_integrator(hid_t file, const char *path, orr_checkpoint *ck,
                                   orr_error *err)
 {
+    ck->integ_current = 1;
     if (H5Lexists(file, "Integrator", H5P_DEFAULT) <= 0) {
         H5Eclear2(H5E_DEFAULT);
         return ORR_OK;
@@ -659,6 +671,15 @@ static orr_status read_integrator(hid_t file, const char *path, orr_checkpoint *
     hid_t g = open_group(file, "Integrator", "", path, err);
     if (g < 0)
         return err->code ? err->code : ORR_ERR_IO;
+    int current = 1;
+    if (orr_h5_get_attr(g, "Integrator", "current", H5T_NATIVE_INT, 1, &current, path, err) < 0 ||
+        (current != 0 && current != 1)) {
+        orr_h5_close(&g, H5Gclose);
+        return err->code ? err->code
+                         : orr_read_failed(path, err, "Integrator/current must be 0 or 1 "
+                                           "(got %d)", current);
+    }
+    ck->integ_current = current;
     field_job job = {ck, path, err};
     herr_t r = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, read_field, &job);
     orr_h5_close(&g, H5Gclose);
@@ -667,26 +688,34 @@ static orr_status read_integrator(hid_t file, const char *path, orr_checkpoint *
     return ORR_OK;
 }
 
-/* The integrator's fields of s from ck, each by name. */
+/* The integrator's fields of s from ck, each by name (or its legacy
+ * name), when they describe the state; else none, and the integrator
+ * starts afresh.  Pending writes go to the engine first (the fields are
+ * the state's as the engine holds it). */
 static orr_status restore_fields(const orr_checkpoint *ck, orr_sim *s, orr_error *err)
 {
     const orr_integrator *in = orr_sim_integrator(s);
-    for (int k = 0; k < in->nfields; k++) {
-        int f = 0;
-        while (f < ck->nfields && strcmp(ck->field_name[f], in->fields[k].name) != 0)
-            f++;
-        if (f == ck->nfields)
+    orr_status st = orr_sim_sync(s, err);
+    for (int k = 0; !st && ck->integ_current && k < in->nfields; k++) {
+        int f = -1, legacy = 0;
+        for (int pass = 0; f < 0 && pass < 2; pass++) {
+            const char *want = pass ? in->fields[k].legacy : in->fields[k].name;
+            for (int m = 0; want && f < 0 && m < ck->nfields; m++)
+                if (strcmp(ck->field_name[m], want) == 0)
+                    f = m, legacy = pass;
+        }
+        if (f < 0)
             return orr_fail(err, ORR_ERR_ARG, "checkpoint has no dataset Integrator/%s for the "
                             "integrator '%s'", in->fields[k].name, in->name);
         if (ck->field_comps[f] != in->fields[k].comps)
             return orr_fail(err, ORR_ERR_ARG, "checkpoint dataset Integrator/%s has %d values "
-                            "per body; the integrator '%s' keeps %d", in->fields[k].name,
+                            "per body; the integrator '%s' keeps %d", ck->field_name[f],
                             ck->field_comps[f], in->name, in->fields[k].comps);
-        orr_status st = orr_sim_set_integ_field(s, k, ck->field[f], err);
+        st = orr_sim_set_integ_field(s, k, legacy, ck->field[f], err);
         if (st)
-            return st;
+            orr_error_context(err, "checkpoint dataset Integrator/%s", ck->field_name[f]);
     }
-    return ORR_OK;
+    return st;
 }
 
 orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *err)

@@ -3,8 +3,9 @@
  * precision, backend, softening, G, box, dims, physical units), group Kernel (the kernel
  * configuration in use), group Force (the force law, complete), group
  * Output (the numbered series' counters and the render view) and, for an
- * integrator with state of its own, group Integrator (one dataset per
- * checkpoint field of the integrator, n x comps doubles).  Written
+ * integrator with state of its own, group Integrator (attribute current:
+ * whether the fields describe the state; one dataset per checkpoint field
+ * of the integrator, n x comps doubles, when they do).  Written
  * atomically like every snapshot; read back (rejecting text files and plain
  * snapshots with a message saying so) and turned into a simulation again. */
 #ifndef ORR_CHECKPOINT_H
@@ -45,6 +46,8 @@ typedef struct {
     orr_snapshot bodies;
     orr_law law;             /* the force law as stored (config.law points here) */
     int have_law;            /* 0 for a checkpoint that names its law only */
+    int integ_current;       /* its fields describe the state (Integrator/current; 1 when
+                                absent); 0: none stored, the integrator starts afresh */
     int nfields;             /* the integrator's checkpoint fields (group Integrator) */
     char field_name[ORR_INTEG_MAX_FIELDS][32];
     int field_comps[ORR_INTEG_MAX_FIELDS];

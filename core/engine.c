@@ -367,6 +367,24 @@ orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, in
     return e->ops->blocks_field(e, k, io, set, deepest, err);
 }
 
+orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_error *err)
+{
+    if (!e->ops->blocks_levels)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    for (long i = 0; set && i < e->n; i++)
+        if (level[i] < 0 || level[i] > ORR_BLOCK_MAX_LEVEL)
+            return orr_fail(err, ORR_ERR_ARG, "block step level %d of body %ld: levels are 0 "
+                            "to %d", level[i], i + 1, ORR_BLOCK_MAX_LEVEL);
+    return e->ops->blocks_levels(e, level, set, err);
+}
+
+orr_status orr_engine_blocks_abort(orr_engine *e, orr_error *err)
+{
+    if (!e->ops->blocks_abort)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    return e->ops->blocks_abort(e, err);
+}
+
 orr_status orr_engine_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
 {
     orr_status st = check_range(e, t, err);

@@ -118,6 +118,7 @@ orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double
  * body's acceleration, jerk, step and time stay on the device, and a block
  * step is a few kernels and one 16-byte read; hermite.c).  A step of body
  * i is H / 2^level_i, its time counted in ticks of H / 2^40. */
+#define ORR_BLOCK_MAX_LEVEL 40
 typedef struct {
     double H;           /* the interval: dt_max, or less for the last of an advance */
     double eta;         /* Aarseth's parameter (inside the root) */
@@ -127,20 +128,27 @@ typedef struct {
 /* 1 when the engine keeps block steps itself (else the integrator does,
  * through orr_engine_accel_jerk). */
 int orr_engine_has_blocks(const orr_engine *e);
-/* Starts an interval: every body's time to 0; with fresh, the
- * accelerations and jerks of every body at the current state, and (unless
- * keep_steps) the first steps. */
+/* Starts an interval: every body's time to 0, and the positions and
+ * velocities kept as they are (orr_engine_blocks_abort puts them back);
+ * with fresh, the accelerations and jerks of every body at the current
+ * state, and (unless keep_steps) the first steps. */
 orr_status orr_engine_blocks_begin(orr_engine *e, const orr_block_params *p, int fresh,
                                    int keep_steps, orr_error *err);
 /* One block step: *t the block's time (ticks), *nact its active bodies. */
 orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                             orr_error *err);
-/* Field k of every body (0 acceleration, 1 jerk: 3n values; 2 the step as
- * a fraction of H, 2^-level: n values), read into io or (set) written from
- * it; *deepest (when not NULL, instead) the finest level used since the
- * interval began. */
+/* Field k of every body (0 acceleration, 1 jerk: 3n values), read into io
+ * or (set) written from it; *deepest (when not NULL, instead) the finest
+ * level used since the interval began. */
 orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, int *deepest,
                                    orr_error *err);
+/* Every body's level (its step is H / 2^level), read into level or (set)
+ * written from it: each from 0 to 40 (ORR_ERR_ARG naming the body
+ * otherwise, nothing written). */
+orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_error *err);
+/* The interval under way is given up: the positions and velocities go
+ * back to where orr_engine_blocks_begin found them. */
+orr_status orr_engine_blocks_abort(orr_engine *e, orr_error *err);
 /* The force + jerk kernel's launch per bucket of active bodies (GPU; the
  * Hermite tuner's choice, htune.h): the tile (threads per block and bodies
  * per shared-memory tile: 64, 128 or 256) and the j-split, as a target of

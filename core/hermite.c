@@ -4,7 +4,7 @@
  * (env->dt = H, the synchronisation interval, dt_max) is many block steps:
  *
  *   - every body i has its own step H / 2^level_i and its own time within
- *     the interval, counted exactly in ticks of H / 2^ORR_HERMITE_MAX_LEVEL;
+ *     the interval, counted exactly in ticks of H / 2^40 (ORR_BLOCK_MAX_LEVEL);
  *   - a block is the bodies whose next time is the smallest (the active
  *     ones); all bodies are predicted to it (x to 3rd order, v to 2nd),
  *     the engine computes the active bodies' accelerations and jerks from
@@ -37,9 +37,21 @@
  * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
  * engine's precision between intervals; the accelerations, jerks and steps
- * are the integrator's own (checkpoint fields "acc", "jerk", "dt"), which
+ * are the integrator's own (checkpoint fields "acc", "jerk", "step"), which
  * makes a restored run continue bit for bit.  Block statistics: blocks,
- * active bodies summed over blocks, and the smallest step in use. */
+ * active bodies summed over blocks, and the smallest step in use.
+ *
+ * Between intervals a body's step is a time (step[i]), not a level: an
+ * interval that sim:advance shortens to land on an output time gives each
+ * body the coarsest power-of-two fraction of the short interval that is
+ * not longer than its step, and the next full interval the coarsest
+ * fraction of dt_max not longer than the step it ended with.  So an
+ * output at any time shortens some steps (by at most half) and never
+ * lengthens one.  The fields describe the state only while env->acc_valid
+ * holds (set at the end of an interval and by a complete restore; the
+ * simulation clears it when anything changes): otherwise the next interval
+ * starts afresh, and a checkpoint stores no fields.  An interval that
+ * fails (a stall, a non-finite force) puts the bodies back where it began. */
 #include "integrator.h"
 
 #include "comm.h"
@@ -49,7 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LEVEL 40   /* steps down to H / 2^40 */
+#define MAX_LEVEL ORR_BLOCK_MAX_LEVEL   /* steps down to H / 2^40 */
 #define END (1LL << MAX_LEVEL)
 /* More blocks than this in one interval is a run that has stalled (a pair
  * closer than the softening allows for, at steps near H / 2^40): it stops
@@ -60,7 +72,8 @@ static orr_status stalled(const orr_integ_env *env, long long t, orr_error *err)
 {
     return orr_fail(err, ORR_ERR_ARG, "block steps stalled: %ld blocks in one interval of %g, "
                     "at %.6g of it, with steps down to %g (a close encounter? a larger "
-                    "softening or dt_min bounds the steps)", MAX_BLOCKS, env->dt,
+                    "softening or dt_min bounds the steps); the bodies are back where the "
+                    "interval began", MAX_BLOCKS, env->dt,
                     (double)t / (double)END, env->dt_min > 0 ? env->dt_min : env->dt / (double)END);
 }
 
@@ -70,11 +83,15 @@ typedef struct {
     double *xp, *vp;      /* 4n and 3n: predicted to the block time */
     double *a, *j;        /* 3n: acceleration and jerk at each body's own time */
     double *an, *jn;      /* 3n: the active bodies' new ones */
-    double *dts;          /* n: restored steps (checkpoint), converted at the next start */
+    double *step;         /* n: each body's step (a time) at the end of the last interval,
+                             or restored: the next interval's levels come from it */
+    double *pos0, *vel0;  /* 4n, 3n: the interval's start (host path, made when first
+                             needed), put back on failure */
     long long *tick;      /* n: each body's time within the interval */
     int *level;           /* n: each body's step is H / 2^level */
     long *act;            /* the active bodies of a block */
-    unsigned restored;    /* checkpoint fields set: 1 acc, 2 jerk, 4 dt */
+    unsigned restored;    /* checkpoint fields set: 1 acc, 2 jerk, 4 step (on the GPU, not
+                             yet on the device) */
     long blocks, active;  /* statistics since creation */
     int deepest;          /* the finest level used in the last interval */
     int busy;             /* an interval is under way (sim:step() stops between blocks) */
@@ -107,7 +124,8 @@ static orr_status nonfinite(const herm *h, const orr_integ_env *env, double t, c
         orr_dist_owner_note(where, sizeof where, h->n, i, h->ranks);
         orr_fail(err, ORR_ERR_ARG, "body %ld%s has a non-finite acceleration or position at "
                  "%.9g of the step of %g: the run is stopped (a force law that divides by "
-                 "zero, bodies on one spot at softening 0, or too long a step)", i + 1, where,
+                 "zero, bodies on one spot at softening 0, or too long a step); the bodies are "
+                 "back where the interval began", i + 1, where,
                  t, env->dt);
         err->shared = h->ranks > 1;
         return ORR_ERR_ARG;
@@ -167,7 +185,8 @@ static void h_destroy(void *state)
     if (!h)
         return;
     free(h->pos), free(h->vel), free(h->xp), free(h->vp), free(h->a), free(h->j);
-    free(h->an), free(h->jn), free(h->dts), free(h->tick), free(h->level), free(h->act);
+    free(h->an), free(h->jn), free(h->step), free(h->tick), free(h->level), free(h->act);
+    free(h->pos0), free(h->vel0);
     free(h->rec), free(h->counts), free(h->displs);
     free(h);
 }
@@ -182,13 +201,13 @@ static orr_status h_create(void **state, long n, orr_error *err)
         h->xp = malloc(sizeof(double) * n4), h->vp = malloc(sizeof(double) * n3);
         h->a = calloc(n3, sizeof(double)), h->j = calloc(n3, sizeof(double));
         h->an = malloc(sizeof(double) * n3), h->jn = malloc(sizeof(double) * n3);
-        h->dts = calloc((size_t)n, sizeof(double));
+        h->step = calloc((size_t)n, sizeof(double));
         h->tick = calloc((size_t)n, sizeof(long long));
         h->level = calloc((size_t)n, sizeof(int));
         h->act = malloc(sizeof(long) * (size_t)n);
     }
     if (!h || !h->pos || !h->vel || !h->xp || !h->vp || !h->a || !h->j || !h->an || !h->jn ||
-        !h->dts || !h->tick || !h->level || !h->act) {
+        !h->step || !h->tick || !h->level || !h->act) {
         h_destroy(h);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the Hermite state of %ld bodies",
                         n);
@@ -352,10 +371,21 @@ static orr_block_params engine_params(const herm *h, const orr_integ_env *env)
     return p;
 }
 
+/* The levels of an interval of H from the bodies' steps (times): the
+ * coarsest H / 2^level not longer than the step, at most hi. */
+static void levels_from_steps(const herm *h, double H, int hi, int *level)
+{
+    for (long i = 0; i < h->n; i++)
+        level[i] = level_of(h->step[i], H, 0, hi);
+}
+
 /* An interval begins: from the synchronised state, every body at tick 0.
- * On an engine that keeps the block steps itself (the GPU) the same steps
- * run there, with only each block's time and active count read back;
- * otherwise the state is read from the engine and the blocks run here. */
+ * With the fields current (env->acc_valid) the accelerations and jerks go
+ * on from the last interval (or the checkpoint's) and each body's level
+ * comes from its step; otherwise every body starts afresh.  On an engine
+ * that keeps the block steps itself (the GPU) the same steps run there,
+ * with only each block's time and active count read back; otherwise the
+ * state is read from the engine and the blocks run here. */
 static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
 {
     orr_status st = ranks_setup(h, env, err);
@@ -365,41 +395,59 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     h->t = 0;
     h->nb = 0;
     h->hi = finest(env);
-    const int restored = h->restored == 7;
+    const int fresh = !env->acc_valid || (h->restored && h->restored != 7);
+    const int restored = !fresh && h->restored == 7;
     h->restored = 0;
+    const int hi = h->hi;
     if (h->on_engine) {
         orr_engine *e = env->engine;
         const orr_block_params p = engine_params(h, env);
-        if (restored) {   /* the checkpoint's fields onto the engine */
-            st = orr_engine_blocks_field(e, 0, h->a, 1, NULL, err);
-            if (!st)
-                st = orr_engine_blocks_field(e, 1, h->j, 1, NULL, err);
-            if (!st)
-                st = orr_engine_blocks_field(e, 2, h->dts, 1, NULL, err);
+        if (!fresh) {   /* levels of this interval; uploaded where they changed */
+            int *lv = malloc(sizeof(int) * (size_t)h->n);
+            if (!lv)
+                return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+            levels_from_steps(h, env->dt, hi, lv);
+            const int changed = restored || memcmp(lv, h->level, sizeof(int) * (size_t)h->n);
+            memcpy(h->level, lv, sizeof(int) * (size_t)h->n);
+            free(lv);
+            if (restored) {   /* the checkpoint's accelerations and jerks onto the engine */
+                st = orr_engine_blocks_field(e, 0, h->a, 1, NULL, err);
+                if (!st)
+                    st = orr_engine_blocks_field(e, 1, h->j, 1, NULL, err);
+            }
+            if (!st && changed)
+                st = orr_engine_blocks_levels(e, h->level, 1, err);
         }
         if (!st)
-            st = orr_engine_blocks_begin(e, &p, !env->acc_valid && !restored, 0, err);
+            st = orr_engine_blocks_begin(e, &p, fresh, 0, err);
         h->busy = !st;
         return st;
+    }
+    if (!h->pos0) {
+        h->pos0 = malloc(sizeof(double) * 4 * (size_t)h->n);
+        h->vel0 = malloc(sizeof(double) * 3 * (size_t)h->n);
+        if (!h->pos0 || !h->vel0) {
+            free(h->pos0), free(h->vel0);
+            h->pos0 = h->vel0 = NULL;
+            return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the Hermite state of %ld "
+                            "bodies", h->n);
+        }
     }
     st = orr_engine_get_state(env->engine, h->pos, h->vel, err);
     if (st)
         return st;
-    const int hi = h->hi;
-    if (!env->acc_valid && !restored) {
+    memcpy(h->pos0, h->pos, sizeof(double) * 4 * (size_t)h->n);
+    memcpy(h->vel0, h->vel, sizeof(double) * 3 * (size_t)h->n);
+    if (fresh)
         st = start(h, env, 0, err);
-    } else if (restored) {   /* the steps as stored, in levels of this interval */
-        for (long i = 0; i < h->n; i++)
-            h->level[i] = (int)lround(-log2(h->dts[i]));
-    }
+    else
+        levels_from_steps(h, env->dt, hi, h->level);
     if (st)
         return st;
     memset(h->tick, 0, sizeof(long long) * (size_t)h->n);
     h->deepest = 0;
-    for (long i = 0; i < h->n; i++) {   /* dt_max or dt_min changed since */
-        h->level[i] = h->level[i] > hi ? hi : h->level[i];
+    for (long i = 0; i < h->n; i++)
         h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
-    }
     h->busy = 1;
     return ORR_OK;
 }
@@ -420,12 +468,12 @@ static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
     return st;
 }
 
-/* The interval's last block is done: every body is at its end.  From the
- * engine (the GPU) the accelerations, jerks and steps are read once, for
- * the checkpoint fields; the host path writes the state back. */
+/* The interval's last block is done: every body is at its end, and its
+ * step becomes a time.  From the engine (the GPU) the accelerations, jerks
+ * and levels are read once, for the checkpoint fields and the next
+ * interval's levels; the host path writes the state back. */
 static orr_status finish(herm *h, orr_integ_env *env, orr_error *err)
 {
-    h->busy = 0;
     orr_status st = ORR_OK;
     if (h->on_engine) {
         orr_engine *e = env->engine;
@@ -435,16 +483,34 @@ static orr_status finish(herm *h, orr_integ_env *env, orr_error *err)
         if (!st)
             st = orr_engine_blocks_field(e, 1, h->j, 0, NULL, err);
         if (!st)
-            st = orr_engine_blocks_field(e, 2, h->dts, 0, NULL, err);
-        for (long i = 0; !st && i < h->n; i++)
-            h->level[i] = (int)lround(-log2(h->dts[i]));
+            st = orr_engine_blocks_levels(e, h->level, 0, err);
         if (!st)   /* the positions stay on the device: its a and j tell */
             st = nonfinite(h, env, env->dt, NULL, h->n, 0, err);
     } else {
         st = orr_engine_set_state(env->engine, h->pos, h->vel, err);
     }
+    for (long i = 0; !st && i < h->n; i++)
+        h->step[i] = ldexp(env->dt, -h->level[i]);
     if (!st)   /* the integrator's own a and j match the synchronised state */
         env->acc_valid = 1;
+    return st;
+}
+
+/* Something failed: an interval under way is given up and the bodies go
+ * back to where it began (the error stays the first one); the next
+ * interval starts afresh. */
+static orr_status failed(herm *h, orr_integ_env *env, orr_status st)
+{
+    env->acc_valid = 0;
+    if (!h->busy)   /* before an interval began: nothing moved */
+        return st;
+    h->busy = 0;
+    orr_error ignored = {0};
+    if (h->on_engine)
+        orr_engine_blocks_abort(env->engine, &ignored);
+    else
+        orr_engine_set_state(env->engine, h->pos0, h->vel0, &ignored);
+    orr_error_clear(&ignored);
     return st;
 }
 
@@ -456,9 +522,11 @@ static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
     while (!st && h->t < END)
         st = next_block(h, env, err);
     if (!st)
-        return finish(h, env, err);
+        st = finish(h, env, err);
+    if (st)
+        return failed(h, env, st);
     h->busy = 0;
-    return st;
+    return ORR_OK;
 }
 
 /* One block step (an interval begins first when none is under way). */
@@ -473,38 +541,55 @@ static orr_status h_block(void *state, orr_integ_env *env, int *synced, double *
     *at = (double)h->t / (double)END;
     if (*synced)
         st = finish(h, env, err);
-    if (st)
+    if (st) {
+        *synced = 0;
+        *at = 0;
+        return failed(h, env, st);
+    }
+    if (*synced)
         h->busy = 0;
-    return st;
+    return ORR_OK;
 }
 
+/* Fields 0 and 1: the accelerations and jerks (3 per body); 2: the steps,
+ * as times (see the header: the next interval's levels come from them). */
 static orr_status h_get_field(void *state, int k, double *out, orr_error *err)
 {
     herm *h = state;
-    if (k == 2) {
-        for (long i = 0; i < h->n; i++)   /* relative to dt_max: stored as a time */
-            out[i] = ldexp(1.0, -h->level[i]);
-        return ORR_OK;
-    }
-    memcpy(out, k == 0 ? h->a : h->j, sizeof(double) * 3 * (size_t)h->n);
+    memcpy(out, k == 0 ? h->a : k == 1 ? h->j : h->step,
+           sizeof(double) * (k == 2 ? 1 : 3) * (size_t)h->n);
     return ORR_OK;
 }
 
-static orr_status h_set_field(void *state, int k, const double *in, orr_error *err)
+static orr_status h_set_field(void *state, orr_integ_env *env, int k, int legacy,
+                              const double *in, orr_error *err)
 {
     herm *h = state;
-    if (k == 2) {
-        for (long i = 0; i < h->n; i++) {
-            if (!(in[i] > 0 && in[i] <= 1))
-                return orr_fail(err, ORR_ERR_ARG, "Hermite step of body %ld is %g: steps are "
-                                "stored as fractions of dt_max, in (0, 1]", i, in[i]);
-            h->dts[i] = in[i];
-        }
-    } else {
-        memcpy(k == 0 ? h->a : h->j, in, sizeof(double) * 3 * (size_t)h->n);
+    const int comps = k == 2 ? 1 : 3;
+    for (long i = 0; i < h->n * comps; i++) {
+        /* a step is a positive time; the levels come from it clamped to
+         * dt_min and 2^-40 of the interval, on every backend alike */
+        const double x = k == 2 && legacy ? in[i] * env->dt_max : in[i];
+        if (k == 2 ? !(x > 0 && isfinite(x)) : !isfinite(x))
+            return orr_fail(err, ORR_ERR_ARG, "Hermite %s of body %ld is %g: %s", k == 0
+                            ? "acceleration" : k == 1 ? "jerk" : "step", i / comps + 1, in[i],
+                            k == 2 ? "a step must be a positive finite time"
+                                   : "it must be finite");
     }
+    if (k == 2)
+        for (long i = 0; i < h->n; i++)   /* an old checkpoint's: fractions of dt_max */
+            h->step[i] = legacy ? in[i] * env->dt_max : in[i];
+    else
+        memcpy(k == 0 ? h->a : h->j, in, sizeof(double) * 3 * (size_t)h->n);
     h->restored |= 1u << k;
+    if (h->restored == 7)   /* complete: they describe the state as it is now */
+        env->acc_valid = 1;
     return ORR_OK;
+}
+
+static int h_current(const void *state, const orr_integ_env *env)
+{
+    return env->acc_valid;
 }
 
 static void h_blocks(const void *state, long *blocks, long *active, int *deepest)
@@ -524,7 +609,8 @@ const orr_integrator orr_integrator_hermite = {
     .step = h_step,
     .block = h_block,
     .nfields = 3,
-    .fields = {{"acc", 3}, {"jerk", 3}, {"dt", 1}},
+    .fields = {{"acc", 3, NULL}, {"jerk", 3, NULL}, {"step", 1, "dt"}},
+    .current = h_current,
     .get_field = h_get_field,
     .set_field = h_set_field,
     .blocks = h_blocks,

@@ -17,7 +17,10 @@
  *                      diagnostics and output read the state (NULL: the
  *                      state is always synchronised, as for fixed steps);
  *   fields             what its state adds to a checkpoint: named per-body
- *                      arrays, read and restored through get/set_field.
+ *                      arrays, read and restored through get/set_field;
+ *   current            whether those fields describe the state as it is
+ *                      (NULL: always): a checkpoint stores them only then,
+ *                      and a run restored without them starts afresh.
  *
  * The fixed-step schemes here (euler, leapfrog, yoshida4) keep no state: a
  * force evaluation at the end of a step is reused at the start of the next
@@ -37,6 +40,7 @@ typedef struct orr_integ_env {
     orr_engine *engine;   /* the bodies and their kernels */
     orr_range targets;    /* the bodies this process advances */
     double dt;            /* the step asked for (the last step of an advance may be shorter) */
+    double dt_max;        /* the simulation's step (dt): what dt is when not shortened */
     double damping;       /* velocity factor per step (euler only; 1 = none) */
     double eta, eta_start, dt_min;   /* block time steps (hermite): Aarseth's accuracy
                                         parameter, the starting one, the smallest step */
@@ -61,8 +65,10 @@ orr_status orr_integ_moved_force(orr_integ_env *env, orr_error *err);
 
 /* A per-body array an integrator's state adds to a checkpoint. */
 typedef struct {
-    const char *name;     /* dataset name: "time", "dt", "jerk", ... */
+    const char *name;     /* dataset name: "time", "step", "jerk", ... */
     int comps;            /* values per body: 1 or 3 */
+    const char *legacy;   /* the name an older checkpoint stored it under, read when name
+                             is absent (set_field is told), or NULL */
 } orr_integ_field;
 
 #define ORR_INTEG_MAX_FIELDS 8
@@ -81,9 +87,13 @@ typedef struct orr_integrator {
     orr_status (*synchronize)(void *state, orr_integ_env *env, orr_error *err);
     int nfields;
     orr_integ_field fields[ORR_INTEG_MAX_FIELDS];
-    /* field k of all n bodies: out / in hold n * comps doubles */
+    /* field k of all n bodies: out / in hold n * comps doubles; set_field
+     * checks them (an error names the body) and, with legacy, reads them as
+     * stored under fields[k].legacy */
     orr_status (*get_field)(void *state, int k, double *out, orr_error *err);
-    orr_status (*set_field)(void *state, int k, const double *in, orr_error *err);
+    orr_status (*set_field)(void *state, orr_integ_env *env, int k, int legacy,
+                            const double *in, orr_error *err);
+    int (*current)(const void *state, const orr_integ_env *env);
     /* Block time steps (NULL for fixed steps): blocks done, active bodies
      * summed over them, and the finest level in use (the smallest step is
      * dt / 2^level). */

@@ -670,6 +670,7 @@ static orr_integ_env *env_of(orr_sim *s)
     s->env.eta = s->cfg.eta;
     s->env.eta_start = s->cfg.eta_start;
     s->env.dt_min = s->cfg.dt_min;
+    s->env.dt_max = s->cfg.dt;
     return &s->env;
 }
 
@@ -979,14 +980,26 @@ orr_status orr_sim_integ_field(orr_sim *s, int k, double *out, orr_error *err)
     return st ? st : s->integ->get_field(s->istate, k, out, err);
 }
 
-orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_error *err)
+orr_status orr_sim_set_integ_field(orr_sim *s, int k, int legacy, const double *in,
+                                   orr_error *err)
 {
     orr_status st = s->mid ? mid_interval(s, "setting the integrator's state", err)
                            : check_field(s, k, err);
+    if (!st && legacy && !s->integ->fields[k].legacy)
+        st = orr_fail(err, ORR_ERR_ARG, "integrator '%s' has no older form of field '%s'",
+                      s->integ->name, s->integ->fields[k].name);
+    if (!st)   /* what the engine holds is the mirror's (the integrator sees them together) */
+        st = flush(s, err);
     if (st)
         return st;
     s->env.acc_valid = 0;
-    return s->integ->set_field(s->istate, k, in, err);
+    return s->integ->set_field(s->istate, env_of(s), k, legacy, in, err);
+}
+
+int orr_sim_integ_current(orr_sim *s)
+{
+    return !s->host_dirty && !s->mid &&
+           (!s->integ->current || s->integ->current(s->istate, env_of(s)));
 }
 
 /* The clock on by h (with Kahan compensation), and the step count. */

@@ -223,10 +223,18 @@ double orr_sim_sync_time(const orr_sim *s);
 
 /* The integrator, and its checkpoint fields (integrator.h): field k of all
  * bodies, n * fields[k].comps doubles, read after the integrator has
- * synchronised, or restored. */
+ * synchronised, or restored (legacy: as stored under fields[k].legacy);
+ * restoring uploads pending writes first, so that the fields go with the
+ * state the engine holds.  A change of the state, attributes, params or
+ * kernels after a restore makes the integrator start afresh, as it does
+ * without one. */
 const orr_integrator *orr_sim_integrator(const orr_sim *s);
 orr_status orr_sim_integ_field(orr_sim *s, int k, double *out, orr_error *err);
-orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_error *err);
+orr_status orr_sim_set_integ_field(orr_sim *s, int k, int legacy, const double *in,
+                                   orr_error *err);
+/* 1 when the integrator's checkpoint fields describe the state as it is
+ * (integrator.h: current): after orr_sim_sync, what a checkpoint stores. */
+int orr_sim_integ_current(orr_sim *s);
 
 /* Advances to time t_end >= the current time in steps of dt, the last one
  * shortened so the run ends on t_end (to rounding); no step when t_end is

@@ -444,6 +444,13 @@ static void test_hermite_launches(void **state)
     free(idx);
 }
 
+/* The Hermite integrator's restored steps on the GPU (testutil.h). */
+static void test_hermite_restored_steps(void **state)
+{
+    NEED_GPU();
+    tu_check_restored_steps(ORR_BACKEND_CUDA);
+}
+
 static void test_sim_cuda_matches_cpu(void **state)
 {
     NEED_GPU();
@@ -747,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_force_laws),
         cmocka_unit_test(test_deposit),
         cmocka_unit_test(test_hermite_launches),
+        cmocka_unit_test(test_hermite_restored_steps),
         cmocka_unit_test(test_tune_long_pass),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);

@@ -157,9 +157,10 @@ static void test_advance_to_time(void **state)
 }
 
 /* Block time steps (hermite): every body's step is a power-of-two fraction
- * of dt_max (its checkpoint field "dt", as a fraction), the steps in use
+ * of dt_max (its checkpoint field "step", a time), the steps in use
  * differ, and after each step every body is at the same time, a multiple of
- * dt_max (or the end of a shortened last interval). */
+ * dt_max (or the end of a shortened last interval, whose steps are
+ * power-of-two fractions of it). */
 static void test_block_steps(void **state)
 {
     enum { N = 200 };
@@ -177,6 +178,7 @@ static void test_block_steps(void **state)
     int distinct = 0;
     for (int i = 0; i < N; i++) {
         int e;
+        dt[i] *= 16;   /* as a fraction of dt_max */
         assert_true(frexp(dt[i], &e) == 0.5);   /* a power of two */
         assert_true(dt[i] <= 1 && dt[i] >= ldexp(1, -40));
         distinct += dt[i] != dt[0];
@@ -193,11 +195,17 @@ static void test_block_steps(void **state)
     TU_OK(orr_sim_advance(s, 0.2, NULL, &err), &err);
     assert_true(fabs(orr_sim_time(s) - 0.2) <= 1e-15);
     TU_OK(orr_sim_integ_field(s, 2, dt, &err), &err);
+    const double h = 0.2 - 3.0 / 16;   /* the shortened interval */
     for (int i = 0; i < N; i++) {
         int e;
-        assert_true(frexp(dt[i], &e) == 0.5);
+        assert_true(frexp(dt[i] / h, &e) == 0.5);
     }
     orr_sim_destroy(s);
+}
+
+static void test_restored_steps(void **state)
+{
+    tu_check_restored_steps(ORR_BACKEND_CPU);
 }
 
 /* An integrator of one's own, with state: it counts each body's steps (its
@@ -253,7 +261,8 @@ static orr_status counting_get(void *state, int k, double *out, orr_error *err)
     return ORR_OK;
 }
 
-static orr_status counting_set(void *state, int k, const double *in, orr_error *err)
+static orr_status counting_set(void *state, orr_integ_env *env, int k, int legacy,
+                               const double *in, orr_error *err)
 {
     counting_state *c = state;
     memcpy(c->count, in, sizeof(double) * (size_t)c->n);
@@ -263,7 +272,7 @@ static orr_status counting_set(void *state, int k, const double *in, orr_error *
 static const orr_integrator counting = {
     .name = "counting", .order = 1, .forces_per_step = 1, .create = counting_create,
     .destroy = counting_destroy, .step = counting_step, .synchronize = counting_sync,
-    .nfields = 1, .fields = {{"count", 1}}, .get_field = counting_get, .set_field = counting_set};
+    .nfields = 1, .fields = {{"count", 1, NULL}}, .get_field = counting_get, .set_field = counting_set};
 
 static void test_integrator_with_state(void **state)
 {
@@ -286,7 +295,7 @@ static void test_integrator_with_state(void **state)
         assert_true(got[i] == 3);
     for (int i = 0; i < N; i++)
         back[i] = i;
-    TU_OK(orr_sim_set_integ_field(s, 0, back, &err), &err);
+    TU_OK(orr_sim_set_integ_field(s, 0, 0, back, &err), &err);
     TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
     TU_OK(orr_sim_integ_field(s, 0, got, &err), &err);
     for (int i = 0; i < N; i++)
@@ -980,6 +989,7 @@ int main(void)
         cmocka_unit_test(test_kepler_closes),
         cmocka_unit_test(test_advance_to_time),
         cmocka_unit_test(test_block_steps),
+        cmocka_unit_test(test_restored_steps),
         cmocka_unit_test(test_integrator_with_state),
         cmocka_unit_test(test_convergence),
         cmocka_unit_test(test_energy_plummer),

@@ -19,8 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "err.h"
 #include "engine.h"
+#include "ic.h"
+#include "sim.h"
 #include "util.h"
 
 /* Makes a fresh directory $TMPDIR/PREFIX-XXXXXX (TMPDIR defaults to /tmp)
@@ -268,6 +271,101 @@ static inline char *tu_slurp(const char *path)
     if (orr_read_file(path, &text, NULL, &err) != ORR_OK)
         fail_msg("%s", err.msg);
     return text;
+}
+
+/* The Hermite integrator's restored steps, on one backend: a checkpoint's
+ * steps are checked alike on every backend (a positive finite time; an
+ * acceleration or jerk finite), each error naming the body, and a step far
+ * below dt_max / 2^40 (as 1e-300) starts at the finest level and runs on
+ * (it used to give the GPU steps of zero ticks, a stall).  A checkpoint of
+ * an older orrery (steps as fractions of dt_max in dataset "dt") continues
+ * bit for bit. */
+static inline void tu_check_restored_steps(orr_backend_kind kind)
+{
+    enum { N = 40 };
+    orr_error err = {0};
+    double pos[4 * N], vel[3 * N], *p = NULL, *v = NULL;
+    TU_OK(orr_ic_plummer(N, 17, 1.0, pos, vel, &err), &err);
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+    c.n = N, c.precision = ORR_DOUBLE, c.integrator = "hermite", c.softening = 0.01;
+    c.dt = 1.0 / 16, c.backend = kind, c.tune = ORR_SIM_TUNE_OFF;
+    orr_sim *s = NULL;
+    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+    TU_OK(orr_sim_pos(s, &p, &err), &err);
+    TU_OK(orr_sim_vel(s, &v, &err), &err);
+    memcpy(p, pos, sizeof pos), memcpy(v, vel, sizeof vel);
+    orr_sim_touch(s);
+    TU_OK(orr_sim_step(s, 2, NULL, &err), &err);
+    char dir[4096], path[4200];
+    tu_temp_dir(dir, sizeof dir, "orrery-hsteps");
+    snprintf(path, sizeof path, "%s/ck.hdf5", dir);
+    TU_OK(orr_checkpoint_write(s, path, NULL, &err), &err);
+    TU_OK(orr_sim_step(s, 2, NULL, &err), &err);
+    orr_checkpoint ck;
+    TU_OK(orr_checkpoint_read(path, &ck, &err), &err);
+    assert_int_equal(ck.integ_current, 1);
+    int fa = -1, fs = -1;
+    for (int k = 0; k < ck.nfields; k++) {
+        fa = strcmp(ck.field_name[k], "acc") == 0 ? k : fa;
+        fs = strcmp(ck.field_name[k], "step") == 0 ? k : fs;
+    }
+    assert_true(fa >= 0 && fs >= 0);
+    orr_sim *r = NULL;
+    /* an older checkpoint: dataset "dt", fractions of dt_max */
+    double keep[N];
+    memcpy(keep, ck.field[fs], sizeof keep);
+    for (int i = 0; i < N; i++)
+        ck.field[fs][i] = keep[i] * 16;
+    snprintf(ck.field_name[fs], sizeof ck.field_name[fs], "dt");
+    TU_OK(orr_checkpoint_restore(&ck, &r, NULL, 0, &err), &err);
+    TU_OK(orr_sim_step(r, 2, NULL, &err), &err);
+    double *pr = NULL, *ps = NULL;
+    TU_OK(orr_sim_pos(r, &pr, &err), &err);
+    TU_OK(orr_sim_pos(s, &ps, &err), &err);
+    assert_memory_equal(pr, ps, sizeof(double) * 4 * N);
+    orr_sim_destroy(r);
+    snprintf(ck.field_name[fs], sizeof ck.field_name[fs], "step");
+    /* the checks, and the message naming the body */
+    static const struct {
+        int field, body;
+        double value;
+        const char *msg;
+    } bad[] = {
+        {1, 5, 0, "Hermite step of body 6 is 0: a step must be a positive finite time"},
+        {1, 0, -1e-3, "Hermite step of body 1 is -0.001: a step must be a positive finite time"},
+        {1, 39, INFINITY, "Hermite step of body 40 is inf: a step must be a positive finite time"},
+        {0, 3 * 7 + 2, NAN, "Hermite acceleration of body 8 is nan: it must be finite"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        double *f = ck.field[bad[b].field ? fs : fa], old = f[bad[b].body];
+        f[bad[b].body] = bad[b].value;
+        assert_int_equal(orr_checkpoint_restore(&ck, &r, NULL, 0, &err), ORR_ERR_ARG);
+        assert_null(r);
+        if (!strstr(err.msg, bad[b].msg))
+            fail_msg("expected '%s' in '%s'", bad[b].msg, err.msg);
+        orr_error_clear(&err);
+        f[bad[b].body] = old;
+    }
+    /* far below dt_max / 2^40: the finest level, then steps that grow */
+    for (int i = 0; i < N; i++)
+        ck.field[fs][i] = i % 2 ? 1e-300 : keep[i];
+    TU_OK(orr_checkpoint_restore(&ck, &r, NULL, 0, &err), &err);
+    TU_OK(orr_sim_step(r, 2, NULL, &err), &err);
+    long blocks, active;
+    double smallest;
+    orr_sim_blocks(r, &blocks, &active, &smallest);
+    assert_true(blocks < 20000);
+    assert_true(fabs(orr_sim_time(r) - 0.25) < 1e-15);
+    double k0, u0, k1, u1;
+    TU_OK(orr_sim_energy(r, &k1, &u1, &err), &err);
+    TU_OK(orr_sim_energy(s, &k0, &u0, &err), &err);
+    print_message("%s: restored steps of 1e-300: %ld blocks, energy %.12g against %.12g\n",
+                  kind == ORR_BACKEND_CUDA ? "cuda" : "cpu", blocks, k1 + u1, k0 + u0);
+    assert_true(fabs((k1 + u1) / (k0 + u0) - 1) < 1e-6);
+    orr_sim_destroy(r);
+    orr_checkpoint_free(&ck);
+    orr_sim_destroy(s);
 }
 
 #endif
