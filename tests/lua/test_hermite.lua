@@ -12,12 +12,7 @@ local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
 local dir = os.getenv("TEST_TMP") or "/tmp"
 
-local backends = { "cpu" }
-local gpu_ok, gpu_why = pcall(orrery.simulation, { n = 2, backend = "cuda" })
-if gpu_ok then
-  gpu_why:close()
-  backends[2] = "cuda"
-end
+local backends, gpu_ok = T.backends("the Hermite tests on the GPU")
 
 -- A binary of two half masses on a Kepler orbit of eccentricity e and
 -- semi-major axis 1 (G M = 1, period 2 pi), started at apocentre; after
@@ -36,15 +31,7 @@ local function kepler(backend, e, eta, periods, precision)
   return math.abs((sim:energy().total - E0) / E0), math.sqrt(dx * dx + dy * dy), sim.blocks
 end
 
--- Every body of b bitwise that of a (positions and velocities).
-local function same_bodies(a, b, tag)
-  for i = 1, a.n do
-    local p, q = a:body(i), b:body(i)
-    for _, k in ipairs{ "x", "y", "z", "vx", "vy", "vz" } do
-      if p[k] ~= q[k] then T.eq(q[k], p[k], ("%s: body %d %s"):format(tag, i, k)) end
-    end
-  end
-end
+local same_bodies = T.same_bodies
 
 for _, backend in ipairs(backends) do
   T.test(backend .. ": Kepler e = 0.9: the semi-major axis, 4th order in the step", function()
@@ -201,74 +188,6 @@ for _, backend in ipairs(backends) do
     end
   end)
 
-  -- A law with an attribute and a jerk: gravity weighted by w_i w_j.
-  local weighted = orrery.force{ name = "weighted_gravity", scale = "G", attributes = { "w" },
-    pair = "f = w_i * w_j * mj * orr_rsqrt3_nz(r2);",
-    potential = "u = -(w_i * w_j * mi * mj) * orr_rsqrt_nz(r2);",
-    jerk = "const real ir = orr_rsqrt_nz(r2); g = (real)-1.5 * f * ir * ir;" }
-
-  -- A checkpoint taken at any moment (before the first step, mid-run, right
-  -- after a restore, after an attribute or body write, after a shortened
-  -- interval) continues bit for bit, and the restored run reads the state
-  -- the clock says.  Random sequences of such operations, a checkpoint
-  -- after each prefix.
-  T.test(backend .. ": a checkpoint at any moment continues bit for bit (random sequences)", function()
-    local path = dir .. "/hermite_any_" .. backend .. ".hdf5"
-    local self_path = dir .. "/hermite_self_" .. backend .. ".hdf5"
-    local function make()
-      local sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 40, seed = 4 },
-        backend = backend, precision = "double", integrator = "hermite", softening = 0.01,
-        dt_max = 1 / 16, force = weighted, tune = false }
-      for i = 1, sim.n do sim:set_attribute("w", i, 1 + (i % 3) / 4) end
-      return sim
-    end
-    local kinds = { "run", "advance", "attr_same", "attr", "body", "restore" }
-    local function apply(sim, op)
-      if op[1] == "run" then sim:run{ steps = op[2] }
-      elseif op[1] == "advance" then sim:advance(sim.time + op[2])
-      elseif op[1] == "attr_same" then sim:body(1); sim:set_attribute("w", op[2], sim:attribute("w", op[2]))
-      elseif op[1] == "attr" then sim:body(1); sim.attr.w[op[2]] = 0.5 + op[3]   -- (read first: item 6, merged next)
-      elseif op[1] == "body" then
-        local b = sim:body(op[2]); b.vx = b.vx + op[3] / 10; sim:set_body(op[2], b)
-      elseif op[1] == "restore" then
-        sim:checkpoint(self_path)
-        local r = orrery.restore(self_path)
-        sim:close()
-        return r
-      end
-      return sim
-    end
-    for seed = 1, 3 do
-      math.randomseed(100 + seed)
-      local ops = {}
-      for k = 1, 8 do   -- every other one steps (run or advance)
-        local kind = k % 2 == 0 and kinds[math.random(2)] or kinds[math.random(#kinds)]
-        ops[k] = { kind, kind == "run" and math.random(2) or kind == "advance" and
-          0.01 + 0.1 * math.random() or math.random(40), math.random() }
-      end
-      local names = {}
-      for k, op in ipairs(ops) do names[k] = op[1] end
-      local straight = make()
-      for _, op in ipairs(ops) do straight = apply(straight, op) end
-      for at = 0, #ops do
-        local sim = make()
-        for k = 1, at do sim = apply(sim, ops[k]) end
-        sim:checkpoint(path)
-        local r = orrery.restore(path)
-        T.eq(r.time, sim.time, ("seed %d, checkpoint after %d: time"):format(seed, at))
-        same_bodies(sim, r, ("seed %d, restored after %d ops"):format(seed, at))
-        sim:close()
-        for k = at + 1, #ops do r = apply(r, ops[k]) end
-        T.eq(r.time, straight.time, ("seed %d (%s), checkpoint after %d: end time"):format(seed,
-          table.concat(names, " "), at))
-        same_bodies(straight, r, ("seed %d (%s), checkpoint after %d"):format(seed,
-          table.concat(names, " "), at))
-        r:close()
-      end
-      straight:close()
-    end
-  end)
-
   -- Restored fields never outlive a change: restore, set the bodies anew,
   -- run; bitwise a fresh simulation of those bodies.
   T.test(backend .. ": a change after a restore starts the integrator afresh", function()
@@ -355,14 +274,6 @@ if gpu_ok then
       print(("  %d blocks; largest difference after 2 intervals: %.2e"):format(got.cpu.blocks, worst))
       T.ok(worst < 1e-10, ("cuda and cpu within 1e-10 (%.2e)"):format(worst))
     end)
-  end
-end
-if not gpu_ok then
-  local msg = tostring(gpu_why):gsub("^[^:]+:%d+: ", "")
-  if os.getenv("ORRERY_REQUIRE_GPU") == "1" then
-    T.test("a usable GPU (ORRERY_REQUIRE_GPU=1)", function() error(msg, 0) end)
-  else
-    T.skip("cuda: the Hermite tests on the GPU", msg)
   end
 end
 

@@ -32,6 +32,37 @@ function T.skip(name, why)
   print(string.format("[  SKIPPED ] %s: %s: %s", file, name, why))
 end
 
+-- The backends to test on: {"cpu"}, then "cuda" where a GPU is usable.
+-- Without one, a skip line for what would have run there, or a failure
+-- with ORRERY_REQUIRE_GPU=1 (make gpu-test).  Also returns whether a GPU
+-- is usable.
+function T.backends(what)
+  local orrery = require "orrery"
+  local ok, sim = pcall(orrery.simulation, { n = 2, backend = "cuda" })
+  if ok then
+    sim:close()
+    return { "cpu", "cuda" }, true
+  end
+  local why = tostring(sim):gsub("^[^:]+:%d+: ", "")
+  if os.getenv("ORRERY_REQUIRE_GPU") == "1" then
+    T.test("a usable GPU (ORRERY_REQUIRE_GPU=1)", function() error(why, 0) end)
+  else
+    T.skip("cuda: " .. what, why)
+  end
+  return { "cpu" }, false
+end
+
+-- Every body of simulation b bitwise that of a (positions, velocities,
+-- masses); tag says which comparison failed.
+function T.same_bodies(a, b, tag)
+  for i = 1, a.n do
+    local p, q = a:body(i), b:body(i)
+    for _, k in ipairs{ "x", "y", "z", "vx", "vy", "vz", "m" } do
+      if p[k] ~= q[k] then T.eq(q[k], p[k], ("%s: body %d %s"):format(tag, i, k)) end
+    end
+  end
+end
+
 function T.ok(v, what)
   if not v then error((what or "expected a true value") .. ", got " .. show(v), 2) end
   return v

@@ -1,0 +1,93 @@
+-- test_continue: a checkpoint taken at any moment continues bit for bit,
+-- and a restored run reads the state the clock says, for every integrator
+-- (hermite, leapfrog, yoshida4, euler with damping; double and float) on
+-- every backend here.  Random sequences of what users do between outputs
+-- (whole steps, advancing to a time that shortens the last step, writing
+-- an attribute with its own value or a new one, changing a body,
+-- replacing the simulation by its own checkpoint), with a checkpoint after
+-- every prefix: restored, it must read the bodies and time of the run it
+-- came from, and after the rest of the sequence end where the run that was
+-- never interrupted ends.  `make gpu-test` runs it on the GPU too.
+local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
+local orrery = require "orrery"
+local dir = os.getenv("TEST_TMP") or "/tmp"
+
+local backends = T.backends("checkpoints at any moment on the GPU")
+
+local same_bodies = T.same_bodies
+
+-- Gravity weighted by w_i w_j: a law with an attribute (and a jerk, for hermite).
+local weighted = orrery.force{ name = "weighted_gravity", scale = "G", attributes = { "w" },
+  pair = "f = w_i * w_j * mj * orr_rsqrt3_nz(r2);",
+  potential = "u = -(w_i * w_j * mi * mj) * orr_rsqrt_nz(r2);",
+  jerk = "const real ir = orr_rsqrt_nz(r2); g = (real)-1.5 * f * ir * ir;" }
+
+local setups = {
+  { integrator = "hermite", precision = "double", dt_max = 1 / 16 },
+  { integrator = "leapfrog", precision = "float", dt = 1 / 64 },
+  { integrator = "yoshida4", precision = "double", dt = 1 / 64 },
+  { integrator = "euler", precision = "double", dt = 1 / 128, damping = 0.9 },
+}
+
+for _, backend in ipairs(backends) do
+  for _, setup in ipairs(setups) do
+    local tag = ("%s: %s, %s"):format(backend, setup.integrator, setup.precision)
+    T.test(tag .. ": a checkpoint at any moment continues bit for bit (random sequences)", function()
+      local path = ("%s/any_%s_%s.hdf5"):format(dir, backend, setup.integrator)
+      local self_path = ("%s/self_%s_%s.hdf5"):format(dir, backend, setup.integrator)
+      local function make()
+        local o = { bodies = orrery.ic.plummer{ n = 40, seed = 4 }, backend = backend,
+          softening = 0.01, force = weighted, tune = false }
+        for k, v in pairs(setup) do o[k] = v end
+        local sim = orrery.simulation(o)
+        for i = 1, sim.n do sim:set_attribute("w", i, 1 + (i % 3) / 4) end
+        return sim
+      end
+      local kinds = { "run", "advance", "attr_same", "attr", "body", "restore" }
+      local function apply(sim, op)
+        if op[1] == "run" then sim:run{ steps = op[2] }
+        elseif op[1] == "advance" then sim:advance(sim.time + op[2])
+        elseif op[1] == "attr_same" then sim:set_attribute("w", op[2], sim:attribute("w", op[2]))
+        elseif op[1] == "attr" then sim.attr.w[op[2]] = 0.5 + op[3]
+        elseif op[1] == "body" then
+          local b = sim:body(op[2]); b.vx = b.vx + op[3] / 10; sim:set_body(op[2], b)
+        elseif op[1] == "restore" then
+          sim:checkpoint(self_path)
+          local r = orrery.restore(self_path)
+          sim:close()
+          return r
+        end
+        return sim
+      end
+      for seed = 1, 3 do
+        math.randomseed(100 + seed)
+        local ops, names = {}, {}
+        for k = 1, 8 do   -- every other one steps (run or advance)
+          local kind = k % 2 == 0 and kinds[math.random(2)] or kinds[math.random(#kinds)]
+          ops[k] = { kind, kind == "run" and math.random(2) or kind == "advance" and
+            0.01 + 0.1 * math.random() or math.random(40), math.random() }
+          names[k] = kind
+        end
+        local what = ("seed %d (%s)"):format(seed, table.concat(names, " "))
+        local straight = make()
+        for _, op in ipairs(ops) do straight = apply(straight, op) end
+        for at = 0, #ops do
+          local sim = make()
+          for k = 1, at do sim = apply(sim, ops[k]) end
+          sim:checkpoint(path)
+          local r = orrery.restore(path)
+          T.eq(r.time, sim.time, ("%s, checkpoint after %d: time"):format(what, at))
+          same_bodies(sim, r, ("%s: restored after %d ops"):format(what, at))
+          sim:close()
+          for k = at + 1, #ops do r = apply(r, ops[k]) end
+          T.eq(r.time, straight.time, ("%s, checkpoint after %d: end time"):format(what, at))
+          same_bodies(straight, r, ("%s, checkpoint after %d"):format(what, at))
+          r:close()
+        end
+        straight:close()
+      end
+    end)
+  end
+end
+
+T.done()
