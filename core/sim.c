@@ -33,6 +33,9 @@ struct orr_sim {
     double *vel;                   /* 3n */
     int host_valid;                /* mirror matches (or is newer than) the engine */
     int host_dirty;                /* mirror written, engine needs an upload */
+    int attr_dirty;                /* attribute mirror written, engine needs an upload (the
+                                      attribute mirror is always current: steps never
+                                      change attributes) */
     orr_integ_env env;             /* what the integrator works on; env.acc_valid: the
                                       engine's accelerations match its positions */
     void *istate;                  /* the integrator's own state (NULL for none) */
@@ -457,6 +460,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     /* all bodies at the origin, at rest, mass 0: uploaded before first use */
     s->host_valid = 1;
     s->host_dirty = 1;
+    s->attr_dirty = 1;
     s->env.acc_valid = 0;
     *out = s;
     orr_trace("simulation created");
@@ -614,24 +618,28 @@ static double wrap(double x, double l)
     return w;
 }
 
-/* Over several ranks: rank 0's mirror to every rank, so every rank starts
- * from the same bodies (a script's unseeded random numbers differ). */
+/* Over several ranks: rank 0's mirror (what was written of it) to every
+ * rank, so every rank starts from the same bodies (a script's unseeded
+ * random numbers differ). */
 static orr_status share_mirror(orr_sim *s, orr_error *err)
 {
     orr_comm *c = orr_dist_comm(s->dist);
     const size_t n = (size_t)s->cfg.n;
-    orr_status st = orr_comm_bcast(c, s->pos, sizeof(double) * 4 * n, 0, err);
-    if (!st)
+    orr_status st = ORR_OK;
+    if (s->host_dirty)
+        st = orr_comm_bcast(c, s->pos, sizeof(double) * 4 * n, 0, err);
+    if (!st && s->host_dirty)
         st = orr_comm_bcast(c, s->vel, sizeof(double) * 3 * n, 0, err);
-    if (!st && s->attr)
+    if (!st && s->attr && s->attr_dirty)
         st = orr_comm_bcast(c, s->attr, sizeof(double) * n * (size_t)s->law.nattrs, 0, err);
     return st;
 }
 
-/* Uploads the mirror when it was written, after the 2D and box fix-ups. */
+/* Uploads the mirror when it was written (the bodies after the 2D and box
+ * fix-ups, the attributes), each part only when written. */
 static orr_status flush(orr_sim *s, orr_error *err)
 {
-    if (!s->host_dirty)
+    if (!s->host_dirty && !s->attr_dirty)
         return ORR_OK;
     if (s->dist) {
         orr_status st = share_mirror(s, err);
@@ -639,7 +647,7 @@ static orr_status flush(orr_sim *s, orr_error *err)
             return st;
     }
     const long n = s->cfg.n;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; s->host_dirty && i < n; i++) {
         if (s->cfg.dims == 2) {
             s->pos[4 * i + 2] = 0;
             s->vel[3 * i + 2] = 0;
@@ -648,16 +656,19 @@ static orr_status flush(orr_sim *s, orr_error *err)
             if (s->cfg.box[k] > 0)
                 s->pos[4 * i + k] = wrap(s->pos[4 * i + k], s->cfg.box[k]);
     }
-    orr_status st = orr_engine_set_state(s->engine, s->pos, s->vel, err);
-    if (!st && s->attr)
+    orr_status st = s->host_dirty ? orr_engine_set_state(s->engine, s->pos, s->vel, err)
+                                  : ORR_OK;
+    if (!st && s->attr && s->attr_dirty)
         st = orr_engine_set_attr(s->engine, s->attr, err);
     if (st)
         return st;
-    s->host_dirty = 0;
-    s->env.acc_valid = 0;
     /* in float the engine holds the values rounded: read them back when next
      * asked, so the mirror always shows the state being integrated */
-    s->host_valid = ORR_STORED_DOUBLE(s->cfg.precision);
+    if (s->host_dirty)
+        s->host_valid = ORR_STORED_DOUBLE(s->cfg.precision);
+    s->host_dirty = 0;
+    s->attr_dirty = 0;
+    s->env.acc_valid = 0;
     return ORR_OK;
 }
 
@@ -759,12 +770,21 @@ orr_status orr_sim_copy_pos(orr_sim *s, double *pos, orr_error *err)
     return st ? st : orr_engine_get_state(s->engine, pos, NULL, err);
 }
 
-/* The mirror becomes the authority: write through pointers fetched with
- * orr_sim_pos / orr_sim_vel since the last step. */
+/* The mirror becomes the authority where it is current: the bodies when
+ * they were fetched since the last step (a stale mirror would roll the
+ * bodies back to the time of its last read while the clock goes on, so
+ * then only the attributes are taken), and the attributes. */
 void orr_sim_touch(orr_sim *s)
 {
-    s->host_dirty = 1;
-    s->host_valid = 1;
+    if (s->host_valid)
+        s->host_dirty = 1;
+    s->attr_dirty = 1;
+    s->env.acc_valid = 0;
+}
+
+void orr_sim_touch_attr(orr_sim *s)
+{
+    s->attr_dirty = 1;
     s->env.acc_valid = 0;
 }
 
@@ -806,6 +826,7 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
     orr_engine_destroy(s->engine);
     s->engine = e;
     s->host_dirty = 1;   /* the mirror is current; the new engine gets it */
+    s->attr_dirty = 1;
     s->env.acc_valid = 0;
     return ORR_OK;
 }

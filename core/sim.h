@@ -81,10 +81,17 @@ long orr_sim_steps(const orr_sim *s);
 
 /* The host mirror, brought up to date from the backend first.  Pointers stay
  * valid for the simulation's life.  After writing through them call
- * orr_sim_touch, so the next step uploads them (and forces are recomputed). */
+ * orr_sim_touch, so the next step uploads them (and forces are recomputed).
+ * The values are current until the next step: write only after calling
+ * orr_sim_pos / orr_sim_vel since the last step (orr_sim_touch takes the
+ * bodies only when they are current, so a stale mirror never rolls the
+ * bodies back behind the clock; it takes the attributes always). */
 orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z m */
 orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
 void orr_sim_touch(orr_sim *s);
+/* After writing attributes only (orr_sim_attr): they are uploaded before
+ * the next step; the bodies stay the engine's. */
+void orr_sim_touch_attr(orr_sim *s);
 
 /* Pictures (render.h): the deposit of every body (engine.h:
  * orr_engine_deposit) where the bodies are: on the engine (with CUDA on
@@ -159,8 +166,9 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
 const orr_law *orr_sim_law(const orr_sim *s);
 
 /* The values of attribute a (0-based, in the law's order) of all bodies: n
- * doubles of the host mirror, 0 until set.  After writing, call
- * orr_sim_touch so the next step uploads them. */
+ * doubles of the host mirror, 0 until set (always current: steps do not
+ * change them).  After writing, call orr_sim_touch_attr (or orr_sim_touch)
+ * so the next step uploads them. */
 orr_status orr_sim_attr(orr_sim *s, int a, double **values, orr_error *err);
 
 /* Sets a force-law param.  A runtime param takes effect at the next force

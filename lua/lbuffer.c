@@ -6,7 +6,8 @@
  * per-body attribute NAME, n numbers; buf:to_table() / buf:from_table(t)
  * copy all values as one flat array.  A buffer keeps its Sim userdata alive
  * (user value 1) and checks that it is still open on every access; writes
- * call orr_sim_touch so the next step uploads them. */
+ * call orr_sim_touch (attributes: orr_sim_touch_attr, the bodies staying
+ * the engine's) so the next step uploads them. */
 #include "lorrery.h"
 
 #include <math.h>
@@ -100,6 +101,16 @@ static int storable(const view *v, double x)
     return isfinite(x) && (v->kind != MASS || x >= 0);
 }
 
+/* After a write: the next step uploads it.  An attribute view fetched no
+ * bodies, so only the attributes become the authority. */
+static void touched(const view *v)
+{
+    if (v->kind >= ATTR)
+        orr_sim_touch_attr(v->sim);
+    else
+        orr_sim_touch(v->sim);
+}
+
 /* ---- methods ------------------------------------------------------------------ */
 
 static int buf_get(lua_State *L)
@@ -126,7 +137,7 @@ static int buf_set(lua_State *L)
                                           orr_lua_describe(L, 3 + k)));
     }
     memcpy(v.base + i * v.stride, x, sizeof(double) * (size_t)v.comps);
-    orr_sim_touch(v.sim);
+    touched(&v);
     return 0;
 }
 
@@ -168,7 +179,7 @@ static int buf_from_table(lua_State *L)
     }
     for (long i = 0; i < v.n; i++)
         memcpy(v.base + i * v.stride, tmp + i * v.comps, sizeof(double) * (size_t)v.comps);
-    orr_sim_touch(v.sim);
+    touched(&v);
     return 0;
 }
 
@@ -234,7 +245,7 @@ static int buf_newindex(lua_State *L)
                                             : "a table {x, y, z} of finite numbers",
                              orr_lua_describe(L, 3));
     memcpy(v.base + (i - 1) * v.stride, x, sizeof(double) * (size_t)v.comps);
-    orr_sim_touch(v.sim);
+    touched(&v);
     return 0;
 }
 

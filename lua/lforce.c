@@ -369,7 +369,7 @@ static int sim_set_attribute(lua_State *L)
                                                 orr_lua_describe(L, 4)));
         v[i - 1] = x;
     }
-    orr_sim_touch(s);
+    orr_sim_touch_attr(s);   /* the bodies stay the engine's: the clock's */
     return 0;
 }
 

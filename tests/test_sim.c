@@ -674,6 +674,83 @@ static void test_host_mirror(void **state)
     free(vel_b);
 }
 
+/* orr_sim_touch after steps without a read since (the mirror is stale)
+ * must not roll the bodies back behind the clock: 10 steps, a touch, 10
+ * steps are bit for bit 20 steps.  The attributes written then
+ * (orr_sim_touch_attr, and orr_sim_touch) reach the engine, the bodies
+ * staying at the clock's state: a charge set to the value it had changes
+ * nothing. */
+static void test_touch_after_steps(void **state)
+{
+    orr_error err = {0};
+    const long n = 64;
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n);
+    TU_OK(orr_ic_plummer(n, 5, 1.0, pos, vel, &err), &err);
+    for (int prec = 0; prec < 2; prec++) {
+        orr_sim_config c = base_config(n, prec ? ORR_DOUBLE : ORR_FLOAT, "leapfrog", 0.05, 0.01);
+        c.force = "coulomb";
+        orr_sim *a = make_sim(&c), *ref = make_sim(&c);
+        orr_sim *sims[2] = {a, ref};
+        for (int k = 0; k < 2; k++) {
+            load_state(sims[k], pos, vel);
+            double *q = NULL;
+            TU_OK(orr_sim_attr(sims[k], 0, &q, &err), &err);
+            for (long i = 0; i < n; i++)
+                q[i] = i % 2 ? 1 : -1;
+            orr_sim_touch_attr(sims[k]);
+            TU_OK(orr_sim_step(sims[k], 10, NULL, &err), &err);
+        }
+        orr_sim_touch(a);   /* nothing read since the steps */
+        TU_OK(orr_sim_step(a, 5, NULL, &err), &err);
+        double *q = NULL;
+        TU_OK(orr_sim_attr(a, 0, &q, &err), &err);
+        q[3] = 1;   /* the value it has */
+        orr_sim_touch_attr(a);
+        TU_OK(orr_sim_step(a, 3, NULL, &err), &err);
+        q[4] = -1;
+        orr_sim_touch(a);
+        TU_OK(orr_sim_step(a, 2, NULL, &err), &err);
+        TU_OK(orr_sim_step(ref, 10, NULL, &err), &err);
+        assert_true(orr_sim_time(a) == orr_sim_time(ref));
+        double *pa, *va, *pr, *vr;
+        TU_OK(orr_sim_pos(a, &pa, &err), &err);
+        TU_OK(orr_sim_vel(a, &va, &err), &err);
+        TU_OK(orr_sim_pos(ref, &pr, &err), &err);
+        TU_OK(orr_sim_vel(ref, &vr, &err), &err);
+        assert_memory_equal(pa, pr, sizeof(double) * 4 * n);
+        assert_memory_equal(va, vr, sizeof(double) * 3 * n);
+        /* a real change of a charge after steps goes on from the clock's
+         * state: as a simulation started there with that charge */
+        TU_OK(orr_sim_step(a, 1, NULL, &err), &err);
+        TU_OK(orr_sim_step(ref, 1, NULL, &err), &err);
+        TU_OK(orr_sim_pos(ref, &pr, &err), &err);
+        TU_OK(orr_sim_vel(ref, &vr, &err), &err);
+        orr_sim *b = make_sim(&c);
+        load_state(b, pr, vr);
+        double *qa = NULL, *qb = NULL;
+        TU_OK(orr_sim_attr(a, 0, &qa, &err), &err);
+        TU_OK(orr_sim_attr(b, 0, &qb, &err), &err);
+        qa[0] = 3;
+        orr_sim_touch_attr(a);
+        memcpy(qb, qa, sizeof(double) * (size_t)n);
+        orr_sim_touch_attr(b);
+        TU_OK(orr_sim_step(a, 5, NULL, &err), &err);
+        TU_OK(orr_sim_step(b, 5, NULL, &err), &err);
+        TU_OK(orr_sim_step(ref, 5, NULL, &err), &err);
+        double *pb;
+        TU_OK(orr_sim_pos(a, &pa, &err), &err);
+        TU_OK(orr_sim_pos(b, &pb, &err), &err);
+        TU_OK(orr_sim_pos(ref, &pr, &err), &err);
+        assert_memory_equal(pa, pb, sizeof(double) * 4 * n);
+        assert_true(pa[0] != pr[0]);
+        orr_sim_destroy(a);
+        orr_sim_destroy(b);
+        orr_sim_destroy(ref);
+    }
+    free(pos);
+    free(vel);
+}
+
 /* ---- output ------------------------------------------------------------------ */
 
 /* No leftover temporary files in dir. */
@@ -988,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_periodic_2d),
         cmocka_unit_test(test_periodic_3d),
         cmocka_unit_test(test_host_mirror),
+        cmocka_unit_test(test_touch_after_steps),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_fail),
         cmocka_unit_test(test_validation),
