@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -938,6 +939,12 @@ orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err
     return ORR_OK;
 }
 
+double orr_sim_time_tolerance(double dt, double t, double t_end)
+{
+    const double res = 4 * DBL_EPSILON * fmax(fabs(t), fabs(t_end));
+    return fmax(1e-12 * dt, res);
+}
+
 double orr_sim_time_compensation(const orr_sim *s)
 {
     return s->time_c;
@@ -1019,11 +1026,15 @@ static void clock_add(orr_sim *s, double h)
     s->steps++;
 }
 
-/* One step of h: the integrator's, then the clock. */
+/* One step of h: the integrator's, then the clock.  The damping (a factor
+ * per step of dt) is damping^(h / dt) on a shortened step, so it stays the
+ * same per unit of time. */
 static orr_status one_step(orr_sim *s, double h, orr_error *err)
 {
     orr_integ_env *env = env_of(s);
     env->dt = h;
+    if (h != s->cfg.dt && s->cfg.damping != 1)
+        env->damping = pow(s->cfg.damping, h / s->cfg.dt);
     s->host_valid = 0;
     orr_engine_set_step(s->engine, s->steps + 1);
     orr_status st = s->integ->step(s->istate, env, err);
@@ -1117,9 +1128,11 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
         return st;
     for (long done = 0;; done++) {
         const double left = t_end - (s->time - s->time_c);
-        /* done when within a relative 1e-12 of the step; a last step that
-         * would overshoot is shortened to land on t_end */
-        if (!(left > 1e-12 * h))
+        /* done when within a relative 1e-12 of the step or within the
+         * clock's resolution at t_end (a few spacings of doubles there: t_end
+         * and the clock each carry a rounding); a last step that would
+         * overshoot is shortened to land on t_end */
+        if (!(left > orr_sim_time_tolerance(h, s->time, t_end)))
             break;
         if (stop && *stop)
             return orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);

@@ -24,7 +24,8 @@ typedef struct {
     double G;                  /* 1 */
     double softening;          /* 0.01 */
     double dt;                 /* 0.01 */
-    double damping;            /* 1: velocity factor per step (euler only) */
+    double damping;            /* 1: velocity factor per step of dt (euler only; a
+                                  shortened step of h: damping^(h / dt)) */
     double eta;                /* hermite: Aarseth's accuracy parameter, inside the square
                                   root as in NBODY6++ (0.02) */
     double eta_start;          /* hermite: a body's first step is eta_start |a| / |jerk|
@@ -237,11 +238,16 @@ orr_status orr_sim_integ_field(orr_sim *s, int k, double *out, orr_error *err);
 orr_status orr_sim_set_integ_field(orr_sim *s, int k, const double *in, orr_error *err);
 
 /* Advances to time t_end >= the current time in steps of dt, the last one
- * shortened so the run ends on t_end (to rounding); no step when t_end is
- * within 1e-12 dt of the current time.  Between block steps the interval
- * under way ends first (an error when t_end is inside it).  *stop as for
- * orr_sim_step. */
+ * shortened so the run ends on t_end (to rounding; euler's damping is
+ * damping^(h / dt) on a step of h); no step when t_end is within
+ * orr_sim_time_tolerance of the current time.  Between block steps the
+ * interval under way ends first (an error when t_end is inside it).  *stop
+ * as for orr_sim_step. */
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err);
+/* How near t_end a clock at t (steps of dt) counts as there: 1e-12 dt, or
+ * the clock's resolution there (4 DBL_EPSILON max(|t|, |t_end|), a few
+ * spacings of doubles) where that is more. */
+double orr_sim_time_tolerance(double dt, double t, double t_end);
 
 /* Diagnostics, on the current state (synchronised by the integrator). */
 orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err);

@@ -199,8 +199,19 @@ static int l_agree(lua_State *L)
     return 1;
 }
 
+/* orrery._time_tolerance(dt, t, t_end) -> how near t_end a clock at t
+ * counts as there (orr_sim_time_tolerance): sim:run{until=} decides its
+ * shortened last step with sim:advance's test. */
+static int l_time_tolerance(lua_State *L)
+{
+    lua_pushnumber(L, orr_sim_time_tolerance(luaL_checknumber(L, 1), luaL_checknumber(L, 2),
+                                             luaL_checknumber(L, 3)));
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
     {"_isatty", l_isatty},
+    {"_time_tolerance", l_time_tolerance},
     {"_clock", l_clock},
     {"_agree", l_agree},
     {NULL, NULL},

@@ -156,6 +156,34 @@ static void test_advance_to_time(void **state)
     orr_sim_destroy(s);
 }
 
+/* At a large clock the stop test is the clock's resolution, not 1e-12 dt
+ * (below the spacing of doubles there): from t = 300 with dt = 1e-3, every
+ * advance by 0.1 takes 100 steps, none a 101st tiny one, and lands on its
+ * time; a time within the resolution takes no step. */
+static void test_advance_large_clock(void **state)
+{
+    orr_error err = {0};
+    orr_sim_config c = base_config(1, ORR_DOUBLE, "leapfrog", 0, 1e-3);
+    orr_sim *s = make_sim(&c);
+    TU_OK(orr_sim_set_clock(s, 300, 0, &err), &err);
+    long other = 0;
+    for (int k = 0; k < 300; k++) {
+        const long s0 = orr_sim_steps(s);
+        const double t_end = orr_sim_time(s) + 0.1;
+        TU_OK(orr_sim_advance(s, t_end, NULL, &err), &err);
+        other += orr_sim_steps(s) - s0 != 100;
+        assert_true(fabs(orr_sim_time(s) - t_end) <= 1e-12);
+    }
+    assert_int_equal(other, 0);
+    assert_int_equal(orr_sim_steps(s), 30000);
+    TU_OK(orr_sim_advance(s, nextafter(orr_sim_time(s), INFINITY), NULL, &err), &err);
+    assert_int_equal(orr_sim_steps(s), 30000);
+    assert_true(orr_sim_time_tolerance(1e-3, 300, 300.1) > 1e-13);
+    assert_true(orr_sim_time_tolerance(1e-3, 300, 300.1) < 1e-12);
+    assert_true(orr_sim_time_tolerance(0.1, 0, 0.35) == 1e-13);
+    orr_sim_destroy(s);
+}
+
 /* Block time steps (hermite): every body's step is a power-of-two fraction
  * of dt_max (its checkpoint field "dt", as a fraction), the steps in use
  * differ, and after each step every body is at the same time, a multiple of
@@ -1056,6 +1084,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kepler_closes),
         cmocka_unit_test(test_advance_to_time),
+        cmocka_unit_test(test_advance_large_clock),
         cmocka_unit_test(test_block_steps),
         cmocka_unit_test(test_integrator_with_state),
         cmocka_unit_test(test_convergence),

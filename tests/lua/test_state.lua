@@ -131,4 +131,88 @@ T.test("every write path after steps: bodies and checkpoints at the clock's stat
   end
 end)
 
+-- ---- item 7: run{until=}'s last step is a step of the run ----------------------
+
+T.test("run{until=}: the shortened last step is a step like the others", function()
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 16, seed = 1 }, dt = 0.1 }
+  local seen = {}
+  local r = sim:run{ ["until"] = 0.35, progress = false,
+    on_step = function(s, step) seen[#seen + 1] = { step, s.steps, s.time } end,
+    checkpoint_every = 2, checkpoint = path("until/run.ckpt.hdf5"),
+    render_every = 2, render = { path = path("until/f_%02d.png"), width = 32, height = 32 } }
+  T.eq(r.steps, 4)
+  T.eq(sim.steps, 4)
+  T.near(sim.time, 0.35, 1e-15)
+  T.eq(#seen, 4, "on_step calls")
+  for k = 1, 4 do T.eq(seen[k][1], k, "on_step's step"); T.eq(seen[k][2], k, "sim.steps") end
+  T.near(seen[4][3], 0.35, 1e-15, "on_step at the last step sees sim.time")
+  local back <close> = orrery.restore(path("until/run.ckpt.hdf5"))
+  T.eq(back.steps, 4, "the checkpoint after the last step")
+  T.near(back.time, 0.35, 1e-15)
+  local frames = 0
+  for k = 0, 3 do
+    local f = io.open(path(("until/f_%02d.png"):format(k)), "rb")
+    if f then frames = frames + 1; f:close() end
+  end
+  T.eq(frames, 3, "frames at steps 0, 2 and 4")
+  -- a run already at 'until' takes no step
+  local r2 = sim:run{ ["until"] = 0.35, progress = false }
+  T.eq(r2.steps, 0); T.eq(sim.steps, 4)
+end)
+
+T.test("run{until=}: max_energy_error sees the shortened step", function()
+  local msg = "^sim:run: |dE/E0| = [%d.e+-]+ at step 1 %(t = 0.499%) passed max_energy_error = 1e%-06$"
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 16, seed = 1 }, dt = 0.5,
+    precision = "double" }
+  T.raises(msg, sim.run, sim, { ["until"] = 0.499, max_energy_error = 1e-6, progress = false })
+  T.eq(sim.steps, 1)
+  local whole <close> = cpu{ bodies = orrery.ic.plummer{ n = 16, seed = 1 }, dt = 0.5,
+    precision = "double" }
+  T.raises("^sim:run: |dE/E0| = [%d.e+-]+ at step 1 %(t = 0.5%) passed max_energy_error = 1e%-06$",
+    whole.run, whole, { steps = 1, max_energy_error = 1e-6, progress = false })
+end)
+
+-- ---- item 8: euler damping on a shortened step ---------------------------------
+
+T.test("euler damping: a shortened step of h takes damping^(h/dt)", function()
+  -- one body alone, vx = 1, damping 0.5 per step of 0.1
+  local cases = { { 0.2, 0.25 }, { 0.2000001, 0.25 * 0.5 ^ 1e-6 }, { 0.15, 0.5 ^ 1.5 },
+    { 0.05, 0.5 ^ 0.5 } }
+  for _, c in ipairs(cases) do
+    for _, how in ipairs{ "advance", "run" } do
+      local sim <close> = cpu{ n = 1, integrator = "euler", damping = 0.5, dt = 0.1,
+        precision = "double" }
+      sim:set_body(1, { vx = 1, m = 1 })
+      if how == "advance" then sim:advance(c[1])
+      else sim:run{ ["until"] = c[1], progress = false } end
+      T.near(sim:body(1).vx, c[2], 1e-14, how .. " to " .. c[1])
+    end
+  end
+end)
+
+-- ---- item 9: sim:advance at a large clock ----------------------------------------
+
+T.test("advance and run{until=} at t = 300 take 100 steps of 1e-3 per 0.1", function()
+  local sim <close> = cpu{ n = 1, dt = 1, precision = "double" }
+  sim:step(300)
+  T.eq(sim.time, 300)
+  sim.dt = 1e-3
+  local extra = 0
+  for k = 1, 300 do
+    local s0 = sim.steps
+    sim:advance(sim.time + 0.1)
+    if sim.steps - s0 ~= 100 then extra = extra + 1 end
+  end
+  T.eq(extra, 0, "advances that took other than 100 steps")
+  local calls, other = 0, 0
+  for k = 1, 50 do
+    local n = 0
+    local r = sim:run{ ["until"] = sim.time + 0.1, progress = false,
+      on_step = function() n = n + 1 end }
+    if r.steps ~= 100 or n ~= 100 then other = other + 1 end
+  end
+  T.eq(other, 0, "runs that took other than 100 steps")
+  T.near(sim.time, 300 + 35, 1e-9)
+end)
+
 T.done()
