@@ -215,4 +215,36 @@ T.test("advance and run{until=} at t = 300 take 100 steps of 1e-3 per 0.1", func
   T.near(sim.time, 300 + 35, 1e-9)
 end)
 
+-- ---- item 10: sim:cluster on degenerate bodies -----------------------------------
+
+T.test("cluster: bodies on one spot are the densest; tiny separations, huge masses", function()
+  local list = {}
+  for i = 1, 10 do   -- spread out
+    list[i] = { x = (i * 37 % 19) - 9, y = (i * 53 % 23) - 11, z = (i * 71 % 17) - 8, m = 1 }
+  end
+  for i = 11, 20 do list[i] = { x = 5, y = 5, z = 5, m = 1 } end
+  local sim <close> = cpu{ bodies = list, precision = "double" }
+  local c = sim:cluster()
+  T.eq(c.density_centre.x, 5); T.eq(c.density_centre.y, 5); T.eq(c.density_centre.z, 5)
+  T.eq(c.core_radius, 0)
+  T.eq(c.core_density, math.huge)
+  T.eq(c.r_half, 0)
+  -- eight bodies 1e-120 apart at the origin, masses 1e300
+  for i = 11, 18 do
+    local j = i - 11
+    list[i] = { x = 1e-120 * (j & 1), y = 1e-120 * ((j >> 1) & 1), z = 1e-120 * ((j >> 2) & 1),
+      m = 1e300 }
+  end
+  for i = 1, 10 do list[i].m = 1e300 end
+  list[19], list[20] = nil, nil
+  local tiny <close> = cpu{ bodies = list, precision = "double" }
+  c = tiny:cluster{ k = 4 }
+  T.near(c.core_radius, 1e-120 * math.sqrt(3) / 2, 1e-3 * 1e-120)
+  T.near(c.density_centre.x / 5e-121, 1, 1e-3)
+  T.ok(c.r_half > 1 and c.r_half < 20, "r_half " .. c.r_half)
+  T.ok(c.t_rh > 0 and c.t_rh < math.huge, "t_rh " .. c.t_rh)
+  for _, r in ipairs(c.lagrangian) do T.ok(r == r and r < math.huge, "a Lagrangian radius " .. r) end
+  T.eq(c.core_density, math.huge)   -- about 1e660: beyond the double range
+end)
+
 T.done()
