@@ -636,8 +636,41 @@ static orr_status share_mirror(orr_sim *s, orr_error *err)
     return st;
 }
 
+/* In precision float the engine stores floats: a value of the mirror beyond
+ * their range would become inf there.  The first such value of what is to
+ * be uploaded, named (its body, its field), as an error. */
+static orr_status check_float_range(const orr_sim *s, orr_error *err)
+{
+    if (ORR_STORED_DOUBLE(s->cfg.precision))
+        return ORR_OK;
+    static const char *const pos_names[4] = {"x", "y", "z", "m"}, *const vel_names[3] = {"vx",
+                                                                                       "vy", "vz"};
+    const long n = s->cfg.n;
+    const char *what = NULL;
+    double v = 0;
+    long body = -1;
+    for (long i = 0; s->host_dirty && body < 0 && i < n; i++)
+        for (int k = 0; body < 0 && k < 7; k++) {
+            v = k < 4 ? s->pos[4 * i + k] : s->vel[3 * i + k - 4];
+            if (!(fabs(v) <= FLT_MAX))
+                body = i, what = k < 4 ? pos_names[k] : vel_names[k - 4];
+        }
+    for (int a = 0; s->attr_dirty && s->attr && body < 0 && a < s->law.nattrs; a++)
+        for (long i = 0; body < 0 && i < n; i++) {
+            v = s->attr[(size_t)a * (size_t)n + (size_t)i];
+            if (!(fabs(v) <= FLT_MAX))
+                body = i, what = s->law.attrs[a];
+        }
+    if (body < 0)
+        return ORR_OK;
+    return orr_fail(err, ORR_ERR_ARG, "body %ld: '%s' = %g is beyond the float range (at most "
+                    "%.9g in magnitude; precision \"double\" holds it): nothing was uploaded",
+                    body + 1, what, v, FLT_MAX);
+}
+
 /* Uploads the mirror when it was written (the bodies after the 2D and box
- * fix-ups, the attributes), each part only when written. */
+ * fix-ups, the attributes), each part only when written; in float only when
+ * every value fits a float. */
 static orr_status flush(orr_sim *s, orr_error *err)
 {
     if (!s->host_dirty && !s->attr_dirty)
@@ -646,6 +679,11 @@ static orr_status flush(orr_sim *s, orr_error *err)
         orr_status st = share_mirror(s, err);
         if (st)
             return st;
+    }
+    orr_status rc = check_float_range(s, err);   /* rank 0's values: on every rank alike */
+    if (rc) {
+        err->shared = s->dist != NULL;   /* every rank found it: said once */
+        return rc;
     }
     const long n = s->cfg.n;
     for (long i = 0; s->host_dirty && i < n; i++) {

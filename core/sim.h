@@ -86,7 +86,10 @@ long orr_sim_steps(const orr_sim *s);
  * The values are current until the next step: write only after calling
  * orr_sim_pos / orr_sim_vel since the last step (orr_sim_touch takes the
  * bodies only when they are current, so a stale mirror never rolls the
- * bodies back behind the clock; it takes the attributes always). */
+ * bodies back behind the clock; it takes the attributes always).  In
+ * precision float every value written must fit a float (at most FLT_MAX in
+ * magnitude): else the upload (before the next step, diagnostic or
+ * output) fails, naming the body and the value, with nothing uploaded. */
 orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z m */
 orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
 void orr_sim_touch(orr_sim *s);

@@ -5,9 +5,11 @@
 #include "lorrery.h"
 #include "util.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -114,6 +116,17 @@ const char *orr_lua_describe(lua_State *L, int idx)
     default:
         return lua_pushstring(L, luaL_typename(L, idx));
     }
+}
+
+const char *orr_lua_float_range(lua_State *L, const orr_sim *s, const char *what, double v)
+{
+    if (ORR_STORED_DOUBLE(orr_sim_config_of(s)->precision) || fabs(v) <= FLT_MAX)
+        return NULL;
+    char num[32], lim[32];
+    snprintf(num, sizeof num, "%.14g", v);
+    snprintf(lim, sizeof lim, "%.9g", FLT_MAX);
+    return lua_pushfstring(L, "%s = %s is beyond the float range (at most %s in magnitude; "
+                           "precision \"double\" holds it)", what, num, lim);
 }
 
 double orr_lua_checkfinite(lua_State *L, int idx, const char *who, const char *key,

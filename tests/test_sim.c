@@ -779,6 +779,61 @@ static void test_touch_after_steps(void **state)
     free(vel);
 }
 
+/* Precision float stores floats: a mirror value beyond their range (a C
+ * caller's; the Lua layer refuses it before) fails the upload, naming the
+ * body and the value, before anything is uploaded (the engine keeps its
+ * bodies); double holds it. */
+static void test_float_range(void **state)
+{
+    orr_error err = {0};
+    const double pos[8] = {-1, 0, 0, 1, 1, 0, 0, 1}, vel[6] = {0};
+    orr_sim_config c = base_config(2, ORR_FLOAT, "leapfrog", 0.1, 0.01);
+    c.force = "coulomb";
+    orr_sim *s = make_sim(&c);
+    load_state(s, pos, vel);
+    TU_OK(orr_sim_step(s, 2, NULL, &err), &err);
+    double *p, *v, *q, engine_before[8], engine_after[8];
+    orr_engine *e = (orr_engine *)orr_sim_engine(s);
+    TU_OK(orr_engine_get_state(e, engine_before, NULL, &err), &err);
+    TU_OK(orr_sim_pos(s, &p, &err), &err);
+    TU_OK(orr_sim_vel(s, &v, &err), &err);
+    p[0] = 0.5;   /* a good value first: not uploaded either */
+    v[3 + 1] = -1e39;
+    orr_sim_touch(s);
+    assert_int_equal(orr_sim_step(s, 1, NULL, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "body 2: 'vy' = -1e+39 is beyond the float range (at most "
+                                 "3.40282347e+38 in magnitude; precision \"double\" holds it): "
+                                 "nothing was uploaded");
+    orr_error_clear(&err);
+    TU_OK(orr_engine_get_state(e, engine_after, NULL, &err), &err);
+    assert_memory_equal(engine_before, engine_after, sizeof engine_before);
+    assert_int_equal(orr_sim_steps(s), 2);
+    v[3 + 1] = 0;
+    TU_OK(orr_sim_attr(s, 0, &q, &err), &err);
+    q[0] = 3.5e38;
+    orr_sim_touch_attr(s);
+    double k, u;
+    assert_int_equal(orr_sim_energy(s, &k, &u, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "body 1: 'charge' = 3.5e+38 is beyond the float range (at most "
+                                 "3.40282347e+38 in magnitude; precision \"double\" holds it): "
+                                 "nothing was uploaded");
+    orr_error_clear(&err);
+    q[0] = 1;
+    TU_OK(orr_sim_step(s, 1, NULL, &err), &err);   /* fixed: the writes go up */
+    TU_OK(orr_engine_get_state(e, engine_after, NULL, &err), &err);
+    assert_true(engine_after[0] > 0.4);
+    orr_sim_destroy(s);
+
+    c.precision = ORR_DOUBLE;
+    s = make_sim(&c);
+    load_state(s, pos, vel);
+    TU_OK(orr_sim_vel(s, &v, &err), &err);
+    v[3 + 1] = -1e39;
+    orr_sim_touch(s);
+    TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
+    orr_sim_destroy(s);
+}
+
 /* ---- output ------------------------------------------------------------------ */
 
 /* No leftover temporary files in dir. */
@@ -1095,6 +1150,7 @@ int main(void)
         cmocka_unit_test(test_periodic_3d),
         cmocka_unit_test(test_host_mirror),
         cmocka_unit_test(test_touch_after_steps),
+        cmocka_unit_test(test_float_range),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_fail),
         cmocka_unit_test(test_validation),

@@ -247,4 +247,58 @@ T.test("cluster: bodies on one spot are the densest; tiny separations, huge mass
   T.eq(c.core_density, math.huge)   -- about 1e660: beyond the double range
 end)
 
+-- ---- item 11: float precision refuses values beyond the float range ------------
+
+T.test("float precision refuses values beyond the float range, every way in", function()
+  local R = " is beyond the float range (at most 3.40282347e+38 in magnitude; precision "
+    .. "\"double\" holds it)"
+  local sim <close> = cpu{ n = 3, force = "coulomb" }
+  sim:set_bodies{ { x = -1, m = 1 }, { x = 1, m = 1 }, { y = 1, m = 1 } }
+  sim:set_attribute("charge", { 1, -1, 1 })
+  local before = state(sim)
+  T.raises("bad argument #1 to 'set_bodies' (body 1: 'x' = 1e+39" .. R .. ")",
+    function() sim:set_bodies{ { x = 1e39 } } end)
+  T.raises("bad argument #2 to 'set_body' (body 2: 'vy' = -1e+39" .. R .. ")",
+    function() sim:set_body(2, { vy = -1e39 }) end)
+  T.raises("bad argument #1 to 'load' (body 2: 'm' = 1e+39" .. R .. ")",
+    function() sim:load{ {}, { m = 1e39 }, {} } end)
+  T.raises("^bad argument #1 to 'load' %(body 1: '[xyzvm]+' = [-%d.e+]+ is beyond the float range",
+    function() sim:load(orrery.ic.plummer{ n = 3, mass = 1e100 }) end)   -- an orrery.Bodies
+  T.raises("orrery.simulation: 'bodies': body 1: 'x' = 1e+39" .. R,
+    function() cpu{ bodies = { { x = 1e39 } } } end)
+  T.raises("^orrery.simulation: 'bodies': body 1: '[xyzvm]+' = [-%d.e+]+ is beyond the float range",
+    function() cpu{ bodies = orrery.ic.plummer{ n = 3, mass = 1e100 } } end)
+  T.raises("sim.pos[1]: y = 1e+39" .. R, function() sim.pos[1] = { 0, 1e39, 0 } end)
+  T.raises("bad argument #4 to 'set' (sim.vel[2]: vz = 1e+39" .. R .. ")",
+    function() sim.vel:set(2, 0, 0, 1e39) end)
+  T.raises("sim.mass[1] = 1e+39" .. R, function() sim.mass[1] = 1e39 end)
+  T.raises("bad argument #1 to 'from_table' (element 2: sim.mass[2] = 1e+39" .. R .. ")",
+    function() sim.mass:from_table{ 1, 1e39, 1 } end)
+  T.raises("bad argument #1 to 'from_table' (element 9: sim.pos[3]: z = -1e+39" .. R .. ")",
+    function() sim.pos:from_table{ 0, 0, 0, 0, 0, 0, 0, 0, -1e39 } end)
+  T.raises("bad argument #3 to 'set_attribute' (body 1: 'charge' = 1e+39" .. R .. ")",
+    function() sim:set_attribute("charge", 1, 1e39) end)
+  T.raises("bad argument #2 to 'set_attribute' (body 3: 'charge' = 1e+39" .. R .. ")",
+    function() sim:set_attribute("charge", { 1, 2, 1e39 }) end)
+  T.raises("sim.attr.charge[1] = 1e+39" .. R, function() sim.attr.charge[1] = 1e39 end)
+  T.raises("bad argument #2 to 'set' (sim.attr.charge[3] = -1e+39" .. R .. ")",
+    function() sim.attr.charge:set(3, -1e39) end)
+  -- nothing changed: a finite energy, a checkpoint that restores
+  same(sim, before, "after the refusals")
+  for i = 1, 3 do T.eq(sim:attribute("charge", i), i == 2 and -1 or 1) end
+  local e = sim:energy()
+  T.ok(e.total == e.total and math.abs(e.total) < math.huge, "energy " .. e.total)
+  sim:checkpoint(path("range.ckpt.hdf5"))
+  local back <close> = orrery.restore(path("range.ckpt.hdf5"))
+  same(back, before, "restored")
+  -- the largest float is taken; double and mixed hold more
+  sim:set_body(1, { x = 3.4028234663852886e38 })
+  T.eq(sim:body(1).x, 3.4028234663852886e38)
+  local d <close> = cpu{ n = 2, precision = "double" }
+  d:set_bodies{ { x = 1e39, m = 1 }, { x = -1e39, m = 1e45 } }
+  d.vel[1] = { 1e200, 0, 0 }
+  d:step(1)
+  T.near(d:body(1).x / (1e39 + 0.01 * 1e200), 1, 1e-15)
+end)
+
 T.done()
