@@ -643,8 +643,7 @@ static orr_status check_float_range(const orr_sim *s, orr_error *err)
 {
     if (ORR_STORED_DOUBLE(s->cfg.precision))
         return ORR_OK;
-    static const char *const pos_names[4] = {"x", "y", "z", "m"}, *const vel_names[3] = {"vx",
-                                                                                       "vy", "vz"};
+    static const char *const names[7] = {"x", "y", "z", "m", "vx", "vy", "vz"};
     const long n = s->cfg.n;
     const char *what = NULL;
     double v = 0;
@@ -653,7 +652,7 @@ static orr_status check_float_range(const orr_sim *s, orr_error *err)
         for (int k = 0; body < 0 && k < 7; k++) {
             v = k < 4 ? s->pos[4 * i + k] : s->vel[3 * i + k - 4];
             if (!(fabs(v) <= FLT_MAX))
-                body = i, what = k < 4 ? pos_names[k] : vel_names[k - 4];
+                body = i, what = names[k];
         }
     for (int a = 0; s->attr_dirty && s->attr && body < 0 && a < s->law.nattrs; a++)
         for (long i = 0; body < 0 && i < n; i++) {
