@@ -9,6 +9,7 @@
 
 #define LEAF 8
 #define MAX_K 64
+#define MAX_COORD 1e100   /* |x|, |y|, |z|: squared distances stay far from overflow */
 
 static const double default_fractions[] = {0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9};
 
@@ -170,7 +171,11 @@ static void search(const kdtree *t, long node, long q, const double *x, nearest 
         search(t, far, q, x, b);
 }
 
-orr_status orr_diag_knn(const double *pos, long n, int k, double *rk, double *mk, orr_error *err)
+/* orr_diag_knn with the masses of the neighbours summed times mscale (a
+ * power of two: the cluster diagnostics scale them near 1, so no sum
+ * overflows). */
+static orr_status knn(const double *pos, long n, int k, double mscale, double *rk, double *mk,
+                      orr_error *err)
 {
     if (k < 2 || k > MAX_K || k >= n)
         return orr_fail(err, ORR_ERR_ARG, "k must be from 2 to %d and less than the %ld bodies "
@@ -188,12 +193,17 @@ orr_status orr_diag_knn(const double *pos, long n, int k, double *rk, double *mk
         if (mk) {
             double m = 0;
             for (int j = 0; j < k - 1; j++)
-                m += pos[4 * b.who[j] + 3];
+                m += pos[4 * b.who[j] + 3] * mscale;
             mk[q] = m;
         }
     }
     tree_free(&t);
     return ORR_OK;
+}
+
+orr_status orr_diag_knn(const double *pos, long n, int k, double *rk, double *mk, orr_error *err)
+{
+    return knn(pos, n, k, 1, rk, mk, err);
 }
 
 /* ---- the diagnostics ------------------------------------------------------------ */
@@ -232,30 +242,67 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
     if (n < 3 || o->k < 2 || o->k >= n)
         return orr_fail(err, ORR_ERR_ARG, "the density needs 2 <= k < n: k = %d, %ld bodies",
                         o->k, n);
-    for (long i = 0; i < n; i++)
-        if (!(pos[4 * i + 3] > 0) || !isfinite(pos[4 * i]) || !isfinite(pos[4 * i + 1]) ||
-            !isfinite(pos[4 * i + 2]))
+    double mmax = 0;
+    for (long i = 0; i < n; i++) {
+        const double *x = pos + 4 * i;
+        if (!(x[3] > 0) || !isfinite(x[3]) || !isfinite(x[0]) || !isfinite(x[1]) ||
+            !isfinite(x[2]))
             return orr_fail(err, ORR_ERR_ARG, "body %ld has mass %g at (%g, %g, %g): cluster "
-                            "diagnostics need positive masses and finite positions", i + 1,
-                            pos[4 * i + 3], pos[4 * i], pos[4 * i + 1], pos[4 * i + 2]);
+                            "diagnostics need positive masses and finite positions", i + 1, x[3],
+                            x[0], x[1], x[2]);
+        if (fabs(x[0]) > MAX_COORD || fabs(x[1]) > MAX_COORD || fabs(x[2]) > MAX_COORD)
+            return orr_fail(err, ORR_ERR_ARG, "body %ld is at (%g, %g, %g): cluster diagnostics "
+                            "need coordinates of at most %g in magnitude (squared distances "
+                            "would overflow)", i + 1, x[0], x[1], x[2], MAX_COORD);
+        mmax = x[3] > mmax ? x[3] : mmax;
+    }
+    /* masses in units of a power of two near the largest (exact: every
+     * result is as without it), so that no sum of them overflows; densities
+     * as logarithms and weights relative to the largest, so that neither
+     * tiny separations nor huge masses overflow */
+    int e;
+    frexp(mmax, &e);
+    const double mscale = ldexp(1, e < -1000 ? 1000 : -e);
     double *rk = malloc(sizeof(double) * (size_t)n), *mk = malloc(sizeof(double) * (size_t)n);
     shell *sh = malloc(sizeof(shell) * (size_t)n);
-    orr_status st = rk && mk && sh ? orr_diag_knn(pos, n, o->k, rk, mk, err)
+    orr_status st = rk && mk && sh ? knn(pos, n, o->k, mscale, rk, mk, err)
                                    : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     if (!st) {
         out->n = n;
-        double s1 = 0, s2 = 0, xd[3] = {0, 0, 0};
+        double mass = 0, s1 = 0, s2 = 0, xd[3] = {0, 0, 0};
         for (long i = 0; i < n; i++) {
-            const double m = pos[4 * i + 3];
-            out->mass += m;
+            const double m = pos[4 * i + 3] * mscale;
+            mass += m;
             for (int a = 0; a < 3; a++)
                 out->com[a] += m * pos[4 * i + a];
         }
         for (int a = 0; a < 3; a++)
-            out->com[a] /= out->mass;
-        for (long i = 0; i < n; i++) {   /* densities into rk */
-            const double r = rk[i];
-            rk[i] = r > 0 ? mk[i] / (4.0 / 3.0 * M_PI * r * r * r) : 0;
+            out->com[a] /= mass;
+        out->mass = mass / mscale;
+        /* log rho_j; r_k = 0 (more than k - 1 bodies on one spot, or closer
+         * than the square root of the smallest double): infinite density.
+         * Then those bodies alone carry the weight, each by the mass of its
+         * neighbours (the limit of equal tiny r_k), and the core density is
+         * inf; else weight rho_j / max rho. */
+        double lmax = -INFINITY, mkmax = 0;
+        long on_spot = 0;
+        for (long i = 0; i < n; i++) {   /* log rho_j into rk */
+            if (rk[i] == 0) {
+                on_spot++;
+                mkmax = mk[i] > mkmax ? mk[i] : mkmax;
+                rk[i] = INFINITY;
+                continue;
+            }
+            rk[i] = log(mk[i]) - log(4.0 / 3.0 * M_PI) - 3 * log(rk[i]);
+            lmax = rk[i] > lmax ? rk[i] : lmax;
+        }
+        for (long i = 0; i < n; i++) {   /* weights into rk */
+            if (on_spot)
+                rk[i] = rk[i] == INFINITY ? mk[i] / mkmax : 0;
+            else
+                rk[i] = isfinite(lmax) ? exp(rk[i] - lmax) : 0;
+        }
+        for (long i = 0; i < n; i++) {
             s1 += rk[i];
             s2 += rk[i] * rk[i];
             for (int a = 0; a < 3; a++)
@@ -270,18 +317,20 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
             rc2 += rk[i] * rk[i] * (dx * dx + dy * dy + dz * dz);
         }
         out->core_radius = s2 > 0 ? sqrt(rc2 / s2) : 0;
-        out->core_density = s1 > 0 ? s2 / s1 : 0;
+        /* max rho (in units of mmax) times the weighted mean of rho / max rho */
+        out->core_density = on_spot ? INFINITY
+                            : s1 > 0 ? exp(lmax + log(s2 / s1) - log(mscale)) : 0;
         /* Lagrangian radii */
         const double *c = o->about_density ? out->density_centre : out->com;
         for (long i = 0; i < n; i++) {
             double dx = pos[4 * i] - c[0], dy = pos[4 * i + 1] - c[1], dz = pos[4 * i + 2] - c[2];
             sh[i].r2 = dx * dx + dy * dy + dz * dz;
-            sh[i].m = pos[4 * i + 3];
+            sh[i].m = pos[4 * i + 3] * mscale;
         }
         qsort(sh, (size_t)n, sizeof *sh, by_r2);
         out->nfractions = nf;
         for (int f = 0; f <= nf; f++) {
-            const double want = (f < nf ? fr[f] : 0.5) * out->mass;
+            const double want = (f < nf ? fr[f] : 0.5) * mass;
             double m = 0;
             long i = 0;
             while (i < n - 1 && m + sh[i].m < want * (1 - 1e-15))
@@ -294,10 +343,11 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
                 out->r_half = r;
             }
         }
-        const double mean = out->mass / (double)n, N = (double)n;
+        const double N = (double)n;
         const double lnl = log(o->gamma * N);
-        out->t_rh = lnl > 0 ? 0.138 * sqrt(N) * pow(out->r_half, 1.5) /
-                                  (sqrt(mean) * sqrt(o->G) * lnl)
+        /* the mean mass's root as sqrt(mass / n in units of mmax) / sqrt(mscale) */
+        out->t_rh = lnl > 0 ? 0.138 * sqrt(N) * pow(out->r_half, 1.5) * sqrt(mscale) /
+                                  (sqrt(mass / N) * sqrt(o->G) * lnl)
                             : INFINITY;
     }
     free(rk);

@@ -20,6 +20,13 @@
  *         t_rh = 0.138 N^(1/2) r_h^(3/2) / (m^(1/2) G^(1/2) ln(gamma N)),
  *     m the mean mass, gamma = 0.11 (Giersz & Heggie 1994, equal masses).
  *
+ * Degenerate bodies: more than k - 1 on one spot (r_k = 0) have an infinite
+ * density, so they alone weigh in the density centre (each by its
+ * neighbours' mass) and the core radius, and the core density is inf;
+ * densities are taken as logarithms and masses scaled by a power of two,
+ * so tiny separations and huge masses give finite radii (the core density
+ * inf where it is beyond the double range).
+ *
  * Nearest neighbours come from a k-d tree (O(n log n) to build, about
  * O(log n) per query). */
 #ifndef ORR_DIAG_H
@@ -55,8 +62,9 @@ typedef struct {
 
 void orr_diag_options_default(orr_diag_options *o);
 
-/* The diagnostics of n bodies (pos: 4n, x y z m; masses positive).  Errors
- * name the option or the body that is wrong. */
+/* The diagnostics of n bodies (pos: 4n, x y z m; masses positive and
+ * finite, coordinates at most 1e100 in magnitude).  Errors name the option
+ * or the body that is wrong. */
 orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o, orr_diag *out,
                             orr_error *err);
 

@@ -41,7 +41,8 @@ typedef struct orr_integ_env {
     orr_range targets;    /* the bodies this process advances */
     double dt;            /* the step asked for (the last step of an advance may be shorter) */
     double dt_max;        /* the simulation's step (dt): what dt is when not shortened */
-    double damping;       /* velocity factor per step (euler only; 1 = none) */
+    double damping;       /* velocity factor for this step (euler only; 1 = none): the
+                             simulation's damping^(dt / its dt) */
     double eta, eta_start, dt_min;   /* block time steps (hermite): Aarseth's accuracy
                                         parameter, the starting one, the smallest step */
     int acc_valid;        /* the engine's accelerations of the targets match the positions */

@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,9 @@ struct orr_sim {
     double *vel;                   /* 3n */
     int host_valid;                /* mirror matches (or is newer than) the engine */
     int host_dirty;                /* mirror written, engine needs an upload */
+    int attr_dirty;                /* attribute mirror written, engine needs an upload (the
+                                      attribute mirror is always current: steps never
+                                      change attributes) */
     orr_integ_env env;             /* what the integrator works on; env.acc_valid: the
                                       engine's accelerations match its positions */
     void *istate;                  /* the integrator's own state (NULL for none) */
@@ -457,6 +461,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     /* all bodies at the origin, at rest, mass 0: uploaded before first use */
     s->host_valid = 1;
     s->host_dirty = 1;
+    s->attr_dirty = 1;
     s->env.acc_valid = 0;
     *out = s;
     orr_trace("simulation created");
@@ -614,32 +619,73 @@ static double wrap(double x, double l)
     return w;
 }
 
-/* Over several ranks: rank 0's mirror to every rank, so every rank starts
- * from the same bodies (a script's unseeded random numbers differ). */
+/* Over several ranks: rank 0's mirror (what was written of it) to every
+ * rank, so every rank starts from the same bodies (a script's unseeded
+ * random numbers differ). */
 static orr_status share_mirror(orr_sim *s, orr_error *err)
 {
     orr_comm *c = orr_dist_comm(s->dist);
     const size_t n = (size_t)s->cfg.n;
-    orr_status st = orr_comm_bcast(c, s->pos, sizeof(double) * 4 * n, 0, err);
-    if (!st)
+    orr_status st = ORR_OK;
+    if (s->host_dirty)
+        st = orr_comm_bcast(c, s->pos, sizeof(double) * 4 * n, 0, err);
+    if (!st && s->host_dirty)
         st = orr_comm_bcast(c, s->vel, sizeof(double) * 3 * n, 0, err);
-    if (!st && s->attr)
+    if (!st && s->attr && s->attr_dirty)
         st = orr_comm_bcast(c, s->attr, sizeof(double) * n * (size_t)s->law.nattrs, 0, err);
     return st;
 }
 
-/* Uploads the mirror when it was written, after the 2D and box fix-ups. */
+/* In precision float the engine stores floats: a value of the mirror beyond
+ * their range would become inf there.  The first such value of what is to
+ * be uploaded, named (its body, its field), as an error. */
+static orr_status check_float_range(const orr_sim *s, orr_error *err)
+{
+    if (ORR_STORED_DOUBLE(s->cfg.precision))
+        return ORR_OK;
+    static const char *const names[7] = {"x", "y", "z", "m", "vx", "vy", "vz"};
+    const long n = s->cfg.n;
+    const char *what = NULL;
+    double v = 0;
+    long body = -1;
+    for (long i = 0; s->host_dirty && body < 0 && i < n; i++)
+        for (int k = 0; body < 0 && k < 7; k++) {
+            v = k < 4 ? s->pos[4 * i + k] : s->vel[3 * i + k - 4];
+            if (!(fabs(v) <= FLT_MAX))
+                body = i, what = names[k];
+        }
+    for (int a = 0; s->attr_dirty && s->attr && body < 0 && a < s->law.nattrs; a++)
+        for (long i = 0; body < 0 && i < n; i++) {
+            v = s->attr[(size_t)a * (size_t)n + (size_t)i];
+            if (!(fabs(v) <= FLT_MAX))
+                body = i, what = s->law.attrs[a];
+        }
+    if (body < 0)
+        return ORR_OK;
+    return orr_fail(err, ORR_ERR_ARG, "body %ld: '%s' = %g is beyond the float range (at most "
+                    "%.9g in magnitude; precision \"double\" holds it): nothing was uploaded",
+                    body + 1, what, v, FLT_MAX);
+}
+
+/* Uploads the mirror when it was written (the bodies after the 2D and box
+ * fix-ups, the attributes), each part only when written; in float only when
+ * every value fits a float. */
 static orr_status flush(orr_sim *s, orr_error *err)
 {
-    if (!s->host_dirty)
+    if (!s->host_dirty && !s->attr_dirty)
         return ORR_OK;
     if (s->dist) {
         orr_status st = share_mirror(s, err);
         if (st)
             return st;
     }
+    orr_status rc = check_float_range(s, err);   /* rank 0's values: on every rank alike */
+    if (rc) {
+        err->shared = s->dist != NULL;   /* every rank found it: said once */
+        return rc;
+    }
     const long n = s->cfg.n;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; s->host_dirty && i < n; i++) {
         if (s->cfg.dims == 2) {
             s->pos[4 * i + 2] = 0;
             s->vel[3 * i + 2] = 0;
@@ -648,16 +694,19 @@ static orr_status flush(orr_sim *s, orr_error *err)
             if (s->cfg.box[k] > 0)
                 s->pos[4 * i + k] = wrap(s->pos[4 * i + k], s->cfg.box[k]);
     }
-    orr_status st = orr_engine_set_state(s->engine, s->pos, s->vel, err);
-    if (!st && s->attr)
+    orr_status st = s->host_dirty ? orr_engine_set_state(s->engine, s->pos, s->vel, err)
+                                  : ORR_OK;
+    if (!st && s->attr && s->attr_dirty)
         st = orr_engine_set_attr(s->engine, s->attr, err);
     if (st)
         return st;
-    s->host_dirty = 0;
-    s->env.acc_valid = 0;
     /* in float the engine holds the values rounded: read them back when next
      * asked, so the mirror always shows the state being integrated */
-    s->host_valid = ORR_STORED_DOUBLE(s->cfg.precision);
+    if (s->host_dirty)
+        s->host_valid = ORR_STORED_DOUBLE(s->cfg.precision);
+    s->host_dirty = 0;
+    s->attr_dirty = 0;
+    s->env.acc_valid = 0;
     return ORR_OK;
 }
 
@@ -760,12 +809,21 @@ orr_status orr_sim_copy_pos(orr_sim *s, double *pos, orr_error *err)
     return st ? st : orr_engine_get_state(s->engine, pos, NULL, err);
 }
 
-/* The mirror becomes the authority: write through pointers fetched with
- * orr_sim_pos / orr_sim_vel since the last step. */
+/* The mirror becomes the authority where it is current: the bodies when
+ * they were fetched since the last step (a stale mirror would roll the
+ * bodies back to the time of its last read while the clock goes on, so
+ * then only the attributes are taken), and the attributes. */
 void orr_sim_touch(orr_sim *s)
 {
-    s->host_dirty = 1;
-    s->host_valid = 1;
+    if (s->host_valid)
+        s->host_dirty = 1;
+    s->attr_dirty = 1;
+    s->env.acc_valid = 0;
+}
+
+void orr_sim_touch_attr(orr_sim *s)
+{
+    s->attr_dirty = 1;
     s->env.acc_valid = 0;
 }
 
@@ -807,6 +865,7 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
     orr_engine_destroy(s->engine);
     s->engine = e;
     s->host_dirty = 1;   /* the mirror is current; the new engine gets it */
+    s->attr_dirty = 1;
     s->env.acc_valid = 0;
     return ORR_OK;
 }
@@ -918,6 +977,12 @@ orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err
     return ORR_OK;
 }
 
+double orr_sim_time_tolerance(double dt, double t, double t_end)
+{
+    const double res = 4 * DBL_EPSILON * fmax(fabs(t), fabs(t_end));
+    return fmax(1e-12 * dt, res);
+}
+
 double orr_sim_time_compensation(const orr_sim *s)
 {
     return s->time_c;
@@ -1011,11 +1076,15 @@ static void clock_add(orr_sim *s, double h)
     s->steps++;
 }
 
-/* One step of h: the integrator's, then the clock. */
+/* One step of h: the integrator's, then the clock.  The damping (a factor
+ * per step of dt) is damping^(h / dt) on a shortened step, so it stays the
+ * same per unit of time. */
 static orr_status one_step(orr_sim *s, double h, orr_error *err)
 {
     orr_integ_env *env = env_of(s);
     env->dt = h;
+    if (h != s->cfg.dt && s->cfg.damping != 1)
+        env->damping = pow(s->cfg.damping, h / s->cfg.dt);
     s->host_valid = 0;
     orr_engine_set_step(s->engine, s->steps + 1);
     orr_status st = s->integ->step(s->istate, env, err);
@@ -1109,9 +1178,11 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
         return st;
     for (long done = 0;; done++) {
         const double left = t_end - (s->time - s->time_c);
-        /* done when within a relative 1e-12 of the step; a last step that
-         * would overshoot is shortened to land on t_end */
-        if (!(left > 1e-12 * h))
+        /* done when within a relative 1e-12 of the step or within the
+         * clock's resolution at t_end (a few spacings of doubles there: t_end
+         * and the clock each carry a rounding); a last step that would
+         * overshoot is shortened to land on t_end */
+        if (!(left > orr_sim_time_tolerance(h, s->time, t_end)))
             break;
         if (stop && *stop)
             return orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);

@@ -24,7 +24,8 @@ typedef struct {
     double G;                  /* 1 */
     double softening;          /* 0.01 */
     double dt;                 /* 0.01 */
-    double damping;            /* 1: velocity factor per step (euler only) */
+    double damping;            /* 1: velocity factor per step of dt (euler only; a
+                                  shortened step of h: damping^(h / dt)) */
     double eta;                /* hermite: Aarseth's accuracy parameter, inside the square
                                   root as in NBODY6++ (0.02) */
     double eta_start;          /* hermite: a body's first step is eta_start |a| / |jerk|
@@ -81,10 +82,20 @@ long orr_sim_steps(const orr_sim *s);
 
 /* The host mirror, brought up to date from the backend first.  Pointers stay
  * valid for the simulation's life.  After writing through them call
- * orr_sim_touch, so the next step uploads them (and forces are recomputed). */
+ * orr_sim_touch, so the next step uploads them (and forces are recomputed).
+ * The values are current until the next step: write only after calling
+ * orr_sim_pos / orr_sim_vel since the last step (orr_sim_touch takes the
+ * bodies only when they are current, so a stale mirror never rolls the
+ * bodies back behind the clock; it takes the attributes always).  In
+ * precision float every value written must fit a float (at most FLT_MAX in
+ * magnitude): else the upload (before the next step, diagnostic or
+ * output) fails, naming the body and the value, with nothing uploaded. */
 orr_status orr_sim_pos(orr_sim *s, double **pos, orr_error *err);   /* 4n: x y z m */
 orr_status orr_sim_vel(orr_sim *s, double **vel, orr_error *err);   /* 3n */
 void orr_sim_touch(orr_sim *s);
+/* After writing attributes only (orr_sim_attr): they are uploaded before
+ * the next step; the bodies stay the engine's. */
+void orr_sim_touch_attr(orr_sim *s);
 
 /* Pictures (render.h): the deposit of every body (engine.h:
  * orr_engine_deposit) where the bodies are: on the engine (with CUDA on
@@ -159,8 +170,9 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
 const orr_law *orr_sim_law(const orr_sim *s);
 
 /* The values of attribute a (0-based, in the law's order) of all bodies: n
- * doubles of the host mirror, 0 until set.  After writing, call
- * orr_sim_touch so the next step uploads them. */
+ * doubles of the host mirror, 0 until set (always current: steps do not
+ * change them).  After writing, call orr_sim_touch_attr (or orr_sim_touch)
+ * so the next step uploads them. */
 orr_status orr_sim_attr(orr_sim *s, int a, double **values, orr_error *err);
 
 /* Sets a force-law param.  A runtime param takes effect at the next force
@@ -237,11 +249,16 @@ orr_status orr_sim_set_integ_field(orr_sim *s, int k, int legacy, const double *
 int orr_sim_integ_current(orr_sim *s);
 
 /* Advances to time t_end >= the current time in steps of dt, the last one
- * shortened so the run ends on t_end (to rounding); no step when t_end is
- * within 1e-12 dt of the current time.  Between block steps the interval
- * under way ends first (an error when t_end is inside it).  *stop as for
- * orr_sim_step. */
+ * shortened so the run ends on t_end (to rounding; euler's damping is
+ * damping^(h / dt) on a step of h); no step when t_end is within
+ * orr_sim_time_tolerance of the current time.  Between block steps the
+ * interval under way ends first (an error when t_end is inside it).  *stop
+ * as for orr_sim_step. */
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err);
+/* How near t_end a clock at t (steps of dt) counts as there: 1e-12 dt, or
+ * the clock's resolution there (4 DBL_EPSILON max(|t|, |t_end|), a few
+ * spacings of doubles) where that is more. */
+double orr_sim_time_tolerance(double dt, double t, double t_end);
 
 /* Diagnostics, on the current state (synchronised by the integrator). */
 orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err);

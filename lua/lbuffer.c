@@ -6,9 +6,11 @@
  * per-body attribute NAME, n numbers; buf:to_table() / buf:from_table(t)
  * copy all values as one flat array.  A buffer keeps its Sim userdata alive
  * (user value 1) and checks that it is still open on every access; writes
- * call orr_sim_touch so the next step uploads them. */
+ * call orr_sim_touch (attributes: orr_sim_touch_attr, the bodies staying
+ * the engine's) so the next step uploads them. */
 #include "lorrery.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +102,33 @@ static int storable(const view *v, double x)
     return isfinite(x) && (v->kind != MASS || x >= 0);
 }
 
+/* NULL when x, component k of element i (0-based), fits what the
+ * simulation stores (float: the float range), else pushes and returns
+ * "sim.pos[2]: y = 1e+39 is beyond the float range (...)" ("sim.mass[2] =
+ * ..." for one component). */
+static const char *in_range(lua_State *L, const view *v, long i, int k, double x)
+{
+    if (fabs(x) <= FLT_MAX || ORR_STORED_DOUBLE(orr_sim_config_of(v->sim)->precision))
+        return NULL;
+    static const char *const comp[2][3] = {{"x", "y", "z"}, {"vx", "vy", "vz"}};
+    char what[96];
+    if (v->comps == 3)
+        snprintf(what, sizeof what, "%s[%ld]: %s", v->name, i + 1, comp[v->kind == VEL][k]);
+    else
+        snprintf(what, sizeof what, "%s[%ld]", v->name, i + 1);
+    return orr_lua_float_range(L, v->sim, what, x);
+}
+
+/* After a write: the next step uploads it.  An attribute view fetched no
+ * bodies, so only the attributes become the authority. */
+static void touched(const view *v)
+{
+    if (v->kind >= ATTR)
+        orr_sim_touch_attr(v->sim);
+    else
+        orr_sim_touch(v->sim);
+}
+
 /* ---- methods ------------------------------------------------------------------ */
 
 static int buf_get(lua_State *L)
@@ -124,9 +153,12 @@ static int buf_set(lua_State *L)
                                           v.kind == MASS ? "non-negative finite number"
                                                          : "finite number",
                                           orr_lua_describe(L, 3 + k)));
+        const char *msg = in_range(L, &v, i, k, x[k]);
+        if (msg)
+            luaL_argerror(L, 3 + k, msg);
     }
     memcpy(v.base + i * v.stride, x, sizeof(double) * (size_t)v.comps);
-    orr_sim_touch(v.sim);
+    touched(&v);
     return 0;
 }
 
@@ -164,11 +196,14 @@ static int buf_from_table(lua_State *L)
                                                 v.kind == MASS ? "non-negative finite number"
                                                                : "finite number",
                                                 orr_lua_describe(L, -1)));
+        const char *msg = in_range(L, &v, (long)(j / v.comps), (int)(j % v.comps), tmp[j]);
+        if (msg)
+            luaL_argerror(L, 2, lua_pushfstring(L, "element %I: %s", j + 1, msg));
         lua_pop(L, 1);
     }
     for (long i = 0; i < v.n; i++)
         memcpy(v.base + i * v.stride, tmp + i * v.comps, sizeof(double) * (size_t)v.comps);
-    orr_sim_touch(v.sim);
+    touched(&v);
     return 0;
 }
 
@@ -233,8 +268,13 @@ static int buf_newindex(lua_State *L)
                              : v.comps == 1 ? "a finite number"
                                             : "a table {x, y, z} of finite numbers",
                              orr_lua_describe(L, 3));
+    for (int k = 0; k < v.comps; k++) {
+        const char *msg = in_range(L, &v, (long)i - 1, k, x[k]);
+        if (msg)
+            return orr_lua_error(L, "%s", msg);
+    }
     memcpy(v.base + (i - 1) * v.stride, x, sizeof(double) * (size_t)v.comps);
-    orr_sim_touch(v.sim);
+    touched(&v);
     return 0;
 }
 

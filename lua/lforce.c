@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "law.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,6 +339,18 @@ static double *attr_values(lua_State *L, orr_sim *s, int a)
     return v;
 }
 
+/* NULL when x, attribute a of body i (0-based), fits what s stores (float:
+ * the float range), else pushes and returns "body 2: 'charge' = 1e+39 is
+ * beyond the float range (...)". */
+static const char *attr_range(lua_State *L, orr_sim *s, int a, long i, double x)
+{
+    if (fabs(x) <= FLT_MAX)
+        return NULL;
+    char what[96];
+    snprintf(what, sizeof what, "body %ld: '%s'", i + 1, orr_sim_law(s)->attrs[a]);
+    return orr_lua_float_range(L, s, what, x);
+}
+
 /* sim:set_attribute(name, i, value) or sim:set_attribute(name, {v1, ..., vn}) */
 static int sim_set_attribute(lua_State *L)
 {
@@ -356,6 +369,9 @@ static int sim_set_attribute(lua_State *L)
             if (t != LUA_TNUMBER || !isfinite(tmp[i]))
                 luaL_argerror(L, 3, lua_pushfstring(L, "element %I: finite number expected, got %s",
                                                     (lua_Integer)i + 1, orr_lua_describe(L, -1)));
+            const char *msg = attr_range(L, s, a, i, tmp[i]);
+            if (msg)
+                luaL_argerror(L, 3, msg);
             lua_pop(L, 1);
         }
         memcpy(v, tmp, sizeof(double) * (size_t)n);
@@ -367,9 +383,12 @@ static int sim_set_attribute(lua_State *L)
         if (!isfinite(x))
             luaL_argerror(L, 4, lua_pushfstring(L, "finite number expected, got %s",
                                                 orr_lua_describe(L, 4)));
+        const char *msg = attr_range(L, s, a, (long)i - 1, x);
+        if (msg)
+            luaL_argerror(L, 4, msg);
         v[i - 1] = x;
     }
-    orr_sim_touch(s);
+    orr_sim_touch_attr(s);   /* the bodies stay the engine's: the clock's */
     return 0;
 }
 

@@ -5,9 +5,11 @@
 #include "lorrery.h"
 #include "util.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -116,6 +118,17 @@ const char *orr_lua_describe(lua_State *L, int idx)
     }
 }
 
+const char *orr_lua_float_range(lua_State *L, const orr_sim *s, const char *what, double v)
+{
+    if (ORR_STORED_DOUBLE(orr_sim_config_of(s)->precision) || fabs(v) <= FLT_MAX)
+        return NULL;
+    char num[32], lim[32];
+    snprintf(num, sizeof num, "%.14g", v);
+    snprintf(lim, sizeof lim, "%.9g", FLT_MAX);
+    return lua_pushfstring(L, "%s = %s is beyond the float range (at most %s in magnitude; "
+                           "precision \"double\" holds it)", what, num, lim);
+}
+
 double orr_lua_checkfinite(lua_State *L, int idx, const char *who, const char *key,
                            const char *what)
 {
@@ -199,8 +212,19 @@ static int l_agree(lua_State *L)
     return 1;
 }
 
+/* orrery._time_tolerance(dt, t, t_end) -> how near t_end a clock at t
+ * counts as there (orr_sim_time_tolerance): sim:run{until=} decides its
+ * shortened last step with sim:advance's test. */
+static int l_time_tolerance(lua_State *L)
+{
+    lua_pushnumber(L, orr_sim_time_tolerance(luaL_checknumber(L, 1), luaL_checknumber(L, 2),
+                                             luaL_checknumber(L, 3)));
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
     {"_isatty", l_isatty},
+    {"_time_tolerance", l_time_tolerance},
     {"_clock", l_clock},
     {"_agree", l_agree},
     {NULL, NULL},

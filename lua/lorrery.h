@@ -141,6 +141,12 @@ int orr_lua_error(lua_State *L, const char *fmt, ...);
 /* Pushes a short description of the value at idx for messages: strings in
  * double quotes, numbers as written, other values by type name. */
 const char *orr_lua_describe(lua_State *L, int idx);
+/* NULL when v fits what simulation s stores (precision "float": a float,
+ * at most FLT_MAX in magnitude; "double" and "mixed": any double, their
+ * finiteness checked by the caller), else pushes and returns "<what> = <v>
+ * is beyond the float range (at most 3.40282347e+38 in magnitude;
+ * precision \"double\" holds it)". */
+const char *orr_lua_float_range(lua_State *L, const orr_sim *s, const char *what, double v);
 /* The value at idx as a finite number, or raises
  * "<who>: '<key>' must be <what> (got <value>)". */
 double orr_lua_checkfinite(lua_State *L, int idx, const char *who, const char *key,

@@ -10,6 +10,7 @@
 #include "dist.h"
 #include "tune.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,6 +59,22 @@ static const char *read_body(lua_State *L, int idx, double b[7])
         b[k] = v;
         lua_pop(L, 1);
     }
+    return NULL;
+}
+
+/* NULL when body i's values b[7] fit what s stores (float: the float
+ * range), else pushes and returns "body i: 'x' = 1e+39 is beyond the float
+ * range (...)". */
+static const char *body_range(lua_State *L, const orr_sim *s, long i, const double b[7])
+{
+    if (ORR_STORED_DOUBLE(orr_sim_config_of(s)->precision))
+        return NULL;
+    for (int k = 0; k < 7; k++)
+        if (!(fabs(b[k]) <= FLT_MAX)) {
+            char what[48];
+            snprintf(what, sizeof what, "body %ld: '%s'", i + 1, body_keys[k]);
+            return orr_lua_float_range(L, s, what, b[k]);
+        }
     return NULL;
 }
 
@@ -132,6 +149,9 @@ static const char *load_from(lua_State *L, orr_sim *s, int idx)
                                            k == 6 ? "non-negative " : "",
                                            orr_lua_describe(L, -1));
                 }
+            const char *msg = body_range(L, s, i, b);
+            if (msg)
+                return msg;
         }
         mirror(L, s, &pos, &vel);
         memcpy(pos, bd->data, sizeof(double) * 4 * (size_t)n);
@@ -149,6 +169,8 @@ static const char *load_from(lua_State *L, orr_sim *s, int idx)
         const char *msg = read_body(L, -1, b);
         if (msg)
             return lua_pushfstring(L, "body %I: %s", (lua_Integer)i + 1, msg);
+        if ((msg = body_range(L, s, i, b)) != NULL)
+            return msg;
         lua_pop(L, 1);
     }
     mirror(L, s, &pos, &vel);
@@ -582,6 +604,8 @@ static int sim_set_body(lua_State *L)
     mirror(L, s, &pos, &vel);
     get_body(pos, vel, i, b);
     const char *msg = read_body(L, 3, b);
+    if (!msg)
+        msg = body_range(L, s, i, b);
     if (msg)
         return luaL_argerror(L, 3, msg);
     put_body(pos, vel, i, b);
@@ -625,6 +649,8 @@ static int sim_set_bodies(lua_State *L)
         const char *msg = read_body(L, -1, tmp + 7 * i);
         if (msg)
             return luaL_argerror(L, 2, lua_pushfstring(L, "body %I: %s", (lua_Integer)i + 1, msg));
+        if ((msg = body_range(L, s, i, tmp + 7 * i)) != NULL)
+            return luaL_argerror(L, 2, msg);
         lua_pop(L, 1);
     }
     for (long i = 0; i < (long)m; i++)

@@ -2,8 +2,9 @@
  * on them: the k-d tree's neighbours against brute force, bit for bit; the
  * Lagrangian radii of a 100000-body Plummer sphere against the model's
  * analytic mass profile; the Casertano & Hut density of a uniform sphere
- * against its true density; Spitzer's t_rh against the formula by hand; and
- * the messages for bad options. */
+ * against its true density; Spitzer's t_rh against the formula by hand;
+ * degenerate bodies (many on one spot, separations of 1e-120, masses of
+ * 1e300); and the messages for bad options. */
 #include "testutil.h"
 
 #include <math.h>
@@ -140,6 +141,101 @@ static void test_uniform_density(void **state)
     free(pos), free(rk), free(mk);
 }
 
+/* Ten bodies spread in a cube of side 40 about the origin, mass 1, into
+ * pos[4 * 10] (deterministic). */
+static void spread_ten(double *pos)
+{
+    orr_rng r;
+    orr_rng_seed(&r, 31);
+    for (int i = 0; i < 10; i++) {
+        for (int a = 0; a < 3; a++)
+            pos[4 * i + a] = 40 * (orr_rng_uniform(&r) - 0.5);
+        pos[4 * i + 3] = 1;
+    }
+}
+
+/* Degenerate bodies: more than k - 1 at one spot have an infinite density
+ * (r_k = 0), and the densest spot is theirs: 10 bodies at (5, 5, 5) among
+ * 10 spread out give the density centre (5, 5, 5), core radius 0 and core
+ * density inf.  Separations of 1e-120 (densities beyond the double range)
+ * and masses of 1e300 give finite radii: those of separations of 1e-3 and
+ * masses of 1, scaled (the core density inf where it is beyond the double
+ * range). */
+static void test_degenerate(void **state)
+{
+    double pos[4 * 20];
+    spread_ten(pos);
+    for (int i = 10; i < 20; i++)
+        pos[4 * i] = pos[4 * i + 1] = pos[4 * i + 2] = 5, pos[4 * i + 3] = 1;
+    orr_diag d;
+    orr_error err = {0};
+    TU_OK(orr_diag_cluster(pos, 20, NULL, &d, &err), &err);
+    print_message("10 bodies on (5, 5, 5): density centre (%g, %g, %g), core radius %g, core "
+                  "density %g, r_half %g\n", d.density_centre[0], d.density_centre[1],
+                  d.density_centre[2], d.core_radius, d.core_density, d.r_half);
+    for (int a = 0; a < 3; a++)
+        assert_true(d.density_centre[a] == 5);
+    assert_true(d.core_radius == 0);
+    assert_true(isinf(d.core_density) && d.core_density > 0);
+    assert_true(d.r_half == 0);   /* half the mass is on the spot */
+    assert_true(isfinite(d.lagrangian[6]) && d.lagrangian[6] > 0);
+
+    /* a tight group of 8 with separations s among 10 spread out, masses m:
+     * with s = 1e-120 and m = 1e300 every radius is finite and, the spread
+     * bodies' distances aside, that of s = 1, m = 1 scaled */
+    const double seps[] = {1e-3, 1e-120, 1e-3, 1e-3}, masses[] = {1, 1, 1e300, 1e290};
+    orr_diag ref = {0};
+    for (int c = 0; c < 4; c++) {
+        double p[4 * 18];
+        spread_ten(p);
+        for (int i = 0; i < 10; i++)
+            p[4 * i + 3] = masses[c];
+        for (int i = 10; i < 18; i++) {
+            const int j = i - 10;   /* corners of a cube of side s at the origin */
+            p[4 * i] = seps[c] * (j & 1);
+            p[4 * i + 1] = seps[c] * ((j >> 1) & 1);
+            p[4 * i + 2] = seps[c] * ((j >> 2) & 1);
+            p[4 * i + 3] = masses[c];
+        }
+        orr_diag_options o;
+        orr_diag_options_default(&o);
+        o.k = 4;
+        TU_OK(orr_diag_cluster(p, 18, &o, &d, &err), &err);
+        print_message("8 bodies %g apart, masses %g: density centre (%.17g, %.17g, %.17g), "
+                      "core radius %g, core density %g, r_half %g, t_rh %g\n", seps[c],
+                      masses[c], d.density_centre[0], d.density_centre[1], d.density_centre[2],
+                      d.core_radius, d.core_density, d.r_half, d.t_rh);
+        assert_true(isfinite(d.core_radius) && isfinite(d.r_half) && isfinite(d.t_rh));
+        for (int f = 0; f < d.nfractions; f++)
+            assert_true(isfinite(d.lagrangian[f]));
+        assert_true(fabs(d.mass / (18 * masses[c]) - 1) < 1e-15);
+        if (c == 0) {
+            ref = d;
+            continue;
+        }
+        /* the group's corners: centre s/2 on each axis (the spread bodies
+         * weigh next to nothing), core radius s sqrt(3)/2 */
+        const double s = seps[c];
+        for (int a = 0; a < 3; a++)
+            assert_true(fabs(d.density_centre[a] / (s / 2) - 1) < 1e-3);
+        if (c == 1) {
+            assert_true(fabs(d.core_radius / (s * sqrt(3) / 2) - 1) < 1e-3);
+            assert_true(isinf(d.core_density));   /* 1e360: beyond the double range */
+        } else {
+            const double m = masses[c];
+            assert_true(fabs(d.core_radius / ref.core_radius - 1) < 1e-12);
+            if (c == 2)   /* 2.5e308: beyond the double range */
+                assert_true(isinf(d.core_density));
+            else
+                assert_true(fabs(d.core_density / (ref.core_density * m) - 1) < 1e-12);
+            assert_true(fabs(d.r_half / ref.r_half - 1) < 1e-12);
+            assert_true(fabs(d.t_rh / (ref.t_rh / sqrt(m)) - 1) < 1e-12);
+            for (int f = 0; f < d.nfractions; f++)
+                assert_true(d.lagrangian[f] == ref.lagrangian[f]);
+        }
+    }
+}
+
 static void test_errors(void **state)
 {
     double pos[4 * 8];
@@ -166,6 +262,13 @@ static void test_errors(void **state)
     assert_string_equal(err.msg, "body 4 has mass 0 at (3, 0, 0): cluster diagnostics need "
                                  "positive masses and finite positions");
     orr_error_clear(&err);
+    pos[4 * 3 + 3] = 1;
+    pos[4 * 5 + 1] = -2e100;
+    assert_int_equal(orr_diag_cluster(pos, 8, &o, &d, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "body 6 is at (5, -2e+100, 0): cluster diagnostics need "
+                                 "coordinates of at most 1e+100 in magnitude (squared distances "
+                                 "would overflow)");
+    orr_error_clear(&err);
 }
 
 int main(void)
@@ -174,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_knn_brute_force),
         cmocka_unit_test(test_plummer_lagrangian),
         cmocka_unit_test(test_uniform_density),
+        cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,6 +156,34 @@ static void test_advance_to_time(void **state)
     orr_sim_destroy(s);
 }
 
+/* At a large clock the stop test is the clock's resolution, not 1e-12 dt
+ * (below the spacing of doubles there): from t = 300 with dt = 1e-3, every
+ * advance by 0.1 takes 100 steps, none a 101st tiny one, and lands on its
+ * time; a time within the resolution takes no step. */
+static void test_advance_large_clock(void **state)
+{
+    orr_error err = {0};
+    orr_sim_config c = base_config(1, ORR_DOUBLE, "leapfrog", 0, 1e-3);
+    orr_sim *s = make_sim(&c);
+    TU_OK(orr_sim_set_clock(s, 300, 0, &err), &err);
+    long other = 0;
+    for (int k = 0; k < 300; k++) {
+        const long s0 = orr_sim_steps(s);
+        const double t_end = orr_sim_time(s) + 0.1;
+        TU_OK(orr_sim_advance(s, t_end, NULL, &err), &err);
+        other += orr_sim_steps(s) - s0 != 100;
+        assert_true(fabs(orr_sim_time(s) - t_end) <= 1e-12);
+    }
+    assert_int_equal(other, 0);
+    assert_int_equal(orr_sim_steps(s), 30000);
+    TU_OK(orr_sim_advance(s, nextafter(orr_sim_time(s), INFINITY), NULL, &err), &err);
+    assert_int_equal(orr_sim_steps(s), 30000);
+    assert_true(orr_sim_time_tolerance(1e-3, 300, 300.1) > 1e-13);
+    assert_true(orr_sim_time_tolerance(1e-3, 300, 300.1) < 1e-12);
+    assert_true(orr_sim_time_tolerance(0.1, 0, 0.35) == 1e-13);
+    orr_sim_destroy(s);
+}
+
 /* Block time steps (hermite): every body's step is a power-of-two fraction
  * of dt_max (its checkpoint field "step", a time), the steps in use
  * differ, and after each step every body is at the same time, a multiple of
@@ -683,6 +711,138 @@ static void test_host_mirror(void **state)
     free(vel_b);
 }
 
+/* orr_sim_touch after steps without a read since (the mirror is stale)
+ * must not roll the bodies back behind the clock: 10 steps, a touch, 10
+ * steps are bit for bit 20 steps.  The attributes written then
+ * (orr_sim_touch_attr, and orr_sim_touch) reach the engine, the bodies
+ * staying at the clock's state: a charge set to the value it had changes
+ * nothing. */
+static void test_touch_after_steps(void **state)
+{
+    orr_error err = {0};
+    const long n = 64;
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n);
+    TU_OK(orr_ic_plummer(n, 5, 1.0, pos, vel, &err), &err);
+    for (int prec = 0; prec < 2; prec++) {
+        orr_sim_config c = base_config(n, prec ? ORR_DOUBLE : ORR_FLOAT, "leapfrog", 0.05, 0.01);
+        c.force = "coulomb";
+        orr_sim *a = make_sim(&c), *ref = make_sim(&c);
+        orr_sim *sims[2] = {a, ref};
+        for (int k = 0; k < 2; k++) {
+            load_state(sims[k], pos, vel);
+            double *q = NULL;
+            TU_OK(orr_sim_attr(sims[k], 0, &q, &err), &err);
+            for (long i = 0; i < n; i++)
+                q[i] = i % 2 ? 1 : -1;
+            orr_sim_touch_attr(sims[k]);
+            TU_OK(orr_sim_step(sims[k], 10, NULL, &err), &err);
+        }
+        orr_sim_touch(a);   /* nothing read since the steps */
+        TU_OK(orr_sim_step(a, 5, NULL, &err), &err);
+        double *q = NULL;
+        TU_OK(orr_sim_attr(a, 0, &q, &err), &err);
+        q[3] = 1;   /* the value it has */
+        orr_sim_touch_attr(a);
+        TU_OK(orr_sim_step(a, 3, NULL, &err), &err);
+        q[4] = -1;
+        orr_sim_touch(a);
+        TU_OK(orr_sim_step(a, 2, NULL, &err), &err);
+        TU_OK(orr_sim_step(ref, 10, NULL, &err), &err);
+        assert_true(orr_sim_time(a) == orr_sim_time(ref));
+        double *pa, *va, *pr, *vr;
+        TU_OK(orr_sim_pos(a, &pa, &err), &err);
+        TU_OK(orr_sim_vel(a, &va, &err), &err);
+        TU_OK(orr_sim_pos(ref, &pr, &err), &err);
+        TU_OK(orr_sim_vel(ref, &vr, &err), &err);
+        assert_memory_equal(pa, pr, sizeof(double) * 4 * n);
+        assert_memory_equal(va, vr, sizeof(double) * 3 * n);
+        /* a real change of a charge after steps goes on from the clock's
+         * state: as a simulation started there with that charge */
+        TU_OK(orr_sim_step(a, 1, NULL, &err), &err);
+        TU_OK(orr_sim_step(ref, 1, NULL, &err), &err);
+        TU_OK(orr_sim_pos(ref, &pr, &err), &err);
+        TU_OK(orr_sim_vel(ref, &vr, &err), &err);
+        orr_sim *b = make_sim(&c);
+        load_state(b, pr, vr);
+        double *qa = NULL, *qb = NULL;
+        TU_OK(orr_sim_attr(a, 0, &qa, &err), &err);
+        TU_OK(orr_sim_attr(b, 0, &qb, &err), &err);
+        qa[0] = 3;
+        orr_sim_touch_attr(a);
+        memcpy(qb, qa, sizeof(double) * (size_t)n);
+        orr_sim_touch_attr(b);
+        TU_OK(orr_sim_step(a, 5, NULL, &err), &err);
+        TU_OK(orr_sim_step(b, 5, NULL, &err), &err);
+        TU_OK(orr_sim_step(ref, 5, NULL, &err), &err);
+        double *pb;
+        TU_OK(orr_sim_pos(a, &pa, &err), &err);
+        TU_OK(orr_sim_pos(b, &pb, &err), &err);
+        TU_OK(orr_sim_pos(ref, &pr, &err), &err);
+        assert_memory_equal(pa, pb, sizeof(double) * 4 * n);
+        assert_true(pa[0] != pr[0]);
+        orr_sim_destroy(a);
+        orr_sim_destroy(b);
+        orr_sim_destroy(ref);
+    }
+    free(pos);
+    free(vel);
+}
+
+/* Precision float stores floats: a mirror value beyond their range (a C
+ * caller's; the Lua layer refuses it before) fails the upload, naming the
+ * body and the value, before anything is uploaded (the engine keeps its
+ * bodies); double holds it. */
+static void test_float_range(void **state)
+{
+    orr_error err = {0};
+    const double pos[8] = {-1, 0, 0, 1, 1, 0, 0, 1}, vel[6] = {0};
+    orr_sim_config c = base_config(2, ORR_FLOAT, "leapfrog", 0.1, 0.01);
+    c.force = "coulomb";
+    orr_sim *s = make_sim(&c);
+    load_state(s, pos, vel);
+    TU_OK(orr_sim_step(s, 2, NULL, &err), &err);
+    double *p, *v, *q, engine_before[8], engine_after[8];
+    orr_engine *e = (orr_engine *)orr_sim_engine(s);
+    TU_OK(orr_engine_get_state(e, engine_before, NULL, &err), &err);
+    TU_OK(orr_sim_pos(s, &p, &err), &err);
+    TU_OK(orr_sim_vel(s, &v, &err), &err);
+    p[0] = 0.5;   /* a good value first: not uploaded either */
+    v[3 + 1] = -1e39;
+    orr_sim_touch(s);
+    assert_int_equal(orr_sim_step(s, 1, NULL, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "body 2: 'vy' = -1e+39 is beyond the float range (at most "
+                                 "3.40282347e+38 in magnitude; precision \"double\" holds it): "
+                                 "nothing was uploaded");
+    orr_error_clear(&err);
+    TU_OK(orr_engine_get_state(e, engine_after, NULL, &err), &err);
+    assert_memory_equal(engine_before, engine_after, sizeof engine_before);
+    assert_int_equal(orr_sim_steps(s), 2);
+    v[3 + 1] = 0;
+    TU_OK(orr_sim_attr(s, 0, &q, &err), &err);
+    q[0] = 3.5e38;
+    orr_sim_touch_attr(s);
+    double k, u;
+    assert_int_equal(orr_sim_energy(s, &k, &u, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "body 1: 'charge' = 3.5e+38 is beyond the float range (at most "
+                                 "3.40282347e+38 in magnitude; precision \"double\" holds it): "
+                                 "nothing was uploaded");
+    orr_error_clear(&err);
+    q[0] = 1;
+    TU_OK(orr_sim_step(s, 1, NULL, &err), &err);   /* fixed: the writes go up */
+    TU_OK(orr_engine_get_state(e, engine_after, NULL, &err), &err);
+    assert_true(engine_after[0] > 0.4);
+    orr_sim_destroy(s);
+
+    c.precision = ORR_DOUBLE;
+    s = make_sim(&c);
+    load_state(s, pos, vel);
+    TU_OK(orr_sim_vel(s, &v, &err), &err);
+    v[3 + 1] = -1e39;
+    orr_sim_touch(s);
+    TU_OK(orr_sim_step(s, 1, NULL, &err), &err);
+    orr_sim_destroy(s);
+}
+
 /* ---- output ------------------------------------------------------------------ */
 
 /* No leftover temporary files in dir. */
@@ -988,6 +1148,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kepler_closes),
         cmocka_unit_test(test_advance_to_time),
+        cmocka_unit_test(test_advance_large_clock),
         cmocka_unit_test(test_block_steps),
         cmocka_unit_test(test_restored_steps),
         cmocka_unit_test(test_integrator_with_state),
@@ -998,6 +1159,8 @@ int main(void)
         cmocka_unit_test(test_periodic_2d),
         cmocka_unit_test(test_periodic_3d),
         cmocka_unit_test(test_host_mirror),
+        cmocka_unit_test(test_touch_after_steps),
+        cmocka_unit_test(test_float_range),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_fail),
         cmocka_unit_test(test_validation),

@@ -5,7 +5,7 @@
 -- $CI is unset): never in pipes or CI logs.
 local core = require "orrery.core"
 local Sim = core.Sim
-local clock, isatty = core._clock, core._isatty
+local clock, isatty, time_tolerance = core._clock, core._isatty, core._time_tolerance
 -- over several ranks rank 0 alone prints, and every decision that changes
 -- which collective calls follow (a progress update, a stop) is rank 0's
 local rank0, many, agree = core.rank == 0, core.ranks > 1, core._agree
@@ -59,8 +59,15 @@ local function check_opts(self, nargs, opts)
       bad("'until' must be a time from the %s %.17g on (got %s)", self.synchronized and "current"
         or "end of the interval of block steps under way,", t0, describe(t))
     end
+    -- the last step is a step of the run like the others (on_step, frames,
+    -- checkpoints, the energy bound); it is needed unless the whole steps
+    -- end on t to the clock's resolution (sim:advance's test)
     steps = floor((t - t0) / self.dt + 1e-9)
-    if t - (t0 + steps * self.dt) > 1e-12 * self.dt then tail = t end
+    local t1 = t0 + steps * self.dt
+    if t - t1 > time_tolerance(self.dt, t1, t) then
+      tail = t
+      steps = steps + 1
+    end
   elseif not is_count(steps, 0) then
     bad("'steps' must be a non-negative integer (got %s)", describe(steps))
   end
@@ -160,7 +167,10 @@ end
 -- multiple of K, one rolling file (after on_step and the frame, so a resumed
 -- run continues the series).  With block time steps the steps are intervals
 -- of dt_max, and a run called between block steps (sim:step()) ends the
--- interval under way first.  Returns {steps=, seconds=}.
+-- interval under way first.  until=T: whole steps up to T, then a shorter
+-- last one landing on T (sim:advance), a step of the run like the others
+-- (on_step, frames, checkpoints, the energy bound, the log).  Returns
+-- {steps=, seconds=}.
 function Sim:run(...)
   local steps, every, on_step, progress, out, tail = check_opts(self, select("#", ...), ...)
   -- between block steps (sim:step() with hermite) the interval under way
@@ -264,7 +274,9 @@ function Sim:run(...)
   local done, next_log, chunk = 0, every or huge, 1
   local bar_clock = clock()
   while done < steps do
-    local k = steps - done
+    -- with 'until' the last step is shortened to land on it (sim:advance)
+    local last = tail and done == steps - 1
+    local k = last and 1 or steps - done - (tail and 1 or 0)
     if every then k = math.min(k, next_log - done) end
     if out.r_every then k = math.min(k, out.r_every - self.steps % out.r_every) end
     if out.ck_every then k = math.min(k, out.ck_every - self.steps % out.ck_every) end
@@ -274,8 +286,16 @@ function Sim:run(...)
     -- every=), before any frame or checkpoint of the steps is written
     if out.max_dE and not every then k = math.min(k, 10) end
     local t0 = clock()
-    local ok, err = pcall(self._steps, self, k)
+    local ok, err
+    if last then
+      local s0 = self.steps
+      ok, err = pcall(self.advance, self, tail)
+      k = self.steps - s0
+    else
+      ok, err = pcall(self._steps, self, k)
+    end
     if not ok then stopped(tostring(err)) end
+    if k == 0 then break end   -- already on 'until' (to the clock's resolution)
     done = done + k
     if out.max_dE then
       local E = self:energy().total
@@ -304,10 +324,6 @@ function Sim:run(...)
       bar_shown, bar_clock = true, clock()
     end
     if stop then break end
-  end
-  if tail and done == steps then   -- the last, shorter step up to 'until'
-    self:advance(tail)
-    done = done + 1
   end
   if every and logged ~= done then logline(done) end
   if bar_shown then clear_bar() end

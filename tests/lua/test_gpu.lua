@@ -2,7 +2,8 @@
 -- layer: a Plummer sphere of 1024 bodies, 100 leapfrog steps of dt = 1/256,
 -- in double and in float; positions, velocities and energies must agree
 -- within the tolerances below; frames drawn from the GPU's deposit; the
--- prefetch kernel option (the same bits, kept by a checkpoint).
+-- prefetch kernel option (the same bits, kept by a checkpoint); writes after
+-- steps, euler damping on a shortened step and the float range (issue 24).
 -- Skipped where no GPU is usable (a failure
 -- under ORRERY_REQUIRE_GPU=1, as `make gpu-test` sets).
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
@@ -119,6 +120,85 @@ T.test("kernel prefetch: the same bits, kept by a checkpoint", function()
   for i = 1, #pos[0] do same = same and pos[0][i] == pos[1][i] end
   T.ok(same, "positions after 20 steps: the same bits with and without prefetch")
   os.remove(tmp)
+end)
+
+-- issue 24, items 6, 8, 11 on the GPU: a write after steps (attributes,
+-- bodies, buffers, params) keeps the bodies at the clock's state, bit for
+-- bit against a run without the write (float: the engine's rounded values
+-- are read back first); euler damping on a shortened step is
+-- damping^(h/dt); values beyond the float range are refused before upload.
+T.test("writes after steps keep the clock's state on the GPU", function()
+  local law = orrery.force{ name = "screened_gpu", params = { lambda = 0.5, k = 1.0 },
+    runtime_params = { "k" }, attributes = { "charge" }, scale = "k",
+    pair = [[
+real inv = orr_rsqrt_nz(r2), r = r2 * inv;
+f = -(charge_i / mi) * charge_j * orr_exp(-r / lambda) * (1 + r / lambda) * (inv * inv * inv);
+]] }
+  local n = 256
+  local Q, M = {}, {}
+  for i = 1, n do Q[i] = i % 2 == 0 and 1 or -0.5; M[i] = 1 / n end
+  local writes = {
+    { "set_attribute", function(s) s:set_attribute("charge", 1, Q[1]) end },
+    { "sim.attr.charge[i] =", function(s) s.attr.charge[2] = Q[2] end },
+    { "sim.attr.charge:from_table", function(s) s.attr.charge:from_table(Q) end },
+    { "set_body", function(s) s:set_body(3, { m = M[3] }) end },
+    { "sim.vel:set", function(s) s.vel:set(4, s.vel:get(4)) end },
+    { "sim.mass:from_table", function(s) s.mass:from_table(M) end },
+    { "set_param runtime", function(s) s:set_param("k", 1.0) end },
+    { "set_param baked", function(s) s:set_param("lambda", 0.75); s:set_param("lambda", 0.5) end },
+  }
+  for _, precision in ipairs{ "float", "double" } do
+    local function make()
+      local s = orrery.simulation{ bodies = orrery.ic.plummer{ n = n, seed = 3 }, force = law,
+        backend = "cuda", precision = precision, dt = 1 / 512, softening = 0.05,
+        kernel = { block = 64 } }
+      s:set_attribute("charge", Q)
+      return s
+    end
+    local ref <close> = make()
+    ref:step(10)
+    local at10 = ref.pos:to_table()
+    ref:step(5)
+    local at15, v15 = ref.pos:to_table(), ref.vel:to_table()
+    for _, w in ipairs(writes) do
+      local what = precision .. ", " .. w[1]
+      local sim <close> = make()
+      sim:step(10)
+      w[2](sim)
+      local p = sim.pos:to_table()
+      for i = 1, #p do
+        if p[i] ~= at10[i] then error(("%s: pos value %d %.17g, expected %.17g"):format(what, i,
+          p[i], at10[i])) end
+      end
+      sim:step(5)
+      local p2, v2 = sim.pos:to_table(), sim.vel:to_table()
+      for i = 1, #p2 do
+        if p2[i] ~= at15[i] or v2[i] ~= v15[i] then
+          error(("%s, 5 steps on: value %d differs"):format(what, i))
+        end
+      end
+    end
+  end
+end)
+
+T.test("euler damping on a shortened step on the GPU", function()
+  for _, precision in ipairs{ "float", "double" } do
+    local sim <close> = orrery.simulation{ n = 2, backend = "cuda", precision = precision,
+      integrator = "euler", damping = 0.5, dt = 0.1, G = 0 }
+    sim:set_bodies{ { vx = 1, m = 1 }, { x = 5, vx = 1, m = 1 } }
+    sim:advance(0.15)
+    T.near(sim:body(1).vx, 0.5 ^ 1.5, precision == "float" and 1e-6 or 1e-14, precision)
+  end
+end)
+
+T.test("float range refused on the GPU, before anything is uploaded", function()
+  local sim <close> = orrery.simulation{ n = 2, backend = "cuda" }
+  sim:set_bodies{ { x = -1, m = 1 }, { x = 1, m = 1 } }
+  T.raises("bad argument #1 to 'set_bodies' (body 2: 'vx' = 1e+39 is beyond the float range "
+    .. "(at most 3.40282347e+38 in magnitude; precision \"double\" holds it))",
+    function() sim:set_bodies{ {}, { vx = 1e39 } } end)
+  local e = sim:energy().total
+  T.ok(e == e and math.abs(e) < math.huge, "energy " .. e)
 end)
 
 T.done()
