@@ -386,9 +386,11 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
     if (st)
         return st;
 
+    /* O_NONBLOCK: a FIFO in the entry's place is opened at once (and refused
+     * below), not waited on for a writer */
     int fd;
     do
-        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         if (errno == ENOENT)
@@ -548,7 +550,7 @@ static int describe(const char *dir, int dfd, const char *name, int check, orr_k
         e->refused = "writable by group or others";
     if (!check || e->refused)
         return 0;
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return 0;
     struct stat fs;

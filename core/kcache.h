@@ -11,9 +11,11 @@
  * writers never leave a torn entry.  A corrupt or truncated entry is a miss
  * (the caller rebuilds and overwrites it); an entry not owned by the user or
  * writable by group/others is refused, since loading it would run someone
- * else's code.  orr_kcache_build is the one way the backends (and the
- * benchmark's reference loop) obtain a kernel object: fetch the entry, or
- * build it and store it. */
+ * else's code; so is one that is not a regular file (a FIFO is opened
+ * without blocking, so it is refused, never waited on).
+ * orr_kcache_build is the one way the backends (and the benchmark's
+ * reference loop) obtain a kernel object: fetch the entry, or build it and
+ * store it. */
 #ifndef ORR_KCACHE_H
 #define ORR_KCACHE_H
 

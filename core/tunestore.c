@@ -135,14 +135,18 @@ static orr_status store_empty(store *s, orr_error *err)
 }
 
 /* Reads the store.  A missing file gives an empty store; an unreadable,
- * unparsable or misshapen one gives an empty store and s->corrupt. */
+ * unparsable or misshapen one gives an empty store and s->corrupt.  Opened
+ * without blocking, so a FIFO in its place is reported, not waited on. */
 static orr_status store_load(store *s, orr_error *err)
 {
     memset(s, 0, sizeof *s);
     orr_status st = store_locate(s, err);
     if (st)
         return st;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd;
+    do
+        fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         if (errno != ENOENT)
             snprintf(s->corrupt, sizeof s->corrupt, "cannot open it: %s", strerror(errno));

@@ -17,9 +17,11 @@
  *                  "why"}, ...],
  *      "when": "2026-11-22T06:00:00Z"}, ...]}
  * A missing file is an empty store.  A file that does not parse, has the
- * wrong shape, is not a regular file or could have been written by someone
- * else (not owned by the user, writable by others) is ignored: lookups say
- * why and miss, and the next save replaces it.  Saves re-read the file,
+ * wrong shape, is not a regular file (a FIFO, a directory) or could have
+ * been written by someone else (not owned by the user, writable by others)
+ * is ignored: lookups say why and miss, and the next save replaces it.  The
+ * file is opened without blocking, so a FIFO in its place is reported,
+ * never waited on.  Saves re-read the file,
  * replace or add the one entry and write the whole file atomically
  * (outfile.h: a temporary file in the same directory, mode 0600, fsynced,
  * renamed into place), so a reader never sees a torn store and concurrent

@@ -6,9 +6,9 @@
 # its agreement with README, GPU-only options and variants refused on the
 # CPU, softening/G ranges, -o checked before compiling, a refused cache
 # entry, the compiler command in the CPU cache key, two processes compiling
-# one kernel at once, the vectorised CPU all-pairs loop, and test binaries
-# that leave nothing in TMPDIR.  Prints cmocka-style summary lines so
-# tests/run.sh can count it.
+# one kernel at once, FIFOs in the cache directory, the vectorised CPU
+# all-pairs loop, and test binaries that leave nothing in TMPDIR.  Prints
+# cmocka-style summary lines so tests/run.sh can count it.
 set -u
 build=${1:-build}
 orr="$build/orrery"
@@ -189,6 +189,23 @@ check concurrent-both-ok 0 '^ok$' -- sh -c "[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && ec
 check concurrent-one-entry 0 '^1 entry in ' -- env ORRERY_CACHE_DIR="$conc" "$orr" cache list
 check concurrent-entry-valid 0 '^[0-9a-f]{32}\.so +[0-9]+  [0-9-]+ [0-9:]+$' -- env ORRERY_CACHE_DIR="$conc" "$orr" cache list
 check concurrent-no-temp 0 '^1$' -- sh -c "ls -A '$conc' | wc -l"
+
+# the cache directory misused (issue 25)
+# a FIFO named like a cache entry or the tuning store: nothing blocks on it
+# (timeout turns a hang into exit 124); the entry is refused as a file that
+# is not regular, the store ignored and replaced
+fifo="$tmp/cache-fifo"
+printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = %s }\ns:step(1)\nprint("stepped")\n' false >"$tmp/plain.lua"
+printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = %s, tune_budget = 0.1 }\ns:step(1)\nprint("stepped")\n' true >"$tmp/tuned.lua"
+ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/plain.lua" >/dev/null 2>&1
+entry=$(ls "$fifo"/*.so | head -1)
+rm -f "$entry" && mkfifo "$entry"
+check fifo-entry-run 1 "refusing cache entry $entry: not a regular file; remove it or run 'orrery cache clear'" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/plain.lua"
+check fifo-entry-info 0 'kernel cache: .*, 1 entry' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
+rm -f "$entry" && mkfifo "$fifo/tuning.json"
+check fifo-store-info 0 "unreadable: tuning store $fifo/tuning\.json is corrupt \(not a regular file\)" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
+check fifo-store-run 0 '^stepped$' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/tuned.lua"
+check fifo-store-replaced 0 'cpu gravity float N<=64: block' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
 
 # the CPU all-pairs loop vectorises: the generated source, compiled with the
 # CPU backend's own flags (from orrery info), gets a "loop vectorized" note

@@ -1,5 +1,6 @@
 /* test_kcache: the kernel cache: keys, hits and misses, corrupt and unsafe
- * entries, concurrent writers, directory creation and housekeeping. */
+ * entries, concurrent writers, directory creation and housekeeping, and a
+ * FIFO named like an entry. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -636,6 +637,35 @@ static void test_bad_args(void **state)
     orr_error_clear(&err);
 }
 
+/* 9. a FIFO named like an entry: refused at once (opened without waiting
+ * for a writer), listed as refused */
+static void test_fifo_entry(void **state)
+{
+    orr_kkey k;
+    make_key(&k, "fifo", "");
+    char path[4200];
+    entry_file(path, sizeof path, &k, "so");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(30);   /* a hang fails the test */
+    orr_error err = {0};
+    void *data = NULL;
+    size_t len = 0;
+    int hit = 1;
+    char *note = NULL;
+    assert_int_equal(orr_kcache_get(&k, "so", &data, &len, &hit, &note, &err), ORR_ERR_CACHE);
+    print_message("refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(hit, 0);
+    orr_error_clear(&err);
+    refused_t rs = {0};
+    TU_OK(orr_kcache_list(on_refused, &rs, &err), &err);
+    assert_int_equal(rs.n, 1);
+    assert_string_equal(rs.why, "not a regular file");
+    alarm(0);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +677,7 @@ int main(void)
         cmocka_unit_test_setup(test_cache_dir, setup),
         cmocka_unit_test_setup(test_list_usage_clear, setup),
         cmocka_unit_test_setup(test_bad_args, setup),
+        cmocka_unit_test_setup(test_fifo_entry, setup),
     };
     return cmocka_run_group_tests_name("kcache", tests, NULL, group_teardown);
 }

@@ -3,8 +3,9 @@
  * misshapen store, identity mismatches (softening, precision, N bucket,
  * force-law source, device) as misses, a planted wrong answer rejected, the
  * all-wrong case falling back to the default, the exhaustive search, the
- * report callback seeing every trial, clearing the store, and the winner
- * checked against a plain double loop written here. */
+ * report callback seeing every trial, clearing the store, the winner
+ * checked against a plain double loop written here, and a FIFO in the
+ * store's place. */
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -861,11 +862,14 @@ static void test_bad_arguments(void **state)
     orr_error_clear(&err);
 }
 
+/* The H100's device identity (tune.h) in the entries below. */
+static const char h100_device[] = "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0";
+
 /* A store entry for gravity as tuned on the H100: its identity only. */
 static void h100_entry(orr_tune_entry *e, const char *kernel, const char *precision, long n_bucket)
 {
     memset(e, 0, sizeof *e);
-    snprintf(e->device, sizeof e->device, "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0");
+    snprintf(e->device, sizeof e->device, "%s", h100_device);
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
     snprintf(e->backend, sizeof e->backend, "cuda");
     snprintf(e->precision, sizeof e->precision, "%s", precision);
@@ -1022,6 +1026,45 @@ static void test_hermite_entries(void **state)
     orr_engine_destroy(eng);
 }
 
+/* ---- the store as several processes share it (issue 25) ------------------ */
+
+/* One stored H100 tuning of kernel identity kernel, without trials. */
+static orr_status put_entry(const char *kernel, orr_error *err)
+{
+    orr_tune_entry e;
+    h100_entry(&e, kernel, "float", 1024);
+    e.block = 256, e.unroll = 4, e.split = 1, e.ipt = 1, e.ms = 1.5;
+    return orr_tune_store_put(&e, NULL, 0, err);
+}
+
+/* A FIFO named tuning.json: lookups and listings do not block on it (they
+ * open without waiting for a writer) and call it what it is; the next save
+ * replaces it, as it does any store that is not a regular file. */
+static void test_fifo_store(void **state)
+{
+    clear_store();
+    char path[4200];
+    store_path(path, sizeof path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(30);   /* a hang fails the test */
+    orr_error err = {0};
+    orr_tune_entry got;
+    orr_tune_store_file file;
+    int found = 1;
+    const char *a = "0123456789abcdef0123456789abcdef";
+    TU_OK(orr_tune_store_get(h100_device, a, &got, &found, &file, &err), &err);
+    assert_int_equal(found, 0);
+    assert_string_equal(file.corrupt, "not a regular file");
+    lister ls = {0};
+    assert_int_equal(orr_tune_store_list(on_entry, &ls, &err), ORR_ERR_CACHE);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    orr_error_clear(&err);
+    TU_OK(put_entry(a, &err), &err);
+    TU_OK(orr_tune_store_get(h100_device, a, &got, &found, &file, &err), &err);
+    assert_int_equal(found, 1);
+    alarm(0);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -1041,6 +1084,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_hermite_entries),
         cmocka_unit_test(test_prefetch_entry),
+        cmocka_unit_test(test_fifo_store),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
 }
