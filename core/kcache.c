@@ -650,6 +650,18 @@ orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char
     orr_kkey_finish(&kb, &key);
     memcpy(info->key, key.hex, sizeof info->key);
 
+    /* a cache directory that cannot be made or used: built uncached, and the
+     * note says why (as for a failed store below) */
+    char dir[PATH_MAX];
+    orr_error dir_err = {0};
+    if (orr_kcache_dir(dir, sizeof dir, &dir_err) != ORR_OK) {
+        snprintf(info->note, sizeof info->note, "kernel cache unusable, running uncached: %.440s",
+                 dir_err.msg);
+        orr_error_clear(&dir_err);
+        info->cached = 0;
+        return build(ctx, data, len, &info->compile_s, err);
+    }
+
     int hit = 0;
     char *note = NULL;
     st = orr_kcache_get(&key, kind, data, len, &hit, &note, err);

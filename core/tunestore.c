@@ -376,10 +376,22 @@ orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_e
                               int *found, orr_tune_store_file *file, orr_error *err)
 {
     *found = 0;
+    if (file)
+        memset(file, 0, sizeof *file);
     store s;
-    orr_status st = store_load(&s, err);
-    if (st)
+    orr_error lerr = {0};
+    orr_status st = store_load(&s, &lerr);
+    if (st == ORR_ERR_NOMEM) {
+        orr_fail(err, st, "%s", lerr.msg);
+        orr_error_clear(&lerr);
         return st;
+    }
+    if (st) {   /* the cache directory is unusable: a miss that says why */
+        if (file)
+            snprintf(file->unreadable, sizeof file->unreadable, "%s", lerr.msg);
+        orr_error_clear(&lerr);
+        return ORR_OK;
+    }
     if (file) {
         snprintf(file->path, sizeof file->path, "%s", s.path);
         snprintf(file->corrupt, sizeof file->corrupt, "%s", s.corrupt);

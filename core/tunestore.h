@@ -70,21 +70,24 @@ typedef struct {
 
 /* The store file as orr_tune_store_get found it. */
 typedef struct {
-    char path[PATH_MAX];   /* where it is */
+    char path[PATH_MAX];   /* where it is ("" when the cache directory is unusable) */
     char corrupt[256];     /* why it was ignored ("not valid JSON near byte 12", "not owned
-                              by you or writable by others", ...); "" when it was fine or
-                              missing */
+                              by you or writable by others", "not a regular file", ...);
+                              the next save replaces it; "" when it was fine or missing */
+    char unreadable[1024]; /* why it could not be read: the cache directory's error
+                              ("cannot create cache directory DIR: Not a directory");
+                              "" when it was read or missing */
 } orr_tune_store_file;
 
 /* Writes the store's path into buf (size bytes), creating the cache directory
- * if needed. */
+ * if needed (an error when it is unusable). */
 orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err);
 
 /* Looks up the tuning stored for device and kernel (compared whole): on a hit
  * *found = 1 and *e holds it (ntrials, nfailed counted; *e untouched on a
  * miss).  file (may be NULL) gets the path and, for a store that was
- * ignored, why (then *found is 0).  Returns an error only when the cache
- * directory is unusable or memory runs out. */
+ * ignored, or an unusable cache directory, why (then *found is 0).
+ * Returns an error only when memory runs out. */
 orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_entry *e,
                               int *found, orr_tune_store_file *file, orr_error *err);
 
@@ -92,7 +95,8 @@ orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_e
  * exhaustive, budget_s, winner and timing; ntrials, nfailed and when are
  * ignored: the save is stamped with the current time) with its trials
  * trials[0..ntrials), replacing any entry of the same device and kernel;
- * the rest of the store is kept (a corrupt store is replaced). */
+ * the rest of the store is kept (a corrupt store is replaced).  Fails
+ * (ORR_ERR_CACHE) when the cache directory is unusable. */
 orr_status orr_tune_store_put(const orr_tune_entry *e, const orr_tune_stored_trial *trials,
                               int ntrials, orr_error *err);
 

@@ -6,9 +6,10 @@
 # its agreement with README, GPU-only options and variants refused on the
 # CPU, softening/G ranges, -o checked before compiling, a refused cache
 # entry, the compiler command in the CPU cache key, two processes compiling
-# one kernel at once, FIFOs in the cache directory, the vectorised CPU
-# all-pairs loop, and test binaries that leave nothing in TMPDIR.  Prints
-# cmocka-style summary lines so tests/run.sh can count it.
+# one kernel at once, FIFOs in the cache directory, a cache directory that
+# cannot be made, the vectorised CPU all-pairs loop, and test binaries that
+# leave nothing in TMPDIR.  Prints cmocka-style summary lines so
+# tests/run.sh can count it.
 set -u
 build=${1:-build}
 orr="$build/orrery"
@@ -206,6 +207,18 @@ rm -f "$entry" && mkfifo "$fifo/tuning.json"
 check fifo-store-info 0 "unreadable: tuning store $fifo/tuning\.json is corrupt \(not a regular file\)" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
 check fifo-store-run 0 '^stepped$' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/tuned.lua"
 check fifo-store-replaced 0 'cpu gravity float N<=64: block' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
+
+# a cache directory that cannot be made (under a regular file: root cannot
+# either): runs go on uncached with one note, said once
+: >"$tmp/plainfile"
+nocache="$tmp/plainfile/cache"
+nocache_note="orrery: note: kernel cache unusable, running uncached: cannot create cache directory $nocache: Not a directory"
+for script in plain tuned; do
+  ORRERY_CACHE_DIR="$nocache" timeout 20 "$orr" run "$tmp/$script.lua" >"$tmp/nc.out" 2>"$tmp/nc.err"; rc=$?
+  check nocache-run-$script 0 '^one note$' -- sh -c "[ $rc -eq 0 ] && grep -qx stepped '$tmp/nc.out' && [ \$(wc -l <'$tmp/nc.err') -eq 1 ] && grep -qxF '$nocache_note' '$tmp/nc.err' && echo one note || { echo exit $rc; cat '$tmp/nc.out' '$tmp/nc.err'; }"
+done
+check nocache-bench 0 "^  note: kernel cache unusable, running uncached: cannot create cache directory $nocache: Not a directory$" -- env ORRERY_CACHE_DIR="$nocache" "$orr" bench --backend cpu --n 100 --steps 1
+check nocache-tune 0 "^  note: (.*; )?tuning not saved: cannot create cache directory $nocache: Not a directory$" -- env ORRERY_CACHE_DIR="$nocache" "$orr" tune --backend cpu --n 100 --budget 0.1
 
 # the CPU all-pairs loop vectorises: the generated source, compiled with the
 # CPU backend's own flags (from orrery info), gets a "loop vectorized" note

@@ -4,8 +4,8 @@
  * force-law source, device) as misses, a planted wrong answer rejected, the
  * all-wrong case falling back to the default, the exhaustive search, the
  * report callback seeing every trial, clearing the store, the winner
- * checked against a plain double loop written here, and a FIFO in the
- * store's place. */
+ * checked against a plain double loop written here, a FIFO in the
+ * store's place, and a cache directory that cannot be made. */
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -1065,6 +1065,47 @@ static void test_fifo_store(void **state)
     alarm(0);
 }
 
+/* A cache directory that cannot be made (here under a regular file, which
+ * stops root too): lookups miss without an error, and a tuning runs
+ * uncached and says that it was not saved. */
+static void test_unusable_cache_dir(void **state)
+{
+    char dir[256], file[300], cache[320];
+    tu_temp_dir(dir, sizeof dir, "orrery-nocache");
+    tu_remove_at_exit(dir);
+    snprintf(file, sizeof file, "%s/file", dir);
+    snprintf(cache, sizeof cache, "%s/x", file);
+    spit(file, "");
+    char *old = strdup(getenv("ORRERY_CACHE_DIR"));
+    setenv("ORRERY_CACHE_DIR", cache, 1);
+    orr_error err = {0};
+    orr_tune_entry got;
+    orr_tune_store_file sf;
+    int found = 1;
+    orr_status st = orr_tune_store_get(h100_device, "0123456789abcdef0123456789abcdef", &got,
+                                       &found, &sf, &err);
+    if (st)
+        print_message("lookup: %s\n", err.msg);
+    assert_int_equal(st, ORR_OK);
+    assert_int_equal(found, 0);
+    orr_kspec base;
+    base_spec(&base);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 0.1);
+    orr_tune_result r;
+    st = orr_tune(ORR_BACKEND_CPU, &base, 100, &o, &r, &err);
+    if (st)
+        print_message("tune: %s\n", err.msg);
+    assert_int_equal(st, ORR_OK);
+    print_result("tune without a cache directory", &r);
+    assert_non_null(strstr(r.note, "tuning not saved: cannot create cache directory"));
+    assert_non_null(strstr(r.note, "Not a directory"));
+    setenv("ORRERY_CACHE_DIR", old, 1);
+    free(old);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -1085,6 +1126,7 @@ int main(void)
         cmocka_unit_test(test_hermite_entries),
         cmocka_unit_test(test_prefetch_entry),
         cmocka_unit_test(test_fifo_store),
+        cmocka_unit_test(test_unusable_cache_dir),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
 }
