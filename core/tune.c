@@ -1119,7 +1119,8 @@ static void tuner_free(tuner *t)
     free(t->tried);
 }
 
-/* Saves the winner and every trial in the store (tunestore.h). */
+/* Saves the winner and every trial in the store (tunestore.h); what the
+ * save could not promise goes to the result's note. */
 static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
 {
     orr_tune_stored_trial *trials = malloc(sizeof *trials * (size_t)(t->ntrials + 1));
@@ -1154,7 +1155,8 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
     e.ms = ms;
     e.interactions_per_s = interactions(&t->id, ms);
     e.targets_bucket = t->id.t_bucket;
-    orr_status st = orr_tune_store_put(&e, trials, t->ntrials, err);
+    orr_status st = orr_tune_store_put(&e, trials, t->ntrials, t->r->note, sizeof t->r->note,
+                                       err);
     free(trials);
     return st;
 }

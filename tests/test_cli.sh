@@ -6,10 +6,10 @@
 # its agreement with README, GPU-only options and variants refused on the
 # CPU, softening/G ranges, -o checked before compiling, a refused cache
 # entry, the compiler command in the CPU cache key, two processes compiling
-# one kernel at once, FIFOs in the cache directory, a cache directory that
-# cannot be made, the vectorised CPU all-pairs loop, and test binaries that
-# leave nothing in TMPDIR.  Prints cmocka-style summary lines so
-# tests/run.sh can count it.
+# one kernel at once, tunings saved at once, FIFOs in the cache directory,
+# a cache directory that cannot be made, the vectorised CPU all-pairs loop,
+# and test binaries that leave nothing in TMPDIR.  Prints cmocka-style
+# summary lines so tests/run.sh can count it.
 set -u
 build=${1:-build}
 orr="$build/orrery"
@@ -191,7 +191,22 @@ check concurrent-one-entry 0 '^1 entry in ' -- env ORRERY_CACHE_DIR="$conc" "$or
 check concurrent-entry-valid 0 '^[0-9a-f]{32}\.so +[0-9]+  [0-9-]+ [0-9:]+$' -- env ORRERY_CACHE_DIR="$conc" "$orr" cache list
 check concurrent-no-temp 0 '^1$' -- sh -c "ls -A '$conc' | wc -l"
 
-# the cache directory misused (issue 25)
+# the cache directory shared and misused (issue 25, items 1, 6 and 9)
+# six tunings of six N buckets saved at once are all kept, in two rounds
+# (the kernels are compiled first, so the six finish together; before the
+# store's lock most rounds lost one or two of them)
+for round in 1 2; do
+  shared="$tmp/cache-shared$round"
+  ORRERY_CACHE_DIR="$shared" "$orr" tune --backend cpu --n 50 --budget 0.2 >/dev/null 2>&1
+  pids=()
+  for n in 100 200 400 800 1500 3000; do
+    ORRERY_CACHE_DIR="$shared" "$orr" tune --backend cpu --n $n --budget 0.2 >"$tmp/tune$n" 2>&1 & pids+=($!)
+  done
+  tunes_rc=0; for p in "${pids[@]}"; do wait "$p" || tunes_rc=1; done
+  check concurrent-tunes-ok-$round 0 '^ok$' -- sh -c "[ $tunes_rc -eq 0 ] && echo ok || cat '$tmp'/tune[0-9]*"
+  check concurrent-tunes-kept-$round 0 '^7$' -- sh -c "ORRERY_CACHE_DIR='$shared' '$orr' info | grep -c '^  cpu gravity float N<='"
+done
+
 # a FIFO named like a cache entry or the tuning store: nothing blocks on it
 # (timeout turns a hang into exit 124); the entry is refused as a file that
 # is not regular, the store ignored and replaced
