@@ -623,10 +623,16 @@ orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
     memset(&s, 0, sizeof s);
     store_lock lk;
     orr_status st = store_locate(&s, err);
-    if (!st)
-        st = store_lock_take(s.dir, &lk, NULL, 0, err);
     if (st)
         return st;
+    struct stat sb;
+    if ((st = store_lock_take(s.dir, &lk, NULL, 0, err)) != ORR_OK) {
+        if (lstat(s.path, &sb) != 0 && errno == ENOENT) {
+            orr_error_clear(err);   /* no store: nothing to clear (a read-only directory) */
+            return ORR_OK;
+        }
+        return st;
+    }
     st = store_load(&s, err);
     if (st) {
         store_lock_release(&lk);

@@ -145,8 +145,10 @@ orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), v
                                orr_error *err);
 
 /* Removes the store (and stale temp files of interrupted saves, and the lock
- * file), holding the lock.  *removed (may be NULL) gets the number of
- * tunings it held (0 when missing, corrupt or unreadable). */
+ * file), holding the lock; where the lock cannot be taken and there is no
+ * store (a read-only directory), there is nothing to do.  *removed (may be
+ * NULL) gets the number of tunings it held (0 when missing, corrupt or
+ * unreadable). */
 orr_status orr_tune_store_clear(size_t *removed, orr_error *err);
 
 #endif
