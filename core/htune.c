@@ -167,7 +167,7 @@ static orr_status save(const htuner *t, int k, const char *kernel, const orr_htu
     e.ranges = orr_hlaunch_ranges(t->n, t->r->active[k], t->r->launch[k], t->sms, NULL);
     e.ms = t->r->ms[k];
     e.interactions_per_s = e.ms > 0 ? (double)t->r->active[k] * (double)t->n / (e.ms * 1e-3) : 0;
-    return orr_tune_store_put(&e, st, ntrials, err);
+    return orr_tune_store_put(&e, st, ntrials, t->r->note, sizeof t->r->note, err);
 }
 
 /* save(), a failure said in the note (not an error: the run goes on). */

@@ -386,9 +386,11 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
     if (st)
         return st;
 
+    /* O_NONBLOCK: a FIFO in the entry's place is opened at once (and refused
+     * below), not waited on for a writer */
     int fd;
     do
-        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         if (errno == ENOENT)
@@ -548,7 +550,7 @@ static int describe(const char *dir, int dfd, const char *name, int check, orr_k
         e->refused = "writable by group or others";
     if (!check || e->refused)
         return 0;
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return 0;
     struct stat fs;
@@ -647,6 +649,18 @@ orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char
         orr_kkey_add_str(&kb, key_parts[k]);
     orr_kkey_finish(&kb, &key);
     memcpy(info->key, key.hex, sizeof info->key);
+
+    /* a cache directory that cannot be made or used: built uncached, and the
+     * note says why (as for a failed store below) */
+    char dir[PATH_MAX];
+    orr_error dir_err = {0};
+    if (orr_kcache_dir(dir, sizeof dir, &dir_err) != ORR_OK) {
+        snprintf(info->note, sizeof info->note, "kernel cache unusable, running uncached: %.440s",
+                 dir_err.msg);
+        orr_error_clear(&dir_err);
+        info->cached = 0;
+        return build(ctx, data, len, &info->compile_s, err);
+    }
 
     int hit = 0;
     char *note = NULL;

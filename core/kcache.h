@@ -11,9 +11,12 @@
  * writers never leave a torn entry.  A corrupt or truncated entry is a miss
  * (the caller rebuilds and overwrites it); an entry not owned by the user or
  * writable by group/others is refused, since loading it would run someone
- * else's code.  orr_kcache_build is the one way the backends (and the
- * benchmark's reference loop) obtain a kernel object: fetch the entry, or
- * build it and store it. */
+ * else's code; so is one that is not a regular file (a FIFO is opened
+ * without blocking, so it is refused, never waited on).
+ * orr_kcache_build is the one way the backends (and the benchmark's
+ * reference loop) obtain a kernel object: fetch the entry, or build it and
+ * store it; where the directory cannot be made or used, build it uncached
+ * with a note. */
 #ifndef ORR_KCACHE_H
 #define ORR_KCACHE_H
 
@@ -68,7 +71,12 @@ typedef struct {
 /* Makes a kernel object through the cache: the key is the hash of
  * key_parts; on a hit the stored payload, else build(ctx, ...) is run and
  * its result stored (a failed build stores nothing; a failed store is only
- * a note).  Fills info (cached, compile time, key, note).  *data is heap. */
+ * a note).  A cache directory that orr_kcache_dir refuses (it cannot be
+ * made, is not a directory, not yours, writable by others) is not an
+ * error: the kernel is built and not stored, and the note says
+ * "kernel cache unusable, running uncached: REASON".  A refused entry in a
+ * usable directory stays an error (orr_kcache_get).  Fills info (cached,
+ * compile time, key, note).  *data is heap. */
 typedef orr_status (*orr_build_fn)(void *ctx, void **data, size_t *len, double *seconds,
                                    orr_error *err);
 orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char *kind,

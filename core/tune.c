@@ -11,6 +11,7 @@
 #include "law.h"
 #include "rtc.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -274,6 +275,8 @@ static orr_status lookup(const ident *id, int tuning, int need_exhaustive, orr_t
     if (file.corrupt[0])
         orr_note_add(r->note, sizeof r->note, "tuning store %s is corrupt (%s)%s", file.path,
                  file.corrupt, tuning ? "; rewriting" : "");
+    else if (file.unreadable[0] && !tuning)   /* when tuning, a failed save says it */
+        orr_note_add(r->note, sizeof r->note, "%s", file.unreadable);
     orr_kspec spec;
     if (hit && need_exhaustive && !e.exhaustive) {
         hit = 0;
@@ -514,9 +517,12 @@ static void prebuild(const tuner *t, const params *list, int count)
 {
     enum { MAX_WORKERS = 64 };
     orr_error e = {0};
+    char dir[PATH_MAX];
     int workers = online_cpus();
     workers = workers > MAX_WORKERS ? MAX_WORKERS : workers;
-    if (t->id.target != ORR_TARGET_GPU || count < 2 || workers < 2 || orr_rtc_open(&e)) {
+    /* without a usable cache a prebuilt kernel would be compiled again */
+    if (t->id.target != ORR_TARGET_GPU || count < 2 || workers < 2 || orr_rtc_open(&e) ||
+        orr_kcache_dir(dir, sizeof dir, &e)) {
         orr_error_clear(&e);
         return;
     }
@@ -1113,7 +1119,8 @@ static void tuner_free(tuner *t)
     free(t->tried);
 }
 
-/* Saves the winner and every trial in the store (tunestore.h). */
+/* Saves the winner and every trial in the store (tunestore.h); what the
+ * save could not promise goes to the result's note. */
 static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
 {
     orr_tune_stored_trial *trials = malloc(sizeof *trials * (size_t)(t->ntrials + 1));
@@ -1148,7 +1155,8 @@ static orr_status save(const tuner *t, int winner, double ms, orr_error *err)
     e.ms = ms;
     e.interactions_per_s = interactions(&t->id, ms);
     e.targets_bucket = t->id.t_bucket;
-    orr_status st = orr_tune_store_put(&e, trials, t->ntrials, err);
+    orr_status st = orr_tune_store_put(&e, trials, t->ntrials, t->r->note, sizeof t->r->note,
+                                       err);
     free(trials);
     return st;
 }

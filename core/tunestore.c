@@ -1,9 +1,10 @@
 /* tunestore: the tuning store, one JSON file read, checked, listed, cleared
- * and saved atomically (see tunestore.h).  The only place that knows its
- * JSON. */
+ * and saved atomically under a lock (see tunestore.h).  The only place that
+ * knows its JSON. */
 #include "tunestore.h"
 #include "kcache.h"
 #include "outfile.h"
+#include "util.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,8 @@
 
 #define STORE_NAME "tuning.json"
 #define STORE_TMP STORE_NAME ".tmp."   /* outfile.h's temporary names */
+#define STORE_LOCK STORE_NAME ".lock"
+#define LOCK_TIMEOUT_S 30.0            /* the longest wait for another save */
 #define STORE_FORMAT "orrery-tuning"
 #define STORE_VERSION 1
 
@@ -32,6 +36,8 @@ typedef struct {
     cJSON *entries;        /* its "entries" array */
     int existed;           /* the file was there */
     char corrupt[256];     /* why the file was ignored; "" when it was fine */
+    char unreadable[256];  /* why it could not be read (open, stat or read failed: not
+                              its content); "" when it was read or missing */
 } store;
 
 static orr_status store_locate(store *s, orr_error *err)
@@ -134,25 +140,33 @@ static orr_status store_empty(store *s, orr_error *err)
     return ORR_OK;
 }
 
-/* Reads the store.  A missing file gives an empty store; an unreadable,
- * unparsable or misshapen one gives an empty store and s->corrupt. */
+/* Reads the store.  A missing file gives an empty store; an unparsable or
+ * misshapen one, or one that is not a regular file of ours, an empty store
+ * and s->corrupt; one that cannot be read (EACCES, EMFILE, EIO, ...) an
+ * empty store and s->unreadable.  Opened without blocking, so a FIFO in its
+ * place is reported, not waited on. */
 static orr_status store_load(store *s, orr_error *err)
 {
     memset(s, 0, sizeof *s);
     orr_status st = store_locate(s, err);
     if (st)
         return st;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd;
+    do
+        fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    while (fd < 0 && errno == EINTR);
     if (fd < 0) {
-        if (errno != ENOENT)
-            snprintf(s->corrupt, sizeof s->corrupt, "cannot open it: %s", strerror(errno));
+        if (errno == ELOOP)
+            snprintf(s->corrupt, sizeof s->corrupt, "a symbolic link");
+        else if (errno != ENOENT)
+            snprintf(s->unreadable, sizeof s->unreadable, "%s", strerror(errno));
         return store_empty(s, err);
     }
     s->existed = 1;
     struct stat sb;
     char *text = NULL;
     if (fstat(fd, &sb) != 0) {
-        snprintf(s->corrupt, sizeof s->corrupt, "cannot stat it: %s", strerror(errno));
+        snprintf(s->unreadable, sizeof s->unreadable, "cannot stat it: %s", strerror(errno));
     } else if (!S_ISREG(sb.st_mode)) {
         snprintf(s->corrupt, sizeof s->corrupt, "not a regular file");
     } else if (sb.st_uid != geteuid() || (sb.st_mode & 022)) {
@@ -168,16 +182,19 @@ static orr_status store_load(store *s, orr_error *err)
             ssize_t r = read(fd, text + got, want - got);
             if (r < 0 && errno == EINTR)
                 continue;
+            if (r < 0)
+                snprintf(s->unreadable, sizeof s->unreadable, "%s", strerror(errno));
             if (r <= 0)
                 break;
             got += (size_t)r;
         }
-        if (got != want)
-            snprintf(s->corrupt, sizeof s->corrupt, "short read");
+        if (got != want && !s->unreadable[0])
+            snprintf(s->unreadable, sizeof s->unreadable,
+                     "it shrank from %zu to %zu bytes while being read", want, got);
         text[got] = '\0';
     }
     close(fd);
-    if (!s->corrupt[0]) {
+    if (!s->corrupt[0] && !s->unreadable[0]) {
         const char *end = NULL;
         s->root = cJSON_ParseWithLengthOpts(text, (size_t)sb.st_size, &end, 0);
         if (!s->root) {
@@ -188,7 +205,7 @@ static orr_status store_load(store *s, orr_error *err)
         }
     }
     free(text);
-    if (s->corrupt[0])
+    if (s->corrupt[0] || s->unreadable[0])
         return store_empty(s, err);
     return ORR_OK;
 }
@@ -215,31 +232,189 @@ static cJSON *store_find(const store *s, const char *device, const char *kernel,
     return NULL;
 }
 
+/* ---- the lock ------------------------------------------------------------ */
+
+/* Saves (and clear) hold an fcntl() write lock on tuning.json.lock while
+ * they read the store, change it and rename the new one into place: an
+ * open-file-description lock where the kernel has them (Linux 3.15), else a
+ * classic POSIX record lock, which NFS carries to the server (NLM for v3,
+ * the protocol itself for v4).  A process-wide mutex keeps the threads of
+ * one process apart (POSIX locks do not, and closing any descriptor of the
+ * file would drop them).  The wait is bounded: the lock is tried without
+ * blocking, with pauses growing from 1 to 64 ms, until LOCK_TIMEOUT_S. */
+
+static pthread_mutex_t lock_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct {
+    int fd;           /* the lock file, locked; -1 when saving without a lock */
+    int ofd;          /* 1: an open-file-description lock */
+} store_lock;
+
+static double lock_timeout_s(void)
+{
+    const char *v = getenv("ORRERY_TEST_LOCK_TIMEOUT");   /* test hook (tunestore.h) */
+    char *end;
+    double t = v && *v ? strtod(v, &end) : LOCK_TIMEOUT_S;
+    return v && *v && *end == '\0' && t >= 0 ? t : LOCK_TIMEOUT_S;
+}
+
+/* 1 when errno says this file system keeps no locks (rather than a lock
+ * held by someone else, or a real failure). */
+static int no_locking(int e)
+{
+    return e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Takes the store's lock (dir is the cache directory); *note (may be NULL,
+ * note_size bytes) gets why a save goes ahead without it.  Holds lock_mutex
+ * on success; store_lock_release releases both. */
+static orr_status store_lock_take(const char *dir, store_lock *lk, char *note, size_t note_size,
+                                  orr_error *err)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, STORE_LOCK) >= sizeof path)
+        return orr_fail(err, ORR_ERR_IO, "cache directory path too long: %s", dir);
+    lk->fd = -1;
+    lk->ofd = 1;
+    pthread_mutex_lock(&lock_mutex);
+    const double timeout = lock_timeout_s(), deadline = mono_s() + timeout;
+    const char *test_nolock = getenv("ORRERY_TEST_NOLOCK");   /* test hook (tunestore.h) */
+    long pause_ms = 1;
+    orr_status st = ORR_OK;
+    for (;;) {
+        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (fd < 0 && errno == EINTR)
+            continue;
+        if (fd < 0) {
+            st = orr_fail(err, ORR_ERR_IO, "cannot lock the tuning store: cannot open %s: %s",
+                          path, errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+            break;
+        }
+        struct stat fsb, psb;
+        if (fstat(fd, &fsb) != 0 || !S_ISREG(fsb.st_mode)) {
+            close(fd);
+            st = orr_fail(err, ORR_ERR_IO,
+                          "cannot lock the tuning store: %s is not a regular file; remove it",
+                          path);
+            break;
+        }
+        struct flock fl;
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        int rc, e = 0;
+        if (test_nolock && *test_nolock) {
+            rc = -1, e = ENOLCK;
+        } else {
+            rc = fcntl(fd, lk->ofd ? F_OFD_SETLK : F_SETLK, &fl);
+            e = errno;
+            if (rc != 0 && e == EINVAL && lk->ofd) {   /* a kernel without OFD locks */
+                lk->ofd = 0;
+                close(fd);
+                continue;
+            }
+        }
+        if (rc == 0) {
+            /* the file locked must still be the one at the path: a clear may
+             * have removed it while this process waited */
+            if (stat(path, &psb) == 0 && psb.st_dev == fsb.st_dev && psb.st_ino == fsb.st_ino) {
+                lk->fd = fd;
+                return ORR_OK;
+            }
+            close(fd);
+            continue;
+        }
+        close(fd);
+        if (e == EINTR)
+            continue;
+        if (no_locking(e)) {
+            if (note)
+                orr_note_add(note, note_size,
+                             "tuning store in %s: this file system keeps no locks (%s), so the "
+                             "save went ahead without one (a save at the same moment elsewhere "
+                             "may be lost)", dir, strerror(e));
+            return ORR_OK;   /* lk->fd = -1: saved without the lock, mutex held */
+        }
+        if (e != EAGAIN && e != EACCES) {
+            st = orr_fail(err, ORR_ERR_IO, "cannot lock the tuning store (%s): %s", path,
+                          strerror(e));
+            break;
+        }
+        if (mono_s() >= deadline) {
+            st = orr_fail(err, ORR_ERR_IO,
+                          "the tuning store is locked: waited %g s for %s, held by another "
+                          "process (a save that hangs, or a lock left on an NFS server)",
+                          timeout, path);
+            break;
+        }
+        struct timespec ts = {0, pause_ms * 1000000L};
+        nanosleep(&ts, NULL);
+        if (pause_ms < 64)
+            pause_ms *= 2;
+    }
+    pthread_mutex_unlock(&lock_mutex);
+    return st;
+}
+
+static void store_lock_release(store_lock *lk)
+{
+    if (lk->fd >= 0)
+        close(lk->fd);   /* drops the lock */
+    lk->fd = -1;
+    pthread_mutex_unlock(&lock_mutex);
+}
+
 /* Adds entry (taking ownership) to the store on disk, replacing the entry with
- * the same identity.  Re-reads the file first, so concurrent tunings of
- * other identities are kept; a corrupt file is replaced. */
-static orr_status save_entry(cJSON *entry, const char *device, const char *kernel, orr_error *err)
+ * the same identity.  Under the lock re-reads the file, so concurrent tunings
+ * of other identities are kept; a corrupt file is replaced, one that cannot
+ * be read is left alone (the save fails). */
+static orr_status save_entry(cJSON *entry, const char *device, const char *kernel, char *note,
+                             size_t note_size, orr_error *err)
 {
     store s;
-    orr_status st = store_load(&s, err);
+    memset(&s, 0, sizeof s);
+    store_lock lk;
+    orr_status st = store_locate(&s, err);
+    if (!st)
+        st = store_lock_take(s.dir, &lk, note, note_size, err);
     if (st) {
         cJSON_Delete(entry);
+        return st;
+    }
+    st = store_load(&s, err);
+    if (!st && s.unreadable[0])
+        st = orr_fail(err, ORR_ERR_IO, "cannot read tuning store %s (%s); not replacing it",
+                      s.path, s.unreadable);
+    if (st) {
+        store_lock_release(&lk);
+        cJSON_Delete(entry);
+        store_free(&s);
         return st;
     }
     int index = -1;
     while (store_find(&s, device, kernel, &index))
         cJSON_DeleteItemFromArray(s.entries, index);
     if (!cJSON_AddItemToArray(s.entries, entry)) {
+        store_lock_release(&lk);
         cJSON_Delete(entry);
         store_free(&s);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
     char *text = cJSON_Print(s.root);
     if (!text) {
+        store_lock_release(&lk);
         store_free(&s);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory writing the tuning store");
     }
     st = orr_outfile_write(s.path, text, strlen(text), 0600, err);   /* atomic */
+    store_lock_release(&lk);
     cJSON_free(text);
     store_free(&s);
     return st;
@@ -372,13 +547,28 @@ orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_e
                               int *found, orr_tune_store_file *file, orr_error *err)
 {
     *found = 0;
+    if (file)
+        memset(file, 0, sizeof *file);
     store s;
-    orr_status st = store_load(&s, err);
-    if (st)
+    orr_error lerr = {0};
+    orr_status st = store_load(&s, &lerr);
+    if (st == ORR_ERR_NOMEM) {
+        orr_fail(err, st, "%s", lerr.msg);
+        orr_error_clear(&lerr);
         return st;
+    }
+    if (st) {   /* the cache directory is unusable: a miss that says why */
+        if (file)
+            snprintf(file->unreadable, sizeof file->unreadable, "%s", lerr.msg);
+        orr_error_clear(&lerr);
+        return ORR_OK;
+    }
     if (file) {
         snprintf(file->path, sizeof file->path, "%s", s.path);
         snprintf(file->corrupt, sizeof file->corrupt, "%s", s.corrupt);
+        if (s.unreadable[0])
+            snprintf(file->unreadable, sizeof file->unreadable,
+                     "cannot read tuning store %.700s: %.280s", s.path, s.unreadable);
     }
     const cJSON *hit = store_find(&s, device, kernel, NULL);
     if (hit) {
@@ -390,12 +580,12 @@ orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_e
 }
 
 orr_status orr_tune_store_put(const orr_tune_entry *e, const orr_tune_stored_trial *trials,
-                              int ntrials, orr_error *err)
+                              int ntrials, char *note, size_t note_size, orr_error *err)
 {
     cJSON *entry = entry_json(e, trials, ntrials);
     if (!entry)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    return save_entry(entry, e->device, e->kernel, err);
+    return save_entry(entry, e->device, e->kernel, note, note_size, err);
 }
 
 orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
@@ -405,8 +595,13 @@ orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), v
     orr_status st = store_load(&s, err);
     if (st)
         return st;
-    if (s.corrupt[0]) {
-        st = orr_fail(err, ORR_ERR_CACHE, "tuning store %s is corrupt (%s)", s.path, s.corrupt);
+    if (s.unreadable[0] || s.corrupt[0]) {
+        if (s.unreadable[0])
+            st = orr_fail(err, ORR_ERR_IO, "cannot read tuning store %s: %s", s.path,
+                          s.unreadable);
+        else
+            st = orr_fail(err, ORR_ERR_CACHE, "tuning store %s is corrupt (%s)", s.path,
+                          s.corrupt);
         store_free(&s);
         return st;
     }
@@ -425,12 +620,28 @@ orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
     if (removed)
         *removed = 0;
     store s;
-    orr_status st = store_load(&s, err);
+    memset(&s, 0, sizeof s);
+    store_lock lk;
+    orr_status st = store_locate(&s, err);
     if (st)
         return st;
-    size_t count = s.corrupt[0] ? 0 : (size_t)cJSON_GetArraySize(s.entries);
+    struct stat sb;
+    if ((st = store_lock_take(s.dir, &lk, NULL, 0, err)) != ORR_OK) {
+        if (lstat(s.path, &sb) != 0 && errno == ENOENT) {
+            orr_error_clear(err);   /* no store: nothing to clear (a read-only directory) */
+            return ORR_OK;
+        }
+        return st;
+    }
+    st = store_load(&s, err);
+    if (st) {
+        store_lock_release(&lk);
+        return st;
+    }
+    size_t count = s.corrupt[0] || s.unreadable[0] ? 0 : (size_t)cJSON_GetArraySize(s.entries);
     if (unlink(s.path) != 0 && errno != ENOENT) {
         st = orr_fail(err, ORR_ERR_IO, "cannot remove %s: %s", s.path, strerror(errno));
+        store_lock_release(&lk);
         store_free(&s);
         return st;
     }
@@ -442,6 +653,13 @@ orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
                 unlinkat(dirfd(d), de->d_name, 0);
         closedir(d);
     }
+    /* the lock file too, while it is held (or where there are no locks): a
+     * save waiting on it finds it gone once it has it, and starts again on
+     * a new one */
+    char lock[PATH_MAX + 32];
+    snprintf(lock, sizeof lock, "%s/%s", s.dir, STORE_LOCK);
+    unlink(lock);
+    store_lock_release(&lk);
     if (removed)
         *removed = count;
     store_free(&s);

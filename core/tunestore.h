@@ -17,13 +17,43 @@
  *                  "why"}, ...],
  *      "when": "2026-11-22T06:00:00Z"}, ...]}
  * A missing file is an empty store.  A file that does not parse, has the
- * wrong shape, is not a regular file or could have been written by someone
- * else (not owned by the user, writable by others) is ignored: lookups say
- * why and miss, and the next save replaces it.  Saves re-read the file,
- * replace or add the one entry and write the whole file atomically
- * (outfile.h: a temporary file in the same directory, mode 0600, fsynced,
- * renamed into place), so a reader never sees a torn store and concurrent
- * tunings of other identities are kept. */
+ * wrong shape, is not a regular file (a FIFO, a directory, a symbolic link)
+ * or could have been written by someone else (not owned by the user,
+ * writable by others) is corrupt: lookups say why and miss, and the next
+ * save replaces it.  A file that cannot be read (open, stat or read fails:
+ * EACCES, EMFILE, EIO, ...) is not corrupt: lookups miss and say why, saves
+ * fail and leave it as it is.  The file is opened without blocking, so a
+ * FIFO in its place is reported, never waited on.
+ *
+ * Saves take a lock, re-read the file, replace or add the one entry and
+ * write the whole file atomically (outfile.h: a temporary file in the same
+ * directory, mode 0600, fsynced, renamed into place), then release the
+ * lock: a reader never sees a torn store, and concurrent tunings of other
+ * identities, in other processes or threads, are kept.  The lock is an
+ * fcntl() write lock on "tuning.json.lock" beside the store (an
+ * open-file-description lock, or a classic POSIX record lock on kernels
+ * before Linux 3.15), plus a mutex between the threads of one process.
+ * fcntl() locks hold between processes on one host and, on NFS, between
+ * hosts (the client takes them on the server: NLM/lockd for NFSv3, the
+ * protocol itself for NFSv4), and the store is read after the lock is
+ * taken, so NFS's close-to-open consistency gives the current file.  Where
+ * they are not kept:
+ *   - a file system that refuses them (ENOLCK: NFSv3 without lockd, a lock
+ *     table full; EOPNOTSUPP, ENOSYS: some FUSE and cluster file systems)
+ *     saves without the lock, and the note of orr_tune_store_put says so: a
+ *     save at the same moment elsewhere may then be lost, as before locks;
+ *   - an NFS mount with "nolock" or "local_lock=posix|all" keeps locks on
+ *     each host, which cannot be seen from here: saves on different hosts
+ *     may then lose each other's entries (saves on one host are kept).
+ * The wait is bounded: a save that finds the lock held retries for 30 s,
+ * then fails with "the tuning store is locked: waited 30 s for PATH.lock"
+ * (the tuners turn a failed save into a note: the run goes on with the
+ * tuning found, unsaved).
+ * orr_tune_store_clear removes the lock file while holding it; a waiting
+ * save notices and locks a new one.
+ *
+ * Test hooks (environment): ORRERY_TEST_LOCK_TIMEOUT=SECONDS replaces the
+ * 30 s wait; ORRERY_TEST_NOLOCK=1 makes every lock fail as with ENOLCK. */
 #ifndef ORR_TUNESTORE_H
 #define ORR_TUNESTORE_H
 
@@ -68,21 +98,26 @@ typedef struct {
 
 /* The store file as orr_tune_store_get found it. */
 typedef struct {
-    char path[PATH_MAX];   /* where it is */
+    char path[PATH_MAX];   /* where it is ("" when the cache directory is unusable) */
     char corrupt[256];     /* why it was ignored ("not valid JSON near byte 12", "not owned
-                              by you or writable by others", ...); "" when it was fine or
-                              missing */
+                              by you or writable by others", "not a regular file", ...);
+                              the next save replaces it; "" when it was fine or missing */
+    char unreadable[1024]; /* why it could not be read ("cannot read tuning store PATH:
+                              Permission denied", or the cache directory's error:
+                              "cannot create cache directory DIR: Not a directory"); a
+                              save does not replace it; "" when it was read or missing */
 } orr_tune_store_file;
 
 /* Writes the store's path into buf (size bytes), creating the cache directory
- * if needed. */
+ * if needed (an error when it is unusable). */
 orr_status orr_tune_store_path(char *buf, size_t size, orr_error *err);
 
 /* Looks up the tuning stored for device and kernel (compared whole): on a hit
  * *found = 1 and *e holds it (ntrials, nfailed counted; *e untouched on a
  * miss).  file (may be NULL) gets the path and, for a store that was
- * ignored, why (then *found is 0).  Returns an error only when the cache
- * directory is unusable or memory runs out. */
+ * ignored or could not be read, or an unusable cache directory, why (then
+ * *found is 0).  Never blocks on a lock.  Returns an error only when memory
+ * runs out. */
 orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_entry *e,
                               int *found, orr_tune_store_file *file, orr_error *err);
 
@@ -90,19 +125,30 @@ orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_e
  * exhaustive, budget_s, winner and timing; ntrials, nfailed and when are
  * ignored: the save is stamped with the current time) with its trials
  * trials[0..ntrials), replacing any entry of the same device and kernel;
- * the rest of the store is kept (a corrupt store is replaced). */
+ * the rest of the store is kept, also what other processes save meanwhile
+ * (a corrupt store is replaced).  note (may be NULL; note_size bytes, text
+ * appended with orr_note_add) gets what the save could not promise: "...
+ * this file system keeps no locks (...), so the save went ahead without
+ * one ...".  Fails (ORR_ERR_IO) when the store cannot be read ("cannot read
+ * tuning store PATH (Permission denied); not replacing it"), the lock
+ * cannot be taken or stays held past the wait, or the write fails; with
+ * ORR_ERR_CACHE when the cache directory is unusable. */
 orr_status orr_tune_store_put(const orr_tune_entry *e, const orr_tune_stored_trial *trials,
-                              int ntrials, orr_error *err);
+                              int ntrials, char *note, size_t note_size, orr_error *err);
 
 /* Calls fn for every stored tuning, in file order; e is valid only during the
  * call.  A missing store lists nothing; a corrupt one returns ORR_ERR_CACHE
- * with "tuning store PATH is corrupt (REASON)" and lists nothing. */
+ * with "tuning store PATH is corrupt (REASON)", one that cannot be read
+ * ORR_ERR_IO with "cannot read tuning store PATH: REASON", and lists
+ * nothing. */
 orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), void *ctx,
                                orr_error *err);
 
-/* Removes the store (and stale temp files of interrupted saves).  *removed
- * (may be NULL) gets the number of tunings it held (0 when missing or
- * corrupt). */
+/* Removes the store (and stale temp files of interrupted saves, and the lock
+ * file), holding the lock; where the lock cannot be taken and there is no
+ * store (a read-only directory), there is nothing to do.  *removed (may be
+ * NULL) gets the number of tunings it held (0 when missing, corrupt or
+ * unreadable). */
 orr_status orr_tune_store_clear(size_t *removed, orr_error *err);
 
 #endif

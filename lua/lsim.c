@@ -479,6 +479,15 @@ static int l_simulation(lua_State *L)
         notice_shown = 1;
         fprintf(stderr, "orrery: %s\n", notice);
     }
+    /* how its kernels were got, when there is something to say (an unusable
+     * kernel cache, an entry not stored, a corrupt one rebuilt): once per
+     * process for the same words */
+    static char build_note[sizeof ((orr_build_info *)NULL)->note];
+    const orr_build_info *built = orr_engine_build_info(orr_sim_engine(p->sim));
+    if (built->note[0] && strcmp(built->note, build_note) != 0 && orr_lua_rank0()) {
+        snprintf(build_note, sizeof build_note, "%s", built->note);
+        fprintf(stderr, "orrery: note: %s\n", built->note);
+    }
     const char *note = NULL;
     if (strcmp(orr_sim_exchange(p->sim, &note), "none") != 0 && orr_lua_rank0())
         fprintf(stderr, "orrery: %d rank%s; %s\n", orr_comm_size(orr_lua_comm),

@@ -6,9 +6,10 @@
 # its agreement with README, GPU-only options and variants refused on the
 # CPU, softening/G ranges, -o checked before compiling, a refused cache
 # entry, the compiler command in the CPU cache key, two processes compiling
-# one kernel at once, the vectorised CPU all-pairs loop, and test binaries
-# that leave nothing in TMPDIR.  Prints cmocka-style summary lines so
-# tests/run.sh can count it.
+# one kernel at once, tunings saved at once, FIFOs in the cache directory,
+# a cache directory that cannot be made, the vectorised CPU all-pairs loop,
+# and test binaries that leave nothing in TMPDIR.  Prints cmocka-style
+# summary lines so tests/run.sh can count it.
 set -u
 build=${1:-build}
 orr="$build/orrery"
@@ -189,6 +190,55 @@ check concurrent-both-ok 0 '^ok$' -- sh -c "[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && ec
 check concurrent-one-entry 0 '^1 entry in ' -- env ORRERY_CACHE_DIR="$conc" "$orr" cache list
 check concurrent-entry-valid 0 '^[0-9a-f]{32}\.so +[0-9]+  [0-9-]+ [0-9:]+$' -- env ORRERY_CACHE_DIR="$conc" "$orr" cache list
 check concurrent-no-temp 0 '^1$' -- sh -c "ls -A '$conc' | wc -l"
+
+# the cache directory shared and misused (issue 25, items 1, 6 and 9)
+# six tunings of six N buckets saved at once are all kept, in two rounds
+# (the kernels are compiled first, so the six finish together; before the
+# store's lock most rounds lost one or two of them)
+for round in 1 2; do
+  shared="$tmp/cache-shared$round"
+  ORRERY_CACHE_DIR="$shared" "$orr" tune --backend cpu --n 50 --budget 0.2 >/dev/null 2>&1
+  pids=()
+  for n in 100 200 400 800 1500 3000; do
+    ORRERY_CACHE_DIR="$shared" "$orr" tune --backend cpu --n $n --budget 0.2 >"$tmp/tune$n" 2>&1 & pids+=($!)
+  done
+  tunes_rc=0; for p in "${pids[@]}"; do wait "$p" || tunes_rc=1; done
+  check concurrent-tunes-ok-$round 0 '^ok$' -- sh -c "[ $tunes_rc -eq 0 ] && echo ok || cat '$tmp'/tune[0-9]*"
+  check concurrent-tunes-kept-$round 0 '^7$' -- sh -c "ORRERY_CACHE_DIR='$shared' '$orr' info | grep -c '^  cpu gravity float N<='"
+done
+
+# a FIFO named like a cache entry or the tuning store: nothing blocks on it
+# (timeout turns a hang into exit 124); the entry is refused as a file that
+# is not regular, the store ignored and replaced
+fifo="$tmp/cache-fifo"
+printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = %s }\ns:step(1)\nprint("stepped")\n' false >"$tmp/plain.lua"
+printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = %s, tune_budget = 0.1 }\ns:step(1)\nprint("stepped")\n' true >"$tmp/tuned.lua"
+ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/plain.lua" >/dev/null 2>&1
+entry=$(ls "$fifo"/*.so | head -1)
+rm -f "$entry" && mkfifo "$entry"
+check fifo-entry-run 1 "refusing cache entry $entry: not a regular file; remove it or run 'orrery cache clear'" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/plain.lua"
+check fifo-entry-info 0 'kernel cache: .*, 1 entry' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
+rm -f "$entry" && mkfifo "$fifo/tuning.json"
+check fifo-store-info 0 "unreadable: tuning store $fifo/tuning\.json is corrupt \(not a regular file\)" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
+check fifo-store-run 0 '^stepped$' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/tuned.lua"
+check fifo-store-replaced 0 'cpu gravity float N<=64: block' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
+
+# a cache directory that cannot be made (under a regular file: root cannot
+# either): runs go on uncached with one note, said once
+: >"$tmp/plainfile"
+nocache="$tmp/plainfile/cache"
+nocache_note="orrery: note: kernel cache unusable, running uncached: cannot create cache directory $nocache: Not a directory"
+for script in plain tuned; do
+  ORRERY_CACHE_DIR="$nocache" timeout 20 "$orr" run "$tmp/$script.lua" >"$tmp/nc.out" 2>"$tmp/nc.err"; rc=$?
+  check nocache-run-$script 0 '^one note$' -- sh -c "[ $rc -eq 0 ] && grep -qx stepped '$tmp/nc.out' && [ \$(wc -l <'$tmp/nc.err') -eq 1 ] && grep -qxF '$nocache_note' '$tmp/nc.err' && echo one note || { echo exit $rc; cat '$tmp/nc.out' '$tmp/nc.err'; }"
+done
+check nocache-bench 0 "^  note: kernel cache unusable, running uncached: cannot create cache directory $nocache: Not a directory$" -- env ORRERY_CACHE_DIR="$nocache" "$orr" bench --backend cpu --n 100 --steps 1
+check nocache-tune 0 "^  note: (.*; )?tuning not saved: cannot create cache directory $nocache: Not a directory$" -- env ORRERY_CACHE_DIR="$nocache" "$orr" tune --backend cpu --n 100 --budget 0.1
+# a directory that exists but cannot be written (/proc passes the
+# directory's checks for root alone): cache clear has nothing to do there
+if [ "$(id -u)" -eq 0 ]; then
+  check readonly-cache-clear 0 '^removed 0 entries and 0 stored tunings from /proc$' -- env ORRERY_CACHE_DIR=/proc "$orr" cache clear
+fi
 
 # the CPU all-pairs loop vectorises: the generated source, compiled with the
 # CPU backend's own flags (from orrery info), gets a "loop vectorized" note

@@ -1,5 +1,6 @@
 /* test_kcache: the kernel cache: keys, hits and misses, corrupt and unsafe
- * entries, concurrent writers, directory creation and housekeeping. */
+ * entries, concurrent writers, directory creation and housekeeping, a FIFO
+ * named like an entry, and builds without a usable directory. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -636,6 +637,91 @@ static void test_bad_args(void **state)
     orr_error_clear(&err);
 }
 
+/* 9. a FIFO named like an entry: refused at once (opened without waiting
+ * for a writer), listed as refused */
+static void test_fifo_entry(void **state)
+{
+    orr_kkey k;
+    make_key(&k, "fifo", "");
+    char path[4200];
+    entry_file(path, sizeof path, &k, "so");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(30);   /* a hang fails the test */
+    orr_error err = {0};
+    void *data = NULL;
+    size_t len = 0;
+    int hit = 1;
+    char *note = NULL;
+    assert_int_equal(orr_kcache_get(&k, "so", &data, &len, &hit, &note, &err), ORR_ERR_CACHE);
+    print_message("refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(hit, 0);
+    orr_error_clear(&err);
+    refused_t rs = {0};
+    TU_OK(orr_kcache_list(on_refused, &rs, &err), &err);
+    assert_int_equal(rs.n, 1);
+    assert_string_equal(rs.why, "not a regular file");
+    alarm(0);
+    unlink(path);
+}
+
+static int builds;
+
+static orr_status count_build(void *ctx, void **data, size_t *len, double *seconds,
+                              orr_error *err)
+{
+    (void)ctx;
+    (void)err;
+    builds++;
+    *data = strdup("payload");
+    *len = 8;
+    *seconds = 0;
+    return ORR_OK;
+}
+
+/* 10. a cache directory that cannot be made (under a regular file: this
+ * stops root too) or used: kernels are built uncached, with a note that
+ * says why */
+static void test_unusable_dir(void **state)
+{
+    char base[] = "/tmp/orrery-kcnodir-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char file[300], cache[320];
+    snprintf(file, sizeof file, "%s/file", base);
+    snprintf(cache, sizeof cache, "%s/x", file);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    char *old = strdup(getenv("ORRERY_CACHE_DIR"));
+    setenv("ORRERY_CACHE_DIR", cache, 1);
+    const char *parts[2] = {"unusable", "dir"};
+    builds = 0;
+    for (int round = 0; round < 2; round++) {
+        orr_error err = {0};
+        orr_build_info info;
+        memset(&info, 0, sizeof info);
+        void *data = NULL;
+        size_t len = 0;
+        orr_status st = orr_kcache_build(parts, 2, "so", count_build, NULL, &data, &len, &info,
+                                         &err);
+        if (st)
+            print_message("build: %s\n", err.msg);
+        assert_int_equal(st, ORR_OK);
+        assert_int_equal(builds, round + 1);
+        assert_int_equal(info.cached, 0);
+        assert_int_equal(len, 8);
+        free(data);
+        print_message("note: %s\n", info.note);
+        assert_non_null(strstr(info.note, "kernel cache unusable, running uncached: "));
+        assert_non_null(strstr(info.note, cache));
+        assert_non_null(strstr(info.note, "Not a directory"));
+    }
+    setenv("ORRERY_CACHE_DIR", old, 1);
+    free(old);
+    rm_tree(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +733,8 @@ int main(void)
         cmocka_unit_test_setup(test_cache_dir, setup),
         cmocka_unit_test_setup(test_list_usage_clear, setup),
         cmocka_unit_test_setup(test_bad_args, setup),
+        cmocka_unit_test_setup(test_fifo_entry, setup),
+        cmocka_unit_test_setup(test_unusable_dir, setup),
     };
     return cmocka_run_group_tests_name("kcache", tests, NULL, group_teardown);
 }

@@ -3,14 +3,21 @@
  * misshapen store, identity mismatches (softening, precision, N bucket,
  * force-law source, device) as misses, a planted wrong answer rejected, the
  * all-wrong case falling back to the default, the exhaustive search, the
- * report callback seeing every trial, clearing the store, and the winner
- * checked against a plain double loop written here. */
+ * report callback seeing every trial, clearing the store, the winner
+ * checked against a plain double loop written here, and the store shared:
+ * processes and threads saving at once, the lock's bounded wait, a store
+ * that cannot be read, a FIFO in its place, a cache directory that cannot
+ * be made. */
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -861,11 +868,14 @@ static void test_bad_arguments(void **state)
     orr_error_clear(&err);
 }
 
+/* The H100's device identity (tune.h) in the entries below. */
+static const char h100_device[] = "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0";
+
 /* A store entry for gravity as tuned on the H100: its identity only. */
 static void h100_entry(orr_tune_entry *e, const char *kernel, const char *precision, long n_bucket)
 {
     memset(e, 0, sizeof *e);
-    snprintf(e->device, sizeof e->device, "NVIDIA H100 80GB HBM3|sm_90|132|driver 13000|nvrtc 13.0");
+    snprintf(e->device, sizeof e->device, "%s", h100_device);
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
     snprintf(e->backend, sizeof e->backend, "cuda");
     snprintf(e->precision, sizeof e->precision, "%s", precision);
@@ -892,7 +902,7 @@ static void test_prefetch_entry(void **state)
     const orr_tune_stored_trial trials[2] = {
         {512, 16, 1, 0, 0, 1, 0, 549.3, 8.7e-8, 1, "", 0},
         {256, 32, 1, 0, 0, 2, 0, 526.2, 7.2e-8, 1, "", 1}};
-    TU_OK(orr_tune_store_put(&e, trials, 2, &err), &err);
+    TU_OK(orr_tune_store_put(&e, trials, 2, NULL, 0, &err), &err);
     int found = 0;
     TU_OK(orr_tune_store_get(e.device, e.kernel, &got, &found, NULL, &err), &err);
     assert_int_equal(found, 1);
@@ -907,7 +917,7 @@ static void test_prefetch_entry(void **state)
 
     e.prefetch = 0;
     e.ipt = 0;   /* as an older store has it: absent */
-    TU_OK(orr_tune_store_put(&e, trials, 1, &err), &err);
+    TU_OK(orr_tune_store_put(&e, trials, 1, NULL, 0, &err), &err);
     TU_OK(orr_tune_store_get(e.device, e.kernel, &got, &found, NULL, &err), &err);
     assert_int_equal(found, 1);
     assert_int_equal(got.ipt, 1);
@@ -938,7 +948,7 @@ static void test_hermite_entries(void **state)
     const orr_tune_stored_trial trials[2] = {
         {256, 0, 1, 0, 9, 1, 16, 1.5, 2e-7, 1, "", 0},
         {128, 0, 1, 0, 17, 1, 32, -1, 0.5, 0, "max rel err 5.0e-01 > 1e-05", 0}};
-    TU_OK(orr_tune_store_put(&e, trials, 2, &err), &err);
+    TU_OK(orr_tune_store_put(&e, trials, 2, NULL, 0, &err), &err);
     int found = 0;
     TU_OK(orr_tune_store_get(e.device, e.kernel, &got, &found, NULL, &err), &err);
     assert_int_equal(found, 1);
@@ -1022,6 +1032,357 @@ static void test_hermite_entries(void **state)
     orr_engine_destroy(eng);
 }
 
+/* ---- the store as several processes share it (issue 25, items 1 and 6) ---- */
+
+/* One stored H100 tuning of kernel identity kernel, without trials (the
+ * concurrency tests need only distinct identities). */
+static orr_status put_entry(const char *kernel, char *note, size_t note_size, orr_error *err)
+{
+    orr_tune_entry e;
+    h100_entry(&e, kernel, "float", 1024);
+    e.block = 256, e.unroll = 4, e.split = 1, e.ipt = 1, e.ms = 1.5;
+    return orr_tune_store_put(&e, NULL, 0, note, note_size, err);
+}
+
+/* The distinct kernel identity of save k of process p. */
+static void conc_kernel(char *kernel, int p, int k)
+{
+    snprintf(kernel, 33, "%016x%016x", (unsigned)p + 1, (unsigned)k + 1);
+}
+
+/* Processes that save at once, each tunings of its own identities, keep
+ * every one of them: saves hold a lock on tuning.json.lock while they read,
+ * add and rename (before, the last writer won: 8 processes saving one entry
+ * each left 1 to 3). */
+#define CONC_PROCS 8
+#define CONC_SAVES 4
+static void test_concurrent_saves(void **state)
+{
+    clear_store();
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    fflush(NULL);
+    pid_t pids[CONC_PROCS];
+    for (int p = 0; p < CONC_PROCS; p++) {
+        pids[p] = fork();
+        assert_true(pids[p] >= 0);
+        if (pids[p] == 0) {
+            close(go[1]);
+            char c;
+            if (read(go[0], &c, 1) < 0)   /* returns at end of file: all start together */
+                _exit(2);
+            int bad = 0;
+            for (int k = 0; k < CONC_SAVES; k++) {
+                char kernel[33];
+                conc_kernel(kernel, p, k);
+                orr_error err = {0};
+                if (put_entry(kernel, NULL, 0, &err) != ORR_OK) {
+                    fprintf(stderr, "process %d save %d: %s\n", p, k, err.msg);
+                    bad = 1;
+                }
+                orr_error_clear(&err);
+            }
+            _exit(bad);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    int ok = 0;
+    for (int p = 0; p < CONC_PROCS; p++) {
+        int ws;
+        assert_int_equal(waitpid(pids[p], &ws, 0), pids[p]);
+        ok += WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+    }
+    assert_int_equal(ok, CONC_PROCS);
+    orr_error err = {0};
+    lister ls = {0};
+    TU_OK(orr_tune_store_list(on_entry, &ls, &err), &err);
+    print_message("%d processes saved %d tunings each: %d stored\n", CONC_PROCS, CONC_SAVES,
+                  ls.count);
+    assert_int_equal(ls.count, CONC_PROCS * CONC_SAVES);
+    for (int p = 0; p < CONC_PROCS; p++)
+        for (int k = 0; k < CONC_SAVES; k++) {
+            char kernel[33];
+            conc_kernel(kernel, p, k);
+            orr_tune_entry got;
+            int found = 0;
+            TU_OK(orr_tune_store_get(h100_device, kernel, &got, &found, NULL, &err), &err);
+            assert_int_equal(found, 1);
+        }
+}
+
+/* Threads of one process saving at once keep every tuning too (the
+ * lock's mutex; fcntl() locks alone would not keep them apart). */
+static void *thread_saves(void *arg)
+{
+    const int p = (int)(intptr_t)arg;
+    long bad = 0;
+    for (int k = 0; k < CONC_SAVES; k++) {
+        char kernel[33];
+        conc_kernel(kernel, 100 + p, k);
+        orr_error err = {0};
+        if (put_entry(kernel, NULL, 0, &err) != ORR_OK) {
+            fprintf(stderr, "thread %d save %d: %s\n", p, k, err.msg);
+            bad = 1;
+        }
+        orr_error_clear(&err);
+    }
+    return (void *)bad;
+}
+
+static void test_concurrent_threads(void **state)
+{
+    clear_store();
+    pthread_t th[4];
+    for (int p = 0; p < 4; p++)
+        assert_int_equal(pthread_create(&th[p], NULL, thread_saves, (void *)(intptr_t)p), 0);
+    for (int p = 0; p < 4; p++) {
+        void *bad = NULL;
+        assert_int_equal(pthread_join(th[p], &bad), 0);
+        assert_null(bad);
+    }
+    orr_error err = {0};
+    lister ls = {0};
+    TU_OK(orr_tune_store_list(on_entry, &ls, &err), &err);
+    assert_int_equal(ls.count, 4 * CONC_SAVES);
+}
+
+/* The lock's wait is bounded: a save (or a clear) that finds it held by a
+ * process that never lets go fails after the wait with a message naming
+ * the lock file, while lookups never wait; once it is free, saves go on.
+ * Where the file system keeps no locks (ENOLCK, simulated), a save goes
+ * ahead without one and its note says so. */
+static void test_lock_bounded(void **state)
+{
+    clear_store();
+    char path[4200], lock[4300];
+    store_path(path, sizeof path);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    const char *a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", *b = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    orr_error err = {0};
+    TU_OK(put_entry(a, NULL, 0, &err), &err);
+    int locked[2], release[2];
+    assert_int_equal(pipe(locked), 0);
+    assert_int_equal(pipe(release), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {   /* holds a classic POSIX lock on the lock file until told */
+        close(release[1]);
+        close(locked[0]);
+        int fd = open(lock, O_RDWR | O_CREAT, 0600);
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fd < 0 || fcntl(fd, F_SETLK, &fl) != 0)
+            _exit(1);
+        char c = 'l';
+        if (write(locked[1], &c, 1) != 1 || read(release[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(locked[1]);
+    close(release[0]);
+    char c;
+    assert_int_equal(read(locked[0], &c, 1), 1);
+    setenv("ORRERY_TEST_LOCK_TIMEOUT", "0.3", 1);
+    double t0 = now_s();
+    assert_int_equal(put_entry(b, NULL, 0, &err), ORR_ERR_IO);
+    double waited = now_s() - t0;
+    print_message("after %.2f s: %s\n", waited, err.msg);
+    char want[4500];
+    snprintf(want, sizeof want, "the tuning store is locked: waited 0.3 s for %s", lock);
+    assert_non_null(strstr(err.msg, want));
+    assert_true(waited >= 0.25 && waited < 10);
+    orr_error_clear(&err);
+    assert_int_equal(orr_tune_store_clear(NULL, &err), ORR_ERR_IO);
+    assert_non_null(strstr(err.msg, want));
+    orr_error_clear(&err);
+    orr_tune_entry got;
+    int found = 0;
+    TU_OK(orr_tune_store_get(h100_device, a, &got, &found, NULL, &err), &err);   /* no wait */
+    assert_int_equal(found, 1);
+    TU_OK(orr_tune_store_get(h100_device, b, &got, &found, NULL, &err), &err);
+    assert_int_equal(found, 0);
+    close(release[1]);   /* the holder exits: its lock goes with it */
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    close(locked[0]);
+    TU_OK(put_entry(b, NULL, 0, &err), &err);
+    TU_OK(orr_tune_store_get(h100_device, b, &got, &found, NULL, &err), &err);
+    assert_int_equal(found, 1);
+    unsetenv("ORRERY_TEST_LOCK_TIMEOUT");
+
+    /* no locks on this file system: saved all the same, and said */
+    setenv("ORRERY_TEST_NOLOCK", "1", 1);
+    char note[512] = "";
+    const char *k3 = "cccccccccccccccccccccccccccccccc";
+    TU_OK(put_entry(k3, note, sizeof note, &err), &err);
+    unsetenv("ORRERY_TEST_NOLOCK");
+    print_message("note: %s\n", note);
+    assert_non_null(strstr(note, "this file system keeps no locks (No locks available), so the "
+                                 "save went ahead without one"));
+    TU_OK(orr_tune_store_get(h100_device, k3, &got, &found, NULL, &err), &err);
+    assert_int_equal(found, 1);
+    lister ls = {0};
+    TU_OK(orr_tune_store_list(on_entry, &ls, &err), &err);
+    assert_int_equal(ls.count, 3);
+
+    /* a clear removes the lock file with the store */
+    assert_int_equal(access(lock, F_OK), 0);
+    size_t removed = 0;
+    TU_OK(orr_tune_store_clear(&removed, &err), &err);
+    assert_int_equal(removed, 3);
+    assert_int_equal(access(lock, F_OK), -1);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+/* A store that cannot be read (EACCES here; EMFILE and EIO alike) is not
+ * corrupt: a lookup misses and says why, a save fails rather than replace
+ * it, and its tunings are there once it can be read again.  Run in a child
+ * process, as nobody when this is root (root reads any file). */
+static int unreadable_child(const char *cache)
+{
+    int bad = 0;
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "unreadable store: line %d: %s fails\n", __LINE__, #cond); \
+            bad = 1;                                                                 \
+        }                                                                            \
+    } while (0)
+    setenv("ORRERY_CACHE_DIR", cache, 1);
+    orr_error err = {0};
+    const char *a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", *b = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    CHECK(put_entry(a, NULL, 0, &err) == ORR_OK);
+    char path[4200];
+    CHECK(orr_tune_store_path(path, sizeof path, &err) == ORR_OK);
+    CHECK(chmod(path, 0) == 0);
+    CHECK(access(path, R_OK) != 0);
+    orr_tune_entry got;
+    orr_tune_store_file file;
+    int found = 1;
+    CHECK(orr_tune_store_get(h100_device, a, &got, &found, &file, &err) == ORR_OK);
+    CHECK(found == 0);
+    CHECK(file.corrupt[0] == '\0');
+    fprintf(stderr, "lookup in an unreadable store: %s\n", file.unreadable);
+    CHECK(strstr(file.unreadable, path) && strstr(file.unreadable, "Permission denied"));
+    /* the save fails, naming the file and why, and leaves it alone */
+    orr_error_clear(&err);
+    CHECK(put_entry(b, NULL, 0, &err) == ORR_ERR_IO);
+    fprintf(stderr, "save over an unreadable store: %s\n", err.msg);
+    CHECK(strstr(err.msg, path) && strstr(err.msg, "Permission denied"));
+    orr_error_clear(&err);
+    lister ls = {0};
+    CHECK(orr_tune_store_list(on_entry, &ls, &err) == ORR_ERR_IO);
+    CHECK(strstr(err.msg, path) && strstr(err.msg, "Permission denied"));
+    orr_error_clear(&err);
+    CHECK(chmod(path, 0600) == 0);
+    CHECK(orr_tune_store_get(h100_device, a, &got, &found, NULL, &err) == ORR_OK && found == 1);
+    CHECK(orr_tune_store_get(h100_device, b, &got, &found, NULL, &err) == ORR_OK && found == 0);
+#undef CHECK
+    return bad;
+}
+
+static void test_unreadable_store(void **state)
+{
+    char dir[256], cache[300];
+    tu_temp_dir(dir, sizeof dir, "orrery-eacces");
+    tu_remove_at_exit(dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const uid_t nobody = 65534;
+    if (geteuid() == 0) {
+        assert_int_equal(chown(dir, nobody, nobody), 0);
+        assert_int_equal(chmod(dir, 0700), 0);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(nobody) != 0 || setuid(nobody) != 0))
+            _exit(3);
+        if (access(dir, W_OK | X_OK) != 0)
+            _exit(4);   /* a TMPDIR that nobody cannot reach */
+        _exit(unreadable_child(cache));
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    if (WEXITSTATUS(ws) == 3 || WEXITSTATUS(ws) == 4) {
+        print_message("cannot run as an unprivileged user here: skipped\n");
+        skip();
+    }
+    assert_int_equal(WEXITSTATUS(ws), 0);
+}
+
+/* A FIFO named tuning.json: lookups and listings do not block on it (they
+ * open without waiting for a writer) and call it what it is; the next save
+ * replaces it, as it does any store that is not a regular file. */
+static void test_fifo_store(void **state)
+{
+    clear_store();
+    char path[4200];
+    store_path(path, sizeof path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(30);   /* a hang fails the test */
+    orr_error err = {0};
+    orr_tune_entry got;
+    orr_tune_store_file file;
+    int found = 1;
+    const char *a = "0123456789abcdef0123456789abcdef";
+    TU_OK(orr_tune_store_get(h100_device, a, &got, &found, &file, &err), &err);
+    assert_int_equal(found, 0);
+    assert_string_equal(file.corrupt, "not a regular file");
+    lister ls = {0};
+    assert_int_equal(orr_tune_store_list(on_entry, &ls, &err), ORR_ERR_CACHE);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    orr_error_clear(&err);
+    TU_OK(put_entry(a, NULL, 0, &err), &err);
+    TU_OK(orr_tune_store_get(h100_device, a, &got, &found, &file, &err), &err);
+    assert_int_equal(found, 1);
+    alarm(0);
+}
+
+/* A cache directory that cannot be made (here under a regular file, which
+ * stops root too): lookups miss without an error, and a tuning runs
+ * uncached and says that it was not saved. */
+static void test_unusable_cache_dir(void **state)
+{
+    char dir[256], file[300], cache[320];
+    tu_temp_dir(dir, sizeof dir, "orrery-nocache");
+    tu_remove_at_exit(dir);
+    snprintf(file, sizeof file, "%s/file", dir);
+    snprintf(cache, sizeof cache, "%s/x", file);
+    spit(file, "");
+    char *old = strdup(getenv("ORRERY_CACHE_DIR"));
+    setenv("ORRERY_CACHE_DIR", cache, 1);
+    orr_error err = {0};
+    orr_tune_entry got;
+    orr_tune_store_file sf;
+    int found = 1;
+    orr_status st = orr_tune_store_get(h100_device, "0123456789abcdef0123456789abcdef", &got,
+                                       &found, &sf, &err);
+    if (st)
+        print_message("lookup: %s\n", err.msg);
+    assert_int_equal(st, ORR_OK);
+    assert_int_equal(found, 0);
+    orr_kspec base;
+    base_spec(&base);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 0.1);
+    orr_tune_result r;
+    st = orr_tune(ORR_BACKEND_CPU, &base, 100, &o, &r, &err);
+    if (st)
+        print_message("tune: %s\n", err.msg);
+    assert_int_equal(st, ORR_OK);
+    print_result("tune without a cache directory", &r);
+    assert_non_null(strstr(r.note, "tuning not saved: cannot create cache directory"));
+    assert_non_null(strstr(r.note, "Not a directory"));
+    setenv("ORRERY_CACHE_DIR", old, 1);
+    free(old);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -1041,6 +1402,12 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_hermite_entries),
         cmocka_unit_test(test_prefetch_entry),
+        cmocka_unit_test(test_concurrent_saves),
+        cmocka_unit_test(test_concurrent_threads),
+        cmocka_unit_test(test_lock_bounded),
+        cmocka_unit_test(test_unreadable_store),
+        cmocka_unit_test(test_fifo_store),
+        cmocka_unit_test(test_unusable_cache_dir),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
 }
