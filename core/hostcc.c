@@ -34,15 +34,42 @@ const char *orr_hostcc_command(void)
     return cc && *cc ? cc : "cc";
 }
 
-/* Splits "$CC FLAGS -o out in" into argv (whitespace-separated words). */
-static int build_argv(char *words, char **argv, int max)
+/* A command's argument vector, built element by element: flag strings are
+ * split on blanks (the words of $CC, which may carry flags as make's CC
+ * does, and orrery's own flags), paths go in whole whatever they hold (a
+ * temporary directory may have blanks). */
+enum { CMD_MAX_ARGS = 96 };
+typedef struct {
+    char *argv[CMD_MAX_ARGS + 1];   /* NULL-terminated */
+    int n;
+    char words[8192];               /* the split copies of flag strings */
+    size_t used;
+    int overflow;                   /* 1: something did not fit */
+} cmdline;
+
+/* Appends one element (not copied: it must outlive the command). */
+static void add_arg(cmdline *c, const char *arg)
 {
-    int n = 0;
-    for (char *save = NULL, *w = strtok_r(words, " \t", &save); w && n < max - 1;
-         w = strtok_r(NULL, " \t", &save))
-        argv[n++] = w;
-    argv[n] = NULL;
-    return n;
+    if (c->n >= CMD_MAX_ARGS) {
+        c->overflow = 1;
+        return;
+    }
+    c->argv[c->n++] = (char *)arg;
+    c->argv[c->n] = NULL;
+}
+
+/* Appends the blank-separated words of s (copied). */
+static void add_words(cmdline *c, const char *s)
+{
+    size_t len = strlen(s);
+    if (c->used + len + 1 > sizeof c->words) {
+        c->overflow = 1;
+        return;
+    }
+    char *w = memcpy(c->words + c->used, s, len + 1);
+    c->used += len + 1;
+    for (char *save = NULL, *t = strtok_r(w, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+        add_arg(c, t);
 }
 
 /* Runs argv with stdout and stderr going to log_path; *status gets the exit
@@ -90,13 +117,17 @@ static void identify(void)
                  strerror(errno));
         return;
     }
-    char log[4200], words[512], *argv[16];
+    char log[4200];
     snprintf(log, sizeof log, "%s/version.txt", d);
-    snprintf(words, sizeof words, "%s --version", orr_hostcc_command());
-    build_argv(words, argv, 16);
+    cmdline cmd = {.n = 0};
+    add_words(&cmd, orr_hostcc_command());
+    add_arg(&cmd, "--version");
     int status = -1;
     orr_error e = {0};
-    if (run_logged(argv, log, &status, &e) || status != 0) {
+    if (cmd.overflow || cmd.n < 2)
+        orr_fail(&e, ORR_ERR_COMPILE, "%s", cmd.overflow ? "it has too many words" : "it names "
+                 "no program");
+    if (e.msg[0] || run_logged(cmd.argv, log, &status, &e) || status != 0) {
         ident.st = ORR_ERR_COMPILE;
         snprintf(ident.msg, sizeof ident.msg, "host C compiler '%.64s' not usable%s%.400s (set CC)",
                  orr_hostcc_command(), e.msg[0] ? ": " : "", e.msg);
@@ -183,7 +214,7 @@ orr_status orr_hostcc_compile(const char *src, const char *name, const char *ext
     if (!mkdtemp(dir))
         return orr_fail(err, ORR_ERR_IO, "cannot create a temporary directory in %s: %s",
                         tmp && *tmp ? tmp : "/tmp", strerror(errno));
-    char src_path[4200], so_path[4200], log_path[4200], words[16384], *argv[64];
+    char src_path[4200], so_path[4200], log_path[4200];
     snprintf(src_path, sizeof src_path, "%s/%s", dir, name);
     snprintf(so_path, sizeof so_path, "%s/kernel.so", dir);
     snprintf(log_path, sizeof log_path, "%s/log.txt", dir);
@@ -193,12 +224,22 @@ orr_status orr_hostcc_compile(const char *src, const char *name, const char *ext
         goto done;
     /* The #line directives make diagnostics name kernels_src files; the
      * temporary directory is stripped from the log below. */
-    snprintf(words, sizeof words, "%s %s %s -o %s %s %s", orr_hostcc_command(), HOSTCC_FLAGS,
-             extra ? extra : "", so_path, src_path, HOSTCC_LIBS);
-    build_argv(words, argv, 64);
+    cmdline cmd = {.n = 0};
+    add_words(&cmd, orr_hostcc_command());
+    add_words(&cmd, HOSTCC_FLAGS);
+    add_words(&cmd, extra ? extra : "");
+    add_arg(&cmd, "-o");
+    add_arg(&cmd, so_path);
+    add_arg(&cmd, src_path);
+    add_words(&cmd, HOSTCC_LIBS);
+    if (cmd.overflow) {
+        st = orr_fail(err, ORR_ERR_COMPILE, "the host C compiler command '%.200s' has too many "
+                      "words (at most %d in all)", orr_hostcc_command(), CMD_MAX_ARGS);
+        goto done;
+    }
     int status = -1;
     double t0 = orr_now_s();
-    st = run_logged(argv, log_path, &status, err);
+    st = run_logged(cmd.argv, log_path, &status, err);
     if (seconds)
         *seconds = orr_now_s() - t0;
     if (st)

@@ -11,9 +11,11 @@
 /* The compile flags used for every kernel object. */
 const char *orr_hostcc_flags(void);
 /* The compiler command as given: $CC (with any flags it carries, e.g.
- * "gcc -O2"), else "cc".  Part of the kernel cache key, next to the
- * compiler's identity, since the same compiler run differently makes
- * different objects. */
+ * "gcc -O2": words split on blanks, no quoting), else "cc".  Part of the
+ * kernel cache key, next to the compiler's identity, since the same
+ * compiler run differently makes different objects.  The command run is an
+ * argument vector: its words, the flags, then the paths of the temporary
+ * files whole (a $TMPDIR with blanks is fine). */
 const char *orr_hostcc_command(void);
 /* The flags added for kernels of one precision: "-ffast-math" for float
  * (approximate rsqrt with a Newton step, as a GPU has; the compensated tile
