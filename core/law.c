@@ -471,28 +471,54 @@ static int emit_bindings(const orr_law *law, orr_buf *b, int with_attrs)
     return bad;
 }
 
+/* Appends s as the inside of a C string literal that the compilers read
+ * back as s (GCC and NVRTC both decode the escapes in a #line file name):
+ * backslashes and quotes escaped, control characters as visible escapes
+ * ("\n" reads back as a backslash and an n, so a message stays one line).
+ * in_comment: for a block comment instead, where no delimiter may form. */
+static int put_escaped(orr_buf *b, const char *s, int in_comment)
+{
+    int bad = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && !bad; p++) {
+        static const char ctl[] = "\a\b\f\n\r\t\v", ltr[] = "abfnrtv";
+        const char *c = strchr(ctl, *p);
+        if (*p == '\\' || *p == '"')
+            bad = orr_buf_printf(b, "\\%c", *p);
+        else if (c)
+            bad = orr_buf_printf(b, "%s%c", in_comment ? "\\" : "\\\\", ltr[c - ctl]);
+        else if (*p < 0x20 || *p == 0x7f)
+            bad = orr_buf_printf(b, "%sx%02x", in_comment ? "\\" : "\\\\", *p);
+        else if (in_comment && *p == '*' && p[1] == '/')
+            bad = orr_buf_put(b, "*\\", 2);
+        else if (in_comment && *p == '/' && p[1] == '*')
+            bad = orr_buf_put(b, "/\\", 2);
+        else
+            bad = orr_buf_put(b, p, 1);
+    }
+    return bad;
+}
+
 /* One snippet under #line directives naming its origin. */
 static int emit_snippet(const orr_law *law, orr_buf *b, const char *what, const char *code,
                         int line)
 {
-    if (law->builtin)
-        return orr_buf_printf(b, "#line %d \"%s\"\n%s\n#line 1 \"<law %s: generated>\"\n", line,
-                              law->origin, code, law->name);
-    return orr_buf_printf(b, "#line %d \"%s (force '%s', %s)\"\n%s\n#line 1 \"<law %s: generated>\"\n",
-                          line, law->origin, law->name, what, code, law->name);
+    int bad = orr_buf_printf(b, "#line %d \"", line) || put_escaped(b, law->origin, 0);
+    if (!law->builtin)
+        bad = bad || orr_buf_printf(b, " (force '%s', %s)", law->name, what);
+    bad = bad || orr_buf_printf(b, "\"\n%s\n", code);
+    return bad || orr_buf_printf(b, "#line 1 \"<law %s: generated>\"\n", law->name);
 }
 
 int orr_law_emit(const orr_law *law, orr_buf *b)
 {
     int nrt = orr_law_runtime_count(law);
-    int bad = orr_buf_printf(
-        b,
-        "#line 1 \"<law %s: generated>\"\n"
-        "/* force law '%s' (%s) */\n"
-        "#define ORR_NATTR %d\n#define ORR_NATTRS %d\n#define ORR_NRT %d\n#define ORR_NRTS %d\n"
-        "ORR_LAW real orr_law_scale(const real *rt)\n{\n",
-        law->name, law->name, law->origin, law->nattrs, law->nattrs ? law->nattrs : 1, nrt,
-        nrt ? nrt : 1);
+    int bad = orr_buf_printf(b, "#line 1 \"<law %s: generated>\"\n/* force law '%s' (", law->name,
+                             law->name) ||
+              put_escaped(b, law->origin, 1) ||
+              orr_buf_printf(b, ") */\n#define ORR_NATTR %d\n#define ORR_NATTRS %d\n"
+                             "#define ORR_NRT %d\n#define ORR_NRTS %d\n",
+                             law->nattrs, law->nattrs ? law->nattrs : 1, nrt, nrt ? nrt : 1);
+    bad = bad || orr_buf_printf(b, "ORR_LAW real orr_law_scale(const real *rt)\n{\n");
     bad = bad || emit_bindings(law, b, 0);
     bad = bad || orr_buf_printf(b, "    return (real)(%s);\n}\n", law->scale);
     static const char args[] = "(real dx, real dy, real dz, real d2, real r2, real mi, real mj, "

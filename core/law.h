@@ -92,7 +92,9 @@ orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err);
 void orr_law_free(orr_law *law);
 
 /* Appends the law's generated section (ORR_NATTR, ORR_NRT, orr_law_scale,
- * orr_pair_accel, orr_pair_potential) to b.  Returns 0 or -1 (memory). */
+ * orr_pair_accel, orr_pair_potential, orr_pair_jerk) to b.  The origin is
+ * escaped wherever it appears (a #line file name, a comment).  Returns 0 or
+ * -1 (memory). */
 int orr_law_emit(const orr_law *law, orr_buf *b);
 
 #endif

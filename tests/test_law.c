@@ -297,21 +297,18 @@ static void test_float_vs_double(void **state)
 static const char grav_pair[] = "f = mj * orr_rsqrt3_nz(r2);\n";
 static const char grav_pot[] = "u = -(mi * mj) * orr_rsqrt_nz(r2);\n";
 
-/* A user law with gravity's code (and, like gravity.h, finite_at_zero) gives
- * bitwise the built-in's accelerations, in float and double. */
-static void test_user_copy_bitwise(void **state)
+/* Asserts that `user` gives bitwise the built-in gravity's accelerations
+ * and potential on the CPU, in float and double. */
+static void assert_gravity_bitwise(const orr_law *user)
 {
     enum { N = 777 };
     orr_error err = {0};
-    orr_law user, g;
-    TU_OK(orr_law_init(&user, "mygravity", grav_pair, grav_pot, "copy.lua:3", &err), &err);
-    snprintf(user.scale, sizeof user.scale, "G");
-    user.finite_at_zero = 1;
+    orr_law g;
     TU_OK(orr_law_builtin("gravity", &g, &err), &err);
-    double pos[4 * N], a1[3 * N], a2[3 * N];
+    static double pos[4 * N], a1[3 * N], a2[3 * N];
     tu_random_bodies(N, 4242, pos, NULL);
     for (int p = 0; p < 2; p++) {
-        orr_engine *eu = cpu_engine(&user, (orr_precision)p, 0.02, N, pos, NULL);
+        orr_engine *eu = cpu_engine(user, (orr_precision)p, 0.02, N, pos, NULL);
         orr_engine *eg = cpu_engine(&g, (orr_precision)p, 0.02, N, pos, NULL);
         TU_OK(orr_engine_accel(eu, a1, &err), &err);
         TU_OK(orr_engine_accel(eg, a2, &err), &err);
@@ -323,8 +320,98 @@ static void test_user_copy_bitwise(void **state)
         orr_engine_destroy(eu);
         orr_engine_destroy(eg);
     }
-    orr_law_free(&user);
     orr_law_free(&g);
+}
+
+/* Compiles the law's GPU source with NVRTC (no GPU needed), float; returns
+ * its status (the message in err), or -1 when NVRTC is not there. */
+static int nvrtc_law(const orr_law *law, orr_error *err)
+{
+    orr_error rerr = {0};
+    int major, minor;
+    if (orr_rtc_version(&major, &minor, &rerr) != ORR_OK) {
+        print_message("NVRTC unavailable (%s): GPU half skipped\n", rerr.msg);
+        orr_error_clear(&rerr);
+        return -1;
+    }
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "%s", law->name);
+    s.phys.law = law;
+    char *src = NULL;
+    orr_status st = orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, err);
+    if (st)
+        return st;
+    const char *opts[ORR_KSPEC_MAX_OPTS];
+    orr_kexprs exprs;
+    orr_kexprs_make(&exprs, &orr_family_direct, s.phys.precision);
+    int nopts = orr_kspec_nvrtc_options(&s, opts);
+    orr_rtc_result r = {0};
+    st = orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, nopts, exprs.expr, exprs.count,
+                         ORR_EMIT_PTX, &r, err);
+    orr_rtc_result_free(&r);
+    free(src);
+    return st;
+}
+
+/* A user law with gravity's code (and, like gravity.h, finite_at_zero) gives
+ * bitwise the built-in's accelerations, in float and double. */
+static void test_user_copy_bitwise(void **state)
+{
+    orr_error err = {0};
+    orr_law user;
+    TU_OK(orr_law_init(&user, "mygravity", grav_pair, grav_pot, "copy.lua:3", &err), &err);
+    snprintf(user.scale, sizeof user.scale, "G");
+    user.finite_at_zero = 1;
+    assert_gravity_bitwise(&user);
+    orr_law_free(&user);
+}
+
+/* Issue 25, item 7: the origin (a script's path) goes into the generated
+ * source escaped: a directory named odd*, quotes, backslashes, a newline
+ * compile on both compilers, and a compiler's message names the path as
+ * it is (the newline as \n, on one line). */
+static void test_origin_escaped(void **state)
+{
+    static const char *const origins[] = {
+        "odd*/law.lua:2", "q\"uo\\te/law.lua:3", "new\nline/*x*/law.lua:4", "tab\there/a\\:5",
+        "[string \"return orrery.force{ pair = \\\"f = 0;\\\" }\"]:1", NULL};
+    orr_error err = {0};
+    for (int k = 0; origins[k]; k++) {
+        orr_law user;
+        TU_OK(orr_law_init(&user, "escaped", grav_pair, grav_pot, origins[k], &err), &err);
+        snprintf(user.scale, sizeof user.scale, "G");
+        user.finite_at_zero = 1;
+        assert_gravity_bitwise(&user);
+        int st = nvrtc_law(&user, &err);
+        if (st > 0)
+            print_message("NVRTC: %s\n", err.msg);
+        assert_true(st <= 0);
+        orr_law_free(&user);
+    }
+    /* a compile error names the origin as written, on one line */
+    orr_law bad;
+    TU_OK(orr_law_init(&bad, "escaped", "real x = r2;\nf = x *;\n", "", "odd*/my \"law\\\n.lua:7",
+                       &err), &err);
+    orr_engine *e = NULL;
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "escaped");
+    s.phys.law = &bad;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    print_message("host cc: %s\n", err.msg);
+    const char *cc = strstr(err.msg, "host C compiler failed on orrery_gen.c: ");
+    assert_non_null(cc);
+    assert_non_null(strstr(cc, "orrery_gen.c: odd*/my \"law\\\\n.lua:7 (force 'escaped', pair):2:"));
+    assert_null(strchr(cc, '\n'));
+    if (nvrtc_law(&bad, &err) >= 0) {
+        print_message("NVRTC: %s\n", err.msg);
+        assert_non_null(strstr(err.msg, "odd*/my \"law\\\\n.lua:7 (force 'escaped', pair)(2): "
+                                        "error"));
+    }
+    orr_error_clear(&err);
+    orr_law_free(&bad);
 }
 
 /* A runtime param changes the forces without a new kernel; a baked one
@@ -493,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_yukawa_to_gravity),
         cmocka_unit_test(test_float_vs_double),
         cmocka_unit_test(test_user_copy_bitwise),
+        cmocka_unit_test(test_origin_escaped),
         cmocka_unit_test(test_runtime_and_baked_params),
         cmocka_unit_test(test_bad_snippet),
         cmocka_unit_test(test_law_errors),

@@ -2,7 +2,8 @@
 -- derived from a built-in), the orrery.Force fields, simulation{force=,
 -- params=}, sim:set_param (runtime: no recompile; baked: recompile),
 -- attributes (set_attribute, attribute, sim.attr buffers), sim:verify, a law
--- script for --force, and the exact errors for bad definitions and snippets.
+-- script for --force, and the exact errors for bad definitions and snippets;
+-- a law from a directory named odd*.
 -- CPU backend, small N.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
@@ -196,6 +197,46 @@ T.test("a snippet that does not compile names the definition and the snippet lin
   -- the script goes on: a good law still works
   local good <close> = orrery.simulation{ n = 4, force = screened(), backend = "cpu" }
   T.eq(good.force, "screened")
+end)
+
+-- positions of `law` after a few steps on the CPU equal the built-in gravity's
+local function same_as_gravity(law, what)
+  local ic = orrery.ic.plummer{ n = 200, seed = 17 }
+  local a <close> = orrery.simulation{ n = 200, force = law, backend = "cpu" }
+  local b <close> = orrery.simulation{ n = 200, backend = "cpu" }
+  a:load(ic); b:load(ic)
+  a:step(3); b:step(3)
+  for i = 1, 200 do
+    local p, q = a.pos[i], b.pos[i]
+    for k = 1, 3 do T.eq(p[k], q[k], what .. ": body " .. i) end
+  end
+  local e, _, tol = a:verify()
+  T.ok(e <= tol, what .. ": verify " .. e)
+end
+
+T.test("a law defined under a directory named odd* (paths go into the source escaped)", function()
+  local dir = os.getenv("TEST_TMP") .. "/odd*"
+  T.ok(os.execute("mkdir -p '" .. dir .. "'"))
+  local path = dir .. '/my "law".lua'
+  local f = assert(io.open(path, "w"))
+  f:write('local orrery = require "orrery"\nreturn orrery.force{ name = "oddlaw", scale = "G",\n',
+    string.format("finite_at_zero = true, pair = %q, potential = %q }\n", GRAV_PAIR, GRAV_POT))
+  f:close()
+  local law = dofile(path)
+  T.eq(law.origin, path .. ":2")
+  same_as_gravity(law, "odd*")
+  -- a law from a string chunk: its name has quotes
+  local chunk = load('return require("orrery").force{ name = "inline", scale = "G", ' ..
+    'finite_at_zero = true, pair = "f = mj * orr_rsqrt3_nz(r2);" }')
+  same_as_gravity(chunk(), "string chunk")
+  -- a compiler error there names the path as it is
+  f = assert(io.open(path, "w"))
+  f:write('local orrery = require "orrery"\nreturn orrery.force{ name = "oddbad",\n',
+    'pair = "real x = r2;\\nf = x *;" }\n')
+  f:close()
+  local ok, err = pcall(orrery.simulation, { n = 4, force = dofile(path), backend = "cpu" })
+  T.eq(ok, false)
+  T.ok(err:find(path .. ":2 (force 'oddbad', pair):2:", 1, true), err)
 end)
 
 T.done()
