@@ -10,20 +10,42 @@
 #include <string.h>
 
 /* Names a law's params and attributes may not take: the variables in scope
- * inside a snippet, C and C++ keywords that are plausible identifiers, and
- * the math functions the prelude's helpers expand to. */
+ * inside a snippet, the keywords of C (GNU C11, the host compiler's
+ * dialect) and of C++17 (NVRTC's), C++'s alternative operator names and
+ * `defined`, which no C++ compiler takes as a name, and the math functions
+ * the prelude's helpers expand to.  Names that are only macros somewhere
+ * (`linux` and `unix` in GNU C, math.h's M_PI and NAN, CUDA's NULL) are
+ * fine: the generated law section undefines them (orr_law_emit). */
 static const char *const reserved[] = {
-    "dx", "dy", "dz", "d2", "r2", "mi", "mj", "ai", "aj", "as", "rt", "f", "u", "G", "eps",
-    "eps2", "real", "auto", "break", "case", "char", "const", "continue", "default", "do",
-    "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
-    "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
-    "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true",
-    "false", "class", "new", "delete", "this", "template", "typename", "namespace", "using",
-    "operator", "private", "public", "protected", "virtual", "friend", "try", "catch",
-    "throw", "asm", "sqrt", "sqrtf", "rsqrt", "rsqrtf", "exp", "expf", "log", "logf", "pow",
-    "powf", "fabs", "fabsf", "floor", "floorf", "rint", "rintf", "erf", "erff", "tanh",
-    "tanhf", "fmin", "fminf", "fmax", "fmaxf", "fma", "fmaf", "min", "max", NULL,
+    "dx", "dy", "dz", "d2", "r2", "mi", "mj", "ai", "aj", "as", "rt", "f", "u", "g", "G", "eps",
+    "eps2", "real",
+    /* C */
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "asm", "typeof",
+    /* C++ (and C23) */
+    "alignas", "alignof", "bool", "catch", "char8_t", "char16_t", "char32_t", "class", "concept",
+    "consteval", "constexpr", "constinit", "const_cast", "co_await", "co_return", "co_yield",
+    "decltype", "delete", "dynamic_cast", "explicit", "export", "false", "friend", "mutable",
+    "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public",
+    "reinterpret_cast", "requires", "static_assert", "static_cast", "template", "this",
+    "thread_local", "throw", "true", "try", "typeid", "typename", "using", "virtual", "wchar_t",
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
+    "defined",
+    /* what the prelude's math expands to */
+    "sqrt", "sqrtf", "rsqrt", "rsqrtf", "exp", "expf", "log", "logf", "pow", "powf", "fabs",
+    "fabsf", "floor", "floorf", "rint", "rintf", "erf", "erff", "tanh", "tanhf", "fmin", "fminf",
+    "fmax", "fmaxf", "fma", "fmaf", "min", "max", NULL,
 };
+
+/* Names orrery and the compilers keep for themselves: orr_, ORR_, __, and
+ * _ followed by a capital (C's reserved identifiers: _Bool, _Pragma). */
+static int reserved_prefix(const char *name)
+{
+    return strncmp(name, "orr_", 4) == 0 || strncmp(name, "ORR_", 4) == 0 ||
+           strncmp(name, "__", 2) == 0 || (name[0] == '_' && isupper((unsigned char)name[1]));
+}
 
 static int is_ident(const char *s)
 {
@@ -45,9 +67,8 @@ static const char *bad_name(const char *name)
         return "it is too long (at most 29 characters)";
     if (!is_ident(name))
         return "it is not a C identifier (letters, digits, '_', not starting with a digit)";
-    if (strncmp(name, "orr_", 4) == 0 || strncmp(name, "ORR_", 4) == 0 ||
-        strncmp(name, "__", 2) == 0)
-        return "names starting with orr_, ORR_ or __ are reserved";
+    if (reserved_prefix(name))
+        return "names starting with orr_, ORR_, __ or _ and a capital letter are reserved";
     for (int k = 0; reserved[k]; k++)
         if (strcmp(reserved[k], name) == 0)
             return "it is a variable, keyword or function already in scope in the snippets";
@@ -518,6 +539,13 @@ int orr_law_emit(const orr_law *law, orr_buf *b)
               orr_buf_printf(b, ") */\n#define ORR_NATTR %d\n#define ORR_NATTRS %d\n"
                              "#define ORR_NRT %d\n#define ORR_NRTS %d\n",
                              law->nattrs, law->nattrs ? law->nattrs : 1, nrt, nrt ? nrt : 1);
+    /* the law's names are its own, whatever macros the headers or the
+     * compiler define (GNU C's linux and unix, math.h's M_PI and NAN, CUDA's
+     * NULL): code after this section uses no macro but orr_, ORR_ and __ ones */
+    for (int k = 0; k < law->nparams; k++)
+        bad = bad || orr_buf_printf(b, "#undef %s\n", law->params[k].name);
+    for (int a = 0; a < law->nattrs; a++)
+        bad = bad || orr_buf_printf(b, "#undef %s_i\n#undef %s_j\n", law->attrs[a], law->attrs[a]);
     bad = bad || orr_buf_printf(b, "ORR_LAW real orr_law_scale(const real *rt)\n{\n");
     bad = bad || emit_bindings(law, b, 0);
     bad = bad || orr_buf_printf(b, "    return (real)(%s);\n}\n", law->scale);

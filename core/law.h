@@ -93,8 +93,10 @@ void orr_law_free(orr_law *law);
 
 /* Appends the law's generated section (ORR_NATTR, ORR_NRT, orr_law_scale,
  * orr_pair_accel, orr_pair_potential, orr_pair_jerk) to b.  The origin is
- * escaped wherever it appears (a #line file name, a comment).  Returns 0 or
- * -1 (memory). */
+ * escaped wherever it appears (a #line file name, a comment).  The section
+ * undefines the law's param and attribute names (NAME_i, NAME_j) before
+ * using them, so the code that follows (the kernel files) must use no macro
+ * outside orr_, ORR_ and __ names.  Returns 0 or -1 (memory). */
 int orr_law_emit(const orr_law *law, orr_buf *b);
 
 #endif

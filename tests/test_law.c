@@ -414,6 +414,53 @@ static void test_origin_escaped(void **state)
     orr_law_free(&bad);
 }
 
+/* Issue 25, item 8: params named after macros that the host compiler
+ * (GNU C: linux, unix), math.h (M_PI, NAN, INFINITY, HUGE_VAL, isnan) or
+ * CUDA's headers (NULL, assert) define are the law's own on both
+ * compilers; attributes too. */
+static void test_macro_param_names(void **state)
+{
+    static const char *const names[] = {"linux", "unix", "M_PI", "NAN", "INFINITY", "HUGE_VAL",
+                                        "isnan", "NULL", "assert", "FP_NAN", "M_E", NULL};
+    orr_error err = {0};
+    orr_law user;
+    TU_OK(orr_law_init(&user, "macros", grav_pair, grav_pot, "macros.lua:1", &err), &err);
+    user.finite_at_zero = 1;
+    snprintf(user.scale, sizeof user.scale, "G * (0");   /* the values add up to 1: gravity */
+    for (int k = 0; names[k]; k++) {
+        snprintf(user.scale + strlen(user.scale), sizeof user.scale - strlen(user.scale), " + %s",
+                 names[k]);
+        TU_OK(orr_law_add_param(&user, names[k], k == 0 ? 1 : 0, &err), &err);
+    }
+    snprintf(user.scale + strlen(user.scale), sizeof user.scale - strlen(user.scale), ")");
+    TU_OK(orr_law_set_runtime(&user, "NAN", &err), &err);
+    TU_OK(orr_law_validate(&user, &err), &err);
+    assert_gravity_bitwise(&user);
+    int st = nvrtc_law(&user, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&user);
+    /* an attribute's NAME_i and NAME_j are undefined alike */
+    TU_OK(orr_law_init(&user, "attrs", grav_pair, grav_pot, "macros.lua:9", &err), &err);
+    TU_OK(orr_law_add_attr(&user, "x", &err), &err);
+    orr_buf b = {0};
+    assert_int_equal(orr_law_emit(&user, &b), 0);
+    assert_non_null(strstr(b.data, "#undef x_i\n#undef x_j\n"));
+    orr_buf_free(&b);
+    orr_law_free(&user);
+    /* names no compiler takes, refused where the law is defined */
+    TU_OK(orr_law_init(&user, "mine", "f = 0;", "", "x.lua:1", &err), &err);
+    static const char *const refused[] = {"and", "not", "defined", "nullptr", "typeof", "g",
+                                          "_Bool", "_Pragma", "constexpr", NULL};
+    for (int k = 0; refused[k]; k++) {
+        assert_int_equal(orr_law_add_param(&user, refused[k], 1, &err), ORR_ERR_ARG);
+        assert_non_null(strstr(err.msg, refused[k][0] == '_' ? "are reserved" : "already in scope"));
+    }
+    orr_law_free(&user);
+    orr_error_clear(&err);
+}
+
 /* A runtime param changes the forces without a new kernel; a baked one
  * builds (and caches) a new kernel. */
 static void test_runtime_and_baked_params(void **state)
@@ -541,7 +588,7 @@ static void test_law_errors(void **state)
                                  "keyword or function already in scope in the snippets");
     assert_int_equal(orr_law_add_param(&law, "orr_x", 1, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "force law 'mine': invalid param name 'orr_x': names starting "
-                                 "with orr_, ORR_ or __ are reserved");
+                                 "with orr_, ORR_, __ or _ and a capital letter are reserved");
     assert_int_equal(orr_law_add_param(&law, "2x", 1, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "it is not a C identifier"));
     assert_int_equal(orr_law_add_param(&law, "alpha", INFINITY, &err), ORR_ERR_ARG);
@@ -581,6 +628,7 @@ int main(void)
         cmocka_unit_test(test_float_vs_double),
         cmocka_unit_test(test_user_copy_bitwise),
         cmocka_unit_test(test_origin_escaped),
+        cmocka_unit_test(test_macro_param_names),
         cmocka_unit_test(test_runtime_and_baked_params),
         cmocka_unit_test(test_bad_snippet),
         cmocka_unit_test(test_law_errors),

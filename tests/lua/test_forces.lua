@@ -3,7 +3,7 @@
 -- params=}, sim:set_param (runtime: no recompile; baked: recompile),
 -- attributes (set_attribute, attribute, sim.attr buffers), sim:verify, a law
 -- script for --force, and the exact errors for bad definitions and snippets;
--- a law from a directory named odd*.
+-- a law from a directory named odd*, params named after predefined macros.
 -- CPU backend, small N.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
@@ -237,6 +237,15 @@ T.test("a law defined under a directory named odd* (paths go into the source esc
   local ok, err = pcall(orrery.simulation, { n = 4, force = dofile(path), backend = "cpu" })
   T.eq(ok, false)
   T.ok(err:find(path .. ":2 (force 'oddbad', pair):2:", 1, true), err)
+end)
+
+T.test("params named after predefined macros (linux, M_PI, NAN) work on the CPU", function()
+  local law = orrery.force{ name = "macros", scale = "G * (linux + unix + M_PI + NAN + INFINITY)",
+    params = { linux = 1, unix = 0, M_PI = 0, NAN = 0, INFINITY = 0 }, runtime_params = { "M_PI" },
+    finite_at_zero = true, pair = GRAV_PAIR, potential = GRAV_POT }
+  same_as_gravity(law, "macros")
+  T.raises("orrery.force: force law 'x': invalid param name 'and': it is a variable, keyword or function already in scope in the snippets",
+    orrery.force, { name = "x", pair = "f = 0;", params = { ["and"] = 1 } })
 end)
 
 T.done()
