@@ -578,6 +578,154 @@ static void test_bad_snippet(void **state)
     orr_law_free(&law);
 }
 
+/* Issue 25, item 10: what would run past a snippet's end or bring in
+ * other text is found before compiling and reported at the snippet's own
+ * line (as the compilers' messages are), not at orrery's lines. */
+static void test_snippet_checks(void **state)
+{
+    static const struct {
+        const char *what, *code, *msg;
+    } bad[] = {
+        {"pair", "f = 1; }", "b.lua:4 (force 'b', pair):1: '}' without a matching '{'"},
+        {"pair", "real x = r2;\nif (x > 0) {\n  f = x;\n",
+         "b.lua:4 (force 'b', pair):2: '{' is never closed"},
+        {"pair", "f = (1;\n}", "b.lua:4 (force 'b', pair):2: '}' does not match the '(' at line 1"},
+        {"pair", "f = mj;\n/* to do\n", "b.lua:4 (force 'b', pair):2: a /* comment is not closed"},
+        {"pair", "#include <math.h>\nf = 1;",
+         "b.lua:4 (force 'b', pair):1: #include is not allowed in a snippet: what a snippet may "
+         "use is in scope already (real, its variables, the orr_ math), and NVRTC has no system "
+         "headers"},
+        {"pair", "f = 1;\n  #  include \"x.h\"", "b.lua:4 (force 'b', pair):2: #include is not"},
+        {"pair", "#line 7\nf = 1;", "b.lua:4 (force 'b', pair):1: #line is not allowed"},
+        {"pair", "# 7 \"x\"\nf = 1;", "b.lua:4 (force 'b', pair):1: a line marker"},
+        {"pair", "#if ORR_DOUBLE\nf = 1;", "b.lua:4 (force 'b', pair):1: #if without #endif in "
+                                          "the snippet"},
+        {"pair", "f = 1;\n#endif", "b.lua:4 (force 'b', pair):2: #endif without #if in the snippet"},
+        {"pair", "#if 1\n#else\n#else\n#endif", "b.lua:4 (force 'b', pair):3: #else after the "
+                                                "#else of the #if at line 1"},
+        {"pair", "#defin X 1\nf = 1;", "b.lua:4 (force 'b', pair):1: #defin is not a directive"},
+        {"pair", "#define orr_exp(x) (x)\nf = 1;", "b.lua:4 (force 'b', pair):1: #define orr_exp: "
+                                                   "a snippet may not define"},
+        {"pair", "f = 1; \\", "b.lua:4 (force 'b', pair):1: the last line ends with a backslash"},
+        {"pair", "f = 1; // the end \\", "b.lua:4 (force 'b', pair):1: the last line ends with a "
+                                         "backslash"},
+        {"pair", "f = 1;\nreal s = \"}\n;", "b.lua:4 (force 'b', pair):2: a string literal is not "
+                                            "closed on its line"},
+        {"pair", "real x = r2;\nf = x * mj  // no semicolon\n\n",
+         "b.lua:4 (force 'b', pair):2: the last statement does not end with ';'"},
+        {"potential", "u = 0; }", "b.lua:4 (force 'b', potential):1: '}' without a matching '{'"},
+        {"jerk", "\n\n{ g = 0;", "b.lua:4 (force 'b', jerk):3: '{' is never closed"},
+        {"scale", "G)", "b.lua:4 (force 'b', scale):1: ')' without a matching '('"},
+        {"scale", "(G", "b.lua:4 (force 'b', scale):1: '(' is never closed"},
+        {"scale", "G; return 0", "b.lua:4 (force 'b', scale):1: ';' in the scale expression"},
+        {"scale", "G // Newton", "b.lua:4 (force 'b', scale):1: a // comment in the scale "
+                                 "expression"},
+        {"scale", "G /* Newton", "b.lua:4 (force 'b', scale):1: a /* comment is not closed"},
+        {NULL, NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].what; k++) {
+        orr_law law;
+        const int pair = strcmp(bad[k].what, "pair") == 0;
+        TU_OK(orr_law_init(&law, "b", pair ? bad[k].code : grav_pair, "", "b.lua:4", &err), &err);
+        if (strcmp(bad[k].what, "potential") == 0) {
+            free(law.potential);
+            law.potential = strdup(bad[k].code);
+        } else if (strcmp(bad[k].what, "jerk") == 0) {
+            TU_OK(orr_law_set_jerk(&law, bad[k].code, 1, &err), &err);
+        } else if (strcmp(bad[k].what, "scale") == 0) {
+            snprintf(law.scale, sizeof law.scale, "%s", bad[k].code);
+        }
+        assert_int_equal(orr_law_validate(&law, &err), ORR_ERR_COMPILE);
+        if (strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("%s snippet \"%s\":\n  got  %s\n  want %s...", bad[k].what, bad[k].code,
+                     err.msg, bad[k].msg);
+        orr_law_free(&law);
+    }
+    print_message("e.g. %s\n", err.msg);
+
+    /* these keep to themselves: both branches of an #if open a brace,
+     * brackets in strings, characters and comments, a lone quote in an
+     * #error, a macro's body, a line continuation inside, a macro of the
+     * snippet's own ending the last statement, a directive after it */
+    static const char *const good[] = {
+        "#if ORR_GPU\nif (d2 > 0) {\n#else\nif (d2 >= 0) {\n#endif\n  f = mj;\n}\n",
+        "/* } */ f = mj; // )\nchar c = '}'; (void)c;\nconst char *s = \"{[(\"; (void)s;\n",
+        "#if 0\n#error don't\n#endif\nf = mj;",
+        "#define SQ(x) ((x) * (x))\n#define OPEN {\n  f = SQ(mj);\n",
+        "real x = 1 + \\\n  2;\nf = x * mj;\n",
+        "f = mj; /* a comment\n  over lines } */\n# /* the null directive */\n",
+        "#define END ;\nf = mj END\n",
+        "if (d2 > 0) {\n  f = mj;\n}\n#pragma unused\n",
+        NULL};
+    for (int k = 0; good[k]; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "g", good[k], "", "g.lua:1", &err), &err);
+        TU_OK(orr_law_validate(&law, &err), &err);
+        orr_law_free(&law);
+    }
+
+    /* a built-in law's snippet (an ORRERY_KERNELS_DIR edit) at its file's line */
+    orr_law law;
+    TU_OK(orr_law_builtin("gravity", &law, &err), &err);
+    free(law.pair);
+    law.pair = strdup("f = mj;\n}\n");
+    assert_int_equal(orr_law_validate(&law, &err), ORR_ERR_COMPILE);
+    assert_string_equal(err.msg, "forces/gravity.h:15: '}' without a matching '{'");
+    orr_law_free(&law);
+
+    /* at a simulation's start: refused before compiling, nothing cached */
+    size_t before, after, bytes;
+    TU_OK(orr_kcache_usage(&before, &bytes, &err), &err);
+    TU_OK(orr_law_init(&law, "broken", "f = mj * orr_rsqrt3_nz(r2); }\n", "", "plasma.lua:7",
+                       &err), &err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "broken");
+    s.phys.law = &law;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    assert_string_equal(err.msg, "force law 'broken' (defined at plasma.lua:7): plasma.lua:7 "
+                                 "(force 'broken', pair):1: '}' without a matching '{'");
+    TU_OK(orr_kcache_usage(&after, &bytes, &err), &err);
+    assert_int_equal(before, after);
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
+/* Issue 25, item 10: a snippet's macros are its own: `#define real int` in
+ * the pair snippet changes nothing outside it (it leaked into the kernel,
+ * which then stopped with non-finite accelerations), and a macro one
+ * snippet defines is not defined in the next. */
+static void test_snippet_macros_scoped(void **state)
+{
+    orr_error err = {0};
+    orr_law user;
+    TU_OK(orr_law_init(&user, "realint", "#define real int\nf = mj * orr_rsqrt3_nz(r2);\n",
+                       grav_pot, "scoped.lua:1", &err), &err);
+    snprintf(user.scale, sizeof user.scale, "G");
+    user.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&user, &err), &err);
+    assert_gravity_bitwise(&user);
+    orr_law_free(&user);
+    /* names of the bindings, of macros the headers define, undefined */
+    TU_OK(orr_law_init(&user, "scoped",
+                       "#define real int\n#define G 0\n#undef mj\n"
+                       "#ifndef M_PI\n#define M_PI 3\n#endif\nf = mj * orr_rsqrt3_nz(r2);\n",
+                       "#ifdef G\n#error the pair snippet's G leaked\n#endif\n"
+                       "u = -(mi * mj) * orr_rsqrt_nz(r2);\n", "scoped.lua:2", &err), &err);
+    snprintf(user.scale, sizeof user.scale, "G");
+    user.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&user, &err), &err);
+    assert_gravity_bitwise(&user);
+    int st = nvrtc_law(&user, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&user);
+    orr_error_clear(&err);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -631,6 +779,8 @@ int main(void)
         cmocka_unit_test(test_macro_param_names),
         cmocka_unit_test(test_runtime_and_baked_params),
         cmocka_unit_test(test_bad_snippet),
+        cmocka_unit_test(test_snippet_checks),
+        cmocka_unit_test(test_snippet_macros_scoped),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

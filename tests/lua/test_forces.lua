@@ -2,8 +2,9 @@
 -- derived from a built-in), the orrery.Force fields, simulation{force=,
 -- params=}, sim:set_param (runtime: no recompile; baked: recompile),
 -- attributes (set_attribute, attribute, sim.attr buffers), sim:verify, a law
--- script for --force, and the exact errors for bad definitions and snippets;
--- a law from a directory named odd*, params named after predefined macros.
+-- script for --force, and the exact errors for bad definitions and snippets
+-- (checked before compiling, at the snippet's line); laws from a directory
+-- named odd* and params named after predefined macros.
 -- CPU backend, small N.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
@@ -246,6 +247,30 @@ T.test("params named after predefined macros (linux, M_PI, NAN) work on the CPU"
   same_as_gravity(law, "macros")
   T.raises("orrery.force: force law 'x': invalid param name 'and': it is a variable, keyword or function already in scope in the snippets",
     orrery.force, { name = "x", pair = "f = 0;", params = { ["and"] = 1 } })
+end)
+
+T.test("snippet errors are reported at the snippet's own line, before compiling", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'b', " .. want)
+  end
+  raises_at("pair):2: '}' without a matching '{'", { name = "b", pair = "f = mj;\n}\n" })
+  raises_at("pair):1: '{' is never closed", { name = "b", pair = "if (d2 > 0) {\n  f = mj;\n" })
+  raises_at("pair):2: a /* comment is not closed", { name = "b", pair = "f = mj;\n/* f = 0;" })
+  raises_at("pair):1: the last statement does not end with ';'", { name = "b", pair = "f = mj" })
+  raises_at("pair):1: #include is not allowed in a snippet: what a snippet may use is in scope already (real, its variables, the orr_ math), and NVRTC has no system headers",
+    { name = "b", pair = "#include <math.h>\nf = mj;" })
+  raises_at("potential):1: #if without #endif in the snippet",
+    { name = "b", pair = "f = mj;", potential = "#if 1\nu = 0;" })
+  raises_at("scale):1: ')' without a matching '('", { name = "b", pair = "f = mj;", scale = "G)" })
+  T.raises("orrery.force: 'scale' is too long (at most 255 characters)",
+    orrery.force, { name = "b", pair = "f = mj;", scale = "G * (1" .. string.rep(" + 1", 80) .. ")" })
+  -- a snippet's #define stays in it (`#define real int` leaked into the kernel)
+  same_as_gravity(orrery.force{ name = "realint", scale = "G", finite_at_zero = true,
+    pair = "#define real int\n" .. GRAV_PAIR, potential = GRAV_POT }, "#define real int")
 end)
 
 T.done()
