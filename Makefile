@@ -56,7 +56,7 @@ LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 # layer's run.
 MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli.o
 
-TESTS    := test_kcache test_rtc test_kspec test_cpu test_ic test_sim test_tune test_law test_gpu \
+TESTS    := test_kcache test_rtc test_kspec test_cpu test_hostcc test_ic test_sim test_tune test_law test_gpu \
             test_snapshot test_render test_comm test_nccl test_diag
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 

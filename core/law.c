@@ -5,25 +5,48 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Names a law's params and attributes may not take: the variables in scope
- * inside a snippet, C and C++ keywords that are plausible identifiers, and
- * the math functions the prelude's helpers expand to. */
+ * inside a snippet, the keywords of C (GNU C11, the host compiler's
+ * dialect) and of C++17 (NVRTC's), C++'s alternative operator names and
+ * `defined`, which no C++ compiler takes as a name, and the math functions
+ * the prelude's helpers expand to.  Names that are only macros somewhere
+ * (`linux` and `unix` in GNU C, math.h's M_PI and NAN, CUDA's NULL) are
+ * fine: the generated law section undefines them (orr_law_emit). */
 static const char *const reserved[] = {
-    "dx", "dy", "dz", "d2", "r2", "mi", "mj", "ai", "aj", "as", "rt", "f", "u", "G", "eps",
-    "eps2", "real", "auto", "break", "case", "char", "const", "continue", "default", "do",
-    "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
-    "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
-    "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true",
-    "false", "class", "new", "delete", "this", "template", "typename", "namespace", "using",
-    "operator", "private", "public", "protected", "virtual", "friend", "try", "catch",
-    "throw", "asm", "sqrt", "sqrtf", "rsqrt", "rsqrtf", "exp", "expf", "log", "logf", "pow",
-    "powf", "fabs", "fabsf", "floor", "floorf", "rint", "rintf", "erf", "erff", "tanh",
-    "tanhf", "fmin", "fminf", "fmax", "fmaxf", "fma", "fmaf", "min", "max", NULL,
+    "dx", "dy", "dz", "d2", "r2", "mi", "mj", "ai", "aj", "as", "rt", "f", "u", "g", "G", "eps",
+    "eps2", "real",
+    /* C */
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "asm", "typeof",
+    /* C++ (and C23) */
+    "alignas", "alignof", "bool", "catch", "char8_t", "char16_t", "char32_t", "class", "concept",
+    "consteval", "constexpr", "constinit", "const_cast", "co_await", "co_return", "co_yield",
+    "decltype", "delete", "dynamic_cast", "explicit", "export", "false", "friend", "mutable",
+    "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public",
+    "reinterpret_cast", "requires", "static_assert", "static_cast", "template", "this",
+    "thread_local", "throw", "true", "try", "typeid", "typename", "using", "virtual", "wchar_t",
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
+    "defined",
+    /* what the prelude's math expands to */
+    "sqrt", "sqrtf", "rsqrt", "rsqrtf", "exp", "expf", "log", "logf", "pow", "powf", "fabs",
+    "fabsf", "floor", "floorf", "rint", "rintf", "erf", "erff", "tanh", "tanhf", "fmin", "fminf",
+    "fmax", "fmaxf", "fma", "fmaf", "min", "max", NULL,
 };
+
+/* Names orrery and the compilers keep for themselves: orr_, ORR_, __, and
+ * _ followed by a capital (C's reserved identifiers: _Bool, _Pragma). */
+static int reserved_prefix(const char *name)
+{
+    return strncmp(name, "orr_", 4) == 0 || strncmp(name, "ORR_", 4) == 0 ||
+           strncmp(name, "__", 2) == 0 || (name[0] == '_' && isupper((unsigned char)name[1]));
+}
 
 static int is_ident(const char *s)
 {
@@ -45,9 +68,8 @@ static const char *bad_name(const char *name)
         return "it is too long (at most 29 characters)";
     if (!is_ident(name))
         return "it is not a C identifier (letters, digits, '_', not starting with a digit)";
-    if (strncmp(name, "orr_", 4) == 0 || strncmp(name, "ORR_", 4) == 0 ||
-        strncmp(name, "__", 2) == 0)
-        return "names starting with orr_, ORR_ or __ are reserved";
+    if (reserved_prefix(name))
+        return "names starting with orr_, ORR_, __ or _ and a capital letter are reserved";
     for (int k = 0; reserved[k]; k++)
         if (strcmp(reserved[k], name) == 0)
             return "it is a variable, keyword or function already in scope in the snippets";
@@ -268,6 +290,333 @@ orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error 
     return ORR_OK;
 }
 
+/* ---- snippet checks ----------------------------------------------------------
+ *
+ * A snippet is pasted between orrery's own lines of generated source, so
+ * what runs past its end (an unclosed brace, parenthesis, comment, string or
+ * #if, a line continuation on its last line) or brings in other text
+ * (#include, #line) would make a compiler report errors at orrery's lines,
+ * or at lines the snippet does not have.  scan_code finds these before
+ * anything is compiled, so they are reported at the snippet's own line.  It
+ * also lists the names a snippet #defines or #undefs: the generated source
+ * undefines them before and after the snippet, so its macros are its own. */
+
+enum { SCAN_MAX_DEPTH = 64, SCAN_MAX_IF = 16, SCAN_MAX_MACROS = 32, SCAN_NAME_MAX = 64 };
+
+typedef struct {
+    struct {
+        char c;     /* an opening bracket */
+        int line;   /* where it is */
+    } open[SCAN_MAX_DEPTH];
+    int depth;
+} brackets;
+
+typedef struct {
+    char names[SCAN_MAX_MACROS][SCAN_NAME_MAX];
+    int n;
+} macro_list;
+
+typedef struct {
+    const char *p;       /* the next character */
+    int line;            /* its line, from 1 */
+    int expr;            /* 1: the scale expression, not a snippet */
+    macro_list *macros;  /* receives the #define and #undef names, or NULL */
+    int at;              /* the problem's line */
+    char why[200];       /* the problem, "" when none */
+} scanner;
+
+static int scan_fail(scanner *sc, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int scan_fail(scanner *sc, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sc->why, sizeof sc->why, fmt, ap);
+    va_end(ap);
+    sc->at = line;
+    return -1;
+}
+
+/* Skips backslash-newlines (line continuations) at sc->p; -1 for a
+ * backslash that ends the code, which would splice orrery's next line onto
+ * the snippet's last. */
+static int skip_splices(scanner *sc)
+{
+    for (;;) {
+        const char *p = sc->p;
+        if (p[0] != '\\')
+            return 0;
+        if (!p[1 + strspn(p + 1, " \t")])
+            return scan_fail(sc, sc->line, "the last line ends with a backslash, which would "
+                             "continue it into orrery's code");
+        if (p[1] == '\n' || (p[1] == '\r' && p[2] == '\n')) {
+            sc->p += p[1] == '\n' ? 2 : 3;
+            sc->line++;
+        } else {
+            return 0;
+        }
+    }
+}
+
+/* Reads a C identifier at sc->p into name (size bytes; "" when none). */
+static void scan_ident(scanner *sc, char *name, size_t size)
+{
+    size_t n = 0;
+    while (isalnum((unsigned char)*sc->p) || *sc->p == '_') {
+        if (n + 1 < size)
+            name[n++] = *sc->p;
+        sc->p++;
+    }
+    name[n] = '\0';
+}
+
+/* A string or character literal from its opening quote; in_dir: inside a
+ * directive, where the compiler tolerates a lone quote (#error don't). */
+static int scan_literal(scanner *sc, int in_dir)
+{
+    const char q = *sc->p++;
+    const int line = sc->line;
+    for (;;) {
+        if (skip_splices(sc))
+            return -1;
+        const char c = *sc->p;
+        if (c == q) {
+            sc->p++;
+            return 0;
+        }
+        if (c == '\n' || !c) {
+            if (in_dir)
+                return 0;
+            return scan_fail(sc, line, "%s literal is not closed on its line",
+                             q == '"' ? "a string" : "a character");
+        }
+        sc->p++;
+        if (c == '\\' && *sc->p && *sc->p != '\n')
+            sc->p++;
+    }
+}
+
+/* A block comment from its opening slash. */
+static int scan_comment(scanner *sc)
+{
+    const int line = sc->line;
+    for (sc->p += 2; *sc->p; sc->p++) {
+        if (sc->p[0] == '*' && sc->p[1] == '/') {
+            sc->p += 2;
+            return 0;
+        }
+        sc->line += *sc->p == '\n';
+    }
+    return scan_fail(sc, line, "a /* comment is not closed");
+}
+
+static int macro_add(scanner *sc, const char *name)
+{
+    if (!sc->macros || !name[0])
+        return 0;
+    for (int k = 0; k < sc->macros->n; k++)
+        if (strcmp(sc->macros->names[k], name) == 0)
+            return 0;
+    if (sc->macros->n >= SCAN_MAX_MACROS)
+        return scan_fail(sc, sc->line, "too many macros (at most %d)", SCAN_MAX_MACROS);
+    snprintf(sc->macros->names[sc->macros->n++], SCAN_NAME_MAX, "%s", name);
+    return 0;
+}
+
+/* The rest of a logical line (a // comment, a directive from after its
+ * name).  Comments and literals are read in a directive (a comment may
+ * span lines), brackets are not counted (a macro's body balances where it
+ * is used); raw: its text is free (// comments, #error, #pragma). */
+static int scan_rest_of_line(scanner *sc, int raw)
+{
+    for (;;) {
+        if (skip_splices(sc))
+            return -1;
+        const char c = *sc->p;
+        if (!c || c == '\n')
+            return 0;
+        if (!raw && c == '/' && sc->p[1] == '*') {
+            if (scan_comment(sc))
+                return -1;
+        } else if (!raw && c == '/' && sc->p[1] == '/') {
+            return scan_rest_of_line(sc, 1);
+        } else if (!raw && (c == '"' || c == '\'')) {
+            if (scan_literal(sc, 1))
+                return -1;
+        } else {
+            sc->p++;
+        }
+    }
+}
+
+/* Scans code; 0 when it keeps to itself, else -1 with sc->at and sc->why. */
+static int scan_code(scanner *sc)
+{
+    brackets br = {.depth = 0};
+    struct {
+        int line, saw_else;
+        brackets at_if;   /* each branch starts from the brackets before the #if */
+    } ifs[SCAN_MAX_IF];
+    int nif = 0, bol = 1, last_line = 0;
+    char last = 0;   /* the last character of code (not of a comment or directive) */
+    static const char opens[] = "({[", closes[] = ")}]";
+    while (*sc->p) {
+        if (skip_splices(sc))
+            return -1;
+        const char c = *sc->p;
+        if (!c)
+            break;
+        if (c == '\n') {
+            sc->line++;
+            sc->p++;
+            bol = 1;
+        } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+            sc->p++;
+        } else if (c == '/' && sc->p[1] == '*') {
+            if (scan_comment(sc))
+                return -1;
+        } else if (c == '/' && sc->p[1] == '/') {
+            if (sc->expr)
+                return scan_fail(sc, sc->line, "a // comment in the scale expression would "
+                                 "hide the code after it (write /* */)");
+            if (scan_rest_of_line(sc, 1))
+                return -1;
+        } else if (c == '"' || c == '\'') {
+            if (scan_literal(sc, 0))
+                return -1;
+            bol = 0;
+            last = '"';
+            last_line = sc->line;
+        } else if (c == '#' && bol) {
+            const int line = sc->line;
+            char name[SCAN_NAME_MAX];
+            if (sc->expr)
+                return scan_fail(sc, line, "a preprocessor directive in the scale expression");
+            sc->p++;
+            sc->p += strspn(sc->p, " \t");
+            if (isdigit((unsigned char)*sc->p))
+                return scan_fail(sc, line, "a line marker (# NUMBER) is not allowed in a "
+                                 "snippet: orrery's #line directives number its lines");
+            scan_ident(sc, name, sizeof name);
+            bol = 0;
+            int free_text = 0;
+            if (strcmp(name, "define") == 0 || strcmp(name, "undef") == 0) {
+                char macro[SCAN_NAME_MAX];
+                sc->p += strspn(sc->p, " \t");
+                scan_ident(sc, macro, sizeof macro);
+                if (reserved_prefix(macro))
+                    return scan_fail(sc, line, "#%s %s: a snippet may not define or undefine "
+                                     "names starting with orr_, ORR_, __ or _ and a capital "
+                                     "letter", name, macro);
+                if (macro_add(sc, macro))
+                    return -1;
+            } else if (strcmp(name, "if") == 0 || strcmp(name, "ifdef") == 0 ||
+                       strcmp(name, "ifndef") == 0) {
+                if (nif >= SCAN_MAX_IF)
+                    return scan_fail(sc, line, "#if nested too deep (at most %d)", SCAN_MAX_IF);
+                ifs[nif].line = line;
+                ifs[nif].saw_else = 0;
+                ifs[nif].at_if = br;
+                nif++;
+            } else if (strcmp(name, "elif") == 0 || strcmp(name, "else") == 0) {
+                if (!nif)
+                    return scan_fail(sc, line, "#%s without #if in the snippet", name);
+                if (ifs[nif - 1].saw_else)
+                    return scan_fail(sc, line, "#%s after the #else of the #if at line %d", name,
+                                     ifs[nif - 1].line);
+                ifs[nif - 1].saw_else = name[2] == 's';
+                br = ifs[nif - 1].at_if;
+            } else if (strcmp(name, "endif") == 0) {
+                if (!nif)
+                    return scan_fail(sc, line, "#endif without #if in the snippet");
+                nif--;
+            } else if (strcmp(name, "error") == 0 || strcmp(name, "warning") == 0 ||
+                       strcmp(name, "pragma") == 0) {
+                free_text = 1;
+            } else if (strcmp(name, "include") == 0 || strcmp(name, "include_next") == 0 ||
+                       strcmp(name, "import") == 0 || strcmp(name, "embed") == 0) {
+                return scan_fail(sc, line, "#%s is not allowed in a snippet: what a snippet may "
+                                 "use is in scope already (real, its variables, the orr_ "
+                                 "math), and NVRTC has no system headers", name);
+            } else if (strcmp(name, "line") == 0) {
+                return scan_fail(sc, line, "#line is not allowed in a snippet: orrery's #line "
+                                 "directives number its lines");
+            } else if (name[0] || (*sc->p && !isspace((unsigned char)*sc->p) &&
+                                    !(sc->p[0] == '/' && (sc->p[1] == '*' || sc->p[1] == '/')))) {
+                return scan_fail(sc, line, "#%s is not a directive a snippet may use (#define, "
+                                 "#undef, #if, #ifdef, #ifndef, #elif, #else, #endif, #error, "
+                                 "#pragma)", name[0] ? name : "");
+            }
+            if (scan_rest_of_line(sc, free_text))
+                return -1;
+        } else {
+            bol = 0;
+            last = c;
+            last_line = sc->line;
+            const char *o = strchr(opens, c), *k = strchr(closes, c);
+            if (sc->expr && (c == ';' || c == '{' || c == '}'))
+                return scan_fail(sc, sc->line, "'%c' in the scale expression (it is one C "
+                                 "expression)", c);
+            if (o) {
+                if (br.depth >= SCAN_MAX_DEPTH)
+                    return scan_fail(sc, sc->line, "brackets nested too deep (at most %d)",
+                                     SCAN_MAX_DEPTH);
+                br.open[br.depth].c = c;
+                br.open[br.depth].line = sc->line;
+                br.depth++;
+            } else if (k) {
+                const char want = opens[k - closes];
+                if (!br.depth)
+                    return scan_fail(sc, sc->line, "'%c' without a matching '%c'", c, want);
+                br.depth--;
+                if (br.open[br.depth].c != want)
+                    return scan_fail(sc, sc->line, "'%c' does not match the '%c' at line %d", c,
+                                     br.open[br.depth].c, br.open[br.depth].line);
+            }
+            sc->p++;
+        }
+    }
+    if (nif)
+        return scan_fail(sc, ifs[nif - 1].line, "#if without #endif in the snippet");
+    if (br.depth)
+        return scan_fail(sc, br.open[br.depth - 1].line, "'%c' is never closed",
+                         br.open[br.depth - 1].c);
+    /* a statement must end the snippet (the compilers would name orrery's
+     * next line); a name at the end may be a macro of the snippet's own */
+    const int name_last = isalnum((unsigned char)last) || last == '_';
+    if (!sc->expr && last && last != ';' && last != '}' &&
+        !(name_last && sc->macros && sc->macros->n))
+        return scan_fail(sc, last_line, "the last statement does not end with ';'");
+    return 0;
+}
+
+/* Where line `line` of a snippet (from 1) is, as its #line directive names
+ * it: "script.lua:31 (force 'x', pair):2", or "forces/x.h:15" in a
+ * built-in law's file. */
+static void snippet_at(const orr_law *law, const char *what, int first, int line, char *buf,
+                       size_t size)
+{
+    if (law->builtin && strcmp(what, "scale") != 0)
+        snprintf(buf, size, "%s:%d", law->origin, first + line - 1);
+    else
+        snprintf(buf, size, "%s (force '%s', %s):%d", law->origin, law->name, what,
+                 first + line - 1);
+}
+
+static orr_status check_code(const orr_law *law, const char *what, const char *code, int first,
+                             orr_error *err)
+{
+    scanner sc = {.p = code ? code : "", .line = 1, .expr = strcmp(what, "scale") == 0};
+    macro_list m = {.n = 0};
+    sc.macros = &m;
+    if (!scan_code(&sc))
+        return ORR_OK;
+    char at[400];
+    snippet_at(law, what, first, sc.at, at, sizeof at);
+    return orr_fail(err, ORR_ERR_COMPILE, "%s: %s", at, sc.why);
+}
+
 orr_status orr_law_validate(const orr_law *law, orr_error *err)
 {
     if (!has_code(law->pair))
@@ -281,7 +630,14 @@ orr_status orr_law_validate(const orr_law *law, orr_error *err)
             return orr_fail(err, ORR_ERR_ARG,
                             "force law '%s': param '%s' must be a finite number (got %g)",
                             law->name, law->params[k].name, law->params[k].value);
-    return ORR_OK;
+    orr_status st = check_code(law, "pair", law->pair, law->pair_line, err);
+    if (!st)
+        st = check_code(law, "potential", law->potential, law->potential_line, err);
+    if (!st)
+        st = check_code(law, "jerk", law->jerk, law->jerk_line, err);
+    if (!st)
+        st = check_code(law, "scale", law->scale, 1, err);
+    return st;
 }
 
 /* ---- built-in laws --------------------------------------------------------- */
@@ -471,28 +827,75 @@ static int emit_bindings(const orr_law *law, orr_buf *b, int with_attrs)
     return bad;
 }
 
-/* One snippet under #line directives naming its origin. */
+/* Appends s as the inside of a C string literal that the compilers read
+ * back as s (GCC and NVRTC both decode the escapes in a #line file name):
+ * backslashes and quotes escaped, control characters as visible escapes
+ * ("\n" reads back as a backslash and an n, so a message stays one line).
+ * in_comment: for a block comment instead, where no delimiter may form. */
+static int put_escaped(orr_buf *b, const char *s, int in_comment)
+{
+    int bad = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && !bad; p++) {
+        static const char ctl[] = "\a\b\f\n\r\t\v", ltr[] = "abfnrtv";
+        const char *c = strchr(ctl, *p);
+        if (*p == '\\' || *p == '"')
+            bad = orr_buf_printf(b, "\\%c", *p);
+        else if (c)
+            bad = orr_buf_printf(b, "%s%c", in_comment ? "\\" : "\\\\", ltr[c - ctl]);
+        else if (*p < 0x20 || *p == 0x7f)
+            bad = orr_buf_printf(b, "%sx%02x", in_comment ? "\\" : "\\\\", *p);
+        else if (in_comment && *p == '*' && p[1] == '/')
+            bad = orr_buf_put(b, "*\\", 2);
+        else if (in_comment && *p == '/' && p[1] == '*')
+            bad = orr_buf_put(b, "/\\", 2);
+        else
+            bad = orr_buf_put(b, p, 1);
+    }
+    return bad;
+}
+
+/* "#undef NAME" for each of a snippet's macros. */
+static int put_undefs(orr_buf *b, const macro_list *m)
+{
+    int bad = 0;
+    for (int k = 0; k < m->n && !bad; k++)
+        bad = orr_buf_printf(b, "#undef %s\n", m->names[k]);
+    return bad;
+}
+
+/* One snippet under #line directives naming its origin, its macros
+ * undefined before and after it. */
 static int emit_snippet(const orr_law *law, orr_buf *b, const char *what, const char *code,
                         int line)
 {
-    if (law->builtin)
-        return orr_buf_printf(b, "#line %d \"%s\"\n%s\n#line 1 \"<law %s: generated>\"\n", line,
-                              law->origin, code, law->name);
-    return orr_buf_printf(b, "#line %d \"%s (force '%s', %s)\"\n%s\n#line 1 \"<law %s: generated>\"\n",
-                          line, law->origin, law->name, what, code, law->name);
+    macro_list m = {.n = 0};
+    scanner sc = {.p = code, .line = 1, .macros = &m};
+    (void)scan_code(&sc);   /* validated: only its macros are wanted here */
+    int bad = put_undefs(b, &m) || orr_buf_printf(b, "#line %d \"", line) ||
+              put_escaped(b, law->origin, 0);
+    if (!law->builtin)
+        bad = bad || orr_buf_printf(b, " (force '%s', %s)", law->name, what);
+    bad = bad || orr_buf_printf(b, "\"\n%s\n", code) || put_undefs(b, &m);
+    return bad || orr_buf_printf(b, "#line 1 \"<law %s: generated>\"\n", law->name);
 }
 
 int orr_law_emit(const orr_law *law, orr_buf *b)
 {
     int nrt = orr_law_runtime_count(law);
-    int bad = orr_buf_printf(
-        b,
-        "#line 1 \"<law %s: generated>\"\n"
-        "/* force law '%s' (%s) */\n"
-        "#define ORR_NATTR %d\n#define ORR_NATTRS %d\n#define ORR_NRT %d\n#define ORR_NRTS %d\n"
-        "ORR_LAW real orr_law_scale(const real *rt)\n{\n",
-        law->name, law->name, law->origin, law->nattrs, law->nattrs ? law->nattrs : 1, nrt,
-        nrt ? nrt : 1);
+    int bad = orr_buf_printf(b, "#line 1 \"<law %s: generated>\"\n/* force law '%s' (", law->name,
+                             law->name) ||
+              put_escaped(b, law->origin, 1) ||
+              orr_buf_printf(b, ") */\n#define ORR_NATTR %d\n#define ORR_NATTRS %d\n"
+                             "#define ORR_NRT %d\n#define ORR_NRTS %d\n",
+                             law->nattrs, law->nattrs ? law->nattrs : 1, nrt, nrt ? nrt : 1);
+    /* the law's names are its own, whatever macros the headers or the
+     * compiler define (GNU C's linux and unix, math.h's M_PI and NAN, CUDA's
+     * NULL): code after this section uses no macro but orr_, ORR_ and __ ones */
+    for (int k = 0; k < law->nparams; k++)
+        bad = bad || orr_buf_printf(b, "#undef %s\n", law->params[k].name);
+    for (int a = 0; a < law->nattrs; a++)
+        bad = bad || orr_buf_printf(b, "#undef %s_i\n#undef %s_j\n", law->attrs[a], law->attrs[a]);
+    bad = bad || orr_buf_printf(b, "ORR_LAW real orr_law_scale(const real *rt)\n{\n");
     bad = bad || emit_bindings(law, b, 0);
     bad = bad || orr_buf_printf(b, "    return (real)(%s);\n}\n", law->scale);
     static const char args[] = "(real dx, real dy, real dz, real d2, real r2, real mi, real mj, "

@@ -84,7 +84,15 @@ int orr_law_has_jerk(const orr_law *law);
 orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error *err);
 
 /* Checks names (C identifiers, no clash with the variables in scope or each
- * other), values (finite), snippets (non-empty pair), scale. */
+ * other), values (finite), snippets (non-empty pair), scale; ORR_ERR_ARG.
+ * Then that each snippet and the scale expression keep to themselves, which
+ * the compilers would otherwise report at orrery's lines or at lines the
+ * snippet does not have: brackets balanced, comments and literals closed,
+ * the last statement ended by ';' (or '}'), #if balanced, only #define, #undef, #if..#endif, #error and #pragma (no
+ * #include or #line), no reserved macro names, no backslash ending the last
+ * line; the scale one expression (no ';', braces, // or directives).
+ * ORR_ERR_COMPILE "script.lua:31 (force 'x', pair):2: '}' without a
+ * matching '{'" (a built-in law: "forces/x.h:15: ..."). */
 orr_status orr_law_validate(const orr_law *law, orr_error *err);
 
 /* Deep copy (dst must not alias src); free releases the snippets. */
@@ -92,7 +100,12 @@ orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err);
 void orr_law_free(orr_law *law);
 
 /* Appends the law's generated section (ORR_NATTR, ORR_NRT, orr_law_scale,
- * orr_pair_accel, orr_pair_potential) to b.  Returns 0 or -1 (memory). */
+ * orr_pair_accel, orr_pair_potential, orr_pair_jerk) to b.  The origin is
+ * escaped wherever it appears (a #line file name, a comment).  The section
+ * undefines the law's param and attribute names (NAME_i, NAME_j) before
+ * using them, and each snippet's macros before and after it, so the code
+ * that follows (the kernel files) must use no macro outside orr_, ORR_ and
+ * __ names.  Returns 0 or -1 (memory). */
 int orr_law_emit(const orr_law *law, orr_buf *b);
 
 #endif

@@ -188,6 +188,9 @@ static int l_force(lua_State *L)
         if (lua_getfield(L, 1, "params") != LUA_TNIL)
             apply_params(L, -1, law, 1, WHO);
         lua_pop(L, 1);
+        if (scale && strlen(scale) >= sizeof law->scale)
+            orr_lua_error(L, "%s: 'scale' is too long (at most %d characters)", WHO,
+                          (int)sizeof law->scale - 1);
         if (scale)
             snprintf(law->scale, sizeof law->scale, "%s", scale);
         if (lua_getfield(L, 1, "finite_at_zero") != LUA_TNIL) {

@@ -5,9 +5,10 @@
 # broken kernel source reported with file and line; --help per command and
 # its agreement with README, GPU-only options and variants refused on the
 # CPU, softening/G ranges, -o checked before compiling, a refused cache
-# entry, the compiler command in the CPU cache key, two processes compiling
-# one kernel at once, tunings saved at once, FIFOs in the cache directory,
-# a cache directory that cannot be made, the vectorised CPU all-pairs loop,
+# entry, the compiler command in the CPU cache key, a TMPDIR with blanks, a
+# law script under a directory named odd*, two processes compiling one
+# kernel at once, tunings saved at once, FIFOs in the cache directory, a
+# cache directory that cannot be made, the vectorised CPU all-pairs loop,
 # and test binaries that leave nothing in TMPDIR.  Prints cmocka-style
 # summary lines so tests/run.sh can count it.
 set -u
@@ -157,6 +158,15 @@ check_not compile-o-dir 1 'compiled' -- "$orr" compile --emit cubin --arch sm_90
 check compile-o-dir-says 1 "cannot write $tmp: it is a directory" -- "$orr" compile --emit cubin --arch sm_90 -o "$tmp"
 check_not compile-so-nodir 1 'compiled CPU kernel' -- "$orr" compile --target cpu --emit so -o /nonexistent-orrery/k.so
 check compile-so 0 'compiled CPU kernel \([0-9]+ bytes\)' -- "$orr" compile --target cpu --emit so -o "$tmp/k.so"
+# a temporary directory with blanks in its path (the compiler's arguments are not split on them)
+mkdir -p "$tmp/my tmp"
+check compile-so-tmpdir-blanks 0 'compiled CPU kernel \([0-9]+ bytes\)' -- env TMPDIR="$tmp/my tmp" "$orr" compile --target cpu --emit so -o "$tmp/k2.so"
+# a law script under a directory named odd* (its path goes into the source escaped)
+mkdir -p "$tmp/odd*"
+printf '%s\n' 'local orrery = require "orrery"' \
+  'return orrery.force{ name = "oddlaw", scale = "G", pair = "f = mj * orr_rsqrt3_nz(r2);" }' >"$tmp/odd*/law.lua"
+check law-odd-dir-cpu 0 'compiled CPU kernel' -- "$orr" compile --target cpu --force "$tmp/odd*/law.lua" --emit so -o "$tmp/k3.so"
+check law-odd-dir-ptx 0 'compiled ptx for sm_90' -- "$orr" compile --force "$tmp/odd*/law.lua" --emit ptx --arch sm_90 -o "$tmp/k3.ptx"
 
 # ORRERY_KERNELS_DIR without forces/gravity.h: the real error, not "unknown law"
 mkdir -p "$tmp/ksrc-nolaw" && cp -r kernels_src/. "$tmp/ksrc-nolaw/" && rm "$tmp/ksrc-nolaw/forces/gravity.h"

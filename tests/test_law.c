@@ -297,21 +297,18 @@ static void test_float_vs_double(void **state)
 static const char grav_pair[] = "f = mj * orr_rsqrt3_nz(r2);\n";
 static const char grav_pot[] = "u = -(mi * mj) * orr_rsqrt_nz(r2);\n";
 
-/* A user law with gravity's code (and, like gravity.h, finite_at_zero) gives
- * bitwise the built-in's accelerations, in float and double. */
-static void test_user_copy_bitwise(void **state)
+/* Asserts that `user` gives bitwise the built-in gravity's accelerations
+ * and potential on the CPU, in float and double. */
+static void assert_gravity_bitwise(const orr_law *user)
 {
     enum { N = 777 };
     orr_error err = {0};
-    orr_law user, g;
-    TU_OK(orr_law_init(&user, "mygravity", grav_pair, grav_pot, "copy.lua:3", &err), &err);
-    snprintf(user.scale, sizeof user.scale, "G");
-    user.finite_at_zero = 1;
+    orr_law g;
     TU_OK(orr_law_builtin("gravity", &g, &err), &err);
-    double pos[4 * N], a1[3 * N], a2[3 * N];
+    static double pos[4 * N], a1[3 * N], a2[3 * N];
     tu_random_bodies(N, 4242, pos, NULL);
     for (int p = 0; p < 2; p++) {
-        orr_engine *eu = cpu_engine(&user, (orr_precision)p, 0.02, N, pos, NULL);
+        orr_engine *eu = cpu_engine(user, (orr_precision)p, 0.02, N, pos, NULL);
         orr_engine *eg = cpu_engine(&g, (orr_precision)p, 0.02, N, pos, NULL);
         TU_OK(orr_engine_accel(eu, a1, &err), &err);
         TU_OK(orr_engine_accel(eg, a2, &err), &err);
@@ -323,8 +320,145 @@ static void test_user_copy_bitwise(void **state)
         orr_engine_destroy(eu);
         orr_engine_destroy(eg);
     }
-    orr_law_free(&user);
     orr_law_free(&g);
+}
+
+/* Compiles the law's GPU source with NVRTC (no GPU needed), float; returns
+ * its status (the message in err), or -1 when NVRTC is not there. */
+static int nvrtc_law(const orr_law *law, orr_error *err)
+{
+    orr_error rerr = {0};
+    int major, minor;
+    if (orr_rtc_version(&major, &minor, &rerr) != ORR_OK) {
+        print_message("NVRTC unavailable (%s): GPU half skipped\n", rerr.msg);
+        orr_error_clear(&rerr);
+        return -1;
+    }
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "%s", law->name);
+    s.phys.law = law;
+    char *src = NULL;
+    orr_status st = orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, err);
+    if (st)
+        return st;
+    const char *opts[ORR_KSPEC_MAX_OPTS];
+    orr_kexprs exprs;
+    orr_kexprs_make(&exprs, &orr_family_direct, s.phys.precision);
+    int nopts = orr_kspec_nvrtc_options(&s, opts);
+    orr_rtc_result r = {0};
+    st = orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, nopts, exprs.expr, exprs.count,
+                         ORR_EMIT_PTX, &r, err);
+    orr_rtc_result_free(&r);
+    free(src);
+    return st;
+}
+
+/* A user law with gravity's code (and, like gravity.h, finite_at_zero) gives
+ * bitwise the built-in's accelerations, in float and double. */
+static void test_user_copy_bitwise(void **state)
+{
+    orr_error err = {0};
+    orr_law user;
+    TU_OK(orr_law_init(&user, "mygravity", grav_pair, grav_pot, "copy.lua:3", &err), &err);
+    snprintf(user.scale, sizeof user.scale, "G");
+    user.finite_at_zero = 1;
+    assert_gravity_bitwise(&user);
+    orr_law_free(&user);
+}
+
+/* Issue 25, item 7: the origin (a script's path) goes into the generated
+ * source escaped: a directory named odd*, quotes, backslashes, a newline
+ * compile on both compilers, and a compiler's message names the path as
+ * it is (the newline as \n, on one line). */
+static void test_origin_escaped(void **state)
+{
+    static const char *const origins[] = {
+        "odd*/law.lua:2", "q\"uo\\te/law.lua:3", "new\nline/*x*/law.lua:4", "tab\there/a\\:5",
+        "[string \"return orrery.force{ pair = \\\"f = 0;\\\" }\"]:1", NULL};
+    orr_error err = {0};
+    for (int k = 0; origins[k]; k++) {
+        orr_law user;
+        TU_OK(orr_law_init(&user, "escaped", grav_pair, grav_pot, origins[k], &err), &err);
+        snprintf(user.scale, sizeof user.scale, "G");
+        user.finite_at_zero = 1;
+        assert_gravity_bitwise(&user);
+        int st = nvrtc_law(&user, &err);
+        if (st > 0)
+            print_message("NVRTC: %s\n", err.msg);
+        assert_true(st <= 0);
+        orr_law_free(&user);
+    }
+    /* a compile error names the origin as written, on one line */
+    orr_law bad;
+    TU_OK(orr_law_init(&bad, "escaped", "real x = r2;\nf = x *;\n", "", "odd*/my \"law\\\n.lua:7",
+                       &err), &err);
+    orr_engine *e = NULL;
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "escaped");
+    s.phys.law = &bad;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    print_message("host cc: %s\n", err.msg);
+    const char *cc = strstr(err.msg, "host C compiler failed on orrery_gen.c: ");
+    assert_non_null(cc);
+    assert_non_null(strstr(cc, "orrery_gen.c: odd*/my \"law\\\\n.lua:7 (force 'escaped', pair):2:"));
+    assert_null(strchr(cc, '\n'));
+    if (nvrtc_law(&bad, &err) >= 0) {
+        print_message("NVRTC: %s\n", err.msg);
+        assert_non_null(strstr(err.msg, "odd*/my \"law\\\\n.lua:7 (force 'escaped', pair)(2): "
+                                        "error"));
+    }
+    orr_error_clear(&err);
+    orr_law_free(&bad);
+}
+
+/* Issue 25, item 8: params named after macros that the host compiler
+ * (GNU C: linux, unix), math.h (M_PI, NAN, INFINITY, HUGE_VAL, isnan) or
+ * CUDA's headers (NULL, assert) define are the law's own on both
+ * compilers; attributes too. */
+static void test_macro_param_names(void **state)
+{
+    static const char *const names[] = {"linux", "unix", "M_PI", "NAN", "INFINITY", "HUGE_VAL",
+                                        "isnan", "NULL", "assert", "FP_NAN", "M_E", NULL};
+    orr_error err = {0};
+    orr_law user;
+    TU_OK(orr_law_init(&user, "macros", grav_pair, grav_pot, "macros.lua:1", &err), &err);
+    user.finite_at_zero = 1;
+    snprintf(user.scale, sizeof user.scale, "G * (0");   /* the values add up to 1: gravity */
+    for (int k = 0; names[k]; k++) {
+        snprintf(user.scale + strlen(user.scale), sizeof user.scale - strlen(user.scale), " + %s",
+                 names[k]);
+        TU_OK(orr_law_add_param(&user, names[k], k == 0 ? 1 : 0, &err), &err);
+    }
+    snprintf(user.scale + strlen(user.scale), sizeof user.scale - strlen(user.scale), ")");
+    TU_OK(orr_law_set_runtime(&user, "NAN", &err), &err);
+    TU_OK(orr_law_validate(&user, &err), &err);
+    assert_gravity_bitwise(&user);
+    int st = nvrtc_law(&user, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&user);
+    /* an attribute's NAME_i and NAME_j are undefined alike */
+    TU_OK(orr_law_init(&user, "attrs", grav_pair, grav_pot, "macros.lua:9", &err), &err);
+    TU_OK(orr_law_add_attr(&user, "x", &err), &err);
+    orr_buf b = {0};
+    assert_int_equal(orr_law_emit(&user, &b), 0);
+    assert_non_null(strstr(b.data, "#undef x_i\n#undef x_j\n"));
+    orr_buf_free(&b);
+    orr_law_free(&user);
+    /* names no compiler takes, refused where the law is defined */
+    TU_OK(orr_law_init(&user, "mine", "f = 0;", "", "x.lua:1", &err), &err);
+    static const char *const refused[] = {"and", "not", "defined", "nullptr", "typeof", "g",
+                                          "_Bool", "_Pragma", "constexpr", NULL};
+    for (int k = 0; refused[k]; k++) {
+        assert_int_equal(orr_law_add_param(&user, refused[k], 1, &err), ORR_ERR_ARG);
+        assert_non_null(strstr(err.msg, refused[k][0] == '_' ? "are reserved" : "already in scope"));
+    }
+    orr_law_free(&user);
+    orr_error_clear(&err);
 }
 
 /* A runtime param changes the forces without a new kernel; a baked one
@@ -444,6 +578,154 @@ static void test_bad_snippet(void **state)
     orr_law_free(&law);
 }
 
+/* Issue 25, item 10: what would run past a snippet's end or bring in
+ * other text is found before compiling and reported at the snippet's own
+ * line (as the compilers' messages are), not at orrery's lines. */
+static void test_snippet_checks(void **state)
+{
+    static const struct {
+        const char *what, *code, *msg;
+    } bad[] = {
+        {"pair", "f = 1; }", "b.lua:4 (force 'b', pair):1: '}' without a matching '{'"},
+        {"pair", "real x = r2;\nif (x > 0) {\n  f = x;\n",
+         "b.lua:4 (force 'b', pair):2: '{' is never closed"},
+        {"pair", "f = (1;\n}", "b.lua:4 (force 'b', pair):2: '}' does not match the '(' at line 1"},
+        {"pair", "f = mj;\n/* to do\n", "b.lua:4 (force 'b', pair):2: a /* comment is not closed"},
+        {"pair", "#include <math.h>\nf = 1;",
+         "b.lua:4 (force 'b', pair):1: #include is not allowed in a snippet: what a snippet may "
+         "use is in scope already (real, its variables, the orr_ math), and NVRTC has no system "
+         "headers"},
+        {"pair", "f = 1;\n  #  include \"x.h\"", "b.lua:4 (force 'b', pair):2: #include is not"},
+        {"pair", "#line 7\nf = 1;", "b.lua:4 (force 'b', pair):1: #line is not allowed"},
+        {"pair", "# 7 \"x\"\nf = 1;", "b.lua:4 (force 'b', pair):1: a line marker"},
+        {"pair", "#if ORR_DOUBLE\nf = 1;", "b.lua:4 (force 'b', pair):1: #if without #endif in "
+                                          "the snippet"},
+        {"pair", "f = 1;\n#endif", "b.lua:4 (force 'b', pair):2: #endif without #if in the snippet"},
+        {"pair", "#if 1\n#else\n#else\n#endif", "b.lua:4 (force 'b', pair):3: #else after the "
+                                                "#else of the #if at line 1"},
+        {"pair", "#defin X 1\nf = 1;", "b.lua:4 (force 'b', pair):1: #defin is not a directive"},
+        {"pair", "#define orr_exp(x) (x)\nf = 1;", "b.lua:4 (force 'b', pair):1: #define orr_exp: "
+                                                   "a snippet may not define"},
+        {"pair", "f = 1; \\", "b.lua:4 (force 'b', pair):1: the last line ends with a backslash"},
+        {"pair", "f = 1; // the end \\", "b.lua:4 (force 'b', pair):1: the last line ends with a "
+                                         "backslash"},
+        {"pair", "f = 1;\nreal s = \"}\n;", "b.lua:4 (force 'b', pair):2: a string literal is not "
+                                            "closed on its line"},
+        {"pair", "real x = r2;\nf = x * mj  // no semicolon\n\n",
+         "b.lua:4 (force 'b', pair):2: the last statement does not end with ';'"},
+        {"potential", "u = 0; }", "b.lua:4 (force 'b', potential):1: '}' without a matching '{'"},
+        {"jerk", "\n\n{ g = 0;", "b.lua:4 (force 'b', jerk):3: '{' is never closed"},
+        {"scale", "G)", "b.lua:4 (force 'b', scale):1: ')' without a matching '('"},
+        {"scale", "(G", "b.lua:4 (force 'b', scale):1: '(' is never closed"},
+        {"scale", "G; return 0", "b.lua:4 (force 'b', scale):1: ';' in the scale expression"},
+        {"scale", "G // Newton", "b.lua:4 (force 'b', scale):1: a // comment in the scale "
+                                 "expression"},
+        {"scale", "G /* Newton", "b.lua:4 (force 'b', scale):1: a /* comment is not closed"},
+        {NULL, NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].what; k++) {
+        orr_law law;
+        const int pair = strcmp(bad[k].what, "pair") == 0;
+        TU_OK(orr_law_init(&law, "b", pair ? bad[k].code : grav_pair, "", "b.lua:4", &err), &err);
+        if (strcmp(bad[k].what, "potential") == 0) {
+            free(law.potential);
+            law.potential = strdup(bad[k].code);
+        } else if (strcmp(bad[k].what, "jerk") == 0) {
+            TU_OK(orr_law_set_jerk(&law, bad[k].code, 1, &err), &err);
+        } else if (strcmp(bad[k].what, "scale") == 0) {
+            snprintf(law.scale, sizeof law.scale, "%s", bad[k].code);
+        }
+        assert_int_equal(orr_law_validate(&law, &err), ORR_ERR_COMPILE);
+        if (strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("%s snippet \"%s\":\n  got  %s\n  want %s...", bad[k].what, bad[k].code,
+                     err.msg, bad[k].msg);
+        orr_law_free(&law);
+    }
+    print_message("e.g. %s\n", err.msg);
+
+    /* these keep to themselves: both branches of an #if open a brace,
+     * brackets in strings, characters and comments, a lone quote in an
+     * #error, a macro's body, a line continuation inside, a macro of the
+     * snippet's own ending the last statement, a directive after it */
+    static const char *const good[] = {
+        "#if ORR_GPU\nif (d2 > 0) {\n#else\nif (d2 >= 0) {\n#endif\n  f = mj;\n}\n",
+        "/* } */ f = mj; // )\nchar c = '}'; (void)c;\nconst char *s = \"{[(\"; (void)s;\n",
+        "#if 0\n#error don't\n#endif\nf = mj;",
+        "#define SQ(x) ((x) * (x))\n#define OPEN {\n  f = SQ(mj);\n",
+        "real x = 1 + \\\n  2;\nf = x * mj;\n",
+        "f = mj; /* a comment\n  over lines } */\n# /* the null directive */\n",
+        "#define END ;\nf = mj END\n",
+        "if (d2 > 0) {\n  f = mj;\n}\n#pragma unused\n",
+        NULL};
+    for (int k = 0; good[k]; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "g", good[k], "", "g.lua:1", &err), &err);
+        TU_OK(orr_law_validate(&law, &err), &err);
+        orr_law_free(&law);
+    }
+
+    /* a built-in law's snippet (an ORRERY_KERNELS_DIR edit) at its file's line */
+    orr_law law;
+    TU_OK(orr_law_builtin("gravity", &law, &err), &err);
+    free(law.pair);
+    law.pair = strdup("f = mj;\n}\n");
+    assert_int_equal(orr_law_validate(&law, &err), ORR_ERR_COMPILE);
+    assert_string_equal(err.msg, "forces/gravity.h:15: '}' without a matching '{'");
+    orr_law_free(&law);
+
+    /* at a simulation's start: refused before compiling, nothing cached */
+    size_t before, after, bytes;
+    TU_OK(orr_kcache_usage(&before, &bytes, &err), &err);
+    TU_OK(orr_law_init(&law, "broken", "f = mj * orr_rsqrt3_nz(r2); }\n", "", "plasma.lua:7",
+                       &err), &err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "broken");
+    s.phys.law = &law;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    assert_string_equal(err.msg, "force law 'broken' (defined at plasma.lua:7): plasma.lua:7 "
+                                 "(force 'broken', pair):1: '}' without a matching '{'");
+    TU_OK(orr_kcache_usage(&after, &bytes, &err), &err);
+    assert_int_equal(before, after);
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
+/* Issue 25, item 10: a snippet's macros are its own: `#define real int` in
+ * the pair snippet changes nothing outside it (it leaked into the kernel,
+ * which then stopped with non-finite accelerations), and a macro one
+ * snippet defines is not defined in the next. */
+static void test_snippet_macros_scoped(void **state)
+{
+    orr_error err = {0};
+    orr_law user;
+    TU_OK(orr_law_init(&user, "realint", "#define real int\nf = mj * orr_rsqrt3_nz(r2);\n",
+                       grav_pot, "scoped.lua:1", &err), &err);
+    snprintf(user.scale, sizeof user.scale, "G");
+    user.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&user, &err), &err);
+    assert_gravity_bitwise(&user);
+    orr_law_free(&user);
+    /* names of the bindings, of macros the headers define, undefined */
+    TU_OK(orr_law_init(&user, "scoped",
+                       "#define real int\n#define G 0\n#undef mj\n"
+                       "#ifndef M_PI\n#define M_PI 3\n#endif\nf = mj * orr_rsqrt3_nz(r2);\n",
+                       "#ifdef G\n#error the pair snippet's G leaked\n#endif\n"
+                       "u = -(mi * mj) * orr_rsqrt_nz(r2);\n", "scoped.lua:2", &err), &err);
+    snprintf(user.scale, sizeof user.scale, "G");
+    user.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&user, &err), &err);
+    assert_gravity_bitwise(&user);
+    int st = nvrtc_law(&user, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&user);
+    orr_error_clear(&err);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -454,7 +736,7 @@ static void test_law_errors(void **state)
                                  "keyword or function already in scope in the snippets");
     assert_int_equal(orr_law_add_param(&law, "orr_x", 1, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "force law 'mine': invalid param name 'orr_x': names starting "
-                                 "with orr_, ORR_ or __ are reserved");
+                                 "with orr_, ORR_, __ or _ and a capital letter are reserved");
     assert_int_equal(orr_law_add_param(&law, "2x", 1, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "it is not a C identifier"));
     assert_int_equal(orr_law_add_param(&law, "alpha", INFINITY, &err), ORR_ERR_ARG);
@@ -493,8 +775,12 @@ int main(void)
         cmocka_unit_test(test_yukawa_to_gravity),
         cmocka_unit_test(test_float_vs_double),
         cmocka_unit_test(test_user_copy_bitwise),
+        cmocka_unit_test(test_origin_escaped),
+        cmocka_unit_test(test_macro_param_names),
         cmocka_unit_test(test_runtime_and_baked_params),
         cmocka_unit_test(test_bad_snippet),
+        cmocka_unit_test(test_snippet_checks),
+        cmocka_unit_test(test_snippet_macros_scoped),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,9 @@
 -- derived from a built-in), the orrery.Force fields, simulation{force=,
 -- params=}, sim:set_param (runtime: no recompile; baked: recompile),
 -- attributes (set_attribute, attribute, sim.attr buffers), sim:verify, a law
--- script for --force, and the exact errors for bad definitions and snippets.
+-- script for --force, and the exact errors for bad definitions and snippets
+-- (checked before compiling, at the snippet's line); laws from a directory
+-- named odd* and params named after predefined macros.
 -- CPU backend, small N.
 local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
 local orrery = require "orrery"
@@ -196,6 +198,79 @@ T.test("a snippet that does not compile names the definition and the snippet lin
   -- the script goes on: a good law still works
   local good <close> = orrery.simulation{ n = 4, force = screened(), backend = "cpu" }
   T.eq(good.force, "screened")
+end)
+
+-- positions of `law` after a few steps on the CPU equal the built-in gravity's
+local function same_as_gravity(law, what)
+  local ic = orrery.ic.plummer{ n = 200, seed = 17 }
+  local a <close> = orrery.simulation{ n = 200, force = law, backend = "cpu" }
+  local b <close> = orrery.simulation{ n = 200, backend = "cpu" }
+  a:load(ic); b:load(ic)
+  a:step(3); b:step(3)
+  for i = 1, 200 do
+    local p, q = a.pos[i], b.pos[i]
+    for k = 1, 3 do T.eq(p[k], q[k], what .. ": body " .. i) end
+  end
+  local e, _, tol = a:verify()
+  T.ok(e <= tol, what .. ": verify " .. e)
+end
+
+T.test("a law defined under a directory named odd* (paths go into the source escaped)", function()
+  local dir = os.getenv("TEST_TMP") .. "/odd*"
+  T.ok(os.execute("mkdir -p '" .. dir .. "'"))
+  local path = dir .. '/my "law".lua'
+  local f = assert(io.open(path, "w"))
+  f:write('local orrery = require "orrery"\nreturn orrery.force{ name = "oddlaw", scale = "G",\n',
+    string.format("finite_at_zero = true, pair = %q, potential = %q }\n", GRAV_PAIR, GRAV_POT))
+  f:close()
+  local law = dofile(path)
+  T.eq(law.origin, path .. ":2")
+  same_as_gravity(law, "odd*")
+  -- a law from a string chunk: its name has quotes
+  local chunk = load('return require("orrery").force{ name = "inline", scale = "G", ' ..
+    'finite_at_zero = true, pair = "f = mj * orr_rsqrt3_nz(r2);" }')
+  same_as_gravity(chunk(), "string chunk")
+  -- a compiler error there names the path as it is
+  f = assert(io.open(path, "w"))
+  f:write('local orrery = require "orrery"\nreturn orrery.force{ name = "oddbad",\n',
+    'pair = "real x = r2;\\nf = x *;" }\n')
+  f:close()
+  local ok, err = pcall(orrery.simulation, { n = 4, force = dofile(path), backend = "cpu" })
+  T.eq(ok, false)
+  T.ok(err:find(path .. ":2 (force 'oddbad', pair):2:", 1, true), err)
+end)
+
+T.test("params named after predefined macros (linux, M_PI, NAN) work on the CPU", function()
+  local law = orrery.force{ name = "macros", scale = "G * (linux + unix + M_PI + NAN + INFINITY)",
+    params = { linux = 1, unix = 0, M_PI = 0, NAN = 0, INFINITY = 0 }, runtime_params = { "M_PI" },
+    finite_at_zero = true, pair = GRAV_PAIR, potential = GRAV_POT }
+  same_as_gravity(law, "macros")
+  T.raises("orrery.force: force law 'x': invalid param name 'and': it is a variable, keyword or function already in scope in the snippets",
+    orrery.force, { name = "x", pair = "f = 0;", params = { ["and"] = 1 } })
+end)
+
+T.test("snippet errors are reported at the snippet's own line, before compiling", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'b', " .. want)
+  end
+  raises_at("pair):2: '}' without a matching '{'", { name = "b", pair = "f = mj;\n}\n" })
+  raises_at("pair):1: '{' is never closed", { name = "b", pair = "if (d2 > 0) {\n  f = mj;\n" })
+  raises_at("pair):2: a /* comment is not closed", { name = "b", pair = "f = mj;\n/* f = 0;" })
+  raises_at("pair):1: the last statement does not end with ';'", { name = "b", pair = "f = mj" })
+  raises_at("pair):1: #include is not allowed in a snippet: what a snippet may use is in scope already (real, its variables, the orr_ math), and NVRTC has no system headers",
+    { name = "b", pair = "#include <math.h>\nf = mj;" })
+  raises_at("potential):1: #if without #endif in the snippet",
+    { name = "b", pair = "f = mj;", potential = "#if 1\nu = 0;" })
+  raises_at("scale):1: ')' without a matching '('", { name = "b", pair = "f = mj;", scale = "G)" })
+  T.raises("orrery.force: 'scale' is too long (at most 255 characters)",
+    orrery.force, { name = "b", pair = "f = mj;", scale = "G * (1" .. string.rep(" + 1", 80) .. ")" })
+  -- a snippet's #define stays in it (`#define real int` leaked into the kernel)
+  same_as_gravity(orrery.force{ name = "realint", scale = "G", finite_at_zero = true,
+    pair = "#define real int\n" .. GRAV_PAIR, potential = GRAV_POT }, "#define real int")
 end)
 
 T.done()
