@@ -200,6 +200,8 @@ T.test("float range refused on the GPU, before anything is uploaded", function()
     function() sim:set_bodies{ {}, { vx = 1e39 } } end)
   local e = sim:energy().total
   T.ok(e == e and math.abs(e) < math.huge, "energy " .. e)
+end)
+
 -- issue 25, items 7, 8 and 10 on the GPU: a law from a directory named odd*
 -- (its path escaped in the generated source), one from a string chunk,
 -- params named after macros (linux, M_PI, NAN, NULL, assert: undefined in
