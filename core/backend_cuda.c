@@ -620,15 +620,32 @@ static orr_status cuda_set_attr(orr_engine *e, const double *attr, orr_error *er
 static orr_status cuda_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
                                     orr_error *err)
 {
+    /* the acceleration buffer is an integrator's state (leapfrog's last
+     * force, Hermite's accelerations): kept aside and put back, so a
+     * diagnostic changes nothing */
+    cuda_impl *c = e->impl;
+    const size_t vec = 4 * c->elem * (size_t)e->n;
     double *all = malloc(sizeof(double) * 3 * (size_t)e->n);
-    if (!all)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_devptr keep = 0;
+    orr_status st = all ? orr_cuda_alloc(&keep, vec, err)
+                        : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st)
+        st = orr_cuda_dtod_async(keep, c->buf[ORR_BUF_ACC], vec, c->stream, err);
     const orr_range whole = orr_engine_all(e);
-    orr_status st = cuda_accel(e, whole, ORR_FORCE_WHOLE, err);
+    if (!st)
+        st = cuda_accel(e, whole, ORR_FORCE_WHOLE, err);
     if (!st)
         st = cuda_get_accel(e, whole, all, err);
     for (long k = 0; !st && k < ni; k++)
         memcpy(acc + 3 * k, all + 3 * idx[k], 3 * sizeof(double));
+    if (keep) {
+        orr_status back = orr_cuda_dtod_async(c->buf[ORR_BUF_ACC], keep, vec, c->stream,
+                                              st ? NULL : err);
+        if (!back)
+            back = orr_cuda_stream_sync(c->stream, st ? NULL : err);
+        st = st ? st : back;
+        orr_cuda_free(keep);
+    }
     free(all);
     return st;
 }

@@ -7,6 +7,7 @@
 #include "law.h"
 #include "textio.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static orr_status write_run(hid_t file, orr_sim *s, const char *path, orr_error 
     hid_t g = H5Gcreate2(file, "Run", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     herr_t r = g < 0 ? -1 : orr_h5_put_int(g, "format", CHECKPOINT_FORMAT);
     if (r >= 0)
-        r = orr_h5_put_double(g, "time", orr_sim_time(s));
+        r = orr_h5_put_double(g, "time", orr_sim_clock(s));
     if (r >= 0)
         r = orr_h5_put_double(g, "time_compensation", orr_sim_time_compensation(s));
     if (r >= 0)
@@ -382,8 +383,12 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
     if (rc < 0)
         return err ? err->code : ORR_ERR_IO;
     orr_error perr = {0};
-    if (!isfinite(ck->time) || !isfinite(ck->time_c) || steps < 0)
-        return orr_read_failed(path, err, "Run has a bad clock (time %g, steps %lld)", ck->time,
+    /* the compensation is what the last rounding of the clock lost: at most
+     * about an ulp of the time */
+    if (!isfinite(ck->time) || !isfinite(ck->time_c) || steps < 0 ||
+        !(fabs(ck->time_c) <= 2 * DBL_EPSILON * fabs(ck->time)))
+        return orr_read_failed(path, err, "Run has a bad clock (time %g, compensation %g, "
+                               "steps %lld)", ck->time, ck->time_c,
                                steps);
     ck->steps = (long)steps;
     /* the integrator is looked up on restore: it may be one of the caller's own */
@@ -671,15 +676,16 @@ static orr_status read_integrator(hid_t file, const char *path, orr_checkpoint *
     hid_t g = open_group(file, "Integrator", "", path, err);
     if (g < 0)
         return err->code ? err->code : ORR_ERR_IO;
-    int current = 1;
-    if (orr_h5_get_attr(g, "Integrator", "current", H5T_NATIVE_INT, 1, &current, path, err) < 0 ||
-        (current != 0 && current != 1)) {
+    double current = 1;   /* read as a double: 0.99 is not 0, nor 1.7 1 */
+    const int rc = orr_h5_get_attr(g, "Integrator", "current", H5T_NATIVE_DOUBLE, 1, &current,
+                                   path, err);
+    if (rc < 0 || (current != 0 && current != 1)) {
         orr_h5_close(&g, H5Gclose);
-        return err->code ? err->code
-                         : orr_read_failed(path, err, "Integrator/current must be 0 or 1 "
-                                           "(got %d)", current);
+        return rc < 0 ? err->code
+                      : orr_read_failed(path, err, "Integrator/current must be 0 or 1 (got %g)",
+                                        current);
     }
-    ck->integ_current = current;
+    ck->integ_current = (int)current;
     field_job job = {ck, path, err};
     herr_t r = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, read_field, &job);
     orr_h5_close(&g, H5Gclose);

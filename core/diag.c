@@ -269,15 +269,19 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
                                    : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     if (!st) {
         out->n = n;
+        /* centres as a body's position plus a weighted mean of offsets from
+         * it: exact for bodies on one spot, and no rounding of far-away
+         * coordinates in the sums */
         double mass = 0, s1 = 0, s2 = 0, xd[3] = {0, 0, 0};
+        const double *ref = pos;
         for (long i = 0; i < n; i++) {
             const double m = pos[4 * i + 3] * mscale;
             mass += m;
             for (int a = 0; a < 3; a++)
-                out->com[a] += m * pos[4 * i + a];
+                out->com[a] += m * (pos[4 * i + a] - ref[a]);
         }
         for (int a = 0; a < 3; a++)
-            out->com[a] /= mass;
+            out->com[a] = ref[a] + out->com[a] / mass;
         out->mass = mass / mscale;
         /* log rho_j; r_k = 0 (more than k - 1 bodies on one spot, or closer
          * than the square root of the smallest double): infinite density.
@@ -302,14 +306,18 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
             else
                 rk[i] = isfinite(lmax) ? exp(rk[i] - lmax) : 0;
         }
+        long top = 0;   /* the offsets from the densest body */
+        for (long i = 1; i < n; i++)
+            top = rk[i] > rk[top] ? i : top;
+        ref = pos + 4 * top;
         for (long i = 0; i < n; i++) {
             s1 += rk[i];
             s2 += rk[i] * rk[i];
             for (int a = 0; a < 3; a++)
-                xd[a] += rk[i] * pos[4 * i + a];
+                xd[a] += rk[i] * (pos[4 * i + a] - ref[a]);
         }
         for (int a = 0; a < 3; a++)
-            out->density_centre[a] = s1 > 0 ? xd[a] / s1 : out->com[a];
+            out->density_centre[a] = s1 > 0 ? ref[a] + xd[a] / s1 : out->com[a];
         double rc2 = 0;
         for (long i = 0; i < n; i++) {
             double dx = pos[4 * i] - out->density_centre[0], dy = pos[4 * i + 1] - out->density_centre[1],

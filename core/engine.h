@@ -119,6 +119,10 @@ orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double
  * step is a few kernels and one 16-byte read; hermite.c).  A step of body
  * i is H / 2^level_i, its time counted in ticks of H / 2^40. */
 #define ORR_BLOCK_MAX_LEVEL 40
+/* The shortest block step, 2^-320 (about 4.7e-97): its cube, which the
+ * Hermite correction divides by, stays a normal double.  dt_max may not be
+ * shorter, and the finest level stops there. */
+#define ORR_BLOCK_MIN_STEP 0x1p-320
 typedef struct {
     double H;           /* the interval: dt_max, or less for the last of an advance */
     double eta;         /* Aarseth's parameter (inside the root) */

@@ -94,6 +94,7 @@ typedef struct {
                              yet on the device) */
     long blocks, active;  /* statistics since creation */
     int deepest;          /* the finest level used in the last interval */
+    double H;             /* that interval's length (dt_max, or less for a shortened one) */
     int busy;             /* an interval is under way (sim:step() stops between blocks) */
     int on_engine;        /* ... and its blocks run on the engine (the GPU) */
     long long t;          /* ... and its last block's time, in ticks */
@@ -231,11 +232,13 @@ static int level_of(double dt, double H, int lo, int hi)
     return l;
 }
 
-/* The finest level dt_min allows. */
+/* The finest level dt_min (and the shortest step a double allows,
+ * ORR_BLOCK_MIN_STEP) allows. */
 static int finest(const orr_integ_env *env)
 {
+    const double floor = env->dt_min > ORR_BLOCK_MIN_STEP ? env->dt_min : ORR_BLOCK_MIN_STEP;
     int l = 0;
-    while (l < MAX_LEVEL && env->dt / (double)(1LL << (l + 1)) >= env->dt_min)
+    while (l < MAX_LEVEL && env->dt / (double)(1LL << (l + 1)) >= floor)
         l++;
     return l;
 }
@@ -395,6 +398,7 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     h->t = 0;
     h->nb = 0;
     h->hi = finest(env);
+    h->H = env->dt;
     const int fresh = !env->acc_valid || (h->restored && h->restored != 7);
     const int restored = !fresh && h->restored == 7;
     h->restored = 0;
@@ -592,12 +596,12 @@ static int h_current(const void *state, const orr_integ_env *env)
     return env->acc_valid;
 }
 
-static void h_blocks(const void *state, long *blocks, long *active, int *deepest)
+static void h_blocks(const void *state, long *blocks, long *active, double *smallest)
 {
     const herm *h = state;
     *blocks = h->blocks;
     *active = h->active;
-    *deepest = h->deepest;
+    *smallest = ldexp(h->H, -h->deepest);
 }
 
 const orr_integrator orr_integrator_hermite = {

@@ -96,9 +96,9 @@ typedef struct orr_integrator {
                             const double *in, orr_error *err);
     int (*current)(const void *state, const orr_integ_env *env);
     /* Block time steps (NULL for fixed steps): blocks done, active bodies
-     * summed over them, and the finest level in use (the smallest step is
-     * dt / 2^level). */
-    void (*blocks)(const void *state, long *blocks, long *active, int *deepest);
+     * summed over them, and the smallest step used in the last interval
+     * (a time: that interval may have been shortened). */
+    void (*blocks)(const void *state, long *blocks, long *active, double *smallest);
 } orr_integrator;
 
 /* The 4th-order Hermite integrator with block time steps (hermite.c). */

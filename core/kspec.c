@@ -102,9 +102,16 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
         return orr_fail(err, ORR_ERR_ARG, "invalid G %g: must be finite and at most %.3g in "
                         "magnitude in %s", s->phys.G, hi, pname);
     for (int k = 0; k < 3; k++)
-        if (!isfinite(s->phys.box[k]) || s->phys.box[k] < 0)
-            return orr_fail(err, ORR_ERR_ARG, "invalid box length %g on axis %c: must be finite "
-                            "and >= 0 (0 = open)", s->phys.box[k], "xyz"[k]);
+        if (!isfinite(s->phys.box[k]) || s->phys.box[k] < 0 || s->phys.box[k] > hi)
+            return orr_fail(err, ORR_ERR_ARG, "invalid box length %g on axis %c: must be finite, "
+                            ">= 0 (0 = open) and at most %.3g in %s", s->phys.box[k], "xyz"[k],
+                            hi, pname);
+    /* the law's params are constants (or kernel arguments) in the precision */
+    for (int k = 0; s->phys.law && k < s->phys.law->nparams; k++)
+        if (!(fabs(s->phys.law->params[k].value) <= hi))
+            return orr_fail(err, ORR_ERR_ARG, "invalid param '%s' = %g: must be finite and at "
+                            "most %.3g in magnitude in %s", s->phys.law->params[k].name,
+                            s->phys.law->params[k].value, hi, pname);
     return ORR_OK;
 }
 

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ struct orr_sim {
     char force[64];
     orr_law law;                   /* the force law, own copy; the engine's spec points here */
     double *attr;                  /* host mirror of the law's attributes: attr[a * n + i] */
+    double *attr_up;               /* the attributes as last uploaded (an integrator with
+                                      state of its own only: see unchanged()) */
     orr_engine *engine;
     double *pos;                   /* host mirror, 4n: x y z m */
     double *vel;                   /* 3n */
@@ -58,6 +61,8 @@ struct orr_sim {
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
 static orr_status mid_interval(const orr_sim *s, const char *what, orr_error *err);
+static orr_status check_dt_max(const orr_integrator *integ, double dt, double dt_min,
+                               orr_error *err);
 
 /* 64-bit FNV-1a of a string, in two exactly representable halves. */
 static void text_hash(const char *s, double out[2])
@@ -331,6 +336,8 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
     if (!force[0] || strlen(force) >= sizeof(((orr_kspec *)0)->phys.force))
         return orr_fail(err, ORR_ERR_ARG, "force must be a name of 1 to %zu characters (got '%s')",
                         sizeof(((orr_kspec *)0)->phys.force) - 1, force);
+    if ((st = check_dt_max(*integ, c->dt, c->dt_min, err)) != ORR_OK)
+        return st;
     return ORR_OK;
 }
 
@@ -481,6 +488,7 @@ void orr_sim_destroy(orr_sim *s)
     free(s->pos);
     free(s->vel);
     free(s->attr);
+    free(s->attr_up);
     orr_law_free(&s->law);
     free(s);
 }
@@ -500,9 +508,7 @@ int orr_sim_blocks(const orr_sim *s, long *blocks, long *active, double *smalles
     *smallest = 0;
     if (!s->integ->blocks)
         return 0;
-    int deepest = 0;
-    s->integ->blocks(s->istate, blocks, active, &deepest);
-    *smallest = ldexp(s->cfg.dt, -deepest);
+    s->integ->blocks(s->istate, blocks, active, smallest);
     return 1;
 }
 
@@ -575,9 +581,17 @@ long orr_sim_n(const orr_sim *s)
     return s->cfg.n;
 }
 
+/* The clock is a Kahan sum: time, less what its last roundings added
+ * (time_c), is the sum of the steps to within a rounding. */
 double orr_sim_time(const orr_sim *s)
 {
-    return s->mid ? s->time + s->mid_at * s->mid_h : s->time;
+    const double t = s->time - s->time_c;
+    return s->mid ? t + s->mid_at * s->mid_h : t;
+}
+
+double orr_sim_clock(const orr_sim *s)
+{
+    return s->time;
 }
 
 int orr_sim_synchronized(const orr_sim *s)
@@ -587,7 +601,8 @@ int orr_sim_synchronized(const orr_sim *s)
 
 double orr_sim_sync_time(const orr_sim *s)
 {
-    return s->mid ? s->time + s->mid_h : s->time;
+    const double t = s->time - s->time_c;
+    return s->mid ? t + s->mid_h : t;
 }
 
 /* Between the block steps of an interval the bodies are at times of their
@@ -667,9 +682,52 @@ static orr_status check_float_range(const orr_sim *s, orr_error *err)
                     body + 1, what, v, FLT_MAX);
 }
 
+/* 1 when what is about to be uploaded (the mirror after its fix-ups) is
+ * what the engine holds already, in the engine's precision: a write of
+ * unchanged values, which must change nothing.  Asked only where it
+ * matters (an integrator with state of its own, whose fields are current:
+ * Hermite would otherwise start afresh); over several ranks every rank
+ * agrees. */
+static int unchanged(orr_sim *s)
+{
+    int same = s->env.acc_valid && s->integ->nfields > 0;
+    const size_t n = (size_t)s->cfg.n;
+    if (same && s->host_dirty) {
+        double *p = malloc(sizeof(double) * 7 * n);
+        orr_error ignored = {0};
+        same = p && orr_engine_get_state(s->engine, p, p + 4 * n, &ignored) == ORR_OK;
+        orr_error_clear(&ignored);
+        const int dbl = ORR_STORED_DOUBLE(s->cfg.precision);
+        for (size_t k = 0; same && k < 7 * n; k++) {
+            const double m = k < 4 * n ? s->pos[k] : s->vel[k - 4 * n];
+            if (dbl) {
+                same = memcmp(&m, p + k, sizeof m) == 0;
+            } else {
+                const float a = (float)m, b = (float)p[k];
+                same = memcmp(&a, &b, sizeof a) == 0;
+            }
+        }
+        free(p);
+    }
+    if (same && s->attr_dirty && s->attr)
+        same = s->attr_up &&
+               memcmp(s->attr, s->attr_up, sizeof(double) * n * (size_t)s->law.nattrs) == 0;
+    if (s->dist) {   /* the lowest verdict of any rank */
+        double v = !same;
+        orr_error ignored = {0};
+        if (orr_comm_max(orr_dist_comm(s->dist), &v, 1, &ignored) != ORR_OK)
+            v = 1;
+        orr_error_clear(&ignored);
+        same = v == 0;
+    }
+    return same;
+}
+
 /* Uploads the mirror when it was written (the bodies after the 2D and box
  * fix-ups, the attributes), each part only when written; in float only when
- * every value fits a float. */
+ * every value fits a float.  A write of the values the engine holds
+ * already changes nothing: the integrator goes on as if it had not been
+ * made; any other clears env.acc_valid (the integrator starts afresh). */
 static orr_status flush(orr_sim *s, orr_error *err)
 {
     if (!s->host_dirty && !s->attr_dirty)
@@ -694,19 +752,27 @@ static orr_status flush(orr_sim *s, orr_error *err)
             if (s->cfg.box[k] > 0)
                 s->pos[4 * i + k] = wrap(s->pos[4 * i + k], s->cfg.box[k]);
     }
-    orr_status st = s->host_dirty ? orr_engine_set_state(s->engine, s->pos, s->vel, err)
-                                  : ORR_OK;
-    if (!st && s->attr && s->attr_dirty)
+    const int same = unchanged(s);
+    orr_status st = s->host_dirty && !same ? orr_engine_set_state(s->engine, s->pos, s->vel, err)
+                                           : ORR_OK;
+    if (!st && s->attr && s->attr_dirty && !same)
         st = orr_engine_set_attr(s->engine, s->attr, err);
     if (st)
         return st;
+    if (s->attr && s->attr_dirty && s->integ->nfields > 0) {
+        if (!s->attr_up)
+            s->attr_up = malloc(sizeof(double) * (size_t)n * (size_t)s->law.nattrs);
+        if (s->attr_up)
+            memcpy(s->attr_up, s->attr, sizeof(double) * (size_t)n * (size_t)s->law.nattrs);
+    }
     /* in float the engine holds the values rounded: read them back when next
      * asked, so the mirror always shows the state being integrated */
     if (s->host_dirty)
         s->host_valid = ORR_STORED_DOUBLE(s->cfg.precision);
     s->host_dirty = 0;
     s->attr_dirty = 0;
-    s->env.acc_valid = 0;
+    if (!same)
+        s->env.acc_valid = 0;
     return ORR_OK;
 }
 
@@ -818,13 +884,11 @@ void orr_sim_touch(orr_sim *s)
     if (s->host_valid)
         s->host_dirty = 1;
     s->attr_dirty = 1;
-    s->env.acc_valid = 0;
 }
 
 void orr_sim_touch_attr(orr_sim *s)
 {
     s->attr_dirty = 1;
-    s->env.acc_valid = 0;
 }
 
 /* ---- force law --------------------------------------------------------------- */
@@ -879,6 +943,9 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
         return mid_interval(s, "setting a param", err);
     int k = orr_law_param_index(&s->law, name);
     double old = k >= 0 ? s->law.params[k].value : 0;
+    if (k >= 0 && !ORR_STORED_DOUBLE(s->cfg.precision) && !(fabs(value) <= FLT_MAX))
+        return orr_fail(err, ORR_ERR_ARG, "invalid param '%s' = %g: must be finite and at "
+                        "most %.3g in magnitude in float", name, value, FLT_MAX);
     orr_status st = orr_law_set_param(&s->law, name, value, err);
     if (st)
         return st;
@@ -886,7 +953,8 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
         double v[ORR_LAW_MAX_RUNTIME];
         orr_law_runtime_values(&s->law, v);
         orr_engine_set_runtime(s->engine, v);
-        s->env.acc_valid = 0;
+        if (memcmp(&old, &value, sizeof old) != 0)   /* the same value changes nothing */
+            s->env.acc_valid = 0;
         return ORR_OK;
     }
     if (old == value && signbit(old) == signbit(value))
@@ -923,7 +991,6 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
         idx[k] = orr_sample_index(k, n, ni);
     if (!st)
         st = orr_engine_accel_sample(s->engine, ni, idx, got, err);
-    s->env.acc_valid = 0;   /* the GPU's sample run overwrote the acceleration buffer */
     orr_kspec spec;
     const orr_kspec cur = current_spec(s);
     orr_kspec_reference(&cur.phys, &spec);
@@ -953,9 +1020,28 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
     return st;
 }
 
+/* Block steps: dt_max from dt_min (a checkpoint must restore) and from the
+ * shortest step a double allows. */
+static orr_status check_dt_max(const orr_integrator *integ, double dt, double dt_min,
+                               orr_error *err)
+{
+    if (!integ->blocks)
+        return ORR_OK;
+    if (dt < dt_min)
+        return orr_fail(err, ORR_ERR_ARG, "dt_max must be at least dt_min = %g (got %g)", dt_min,
+                        dt);
+    if (dt < ORR_BLOCK_MIN_STEP)
+        return orr_fail(err, ORR_ERR_ARG, "dt_max = %g is too short for block steps: at least "
+                        "%.3g (the Hermite correction divides by a step's cube, which must stay "
+                        "a normal double)", dt, ORR_BLOCK_MIN_STEP);
+    return ORR_OK;
+}
+
 orr_status orr_sim_set_dt(orr_sim *s, double dt, orr_error *err)
 {
     orr_status st = s->mid ? mid_interval(s, "setting dt", err) : check_dt(dt, err);
+    if (!st)
+        st = check_dt_max(s->integ, dt, s->cfg.dt_min, err);
     if (st)
         return st;
     s->cfg.dt = dt;
@@ -1160,36 +1246,56 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
     return st || k == 0 ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }
 
-orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err)
+orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long *taken,
+                                 volatile int *stop, orr_error *err)
 {
-    if (!isfinite(t_end) || t_end < orr_sim_time(s))
+    if (taken)
+        *taken = 0;
+    const double h = s->cfg.dt, now = orr_sim_time(s);
+    /* a time a rounding before the clock is the clock's own (advance to
+     * where a run with until = t ended: no step) */
+    if (!isfinite(t_end) || (t_end < now && now - t_end > orr_sim_time_tolerance(h, now, t_end)))
         return orr_fail(err, ORR_ERR_ARG,
                         "time to advance to must be finite and not before the current time %.17g "
-                        "(got %.17g)", orr_sim_time(s), t_end);
+                        "(got %.17g)", now, t_end);
+    if (max_steps < 0)
+        return orr_fail(err, ORR_ERR_ARG, "step count must be >= 0 (got %ld)", max_steps);
     /* block steps under way: their interval ends first */
-    const double h = s->cfg.dt, t0 = s->time;
+    const double t0 = s->time, end = orr_sim_sync_time(s);
     const long steps0 = s->steps;
-    if (s->mid && t_end < s->time + s->mid_h * (1 - 1e-12))
+    if (s->mid && end - t_end > orr_sim_time_tolerance(h, end, t_end))
         return orr_fail(err, ORR_ERR_ARG, "time to advance to (%.17g) is inside the interval "
                         "of dt_max that block steps are in, from %.17g to %.17g: the bodies "
-                        "are synchronised only at its end", t_end, s->time, s->time + s->mid_h);
-    orr_status st = s->mid ? end_interval(s, err) : flush(s, err);
-    if (st)
-        return st;
-    for (long done = 0;; done++) {
-        const double left = t_end - (s->time - s->time_c);
-        /* done when within a relative 1e-12 of the step or within the
-         * clock's resolution at t_end (a few spacings of doubles there: t_end
-         * and the clock each carry a rounding); a last step that would
-         * overshoot is shortened to land on t_end */
-        if (!(left > orr_sim_time_tolerance(h, s->time, t_end)))
+                        "are synchronised only at its end", t_end, s->time - s->time_c, end);
+    orr_status st = s->mid ? ORR_OK : flush(s, err);
+    long done = 0;
+    while (!st && done < max_steps) {
+        if (stop && *stop) {
+            st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
             break;
-        if (stop && *stop)
-            return orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
-        if ((st = one_step(s, left < h ? left : h, err)) != ORR_OK)
-            return st;
+        }
+        if (s->mid) {   /* the interval under way, as one step */
+            st = end_interval(s, err);
+        } else {
+            const double left = t_end - (s->time - s->time_c);
+            /* done when within a relative 1e-12 of the step or within the
+             * clock's resolution at t_end (a few spacings of doubles there:
+             * t_end and the clock each carry a rounding); a last step that
+             * would overshoot is shortened to land on t_end */
+            if (!(left > orr_sim_time_tolerance(h, s->time, t_end)))
+                break;
+            st = one_step(s, left < h ? left : h, err);
+        }
+        done += !st;
     }
-    return check_blowup(s, steps0, t0, h, t_end, err);
+    if (taken)
+        *taken = done;
+    return st ? st : check_blowup(s, steps0, t0, h, t_end, err);
+}
+
+orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err)
+{
+    return orr_sim_advance_steps(s, t_end, LONG_MAX, NULL, stop, err);
 }
 
 orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error *err)

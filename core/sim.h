@@ -201,6 +201,9 @@ orr_status orr_sim_set_clock(orr_sim *s, double time, long steps, orr_error *err
 /* The clock's (Kahan) rounding compensation, so a checkpoint can carry it
  * and a restart continue the clock bit for bit; set it after the clock. */
 double orr_sim_time_compensation(const orr_sim *s);
+/* The clock's running sum itself (orr_sim_time less the compensation's
+ * correction), for a checkpoint to carry with the compensation. */
+double orr_sim_clock(const orr_sim *s);
 void orr_sim_set_time_compensation(orr_sim *s, double c);
 
 /* Switches to the kernel configuration of spec (its block, unroll, split,
@@ -255,6 +258,11 @@ int orr_sim_integ_current(orr_sim *s);
  * interval under way ends first (an error when t_end is inside it).  *stop
  * as for orr_sim_step. */
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err);
+/* The same, stopping after max_steps >= 0 steps (*taken, may be NULL, the
+ * steps taken: 0 once on t_end); a run to t_end in chunks takes the steps,
+ * and the bits, of one orr_sim_advance. */
+orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long *taken,
+                                 volatile int *stop, orr_error *err);
 /* How near t_end a clock at t (steps of dt) counts as there: 1e-12 dt, or
  * the clock's resolution there (4 DBL_EPSILON max(|t|, |t_end|), a few
  * spacings of doubles) where that is more. */

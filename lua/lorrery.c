@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -220,6 +221,16 @@ static int l_time_tolerance(lua_State *L)
     lua_pushnumber(L, orr_sim_time_tolerance(luaL_checknumber(L, 1), luaL_checknumber(L, 2),
                                              luaL_checknumber(L, 3)));
     return 1;
+}
+
+const char *orr_lua_number(char *buf, size_t size, double x)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
 }
 
 static const luaL_Reg funcs[] = {

@@ -155,4 +155,9 @@ double orr_lua_checkfinite(lua_State *L, int idx, const char *who, const char *k
  * NULL-terminated list keys, followed by " (valid: a, b, c)" when list is set. */
 void orr_lua_checkkeys(lua_State *L, int t, const char *who, const char *const *keys, int list);
 
+/* x in the fewest digits that read back as x (%.15g, %.16g or %.17g):
+ * messages show times as a user wrote them, and tell apart two that
+ * differ in the last bit. */
+const char *orr_lua_number(char *buf, size_t size, double x);
+
 #endif

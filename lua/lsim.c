@@ -573,15 +573,37 @@ static int sim_advance(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     lua_Number t = luaL_checknumber(L, 2);
-    if (!(t >= orr_sim_time(s)) || !isfinite(t))
-        luaL_argerror(L, 2, lua_pushfstring(L, "time must be finite and >= the current time %f "
-                                            "(got %f)", orr_sim_time(s), t));
+    const double now = orr_sim_time(s);
+    /* a time a rounding before the clock is the clock's own: no step */
+    if (!isfinite(t) ||
+        (t < now && now - t > orr_sim_time_tolerance(orr_sim_config_of(s)->dt, now, t))) {
+        char a[32], b[32], msg[160];
+        snprintf(msg, sizeof msg, "time must be finite and >= the current time %s (got %s)",
+                 orr_lua_number(a, sizeof a, now), orr_lua_number(b, sizeof b, (double)t));
+        luaL_argerror(L, 2, msg);
+    }
     orr_error err = {0};
-    if (orr_lua_verify_mode && orr_sim_steps(s) == 0 && t > orr_sim_time(s))
+    if (orr_lua_verify_mode && orr_sim_steps(s) == 0 && t > now)
         orr_lua_verify_report(L, s, "before the first step");
     if (orr_sim_advance(s, (double)t, orr_lua_stop, &err))
         return orr_lua_fail(L, &err, NULL);
     return 0;
+}
+
+/* sim:_advance(t, k) -> steps taken: at most k steps of sim:advance(t)
+ * (for sim:run{until = t}, which goes in chunks: the same steps and bits);
+ * 0 once on t. */
+static int sim_advance_chunk(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    lua_Number t = luaL_checknumber(L, 2);
+    lua_Integer k = luaL_checkinteger(L, 3);
+    long taken = 0;
+    orr_error err = {0};
+    if (orr_sim_advance_steps(s, (double)t, (long)k, &taken, orr_lua_stop, &err))
+        return orr_lua_fail(L, &err, NULL);
+    lua_pushinteger(L, (lua_Integer)taken);
+    return 1;
 }
 
 /* sim:sync(): waits for the steps queued on the backend and brings the
@@ -1168,6 +1190,7 @@ static const luaL_Reg meth[] = {
     {"step", sim_step},
     {"_steps", sim_intervals},
     {"advance", sim_advance},
+    {"_advance", sim_advance_chunk},
     {"sync", sim_sync},
     {"body", sim_body},
     {"set_body", sim_set_body},

@@ -915,6 +915,51 @@ static void test_checkpoint_errors(void **state_)
                                  "tile 96 and 32 blocks per SM (tiles are 64, 128 or 256; 1 to "
                                  "64 blocks per SM)");
 
+    /* a clock compensation larger than a rounding of the time (it would
+     * move the clock) is refused */
+    TU_OK(orr_checkpoint_write(s, "ck.hdf5", NULL, &err), &err);
+    f = H5Fopen("ck.hdf5", H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Adelete_by_name(f, "Run", "time_compensation", H5P_DEFAULT) >= 0);
+    hid_t rg = H5Gopen2(f, "Run", H5P_DEFAULT);
+    const double huge_c = 1e10;
+    put_attr(rg, "time_compensation", H5T_NATIVE_DOUBLE, 0, &huge_c);
+    H5Gclose(rg);
+    H5Fclose(f);
+    assert_int_not_equal(orr_checkpoint_read("ck.hdf5", &ck, &err), ORR_OK);
+    if (!strstr(err.msg, "Run has a bad clock (time 0, compensation 1e+10, steps 0)"))
+        fail_msg("got: %s", err.msg);
+    orr_error_clear(&err);
+
+    /* Integrator/current is 0 or 1 exactly (a Hermite checkpoint) */
+    orr_sim_config hc;
+    orr_sim_config_default(&hc);
+    hc.n = 5, hc.backend = ORR_BACKEND_CPU, hc.integrator = "hermite", hc.precision = ORR_DOUBLE;
+    orr_sim *h = NULL;
+    TU_OK(orr_sim_create(&h, &hc, NULL, 0, &err), &err);
+    double *hp = NULL;
+    TU_OK(orr_sim_pos(h, &hp, &err), &err);
+    for (int i = 0; i < 5; i++)
+        hp[4 * i] = i, hp[4 * i + 1] = i * i % 3, hp[4 * i + 3] = 0.2;
+    orr_sim_touch(h);
+    TU_OK(orr_sim_step(h, 1, NULL, &err), &err);
+    static const double currents[] = {0.99, 1.7, -1};
+    for (int k = 0; k < 3; k++) {
+        TU_OK(orr_checkpoint_write(h, "ck.hdf5", NULL, &err), &err);
+        f = H5Fopen("ck.hdf5", H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(H5Adelete_by_name(f, "Integrator", "current", H5P_DEFAULT) >= 0);
+        hid_t ig = H5Gopen2(f, "Integrator", H5P_DEFAULT);
+        put_attr(ig, "current", H5T_NATIVE_DOUBLE, 0, &currents[k]);
+        H5Gclose(ig);
+        H5Fclose(f);
+        assert_int_not_equal(orr_checkpoint_read("ck.hdf5", &ck, &err), ORR_OK);
+        char want[96];
+        snprintf(want, sizeof want, "cannot read 'ck.hdf5': Integrator/current must be 0 or 1 "
+                 "(got %g)", currents[k]);
+        assert_string_equal(err.msg, want);
+        orr_error_clear(&err);
+    }
+    orr_sim_destroy(h);
+
     /* the checkpoint is a snapshot too */
     TU_OK(orr_checkpoint_write(s, "ck.hdf5", NULL, &err), &err);
     orr_snapshot snap;

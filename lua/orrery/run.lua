@@ -49,25 +49,19 @@ local function check_opts(self, nargs, opts)
       bad("unknown key [%s]", describe(k))
     end
   end
-  local steps, tail = opts.steps, nil
+  local steps, upto = opts.steps, nil
   if opts["until"] ~= nil then
-    -- whole steps of sim.dt up to the time, then a shorter last one (sim:advance)
-    -- (between block steps: from the end of the interval under way)
+    -- steps of sim.dt up to the time, the last one shortened to land on it,
+    -- as sim:advance takes them (between block steps: from the end of the
+    -- interval under way); a time a rounding before the clock is the clock's
     local t, t0 = opts["until"], self._sync_time
     if steps ~= nil then bad("'steps' and 'until' exclude each other") end
-    if type(t) ~= "number" or t ~= t or t == huge or t < t0 then
+    if type(t) ~= "number" or t ~= t or t == huge
+        or (t < t0 and t0 - t > time_tolerance(self.dt, t0, t)) then
       bad("'until' must be a time from the %s %.17g on (got %s)", self.synchronized and "current"
         or "end of the interval of block steps under way,", t0, describe(t))
     end
-    -- the last step is a step of the run like the others (on_step, frames,
-    -- checkpoints, the energy bound); it is needed unless the whole steps
-    -- end on t to the clock's resolution (sim:advance's test)
-    steps = floor((t - t0) / self.dt + 1e-9)
-    local t1 = t0 + steps * self.dt
-    if t - t1 > time_tolerance(self.dt, t1, t) then
-      tail = t
-      steps = steps + 1
-    end
+    upto, steps = t, huge
   elseif not is_count(steps, 0) then
     bad("'steps' must be a non-negative integer (got %s)", describe(steps))
   end
@@ -119,8 +113,8 @@ local function check_opts(self, nargs, opts)
     end
     out.cluster = c == true and {} or c
   end
-  return floor(steps), opts.every and floor(opts.every), opts.on_step,
-    opts.progress ~= false, out, tail
+  return steps == huge and huge or floor(steps), opts.every and floor(opts.every), opts.on_step,
+    opts.progress ~= false, out, upto
 end
 
 local HEADER = format("%10s %12s %17s %11s %11s %8s %10s",
@@ -172,13 +166,19 @@ end
 -- (on_step, frames, checkpoints, the energy bound, the log).  Returns
 -- {steps=, seconds=}.
 function Sim:run(...)
-  local steps, every, on_step, progress, out, tail = check_opts(self, select("#", ...), ...)
+  local steps, every, on_step, progress, out, upto = check_opts(self, select("#", ...), ...)
   -- between block steps (sim:step() with hermite) the interval under way
-  -- ends first: the run's steps are whole intervals of dt_max
-  if not self.synchronized then self:_steps(1) end
+  -- ends first, as the run's first step: its steps are whole intervals of dt_max
   local blocks = self.blocks
   local last_blocks = blocks
-  local show_bar = progress and steps > 0 and isatty(2) and not os.getenv("CI")
+  -- the steps left, for the progress bar (with until: as many as whole and
+  -- shortened steps of dt reach it from here)
+  local function total(done)
+    if not upto then return steps end
+    local left = (upto - self._sync_time) / self.dt
+    return done + (self.synchronized and 0 or 1) + math.max(0, math.ceil(left - 1e-9))
+  end
+  local show_bar = progress and total(0) > 0 and isatty(2) and not os.getenv("CI")
   if many then show_bar = agree(show_bar and true or false) end
   -- an error or Ctrl-C on the way clears the bar (closed while the error
   -- unwinds, so before the message is printed): the message gets its own line
@@ -192,17 +192,17 @@ function Sim:run(...)
   -- a run that stops (a blow-up, the energy bound) names the last good
   -- checkpoint it wrote, so nothing is lost
   local last_ck
-  local function stopped(msg)
+  local function stopped(msg, level)
     if last_ck then
       msg = msg .. format("; the last good checkpoint is %s (step %d, t = %.9g)", out.ck_path,
         last_ck.steps, last_ck.time)
     end
-    error(msg, 0)
+    error(msg, level or 0)
   end
   local function energy_check(dE)
-    if out.max_dE and math.abs(dE) > out.max_dE then
+    if out.max_dE and math.abs(dE) > out.max_dE then   -- at the caller of run (level 4)
       stopped(format("%s: |dE/E0| = %.3g at step %d (t = %.9g) passed max_energy_error = %g",
-        WHO, math.abs(dE), self.steps, self.time, out.max_dE))
+        WHO, math.abs(dE), self.steps, self.time, out.max_dE), 4)
     end
   end
 
@@ -270,13 +270,13 @@ function Sim:run(...)
   end
   -- frames at every multiple of render_every of sim.steps (0 included), a
   -- checkpoint at every multiple of checkpoint_every after a step
-  if out.r_every and self.steps == 0 and steps > 0 then self:render(out.render) end
+  if out.r_every and self.steps == 0 and total(0) > 0 then self:render(out.render) end
   local done, next_log, chunk = 0, every or huge, 1
   local bar_clock = clock()
   while done < steps do
-    -- with 'until' the last step is shortened to land on it (sim:advance)
-    local last = tail and done == steps - 1
-    local k = last and 1 or steps - done - (tail and 1 or 0)
+    -- with 'until': sim:advance's steps, in chunks (the last one shortened
+    -- to land on it); the chunk sizes below never change them
+    local k = upto and 1 << 30 or steps - done
     if every then k = math.min(k, next_log - done) end
     if out.r_every then k = math.min(k, out.r_every - self.steps % out.r_every) end
     if out.ck_every then k = math.min(k, out.ck_every - self.steps % out.ck_every) end
@@ -287,15 +287,14 @@ function Sim:run(...)
     if out.max_dE and not every then k = math.min(k, 10) end
     local t0 = clock()
     local ok, err
-    if last then
-      local s0 = self.steps
-      ok, err = pcall(self.advance, self, tail)
-      k = self.steps - s0
+    if upto then
+      ok, err = pcall(self._advance, self, upto, k)
+      k = ok and err or 0
     else
       ok, err = pcall(self._steps, self, k)
     end
     if not ok then stopped(tostring(err)) end
-    if k == 0 then break end   -- already on 'until' (to the clock's resolution)
+    if k == 0 then break end   -- on 'until' (to the clock's resolution)
     done = done + k
     if out.max_dE then
       local E = self:energy().total
@@ -319,8 +318,8 @@ function Sim:run(...)
       logline(done)
       next_log = next_log + every
     end
-    if show_bar and rank0 and (clock() - bar_clock > 0.1 or done == steps) then
-      bar(done, steps, clock() - t_start)
+    if show_bar and rank0 and (clock() - bar_clock > 0.1 or done == total(done)) then
+      bar(done, total(done), clock() - t_start)
       bar_shown, bar_clock = true, clock()
     end
     if stop then break end

@@ -121,7 +121,7 @@ for _, backend in ipairs(backends) do
     -- a run from between blocks ends the interval under way first
     b:step(3)
     T.eq(b.synchronized, false, "3 blocks into the third interval")
-    b:run{ steps = 1 }
+    b:run{ steps = 2 }   -- ending the interval under way is the first
     a:run{ steps = 2 }
     T.eq(b.time, 0.25); T.eq(b.steps, 4); T.eq(b.blocks.blocks, a.blocks.blocks)
     same_bodies(a, b, "a run after 3 blocks")
@@ -311,6 +311,16 @@ T.test("what hermite does not take", function()
     precision = "mixed" })
   T.raises(W .. "'eta' is for block time steps (integrator = \"hermite\")",
     orrery.simulation, { n = 2, backend = "cpu", eta = 0.02 })
+  -- dt_max from dt_min (a checkpoint of the run must restore) and from the
+  -- shortest step whose cube a double holds
+  local dm <close> = orrery.simulation{ n = 2, backend = "cpu", integrator = "hermite",
+    dt_max = 1 / 16, dt_min = 0.01 }
+  T.raises("orrery.Sim: dt_max must be at least dt_min = 0.01 (got 0.001)",
+    function() dm.dt = 0.001 end)
+  T.eq(dm.dt_max, 1 / 16)
+  T.raises(W .. "dt_max = 1e-100 is too short for block steps: at least 4.68e-97 (the Hermite "
+    .. "correction divides by a step's cube, which must stay a normal double)",
+    orrery.simulation, { n = 2, backend = "cpu", integrator = "hermite", dt_max = 1e-100 })
   local lj <close> = orrery.simulation{ n = 2, backend = "cpu", integrator = "hermite",
     force = "lennard_jones" }
   lj:set_body(2, { x = 1.5, m = 1 })

@@ -131,6 +131,66 @@ T.test("every write path after steps: bodies and checkpoints at the clock's stat
   end
 end)
 
+-- With block steps (hermite) the integrator keeps state of its own: a
+-- write of the values the simulation already has changes nothing (it would
+-- otherwise start the integrator afresh, with other steps: other bits); a
+-- changed value does start it afresh, as documented.  sim:verify() changes
+-- nothing either.
+T.test("hermite: unchanged writes, and verify, change nothing (every write path)", function()
+  local law = orrery.force{ name = "weighted_state", params = { k = 1.0, lambda = 1.0 },
+    runtime_params = { "k" }, attributes = { "w" }, scale = "k * lambda",
+    pair = "f = w_i * w_j * mj * orr_rsqrt3_nz(r2);",
+    potential = "u = -(w_i * w_j * mi * mj) * orr_rsqrt_nz(r2);",
+    jerk = "const real ir = orr_rsqrt_nz(r2); g = (real)-1.5 * f * ir * ir;" }
+  local W = { 1, 0.5, 2, 1, 0.25, 1, 1.5, 0.75 }
+  local writes = {
+    { "set_body", function(s) s:set_body(2, s:body(2)) end },
+    { "set_body {}", function(s) s:set_body(2, {}) end },
+    { "set_bodies", function(s) s:set_bodies(s:bodies()) end },
+    { "load", function(s) s:load(s:bodies()) end },
+    { "sim.pos[i] =", function(s) s.pos[3] = s.pos[3] end },
+    { "sim.pos:from_table", function(s) s.pos:from_table(s.pos:to_table()) end },
+    { "sim.vel:set", function(s) s.vel:set(1, s.vel:get(1)) end },
+    { "sim.mass[i] =", function(s) s.mass[6] = s.mass[6] end },
+    { "sim.mass:from_table", function(s) s.mass:from_table(s.mass:to_table()) end },
+    { "set_attribute(i)", function(s) s:set_attribute("w", 1, W[1]) end },
+    { "set_attribute(list)", function(s) s:set_attribute("w", W) end },
+    { "sim.attr.w[i] =", function(s) s.attr.w[3] = W[3] end },
+    { "sim.attr.w:from_table", function(s) s.attr.w:from_table(W) end },
+    { "set_param runtime", function(s) s:set_param("k", 1.0) end },
+    { "set_param baked, same value", function(s) s:set_param("lambda", 1.0) end },
+    { "verify", function(s) s:verify() end },
+    { "sim.dt = sim.dt", function(s) s.dt = s.dt end },
+  }
+  for _, precision in ipairs{ "double", "float", "mixed" } do
+    local function make()
+      local s = cpu{ bodies = orrery.ic.plummer{ n = 8, seed = 12 }, force = law,
+        precision = precision, integrator = "hermite", dt_max = 1 / 16, softening = 0.01 }
+      s:set_attribute("w", W)
+      return s
+    end
+    local ref <close> = make()
+    ref:run{ steps = 3 }
+    ref:run{ steps = 3 }
+    local want, blocks = state(ref), ref.blocks.blocks
+    for _, w in ipairs(writes) do
+      local what = precision .. ", " .. w[1]
+      local sim <close> = make()
+      sim:run{ steps = 3 }
+      w[2](sim)
+      sim:run{ steps = 3 }
+      same(sim, want, what)
+      T.eq(sim.blocks.blocks, blocks, what .. ": blocks")
+    end
+    -- a changed value starts afresh: other steps
+    local sim <close> = make()
+    sim:run{ steps = 3 }
+    sim.mass[6] = sim.mass[6] * (1 + 2 ^ -20)
+    sim:run{ steps = 3 }
+    T.ok(sim.blocks.blocks ~= blocks, precision .. ": a changed mass starts the steps afresh")
+  end
+end)
+
 -- ---- item 7: run{until=}'s last step is a step of the run ----------------------
 
 T.test("run{until=}: the shortened last step is a step like the others", function()
@@ -245,9 +305,109 @@ T.test("cluster: bodies on one spot are the densest; tiny separations, huge mass
   T.ok(c.t_rh > 0 and c.t_rh < math.huge, "t_rh " .. c.t_rh)
   for _, r in ipairs(c.lagrangian) do T.ok(r == r and r < math.huge, "a Lagrangian radius " .. r) end
   T.eq(c.core_density, math.huge)   -- about 1e660: beyond the double range
+  -- a spot away from the origin: exactly there, no rounding of its coordinates
+  local spot = {}
+  for i = 1, 10 do spot[i] = { x = 0.1, y = 0.1, z = 0.1, m = 1 + (i % 3) * 0.1 } end
+  for i = 1, 10 do spot[10 + i] = { x = 0.1 * (1 + i * 1e-3), y = 0.1 * (1 - i * 2e-3), z = 0.1, m = 1 } end
+  local sp <close> = cpu{ bodies = spot, precision = "double" }
+  c = sp:cluster()
+  T.eq(c.density_centre.x, 0.1); T.eq(c.core_radius, 0, "one spot at 0.1: core radius 0")
+  -- the same bodies moved far along x: the same radii
+  local plane, far = {}, {}
+  for i = 1, 20 do
+    plane[i] = { x = 1, y = i, z = (i * 7) % 3, m = 1 + i % 3 }
+    far[i] = { x = 1e20, y = i, z = (i * 7) % 3, m = 1 + i % 3 }
+  end
+  local a <close> = cpu{ bodies = plane, precision = "double" }
+  local b <close> = cpu{ bodies = far, precision = "double" }
+  local ca, cb = a:cluster(), b:cluster()
+  T.eq(cb.r_half, ca.r_half, "x = 1e20: r_half as at x = 1")
+  T.eq(cb.core_radius, ca.core_radius, "x = 1e20: core radius as at x = 1")
+end)
+
+-- ---- the clock: advance and run{until=} where a run ended --------------------------
+
+T.test("advance and run{until=}: the same steps; again to where a run ended is no step", function()
+  -- run{until = 0.3} then advance(0.3): the clock shows 0.3 and nothing moves
+  local sim <close> = cpu{ n = 2, dt = 0.1 }
+  sim:run{ ["until"] = 0.3, progress = false }
+  T.eq(sim.time, 0.3, "a compensated clock")
+  sim:advance(0.3)
+  T.eq(sim.steps, 3)
+  T.eq(sim:run{ ["until"] = 0.3, progress = false }.steps, 0)
+  -- advance(T) twice, for many dt and T: never an error, never a second step
+  for k = 1, 200 do
+    local dt, t = 0.05 + 0.013 * k, 0.7 + 0.37 * k
+    local s <close> = cpu{ n = 1, dt = dt }
+    s:advance(t)
+    local n = s.steps
+    s:advance(t)
+    T.eq(s.steps, n, ("dt %g, T %g: a second advance"):format(dt, t))
+  end
+  -- run{until = T} takes the very steps of advance(T), whatever T
+  for _, t in ipairs{ 3 - 5e-10, 3, 3 + 1e-9, 2.5, 0.3 } do
+    local a <close> = cpu{ bodies = orrery.ic.plummer{ n = 8, seed = 2 }, dt = 1 / 3,
+      precision = "double" }
+    local b <close> = cpu{ bodies = orrery.ic.plummer{ n = 8, seed = 2 }, dt = 1 / 3,
+      precision = "double" }
+    a:run{ ["until"] = t, progress = false, every = 2 }
+    b:advance(t)
+    T.eq(a.time, b.time, "until " .. t .. ": time"); T.eq(a.steps, b.steps)
+    T.same_bodies(a, b, "until " .. t)
+  end
+  -- a finished job resumed: --resume of its last checkpoint runs nothing
+  local p = path("done.ckpt.hdf5")
+  local j <close> = cpu{ n = 2, dt = 0.1 }
+  j:run{ ["until"] = 0.3, checkpoint_every = 1, checkpoint = p, progress = false }
+  local r <close> = orrery.restore(p)
+  T.eq(r:run{ ["until"] = 0.3, progress = false }.steps, 0)
+end)
+
+T.test("run from between block steps: ending the interval is its first step", function()
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 16, seed = 4 }, integrator = "hermite",
+    dt_max = 0.1, softening = 0.05 }
+  sim:run{ steps = 1 }
+  sim:step()
+  local seen = {}
+  local r = sim:run{ ["until"] = 0.45, progress = false,
+    on_step = function(s, k) seen[#seen + 1] = s.steps .. "@" .. k end }
+  T.eq(table.concat(seen, " "), "2@1 3@2 4@3 5@4")
+  T.eq(r.steps, 4); T.near(sim.time, 0.45, 1e-15)
+  sim:step()
+  T.eq(sim:run{ steps = 2, progress = false }.steps, 2)
+  T.eq(sim.steps, 7)
+  -- the smallest step is a time: that of a shortened interval is a fraction of it
+  sim:advance(sim.time + 1e-3)
+  T.ok(sim.blocks.smallest_dt <= 1e-3 * (1 + 1e-9), "smallest_dt " .. sim.blocks.smallest_dt)
+end)
+
+T.test("max_energy_error: the message names the line of the sim:run call", function()
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 16, seed = 1 }, dt = 0.5,
+    precision = "double" }
+  local ok, e = pcall(function()
+    sim:run{ steps = 3, max_energy_error = 1e-6, progress = false }   -- this line
+  end)
+  T.ok(not ok and e:find("^[^:]*test_state%.lua:%d+: sim:run: |dE/E0| = ") ~= nil, e)
+  local line = debug.getinfo(1, "l").currentline
+  T.ok(e:find(":" .. (line - 3) .. ": ", 1, true) ~= nil, "the line: " .. e)
 end)
 
 -- ---- item 11: float precision refuses values beyond the float range ------------
+
+T.test("float precision refuses params and box lengths beyond the float range", function()
+  local law = orrery.force{ name = "scaled_state", params = { k = 1, c = 1 }, runtime_params = { "k" },
+    scale = "k * c", pair = "f = mj * orr_rsqrt3_nz(r2);", potential = "u = -(mi * mj) * orr_rsqrt_nz(r2);" }
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 8 }, force = law }
+  local W = "invalid param '%s' = 1e+39: must be finite and at most 3.4e+38 in magnitude in float"
+  T.raises("sim:set_param: " .. W:format("k"), sim.set_param, sim, "k", 1e39)
+  T.raises("sim:set_param: " .. W:format("c"), sim.set_param, sim, "c", 1e39)
+  T.ok(sim:energy().total < 0, "the params as they were")
+  T.raises("^orrery.simulation: .*" .. W:format("k"):gsub("[%+%.%(%)]", "%%%0") .. "$",
+    orrery.simulation, { n = 2, backend = "cpu", force = law, params = { k = 1e39 } })
+  local dbl <close> = cpu{ n = 2, force = law, params = { k = 1e39 }, precision = "double" }
+  T.raises("^orrery.simulation: invalid box length 1e%+39 on axis x",
+    orrery.simulation, { n = 2, backend = "cpu", box = { 1e39, 1, 1 } })
+end)
 
 T.test("float precision refuses values beyond the float range, every way in", function()
   local R = " is beyond the float range (at most 3.40282347e+38 in magnitude; precision "
