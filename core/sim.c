@@ -1247,12 +1247,39 @@ orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err)
 
 /* ---- output ---------------------------------------------------------------- */
 
-orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
+orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, void *ctx,
+                              orr_error *err)
 {
-    /* an unknown format fails in orr_text_write before the state is needed */
-    orr_status st = orr_text_sep(path) ? sync_state(s, err) : ORR_OK;
+    orr_comm *c = s->dist ? orr_dist_comm(s->dist) : NULL;
+    if (!c || orr_comm_size(c) == 1) {
+        if (!st)
+            st = sync_state(s, err);
+        return st ? st : write(s, ctx, err);
+    }
+    /* the exchange is collective: every rank takes part, whatever it found */
+    orr_error scratch = {0};
+    orr_status sst = sync_state(s, st ? &scratch : err);
+    orr_error_clear(&scratch);
+    st = orr_comm_agree(c, st ? st : sst, 1, err);
+    if (st)
+        return st;
+    if (orr_comm_rank(c) == 0)
+        st = write(s, ctx, err);
+    return orr_comm_agree(c, st, 0, err);   /* rank 0's outcome, every rank's */
+}
+
+static orr_status write_text(orr_sim *s, void *ctx, orr_error *err)
+{
     char units[256], comment[280] = "";
     if (orr_units_describe(&s->cfg.units, s->cfg.G, units, sizeof units)[0])
         snprintf(comment, sizeof comment, "units: %s", units);
-    return st ? st : orr_text_write(path, s->cfg.n, s->pos, s->vel, comment, err);
+    return orr_text_write(ctx, s->cfg.n, s->pos, s->vel, comment, err);
+}
+
+orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
+{
+    /* an unknown format fails (in orr_text_write, before it needs the
+     * bodies) before the state is read */
+    orr_status st = orr_text_sep(path) ? ORR_OK : orr_text_write(path, 0, NULL, NULL, NULL, err);
+    return orr_sim_write_once(s, st, write_text, (void *)path, err);
 }

@@ -261,6 +261,14 @@ static orr_status fill_bodies(hid_t file, void *ctx, orr_error *err)
     return st;
 }
 
+/* The file itself (orr_sim_write_once's writer; ctx a bodies_job). */
+static orr_status write_bodies(orr_sim *s, void *ctx, orr_error *err)
+{
+    bodies_job *j = ctx;
+    (void)s;
+    return orr_h5_write_atomic(j->path, fill_bodies, j, err);
+}
+
 orr_status orr_snapshot_write_with(orr_sim *s, const char *path, const orr_snapshot_field *extra,
                                    int nextra, orr_h5_fill_fn more, void *ctx, orr_error *err)
 {
@@ -279,14 +287,11 @@ orr_status orr_snapshot_write_with(orr_sim *s, const char *path, const orr_snaps
     }
     int nall = nextra < 0 ? nextra : nextra + law->nattrs;
     orr_status st = check_fields(path, orr_sim_n(s), all, nall, err);
-    /* the state being integrated: pending writes uploaded (2D and box
-     * fix-ups, float rounding), then read back */
-    if (!st)
-        st = orr_sim_step(s, 0, NULL, err);
-    if (!st) {
-        bodies_job job = {s, path, all, nall, more, ctx};
-        st = orr_h5_write_atomic(path, fill_bodies, &job, err);
-    }
+    /* the state being integrated (pending writes uploaded: 2D and box
+     * fix-ups, float rounding; then read back) on every rank, the file by
+     * rank 0, its outcome every rank's */
+    bodies_job job = {s, path, all, nall, more, ctx};
+    st = orr_sim_write_once(s, st, write_bodies, &job, err);
     free(all);
     return st;
 }

@@ -11,7 +11,8 @@
  * blocks of different sizes (the rank count not dividing the total, an
  * empty block, gaps left untouched), allgather, sum, max and bcast with
  * exact expected values, each also through the piecewise path (a lowered
- * message limit), then finalize.  Every rank runs the same tests and prints
+ * message limit), agreement on a result some ranks reach (orr_comm_agree)
+ * and on a choice (orr_comm_same), then finalize.  Every rank runs the same tests and prints
  * its own cmocka summary.  Each test makes all its collective calls before
  * its first assertion, so a failure on one rank does not leave the others
  * waiting in a collective of the next test. */
@@ -420,6 +421,72 @@ static void test_mpi_arguments(void **state)
     free(displs);
 }
 
+/* A result some ranks reach: every rank returns the lowest failing rank's
+ * status and message, shared; all fine gives ORR_OK everywhere. */
+static void test_mpi_agree(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error e[4] = {{0}};
+    orr_status st[4];
+    st[0] = orr_comm_agree(c, ORR_OK, 1, &e[0]);
+    /* ranks 1 and up fail, each with its own status and message */
+    orr_status mine = me == 0 ? ORR_OK : me == 1 ? ORR_ERR_IO : ORR_ERR_ARG;
+    for (int k = 1; k < 3; k++) {
+        if (mine)
+            orr_fail(&e[k], mine, "cannot do it on rank %d", me);
+        st[k] = orr_comm_agree(c, mine, k == 1, &e[k]);
+    }
+    /* the last rank alone */
+    if (me == n - 1)
+        orr_fail(&e[3], ORR_ERR_NOMEM, "rank %d ran out", me);
+    st[3] = orr_comm_agree(c, me == n - 1 ? ORR_ERR_NOMEM : ORR_OK, 0, &e[3]);
+
+    TU_OK(st[0], &e[0]);
+    assert_int_equal(st[1], ORR_ERR_IO);
+    assert_string_equal(e[1].msg, "rank 1: cannot do it on rank 1");
+    assert_int_equal(e[1].shared, 1);
+    assert_int_equal(st[2], ORR_ERR_IO);
+    assert_string_equal(e[2].msg, "cannot do it on rank 1");
+    assert_int_equal(e[2].shared, 1);
+    assert_int_equal(st[3], ORR_ERR_NOMEM);
+    char want[64];
+    snprintf(want, sizeof want, "rank %d ran out", n - 1);
+    assert_string_equal(e[3].msg, want);
+    assert_int_equal(e[3].shared, 1);
+}
+
+/* A choice every rank must share: the same everywhere passes; otherwise
+ * every rank fails alike, naming the ranks of each value. */
+static void test_mpi_same(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error e[3] = {{0}};
+    orr_status st[3];
+    st[0] = orr_comm_same(c, "cuda", "the backend", NULL, &e[0]);
+    st[1] = orr_comm_same(c, me == 1 ? "cpu" : "cuda", "the backend", "resolved per rank", &e[1]);
+    char mine[16];
+    snprintf(mine, sizeof mine, "v%d", me);   /* all different */
+    st[2] = orr_comm_same(c, mine, "x", NULL, &e[2]);
+
+    TU_OK(st[0], &e[0]);
+    assert_int_equal(st[1], ORR_ERR_ARG);
+    assert_int_equal(e[1].shared, 1);
+    if (n == 2)
+        assert_string_equal(e[1].msg, "the ranks disagree on the backend: \"cuda\" on rank 0, "
+                                      "\"cpu\" on rank 1 (resolved per rank)");
+    else if (n == 3)
+        assert_string_equal(e[1].msg, "the ranks disagree on the backend: \"cuda\" on ranks 0 "
+                                      "and 2, \"cpu\" on rank 1 (resolved per rank)");
+    assert_int_equal(st[2], ORR_ERR_ARG);
+    if (n == 3)
+        assert_string_equal(e[2].msg, "the ranks disagree on x: \"v0\" on rank 0, \"v1\" on "
+                                      "rank 1, \"v2\" on rank 2");
+}
+
 /* Last: after finalize, collectives are refused, a second finalize and an
  * abort do nothing. */
 static void test_mpi_finalize(void **state)
@@ -459,6 +526,8 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_mpi_sum_max),
             cmocka_unit_test(test_mpi_bcast),
             cmocka_unit_test(test_mpi_arguments),
+            cmocka_unit_test(test_mpi_agree),
+            cmocka_unit_test(test_mpi_same),
             cmocka_unit_test(test_mpi_finalize),
         };
         int failed = cmocka_run_group_tests(tests, NULL, NULL);

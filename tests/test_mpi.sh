@@ -342,6 +342,46 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     bad "rank_error: exit $rc after ${took} s, $msgs messages naming rank 1, $headers log headers"
     sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
   fi
+  # write_fail: writes that fail on rank 0 alone (checkpoint, HDF5 and text
+  # snapshots, a frame), each in pcall, and a checkpoint rank 1 cannot read:
+  # every rank gets the same error and goes on in step (no hang, the same
+  # energy after); uncaught, the error ends every rank, said once
+  for np in 2 3; do
+    rm -f "$tmp/blocker" "$tmp/good.hdf5"
+    run "$np" "$here/mpi/write_fail.lua"; rc=$?
+    why=""
+    [ "$rc" -eq 0 ] || why="exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out: a rank was left behind)')"
+    for c in "checkpoint:error .*cannot write 'blocker/ck.hdf5': 'blocker' is not a directory" \
+             "snapshot:error .*cannot write 'blocker/snap.hdf5': 'blocker' is not a directory" \
+             "text:error .*cannot write 'blocker/bodies.txt': 'blocker' is not a directory" \
+             "render:ok" \
+             "flush:error .*cannot write 'blocker/frame.png': 'blocker' is not a directory" \
+             "good checkpoint:ok" \
+             "restore:error .*orrery.restore: rank 1: cannot read 'unseen.hdf5': No such file" \
+             "done:-?[0-9]"; do
+      what=${c%%:*} want=${c#*:}
+      got=$(sed -nE "s/^[0-9]+: $what:? //p" "$tmp/run.out")
+      n=$(printf '%s\n' "$got" | grep -c .)
+      distinct=$(printf '%s\n' "$got" | sort -u | grep -c .)
+      if [ "$n" -ne "$np" ] || [ "$distinct" -ne 1 ] || ! printf '%s\n' "$got" | head -1 | grep -qE "^$want"; then
+        why="$why; $what: $n of $np ranks, $distinct distinct results, not '$want'"
+      fi
+    done
+    if [ -z "$why" ]; then
+      ok "write_fail -np $np: every failed write gives every rank the same error, in step"
+    else
+      bad "write_fail -np $np: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+    fi
+  done
+  rm -f "$tmp/blocker" "$tmp/good.hdf5"
+  run 2 "$here/mpi/write_fail.lua" uncaught; rc=$?
+  msgs=$(grep -c "write_fail.lua:[0-9]*: cannot write 'blocker/ck.hdf5': 'blocker' is not a directory" "$tmp/run.err")
+  ranks=$(grep -c '^orrery: rank ' "$tmp/run.err")
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$msgs" -eq 1 ] && [ "$ranks" -eq 0 ]; then
+    ok "write_fail uncaught: a failed checkpoint ends both ranks, said once (exit $rc)"
+  else
+    bad "write_fail uncaught: exit $rc, $msgs messages, $ranks per-rank lines"; sed 's/^/    /' "$tmp/run.err"
+  fi
   for integ in leapfrog hermite; do
     run 2 "$here/mpi/blowup.lua" "$integ"; rc=$?
     msgs=$(grep -c "body 4 (in rank 1's slice) has a non-finite acceleration or position" "$tmp/run.err")
