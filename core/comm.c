@@ -431,35 +431,39 @@ orr_status orr_comm_agree(orr_comm *c, orr_status st, int name_rank, orr_error *
 {
     if (!c || c->size == 1)
         return st;
-    double v = st != ORR_OK ? (double)(c->size - c->rank) : 0;   /* the lowest rank wins */
+    /* every rank's status: the lowest failing rank, and whether all failed */
+    int *all = malloc(sizeof(int) * (size_t)c->size), mine = (int)st;
     orr_error e = {0};
-    orr_status cst = orr_comm_max(c, &v, 1, st ? &e : err);
-    if (cst) {
-        if (st)
-            orr_error_clear(&e);   /* this rank's own error stands */
-        return st ? st : cst;
-    }
-    if (v == 0)
-        return ORR_OK;
-    const int who = c->size - (int)v;
+    orr_status cst = all ? orr_comm_allgather(c, &mine, all, sizeof mine, st ? &e : err)
+                         : orr_fail(st ? &e : err, ORR_ERR_NOMEM, "out of memory");
+    int who = -1, failed = 0;
+    for (int r = 0; !cst && r < c->size; r++)
+        if (all[r] != ORR_OK) {
+            who = who < 0 ? r : who;
+            failed++;
+        }
+    free(all);
     struct {
         int code;
         char msg[sizeof err->msg];
     } m;
     memset(&m, 0, sizeof m);
-    if (who == c->rank) {
-        m.code = (int)st;
-        snprintf(m.msg, sizeof m.msg, "%s", err ? err->msg : "unknown error");
+    if (!cst && who >= 0) {
+        if (who == c->rank) {
+            m.code = (int)st;
+            snprintf(m.msg, sizeof m.msg, "%s", err ? err->msg : "unknown error");
+        }
+        cst = orr_comm_bcast(c, &m, sizeof m, who, st ? &e : err);
     }
-    cst = orr_comm_bcast(c, &m, sizeof m, who, st ? &e : err);
     if (cst) {
-        if (st)
-            orr_error_clear(&e);
+        orr_error_clear(&e);   /* where this rank failed, its own error stands */
         return st ? st : cst;
     }
+    if (who < 0)
+        return ORR_OK;
     m.msg[sizeof m.msg - 1] = '\0';
     orr_status code = m.code != ORR_OK ? (orr_status)m.code : ORR_ERR_COMM;
-    if (name_rank)
+    if (name_rank && failed < c->size)
         orr_fail(err, code, "rank %d: %.1000s", who, m.msg);
     else
         orr_fail(err, code, "%s", m.msg);

@@ -83,8 +83,8 @@ orr_status orr_comm_all_ok(orr_comm *c, orr_status st, orr_error *err, const cha
 /* Collective: every rank hands in its own result st (with its message in
  * err where st is not ORR_OK), and every rank returns the same: ORR_OK
  * where every rank did fine, else the status and message of the lowest
- * failing rank R ("rank R: message" where name_rank is set, the message as
- * it is otherwise), with err->shared set, so that it is said once (by rank
+ * failing rank R ("rank R: message" where name_rank is set and some rank
+ * did fine, the message as it is otherwise), with err->shared set, so that it is said once (by rank
  * 0) and no rank needs ending.  The way for a step that may fail on some
  * ranks only (a write on rank 0, a device on one host) to fail on all
  * alike.  A failing MPI call gives its own error (not shared).  One rank

@@ -238,6 +238,17 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
 {
     d->note[0] = '\0';
     const orr_exchange_ask ask = orr_dist_exchange_asked();
+    if (d->ranks > 1) {   /* each rank reads its own environment: agreed before acting on it */
+        static const char *const asked[] = {"unset (automatic)", "host", "nccl"};
+        orr_status st = orr_comm_same(d->comm, orr_engine_backend_name(e), "the backend", NULL,
+                                      err);
+        if (!st)
+            st = orr_comm_same(d->comm, asked[ask], "ORRERY_EXCHANGE",
+                               "set it alike on every rank: mpirun -x ORRERY_EXCHANGE passes "
+                               "it to every host", err);
+        if (st)
+            return st;
+    }
     const int want_nccl = ask == ORR_EXCHANGE_NCCL;
     if ((d->ranks == 1 && !want_nccl) || orr_engine_backend(e) != ORR_BACKEND_CUDA) {
         d->overlap = 0;   /* nothing to overlap: no exchange, or the CPU's (dist.h) */

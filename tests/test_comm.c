@@ -438,6 +438,10 @@ static void test_mpi_agree(void **state)
             orr_fail(&e[k], mine, "cannot do it on rank %d", me);
         st[k] = orr_comm_agree(c, mine, k == 1, &e[k]);
     }
+    /* every rank: the lowest's message, without its rank */
+    orr_error all = {0};
+    orr_fail(&all, ORR_ERR_ARG, "dt must be positive (rank %d)", me);
+    orr_status st_all = orr_comm_agree(c, ORR_ERR_ARG, 1, &all);
     /* the last rank alone */
     if (me == n - 1)
         orr_fail(&e[3], ORR_ERR_NOMEM, "rank %d ran out", me);
@@ -450,6 +454,9 @@ static void test_mpi_agree(void **state)
     assert_int_equal(st[2], ORR_ERR_IO);
     assert_string_equal(e[2].msg, "cannot do it on rank 1");
     assert_int_equal(e[2].shared, 1);
+    assert_int_equal(st_all, ORR_ERR_ARG);
+    assert_string_equal(all.msg, "dt must be positive (rank 0)");
+    assert_int_equal(all.shared, 1);
     assert_int_equal(st[3], ORR_ERR_NOMEM);
     char want[64];
     snprintf(want, sizeof want, "rank %d ran out", n - 1);

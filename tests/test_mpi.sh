@@ -382,6 +382,51 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   else
     bad "write_fail uncaught: exit $rc, $msgs messages, $ranks per-rank lines"; sed 's/^/    /' "$tmp/run.err"
   fi
+  # choices: what each rank decides for itself (the backend "auto" resolves
+  # to, ORRERY_EXCHANGE as each rank's environment has it, tuning at
+  # creation) is agreed before any rank acts on it: a disagreement fails on
+  # every rank with one message naming the ranks, in pcall every rank goes
+  # on in step, and nothing hangs.  Rank 1's "auto" finds a GPU through a
+  # test hook (ORRERY_TEST_RANK_BACKEND=1=cuda); ORRERY_EXCHANGE is set on
+  # rank 1 alone, as a host reached without mpirun -x would have it (the
+  # second, uncaught creation fails too, said once).
+  printf '#!/bin/sh\n[ "${OMPI_COMM_WORLD_RANK:-}" = 1 ] && export "$1"\nshift\nexec "$@"\n' >"$tmp/rank1env.sh"
+  for np in 2 3; do
+    others="rank 0"; [ "$np" -eq 3 ] && others="ranks 0 and 2"
+    for case in backend exchange tune; do
+      case $case in
+        backend) want="the backend: \"cpu\" on $others, \"cuda\" on rank 1 \(backend = \"auto\" takes the GPU"
+                 (cd "$tmp" && ORRERY_TEST_RANK_BACKEND=1=cuda TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" \
+                    -x ORRERY_TEST_RANK_BACKEND -np "$np" "$orr" run "$here/mpi/choices.lua" \
+                    >"$tmp/run.out" 2>"$tmp/run.err"); rc=$? ;;
+        exchange) want="ORRERY_EXCHANGE: \"unset \(automatic\)\" on $others, \"host\" on rank 1 \(set it alike"
+                 (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
+                    ORRERY_EXCHANGE=host "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$? ;;
+        tune) want="what to tune at creation: \"no tuning\" on $others, \"the force kernel\" on rank 1"
+              run "$np" "$here/mpi/choices.lua" tune; rc=$? ;;
+      esac
+      got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
+      n=$(printf '%s\n' "$got" | grep -c .)
+      distinct=$(printf '%s\n' "$got" | sort -u | grep -c .)
+      dones=$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)
+      why=""
+      [ "$rc" -ne 124 ] || why="timed out"
+      [ "$n" -eq "$np" ] && [ "$distinct" -eq 1 ] || why="$why; $n create lines from $np ranks, $distinct distinct"
+      printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: the ranks disagree on $want" ||
+        why="$why; not 'the ranks disagree on $want'"
+      if [ "$case" = exchange ]; then   # the environment stays: the next creation fails, said once
+        [ "$rc" -ne 0 ] && [ "$(grep -c 'the ranks disagree on ORRERY_EXCHANGE' "$tmp/run.err")" -eq 1 ] &&
+          [ "$(grep -c '^orrery: rank ' "$tmp/run.err")" -eq 0 ] || why="$why; the uncaught failure was not said once (exit $rc)"
+      else
+        [ "$rc" -eq 0 ] && [ "$dones" -eq 1 ] || why="$why; exit $rc, $dones distinct energies after"
+      fi
+      if [ -z "$why" ]; then
+        ok "choices -np $np $case: refused alike on every rank, naming the ranks"
+      else
+        bad "choices -np $np $case: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+      fi
+    done
+  done
   for integ in leapfrog hermite; do
     run 2 "$here/mpi/blowup.lua" "$integ"; rc=$?
     msgs=$(grep -c "body 4 (in rank 1's slice) has a non-finite acceleration or position" "$tmp/run.err")
