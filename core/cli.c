@@ -299,10 +299,11 @@ static int rank_device(orr_comm *c, orr_backend_kind kind);
 static int rank_failed(orr_comm *c, orr_error *e);
 
 /* info under mpirun: one line per rank, its host and the device it uses
- * (GPU local rank mod visible GPUs, else the CPU), printed by rank 0. */
+ * (GPU local rank mod visible GPUs, with its UUID, else the CPU), printed
+ * by rank 0. */
 static int list_ranks(orr_comm *c)
 {
-    enum { LINE = 320 };
+    enum { LINE = 640 };
     const int ranks = orr_comm_size(c);
     char mine[LINE], *all = malloc((size_t)ranks * LINE);
     if (!all)
@@ -312,8 +313,8 @@ static int list_ranks(orr_comm *c)
     int count = 0;
     if (orr_cuda_usable(0, &e) == ORR_OK && orr_cuda_device_count(&count, &e) == ORR_OK &&
         orr_cuda_device_info(rank_device(c, ORR_BACKEND_CUDA), &g, &e) == ORR_OK)
-        snprintf(mine, sizeof mine, "%s, local rank %d: GPU %d of %d, %s", orr_comm_host(c),
-                 orr_comm_local_rank(c), g.ordinal, count, g.name);
+        snprintf(mine, sizeof mine, "%s, local rank %d: GPU %d of %d, %s (%s)",
+                 orr_comm_host(c), orr_comm_local_rank(c), g.ordinal, count, g.name, g.uuid);
     else
         snprintf(mine, sizeof mine, "%s, local rank %d: CPU (no usable GPU: %.200s)",
                  orr_comm_host(c), orr_comm_local_rank(c), e.msg);

@@ -210,28 +210,36 @@ const char *orr_dist_exchange_note(const orr_dist *d)
     return d->note[0] ? d->note : "positions exchanged through the host (MPI)";
 }
 
-/* Two ranks on one GPU of one host (NCCL refuses them): *a and *b, else 0. */
-static int shared_gpu(orr_dist *d, int device, int *a, int *b, char *host, size_t size,
-                      orr_error *err, orr_status *st)
+orr_status orr_dist_shared_gpu(orr_comm *c, const char *gpu, int device, int *a, int *b,
+                               char *where, size_t size, orr_error *err)
 {
-    enum { ID = 300 };
-    char mine[ID] = {0}, *all = malloc((size_t)d->ranks * ID);
-    if (!all) {
-        *st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-        return 0;
-    }
-    snprintf(mine, sizeof mine, "%d %s", device, orr_comm_host(d->comm));
-    *st = orr_comm_allgather(d->comm, mine, all, ID, err);
-    int found = 0;
-    for (int i = 0; !*st && !found && i < d->ranks; i++)
-        for (int j = i + 1; !found && j < d->ranks; j++)
-            if (strncmp(all + (size_t)i * ID, all + (size_t)j * ID, ID) == 0) {
-                *a = i, *b = j, found = 1;
-                const char *sp = strchr(all + (size_t)i * ID, ' ');
-                snprintf(host, size, "%s", sp ? sp + 1 : "?");
+    typedef struct {
+        char gpu[64];    /* the GPU's identity: its UUID */
+        char host[256];
+        int device;      /* its number as the rank sees it, for the message */
+    } rank_gpu;
+    *a = *b = -1;
+    if (where && size)
+        where[0] = '\0';
+    const int ranks = orr_comm_size(c);
+    rank_gpu mine, *all = malloc(sizeof mine * (size_t)ranks);
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.gpu, sizeof mine.gpu, "%s", gpu ? gpu : "");
+    snprintf(mine.host, sizeof mine.host, "%s", orr_comm_host(c));
+    mine.device = device;
+    orr_status st = all ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    st = orr_comm_agree(c, st, 1, err);   /* every rank in the all-gather, or none */
+    if (!st)
+        st = orr_comm_allgather(c, &mine, all, sizeof mine, err);
+    for (int i = 0; !st && *a < 0 && i < ranks; i++)
+        for (int j = i + 1; *a < 0 && j < ranks; j++)
+            if (all[i].gpu[0] && strcmp(all[i].gpu, all[j].gpu) == 0) {
+                *a = i, *b = j;
+                if (where && size)
+                    snprintf(where, size, "GPU %d on %s", all[i].device, all[i].host);
             }
     free(all);
-    return found;
+    return st;
 }
 
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err)
@@ -254,20 +262,26 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
         d->overlap = 0;   /* nothing to overlap: no exchange, or the CPU's (dist.h) */
         return ORR_OK;
     }
-    int a = 0, b = 0;
-    char host[256];
-    orr_status st = ORR_OK;
-    if (shared_gpu(d, device, &a, &b, host, sizeof host, err, &st)) {
+    /* the GPU itself, by its UUID: its number says nothing across ranks
+     * (with CUDA_VISIBLE_DEVICES set per rank, as Slurm's --gpus-per-task
+     * does, every rank's GPU is its device 0) */
+    orr_gpu_info g;
+    int a = -1, b = -1;
+    char where[320];
+    orr_status st = orr_comm_agree(d->comm, orr_cuda_device_info(device, &g, err), 1, err);
+    if (!st)
+        st = orr_dist_shared_gpu(d->comm, g.uuid, device, &a, &b, where, sizeof where, err);
+    if (st)
+        return st;
+    if (a >= 0) {
         /* the ranks' kernels take turns on the GPU anyway: split in two they
          * only switch more (H100, N = 65536: 3.16 ms a step against 2.62) */
         d->overlap = d->overlap_asked == 1;
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): ranks %d "
-                 "and %d share GPU %d on %s (NCCL needs a GPU per rank)%s", a, b, device, host,
+                 "and %d share %s (NCCL needs a GPU per rank)%s", a, b, where,
                  d->overlap ? "; overlapped with the force (ORRERY_OVERLAP=on)" : "");
         return ORR_OK;
     }
-    if (st)
-        return st;
     if (ask == ORR_EXCHANGE_HOST) {
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): "
                  "ORRERY_EXCHANGE=host%s", d->overlap ? "; overlapped with the force" : "");

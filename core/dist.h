@@ -58,9 +58,20 @@ orr_range orr_dist_mine(const orr_dist *d);
 orr_status orr_dist_tune(orr_comm *comm, orr_backend_kind kind, const orr_kspec *base, long n,
                         orr_tune_options o, orr_tune_result *res, orr_error *err);
 
+/* Whether two ranks of c use one GPU (NCCL refuses them), told by the
+ * GPUs themselves: gpu is this rank's GPU's identity (its UUID,
+ * orr_gpu_info.uuid; "" matches nothing) and device its CUDA device number,
+ * which says nothing across ranks (with CUDA_VISIBLE_DEVICES set per rank,
+ * as Slurm's --gpus-per-task does, every rank's GPU is its device 0, and
+ * one GPU may have different numbers in different ranks).  *a < *b are the
+ * first two ranks on one GPU, -1 where no two are; where (may be NULL)
+ * receives "GPU D on HOST" as rank *a numbers it.  Collective. */
+orr_status orr_dist_shared_gpu(orr_comm *c, const char *gpu, int device, int *a, int *b,
+                               char *where, size_t size, orr_error *err);
+
 /* Chooses the exchange for engine e (on GPU `device` when it is a CUDA
- * engine): NCCL where every rank has a GPU of its own and NCCL loads, else
- * through the host.  The environment variable ORRERY_EXCHANGE=host forces
+ * engine): NCCL where every rank has a GPU of its own (orr_dist_shared_gpu)
+ * and NCCL loads, else through the host.  The environment variable ORRERY_EXCHANGE=host forces
  * the host path, =nccl the NCCL path (even for one rank, to measure what it
  * costs; an error when NCCL cannot be used).  Collective; every rank
  * chooses alike.  The choice and why, in words, is orr_dist_exchange_note. */

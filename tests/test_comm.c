@@ -12,7 +12,8 @@
  * empty block, gaps left untouched), allgather, sum, max and bcast with
  * exact expected values, each also through the piecewise path (a lowered
  * message limit), agreement on a result some ranks reach (orr_comm_agree)
- * and on a choice (orr_comm_same), then finalize.  Every rank runs the same tests and prints
+ * and on a choice (orr_comm_same), two ranks on one GPU told by the GPUs'
+ * UUIDs (orr_dist_shared_gpu), then finalize.  Every rank runs the same tests and prints
  * its own cmocka summary.  Each test makes all its collective calls before
  * its first assertion, so a failure on one rank does not leave the others
  * waiting in a collective of the next test. */
@@ -22,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "comm.h"
+#include "dist.h"
 
 /* ---- one rank, no launcher ------------------------------------------------ */
 
@@ -494,6 +496,39 @@ static void test_mpi_same(void **state)
                                       "rank 1, \"v2\" on rank 2");
 }
 
+/* Two ranks on one GPU are told by the GPUs' UUIDs, not by their device
+ * numbers and hosts: with CUDA_VISIBLE_DEVICES set per rank every rank's
+ * GPU is device 0 (different GPUs, NCCL wanted), and one GPU may have
+ * different numbers in two ranks (one GPU, NCCL refused). */
+static void test_mpi_shared_gpu(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error err = {0};
+    char own[64], where[3][320];
+    int a[3], b[3];
+    orr_status st[3];
+    snprintf(own, sizeof own, "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd", me);
+    st[0] = orr_dist_shared_gpu(c, own, 0, &a[0], &b[0], where[0], sizeof where[0], &err);
+    st[1] = orr_dist_shared_gpu(c, me <= 1 ? "GPU-the-same-one" : own, me, &a[1], &b[1],
+                                where[1], sizeof where[1], &err);
+    st[2] = orr_dist_shared_gpu(c, "", 0, &a[2], &b[2], where[2], sizeof where[2], &err);
+
+    for (int k = 0; k < 3; k++)
+        TU_OK(st[k], &err);
+    assert_int_equal(a[0], -1);   /* every rank's device 0, all different GPUs */
+    assert_int_equal(b[0], -1);
+    assert_string_equal(where[0], "");
+    assert_int_equal(a[1], 0);    /* one GPU, device 0 in rank 0 and 1 in rank 1 */
+    assert_int_equal(b[1], 1);
+    char want[320];
+    snprintf(want, sizeof want, "GPU 0 on %s", orr_comm_host(c));
+    assert_string_equal(where[1], want);
+    assert_int_equal(a[2], -1);   /* unknown GPUs match nothing */
+    (void)n;
+}
+
 /* Last: after finalize, collectives are refused, a second finalize and an
  * abort do nothing. */
 static void test_mpi_finalize(void **state)
@@ -535,6 +570,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_mpi_arguments),
             cmocka_unit_test(test_mpi_agree),
             cmocka_unit_test(test_mpi_same),
+            cmocka_unit_test(test_mpi_shared_gpu),
             cmocka_unit_test(test_mpi_finalize),
         };
         int failed = cmocka_run_group_tests(tests, NULL, NULL);

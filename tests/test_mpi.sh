@@ -287,6 +287,20 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     else
       bad "gpu: two ranks on two GPUs did not say NCCL"; sed 's/^/    /' "$tmp/gg.err"
     fi
+    # a GPU per rank as Slurm's --gpus-per-task gives it: CUDA_VISIBLE_DEVICES
+    # set per rank, so each rank's GPU is its device 0; the UUIDs tell them
+    # apart (NCCL), where device numbers would have said "shared"
+    if [ "$ngpu" -ge 2 ]; then
+      printf '#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK\nexec "$@"\n' >"$tmp/ownvisible.sh"
+      (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 sh "$tmp/ownvisible.sh" "$orr" run \
+         "$here/mpi/bitwise.lua" "gv_" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      if [ "$rc" -eq 0 ] && grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\)$' "$tmp/run.err" &&
+         cmp -s "$tmp/g1_float_leapfrog.txt" "$tmp/gv_float_leapfrog.txt"; then
+        ok "gpu: two ranks each seeing its own GPU as device 0 exchange over NCCL, bitwise as one rank"
+      else
+        bad "gpu: two ranks each seeing its own GPU as device 0 (exit $rc)"; sed 's/^/    /' "$tmp/run.err"
+      fi
+    fi
   else
     echo "mpi: no usable GPU: the GPU runs over ranks are skipped"
     skip=$((skip + 1))
