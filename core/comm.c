@@ -115,6 +115,13 @@ static char world_msg[sizeof ((orr_error *)0)->msg];
 static void *mpi_lib;          /* dlopen handle, NULL when MPI is not used */
 static int mpi_initialised;    /* MPI_Init_thread was called here */
 static int mpi_finalised;      /* orr_comm_finalize has run MPI_Finalize */
+static int world_made;         /* orr_comm_world succeeded */
+
+/* orr_comm_at_finalize's functions, in the order registered. */
+enum { MAX_AT_FINALIZE = 8 };
+static void (*at_finalize[MAX_AT_FINALIZE])(orr_comm *c);
+static int n_at_finalize;
+static pthread_mutex_t at_finalize_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Records "call: <MPI error string>" and returns ORR_ERR_COMM. */
 static orr_status mpi_fail(orr_error *err, int code, const char *call)
@@ -251,6 +258,7 @@ static void world_once_init(void)
             st = mpi_world(&e);
     }
     world_status = st;
+    world_made = st == ORR_OK;
     if (st != ORR_OK)
         snprintf(world_msg, sizeof world_msg, "%s", e.msg);
 }
@@ -700,8 +708,29 @@ void orr_comm_abort(orr_comm *c, int code)
     p_MPI_Abort(c && c->mpi ? c->comm : (MPI_Comm)o_comm_world, code);
 }
 
+void orr_comm_at_finalize(void (*fn)(orr_comm *c))
+{
+    pthread_mutex_lock(&at_finalize_lock);
+    int known = 0;
+    for (int k = 0; k < n_at_finalize; k++)
+        known |= at_finalize[k] == fn;
+    if (!known && n_at_finalize < MAX_AT_FINALIZE)
+        at_finalize[n_at_finalize++] = fn;
+    pthread_mutex_unlock(&at_finalize_lock);
+}
+
 void orr_comm_finalize(void)
 {
+    /* what the layers above keep over the ranks, torn down while the
+     * collectives still work (each function once) */
+    pthread_mutex_lock(&at_finalize_lock);
+    int n = n_at_finalize;
+    void (*fns[MAX_AT_FINALIZE])(orr_comm *c);
+    memcpy(fns, at_finalize, sizeof fns);
+    n_at_finalize = 0;
+    pthread_mutex_unlock(&at_finalize_lock);
+    for (int k = 0; k < n && world_made && !mpi_finalised; k++)
+        fns[k](&world);
     if (!mpi_initialised || mpi_finalised)
         return;
     int done = 0;

@@ -135,9 +135,19 @@ void orr_comm_set_max_message(orr_comm *c, size_t bytes);
  * launched rank whose orr_comm_world failed after MPI was initialised). */
 void orr_comm_abort(orr_comm *c, int code);
 /* Finalises MPI at the end of a run that initialised it (idempotent; MPI
- * initialised by the program itself is left to it).  With MPI, collectives
- * called after it fail with ORR_ERR_COMM; without, it does nothing.  The
- * library registers nothing with atexit: the program calls this. */
+ * initialised by the program itself is left to it).  First it calls the
+ * functions given to orr_comm_at_finalize (with or without MPI, once each).
+ * With MPI, collectives called after it fail with ORR_ERR_COMM; without,
+ * it does nothing more.  The library registers nothing with atexit: the
+ * program calls this, on every rank, at the end of its run (not after an
+ * error that ends the ranks with orr_comm_abort). */
 void orr_comm_finalize(void);
+/* Registers fn (once, however often it is given; at most 8 functions) to
+ * be called with the world by orr_comm_finalize, before MPI is finalised:
+ * the collective teardown of what the layers above keep over the ranks
+ * (dist.h's retired exchanges).  Every rank reaches orr_comm_finalize at
+ * the same point with respect to every collective, so fn may make
+ * collective calls. */
+void orr_comm_at_finalize(void (*fn)(orr_comm *c));
 
 #endif

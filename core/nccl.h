@@ -40,7 +40,9 @@ int orr_nccl_version(void);
 orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *err);
 /* Collective over the ranks of the communicator (ncclCommFinalize, where
  * NCCL has it, waits for what was queued and for the peers; then
- * ncclCommDestroy).  NULL: nothing. */
+ * ncclCommDestroy): every rank calls it at the same point of its
+ * collectives (dist.h retires its communicators until such a point).
+ * NULL: nothing. */
 void orr_nccl_destroy(orr_nccl *n);
 
 /* In place, on device memory: rank r's block, bytes

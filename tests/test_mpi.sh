@@ -287,6 +287,25 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     else
       bad "gpu: two ranks on two GPUs did not say NCCL"; sed 's/^/    /' "$tmp/gg.err"
     fi
+    # NCCL communicators of simulations collected at different moments on
+    # each rank: torn down in step (no rank in NCCL's finalize while another
+    # is in MPI); on one GPU through one rank's NCCL path
+    if [ "$ngpu" -ge 2 ]; then
+      (cd "$tmp" && ORRERY_TRACE=1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_TRACE -np 2 "$orr" run \
+         "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      ncclnote=$(grep -c 'positions exchanged over NCCL' "$tmp/run.err")
+    else
+      (cd "$tmp" && ORRERY_TRACE=1 ORRERY_EXCHANGE=nccl TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_TRACE \
+         -x ORRERY_EXCHANGE -np 1 "$orr" run "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      ncclnote=$(grep -c 'positions exchanged over NCCL' "$tmp/run.err")
+    fi
+    if [ "$rc" -eq 0 ] && [ "$ncclnote" -ge 1 ] && [ "$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)" -eq 1 ]; then
+      ok "gpu: NCCL communicators of simulations collected out of step are torn down in step"
+    elif [ "$rc" -eq 0 ] && [ "$ncclnote" -eq 0 ]; then
+      echo "mpi: gc_order on the GPU did not use NCCL (no NCCL?): $(grep 'positions exchanged' "$tmp/run.err" | head -1)"
+    else
+      bad "gpu: gc_order with NCCL: exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out)')"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+    fi
     # a GPU per rank as Slurm's --gpus-per-task gives it: CUDA_VISIBLE_DEVICES
     # set per rank, so each rank's GPU is its device 0; the UUIDs tell them
     # apart (NCCL), where device numbers would have said "shared"
@@ -440,6 +459,25 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
         bad "choices -np $np $case: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
       fi
     done
+  done
+  # gc_order: simulations dropped without <close>, collected at different
+  # moments on each rank; their exchanges' collective teardown (a stand-in
+  # for NCCL's communicator, ORRERY_TEST_COLLECTIVE_TEARDOWN) waits for a
+  # point every rank reaches in the same order: no hang, the same energy,
+  # and every rank tears down all three (ORRERY_TRACE marks)
+  for np in 2 3; do
+    (cd "$tmp" && ORRERY_TRACE=1 ORRERY_TEST_COLLECTIVE_TEARDOWN=1 TMPDIR="$tmp" timeout 120 \
+       mpirun "${opts[@]}" -x ORRERY_TRACE -x ORRERY_TEST_COLLECTIVE_TEARDOWN -np "$np" "$orr" run \
+       "$here/mpi/gc_order.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+    dones=$(grep -c '^[0-9]*: done ' "$tmp/run.out")
+    energies=$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)
+    downs=$(grep -c 'exchange torn down' "$tmp/run.err")
+    if [ "$rc" -eq 0 ] && [ "$dones" -eq "$np" ] && [ "$energies" -eq 1 ] && [ "$downs" -eq $((3 * np)) ]; then
+      ok "gc_order -np $np: exchanges collected out of step are torn down in step"
+    else
+      bad "gc_order -np $np: exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out)'), $dones of $np ranks done, $energies energies, $downs of $((3 * np)) teardowns"
+      sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+    fi
   done
   for integ in leapfrog hermite; do
     run 2 "$here/mpi/blowup.lua" "$integ"; rc=$?
