@@ -592,9 +592,14 @@ orr_status orr_comm_vote_begin(orr_comm *c, orr_comm_vote **out, orr_error *err)
         v->recv_done = calloc(n, 1);
         v->send_done = calloc(n, 1);
     }
-    if (!v || !v->codes || !v->recv || !v->send || !v->recv_done || !v->send_done) {
+    if (!v || !v->codes || !v->recv || !v->send || !v->recv_done || !v->send_done)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for a vote of %d ranks", c->size);
+    /* every rank has its vote before any posts a receive: a receive left
+     * posted would take the next vote's messages */
+    st = orr_comm_agree(c, st, 1, err);
+    if (st) {
         vote_free(v);
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for a vote of %d ranks", c->size);
+        return st;
     }
     for (int r = 0; r < c->size; r++) {
         v->codes[r] = -1;

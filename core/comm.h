@@ -110,9 +110,10 @@ orr_status orr_comm_same(orr_comm *c, const char *mine, const char *what, const 
  * one (the votes of the ranks pair up in the order they are begun), casts
  * its code once (0: done, > 0: failed, however the caller counts), tests
  * meanwhile as often as it likes, and ends it, which waits for every
- * rank's code.  Point-to-point messages on the communicator, not a
- * collective: a rank may cast before or after its peers begin.  Without
- * MPI every call is local. */
+ * rank's code.  Beginning is collective (every rank has its vote, or
+ * every rank fails alike); the rest is point-to-point messages on the
+ * communicator: a rank casts, tests and ends in its own time.  Without MPI
+ * every call is local. */
 typedef struct orr_comm_vote orr_comm_vote;
 orr_status orr_comm_vote_begin(orr_comm *c, orr_comm_vote **out, orr_error *err);
 /* This rank's code (>= 0), to every rank; once per vote. */

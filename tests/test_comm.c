@@ -12,8 +12,9 @@
  * empty block, gaps left untouched), allgather, sum, max and bcast with
  * exact expected values, each also through the piecewise path (a lowered
  * message limit), agreement on a result some ranks reach (orr_comm_agree)
- * and on a choice (orr_comm_same), two ranks on one GPU told by the GPUs'
- * UUIDs (orr_dist_shared_gpu), then finalize.  Every rank runs the same tests and prints
+ * and on a choice (orr_comm_same), a vote heard without waiting
+ * (orr_comm_vote), two ranks on one GPU told by the GPUs' UUIDs
+ * (orr_dist_shared_gpu), then finalize.  Every rank runs the same tests and prints
  * its own cmocka summary.  Each test makes all its collective calls before
  * its first assertion, so a failure on one rank does not leave the others
  * waiting in a collective of the next test. */
@@ -83,6 +84,33 @@ static void test_one_collectives(void **state)
     orr_comm_abort(NULL, 3);
     TU_OK(orr_comm_barrier(c, &err), &err);
     TU_OK(orr_comm_sum(c, v, 3, &err), &err);
+}
+
+/* One rank: a vote is local, and agreements and choices pass st as it is. */
+static void test_one_vote_agree(void **state)
+{
+    (void)state;
+    orr_error err = {0};
+    orr_comm *c = NULL;
+    TU_OK(orr_comm_world(&c, &err), &err);
+    orr_comm_vote *v = NULL;
+    int codes[1] = {-1}, lowest = -2, complete = 0;
+    TU_OK(orr_comm_vote_begin(c, &v, &err), &err);
+    TU_OK(orr_comm_vote_test(v, &lowest, &complete, &err), &err);
+    assert_int_equal(lowest, -1);
+    assert_int_equal(complete, 0);   /* not cast yet */
+    TU_OK(orr_comm_vote_cast(v, 3, &err), &err);
+    assert_int_equal(orr_comm_vote_cast(v, 3, &err), ORR_ERR_ARG);
+    TU_OK(orr_comm_vote_test(v, &lowest, &complete, &err), &err);
+    assert_int_equal(lowest, 0);
+    assert_int_equal(complete, 1);
+    TU_OK(orr_comm_vote_end(v, codes, &err), &err);
+    assert_int_equal(codes[0], 3);
+    orr_fail(&err, ORR_ERR_IO, "mine");
+    assert_int_equal(orr_comm_agree(c, ORR_ERR_IO, 1, &err), ORR_ERR_IO);
+    assert_string_equal(err.msg, "mine");
+    assert_int_equal(err.shared, 0);
+    TU_OK(orr_comm_same(c, "x", "y", NULL, &err), &err);
 }
 
 static void test_one_arguments(void **state)
@@ -496,6 +524,42 @@ static void test_mpi_same(void **state)
                                       "rank 1, \"v2\" on rank 2");
 }
 
+/* A vote: rank 1 fails at once while the others are "at work" until they
+ * hear of it (as ranks inside NCCL's handshake would be), then give up;
+ * every rank ends with every rank's code.  A second vote right after, all
+ * fine, pairs with its own messages. */
+static void test_mpi_vote(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error err = {0};
+    orr_comm_vote *v = NULL;
+    int codes[2][16], heard = -1, polls = 0;
+    orr_status st[6] = {ORR_OK};
+    st[0] = orr_comm_vote_begin(c, &v, &err);
+    if (me == 1)
+        st[1] = orr_comm_vote_cast(v, 1, &err);
+    else   /* at work until a failure is heard: never ends without one */
+        while (!st[1] && heard < 0 && polls++ < 20000000)
+            st[1] = orr_comm_vote_test(v, &heard, NULL, &err);
+    if (me != 1 && !st[1])
+        st[1] = orr_comm_vote_cast(v, 2, &err);
+    st[2] = orr_comm_vote_end(v, codes[0], &err);
+    st[3] = orr_comm_vote_begin(c, &v, &err);
+    st[4] = orr_comm_vote_cast(v, 0, &err);
+    st[5] = orr_comm_vote_end(v, codes[1], &err);
+
+    for (int k = 0; k < 6; k++)
+        TU_OK(st[k], &err);
+    if (me != 1)   /* rank 1's failure, or a rank that gave up on hearing it */
+        assert_true(heard >= 0 && heard != me && heard < n);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(codes[0][r], r == 1 ? 1 : 2);
+        assert_int_equal(codes[1][r], 0);
+    }
+}
+
 /* Two ranks on one GPU are told by the GPUs' UUIDs, not by their device
  * numbers and hosts: with CUDA_VISIBLE_DEVICES set per rank every rank's
  * GPU is device 0 (different GPUs, NCCL wanted), and one GPU may have
@@ -570,6 +634,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_mpi_arguments),
             cmocka_unit_test(test_mpi_agree),
             cmocka_unit_test(test_mpi_same),
+            cmocka_unit_test(test_mpi_vote),
             cmocka_unit_test(test_mpi_shared_gpu),
             cmocka_unit_test(test_mpi_finalize),
         };
@@ -580,6 +645,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_world),
         cmocka_unit_test(test_one_collectives),
+        cmocka_unit_test(test_one_vote_agree),
         cmocka_unit_test(test_one_arguments),
         cmocka_unit_test(test_launcher_variables),
         cmocka_unit_test(test_launched_without_mpi),

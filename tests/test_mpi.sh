@@ -74,12 +74,16 @@ fi
 # local rank: every rank prints the same result (without a GPU, or with fewer
 # GPUs than ranks, the first failing rank's device error); where it works,
 # an allgatherv of blocks of different sizes gathers every byte exactly.
+# init-fail=1, 2 and 3 ranks: rank 1's ncclCommInitRank fails at once while
+# the others are in NCCL's handshake, which would wait for it for ever (the
+# test hook ORRERY_TEST_NCCL_INIT simulates both, no GPU needed): every
+# rank hears of it, gives up, and all print rank 1's error within the limit.
 nbin="$build/tests/test_nccl"
 if [ -x "$nbin" ] && command -v mpirun >/dev/null; then
   nopts=(--oversubscribe --tag-output)
   [ "$(id -u)" = 0 ] && nopts+=(--allow-run-as-root)
   line() { sed -nE "s/^\[[0-9]+,$1\]<stdout>: ?$2: //p" "$tmp/out"; }   # line RANK KEY
-  for args in "2 missing=1" "3 device=local"; do
+  for args in "2 missing=1" "3 device=local" "2 init-fail=1" "3 init-fail=1"; do
     read -r np arg <<<"$args"
     TMPDIR="$tmp" timeout 60 mpirun "${nopts[@]}" -np "$np" "$nbin" --create "$arg" >"$tmp/out" 2>&1; rc=$?
     creates=$(sed -nE 's/^\[[0-9]+,[0-9]+\]<stdout>: ?create: //p' "$tmp/out")
@@ -95,6 +99,9 @@ if [ -x "$nbin" ] && command -v mpirun >/dev/null; then
         "$want"*"cannot open shared object file"*) ;;
         *) why="$why; create did not fail with \"$want...cannot open shared object file\"" ;;
       esac
+    elif [ "$arg" = init-fail=1 ]; then
+      want="communication error: rank 1: ncclCommInitRank: simulated failure (ORRERY_TEST_NCCL_INIT=fail=1)"
+      [ "$(printf '%s\n' "$creates" | head -1)" = "$want" ] || why="$why; create did not fail with \"$want\""
     elif [ "$(printf '%s\n' "$creates" | head -1)" = ok ]; then
       good=$(grep -cE '<stdout>: ?allgatherv: 0 wrong bytes' "$tmp/out")
       [ "$good" -eq "$np" ] || why="$why; $good of $np ranks gathered every byte right"
@@ -286,6 +293,23 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       ok "gpu: two ranks on two GPUs say they exchange over NCCL"
     else
       bad "gpu: two ranks on two GPUs did not say NCCL"; sed 's/^/    /' "$tmp/gg.err"
+    fi
+    # a real ncclCommInitRank failing on rank 1 alone (no network interface
+    # for NCCL's bootstrap there) while rank 0 waits in the bootstrap for it:
+    # both come back, in seconds, with the same error from ncclCommInitRank
+    if [ -x "$nbin" ]; then
+      TMPDIR="$tmp" timeout 60 mpirun "${opts[@]}" --tag-output -np 2 "$nbin" --create no-network=1 >"$tmp/out" 2>&1; rc=$?
+      creates=$(sed -nE 's/^\[[0-9]+,[0-9]+\]<stdout>: ?create: //p' "$tmp/out")
+      if [ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$creates" | grep -c .)" -eq 2 ] &&
+         [ "$(printf '%s\n' "$creates" | sort -u | grep -c .)" -eq 1 ] &&
+         printf '%s\n' "$creates" | head -1 | grep -q '^communication error: rank [01]: ncclCommInitRank'; then
+        ok "gpu: ncclCommInitRank failing on one rank fails both, in seconds: $(printf '%s\n' "$creates" | head -1 | cut -c1-100)"
+      elif [ "$(printf '%s\n' "$creates" | head -1)" = ok ]; then
+        echo "mpi: NCCL made a communicator without rank 1's network interface: the failing init is not tested"
+      else
+        bad "gpu: ncclCommInitRank failing on rank 1: exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out: deadlock)')"
+        sed 's/^/    /' "$tmp/out"
+      fi
     fi
     # NCCL communicators of simulations collected at different moments on
     # each rank: torn down in step (no rank in NCCL's finalize while another
