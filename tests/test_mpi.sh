@@ -503,6 +503,27 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
     fi
   done
+  # stale temporaries: rank 0 killed while it writes a checkpoint (the test
+  # hook ORRERY_TEST_WRITE_CRASH: SIGKILL after the temporary file is
+  # written, which ends the job) leaves the temporary file; the next write
+  # of that checkpoint takes it away
+  for np in 2 3; do
+    rm -rf "$tmp/crash"
+    (cd "$tmp" && ORRERY_TEST_WRITE_CRASH=1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" \
+       -x ORRERY_TEST_WRITE_CRASH -np "$np" "$orr" run "$here/mpi/checkpoint.lua" start crash/ck.hdf5 5 \
+       >"$tmp/run.out" 2>"$tmp/run.err"); rc1=$?
+    left=$(ls "$tmp/crash" 2>/dev/null | grep -c '^ck\.hdf5\.tmp\.')
+    run "$np" "$here/mpi/checkpoint.lua" start crash/ck.hdf5 5; rc2=$?
+    after=$(ls "$tmp/crash" 2>/dev/null | grep -c '^ck\.hdf5\.tmp\.')
+    if [ "$rc1" -ne 0 ] && [ "$rc1" -ne 124 ] && [ "$left" -eq 1 ] && [ "$rc2" -eq 0 ] && [ "$after" -eq 0 ] &&
+       [ -s "$tmp/crash/ck.hdf5" ]; then
+      ok "stale temporary -np $np: left by rank 0 killed mid-write, removed by the next write"
+    else
+      bad "stale temporary -np $np: crash exit $rc1 left $left, next write exit $rc2 left $after"
+      ls -la "$tmp/crash" | sed 's/^/    /'; sed 's/^/    /' "$tmp/run.err"
+    fi
+  done
+  rm -rf "$tmp/crash"
   for integ in leapfrog hermite; do
     run 2 "$here/mpi/blowup.lua" "$integ"; rc=$?
     msgs=$(grep -c "body 4 (in rank 1's slice) has a non-finite acceleration or position" "$tmp/run.err")
