@@ -68,7 +68,14 @@ void orr_sim_config_default(orr_sim_config *c);
 
 /* Creates a simulation with all bodies at the origin, at rest, mass 0.
  * notice (may be NULL) receives the auto-backend notice.  Validates every
- * field; messages name the field ("dt must be positive (got -1)"). */
+ * field; messages name the field ("dt must be positive (got -1)").  Over
+ * several ranks (collective): every rank's checks, its backend (resolved
+ * per rank) and what it tunes are compared before any rank acts on them,
+ * and whether every rank made its engine; a difference or a failure on
+ * some ranks fails every rank alike (err->shared), naming the ranks.  Test
+ * hook: ORRERY_TEST_RANK_BACKEND=R=cuda (or =cpu) makes rank R resolve
+ * backend auto to that backend, as if its host alone had (or lacked) a
+ * usable GPU. */
 orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                           size_t notice_size, orr_error *err);
 void orr_sim_destroy(orr_sim *s);

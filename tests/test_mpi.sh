@@ -126,6 +126,10 @@ fi
 # seconds, with one message naming rank 1; the run log before it appears once.
 # blowup: a blow-up every rank finds is said once (by rank 0), naming the
 # body and the rank whose slice holds it, for leapfrog and hermite.
+# write_fail, choices, gc_order, stale temporaries: every rank takes the
+# same path or all stop together (issue 24: a failed write on rank 0, choices
+# made per rank, collectives torn down from the garbage collector, files left
+# by a writer killed mid-write); each case is described where it runs.
 if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   here=$(cd "$(dirname "$0")" && pwd)
   orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
