@@ -276,17 +276,17 @@ orr_status orr_snapshot_write_with(orr_sim *s, const char *path, const orr_snaps
     /* the force law's attributes go with the bodies, one dataset each */
     const orr_law *law = orr_sim_law(s);
     orr_snapshot_field *all = malloc(sizeof *all * (size_t)(nextra + law->nattrs + 1));
-    if (!all)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    if (nextra > 0 && extra)
+    orr_status st = all ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (all && nextra > 0 && extra)
         memcpy(all, extra, sizeof *all * (size_t)nextra);
-    for (int a = 0; a < law->nattrs; a++) {
+    for (int a = 0; all && a < law->nattrs; a++) {
         double *v = NULL;
         orr_sim_attr(s, a, &v, NULL);
         all[nextra + a] = (orr_snapshot_field){law->attrs[a], v};
     }
     int nall = nextra < 0 ? nextra : nextra + law->nattrs;
-    orr_status st = check_fields(path, orr_sim_n(s), all, nall, err);
+    if (!st)
+        st = check_fields(path, orr_sim_n(s), all, nall, err);
     /* the state being integrated (pending writes uploaded: 2D and box
      * fix-ups, float rounding; then read back) on every rank, the file by
      * rank 0, its outcome every rank's */
