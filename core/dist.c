@@ -133,10 +133,11 @@ static orr_status reap(orr_comm *c, orr_error *err)
         next = best;
         retired *t = NULL;
         pthread_mutex_lock(&retired_lock);
-        for (retired **p = &retired_list; *p && !t; p = &(*p)->next)
+        for (retired **p = &retired_list; *p; p = &(*p)->next)
             if ((*p)->comm == c && (*p)->seq == best) {
                 t = *p;
                 *p = t->next;
+                break;
             }
         pthread_mutex_unlock(&retired_lock);
         if (t)
