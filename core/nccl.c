@@ -517,7 +517,7 @@ orr_status orr_nccl_allgatherv(orr_nccl *n, orr_devptr buf, const long *counts,
         void *p = (void *)(uintptr_t)(buf + (size_t)displs[r] * elem);
         ncclResult_t br = p_ncclBroadcast(p, p, (size_t)counts[r] * elem, ncclUint8, r, n->comm,
                                           (cudaStream_t)stream);
-        if (br != ncclSuccess)
+        if (br != ncclSuccess && !(br == ncclInProgress && n->nonblocking))   /* settled below */
             st = nccl_fail(err, br, "ncclBroadcast", n->comm);
     }
     /* The group is closed on every path, or this thread's next NCCL call
