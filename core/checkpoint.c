@@ -809,6 +809,14 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
     }
     if (!st)
         orr_sim_touch(s);
+    /* over several ranks, each having read the file for itself: every rank
+     * got this far, and takes the same path below */
+    if (c.comm && orr_comm_size(c.comm) > 1) {
+        st = orr_comm_agree(c.comm, st, 1, err);
+        if (!st)
+            st = orr_comm_same(c.comm, ck->backend, "the checkpoint's backend",
+                               "every rank must restore the same checkpoint", err);
+    }
     /* the stored kernel configuration, where it is meant for this backend
      * (every rank: it may differ from some ranks' own, and over several
      * ranks the call is collective) */

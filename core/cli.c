@@ -299,10 +299,11 @@ static int rank_device(orr_comm *c, orr_backend_kind kind);
 static int rank_failed(orr_comm *c, orr_error *e);
 
 /* info under mpirun: one line per rank, its host and the device it uses
- * (GPU local rank mod visible GPUs, else the CPU), printed by rank 0. */
+ * (GPU local rank mod visible GPUs, with its UUID, else the CPU), printed
+ * by rank 0. */
 static int list_ranks(orr_comm *c)
 {
-    enum { LINE = 320 };
+    enum { LINE = 640 };
     const int ranks = orr_comm_size(c);
     char mine[LINE], *all = malloc((size_t)ranks * LINE);
     if (!all)
@@ -312,8 +313,8 @@ static int list_ranks(orr_comm *c)
     int count = 0;
     if (orr_cuda_usable(0, &e) == ORR_OK && orr_cuda_device_count(&count, &e) == ORR_OK &&
         orr_cuda_device_info(rank_device(c, ORR_BACKEND_CUDA), &g, &e) == ORR_OK)
-        snprintf(mine, sizeof mine, "%s, local rank %d: GPU %d of %d, %s", orr_comm_host(c),
-                 orr_comm_local_rank(c), g.ordinal, count, g.name);
+        snprintf(mine, sizeof mine, "%s, local rank %d: GPU %d of %d, %s (%s)",
+                 orr_comm_host(c), orr_comm_local_rank(c), g.ordinal, count, g.name, g.uuid);
     else
         snprintf(mine, sizeof mine, "%s, local rank %d: CPU (no usable GPU: %.200s)",
                  orr_comm_host(c), orr_comm_local_rank(c), e.msg);
@@ -944,10 +945,18 @@ static int rank_device(orr_comm *c, orr_backend_kind kind)
 }
 
 /* An error on one rank of several: said with the rank, then every rank
- * ends (none may wait in a collective for this one). */
+ * ends (none may wait in a collective for this one).  An error every rank
+ * holds (e->shared: a collective found it) is said once, by rank 0, and
+ * every rank ends on its own. */
 static int rank_failed(orr_comm *c, orr_error *e)
 {
     fflush(stdout);
+    if (e->shared) {
+        if (orr_comm_rank(c) == 0)
+            return report(e);
+        orr_error_clear(e);
+        return 1;
+    }
     fprintf(stderr, "orrery: rank %d of %d (%s): %s\n", orr_comm_rank(c), orr_comm_size(c),
             orr_comm_host(c), e->msg);
     fflush(stderr);
@@ -998,6 +1007,11 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
         return orr_cli_usage_error("bench: over several ranks only the tiled variant runs");
     const int rank0 = orr_comm_rank(c) == 0, ranks = orr_comm_size(c);
     const int device = rank_device(c, b->run.kind);
+    orr_error ae = {0};   /* each rank resolved its backend: agreed before any rank acts on it */
+    if (orr_comm_same(c, orr_backend_name(b->run.kind), "the backend",
+                      "--backend auto takes the GPU where a rank's host has a usable one: make "
+                      "every host's GPU usable, or name the backend", &ae))
+        return rank_failed(c, &ae);
     if (rank0 && b->csv)
         printf("n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,"
                "gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,"

@@ -40,11 +40,15 @@ MPI_FN(MPI_Allgather);
 MPI_FN(MPI_Allreduce);
 MPI_FN(MPI_Bcast);
 MPI_FN(MPI_Barrier);
+MPI_FN(MPI_Isend);
+MPI_FN(MPI_Irecv);
+MPI_FN(MPI_Test);
+MPI_FN(MPI_Wait);
 
 /* The predefined handles: addresses of Open MPI's global objects (what the
  * MPI_COMM_WORLD, MPI_BYTE, ... macros of mpi.h expand to). */
-static void *o_comm_world, *o_byte, *o_double, *o_op_sum, *o_op_max, *o_errors_return,
-            *o_info_null;
+static void *o_comm_world, *o_byte, *o_int, *o_double, *o_op_sum, *o_op_max,
+            *o_errors_return, *o_info_null;
 
 /* The symbol each slot is loaded from. */
 typedef struct {
@@ -70,8 +74,13 @@ static const mpi_sym mpi_syms[] = {
     {(void **)&p_MPI_Allreduce, "MPI_Allreduce"},
     {(void **)&p_MPI_Bcast, "MPI_Bcast"},
     {(void **)&p_MPI_Barrier, "MPI_Barrier"},
+    {(void **)&p_MPI_Isend, "MPI_Isend"},
+    {(void **)&p_MPI_Irecv, "MPI_Irecv"},
+    {(void **)&p_MPI_Test, "MPI_Test"},
+    {(void **)&p_MPI_Wait, "MPI_Wait"},
     {&o_comm_world, "ompi_mpi_comm_world"},
     {&o_byte, "ompi_mpi_byte"},
+    {&o_int, "ompi_mpi_int"},
     {&o_double, "ompi_mpi_double"},
     {&o_op_sum, "ompi_mpi_op_sum"},
     {&o_op_max, "ompi_mpi_op_max"},
@@ -80,7 +89,12 @@ static const mpi_sym mpi_syms[] = {
 };
 
 #define H_BYTE ((MPI_Datatype)o_byte)
+#define H_INT ((MPI_Datatype)o_int)
 #define H_DOUBLE ((MPI_Datatype)o_double)
+
+/* The tag of orr_comm_vote's messages, the only point-to-point traffic on
+ * the library's communicator (its collectives never match them). */
+enum { VOTE_TAG = 0x6f72 };
 
 struct orr_comm {
     int rank, size;         /* this rank, ranks */
@@ -101,6 +115,13 @@ static char world_msg[sizeof ((orr_error *)0)->msg];
 static void *mpi_lib;          /* dlopen handle, NULL when MPI is not used */
 static int mpi_initialised;    /* MPI_Init_thread was called here */
 static int mpi_finalised;      /* orr_comm_finalize has run MPI_Finalize */
+static int world_made;         /* orr_comm_world succeeded */
+
+/* orr_comm_at_finalize's functions, in the order registered. */
+enum { MAX_AT_FINALIZE = 8 };
+static void (*at_finalize[MAX_AT_FINALIZE])(orr_comm *c);
+static int n_at_finalize;
+static pthread_mutex_t at_finalize_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Records "call: <MPI error string>" and returns ORR_ERR_COMM. */
 static orr_status mpi_fail(orr_error *err, int code, const char *call)
@@ -237,6 +258,7 @@ static void world_once_init(void)
             st = mpi_world(&e);
     }
     world_status = st;
+    world_made = st == ORR_OK;
     if (st != ORR_OK)
         snprintf(world_msg, sizeof world_msg, "%s", e.msg);
 }
@@ -413,6 +435,264 @@ orr_status orr_comm_all_ok(orr_comm *c, orr_status st, orr_error *err, const cha
     return orr_fail(err, ORR_ERR_COMM, "rank %d could not %s", c->size - (int)v, text);
 }
 
+orr_status orr_comm_agree(orr_comm *c, orr_status st, int name_rank, orr_error *err)
+{
+    if (!c || c->size == 1)
+        return st;
+    /* every rank's status: the lowest failing rank, and whether all failed */
+    int *all = malloc(sizeof(int) * (size_t)c->size), mine = (int)st;
+    orr_error e = {0};
+    orr_status cst = all ? orr_comm_allgather(c, &mine, all, sizeof mine, st ? &e : err)
+                         : orr_fail(st ? &e : err, ORR_ERR_NOMEM, "out of memory");
+    int who = -1, failed = 0;
+    for (int r = 0; !cst && r < c->size; r++)
+        if (all[r] != ORR_OK) {
+            who = who < 0 ? r : who;
+            failed++;
+        }
+    free(all);
+    struct {
+        int code;
+        char msg[sizeof err->msg];
+    } m;
+    memset(&m, 0, sizeof m);
+    if (!cst && who >= 0) {
+        if (who == c->rank) {
+            m.code = (int)st;
+            snprintf(m.msg, sizeof m.msg, "%s", err ? err->msg : "unknown error");
+        }
+        cst = orr_comm_bcast(c, &m, sizeof m, who, st ? &e : err);
+    }
+    if (cst) {
+        orr_error_clear(&e);   /* where this rank failed, its own error stands */
+        return st ? st : cst;
+    }
+    if (who < 0)
+        return ORR_OK;
+    m.msg[sizeof m.msg - 1] = '\0';
+    orr_status code = m.code != ORR_OK ? (orr_status)m.code : ORR_ERR_COMM;
+    if (name_rank && failed < c->size)
+        orr_fail(err, code, "rank %d: %.1000s", who, m.msg);
+    else
+        orr_fail(err, code, "%s", m.msg);
+    if (err)
+        err->shared = 1;
+    return code;
+}
+
+/* Appends printf-style text at *used in buf (size bytes), never past it. */
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (*used >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    *used = w < 0 ? size : *used + (size_t)w >= size ? size : *used + (size_t)w;
+}
+
+orr_status orr_comm_same(orr_comm *c, const char *mine, const char *what, const char *hint,
+                         orr_error *err)
+{
+    enum { W = ORR_COMM_CHOICE };
+    if (!c || c->size == 1)
+        return ORR_OK;
+    char own[W] = {0};
+    snprintf(own, sizeof own, "%s", mine ? mine : "");
+    char *all = malloc((size_t)c->size * W);
+    int *group = malloc(sizeof(int) * (size_t)c->size);
+    orr_status st = all && group ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    /* every rank takes part in the all-gather, whatever happened before */
+    st = orr_comm_agree(c, st, 1, err);
+    if (!st)
+        st = orr_comm_allgather(c, own, all, W, err);
+    int groups = 0;
+    for (int r = 0; !st && r < c->size; r++) {   /* group[r]: the lowest rank with r's choice */
+        group[r] = r;
+        for (int q = 0; q < r && group[r] == r; q++)
+            if (memcmp(all + (size_t)q * W, all + (size_t)r * W, W) == 0)
+                group[r] = group[q];
+        groups += group[r] == r;
+    }
+    if (!st && groups > 1) {
+        char text[sizeof err->msg];
+        size_t used = 0;
+        append(text, sizeof text, &used, "the ranks disagree on %s:", what);
+        for (int g = 0, shown = 0; g < c->size; g++) {
+            if (group[g] != g)
+                continue;
+            int members = 0, listed = 0;
+            for (int r = g; r < c->size; r++)
+                members += group[r] == g;
+            const char *v = all + (size_t)g * W;
+            append(text, sizeof text, &used, "%s \"%.*s\" on rank%s", shown++ ? "," : "", W - 1,
+                   v, members > 1 ? "s" : "");
+            for (int r = g; r < c->size; r++) {
+                if (group[r] != g)
+                    continue;
+                if (listed == 8 && members > 9) {   /* long lists: the first eight */
+                    append(text, sizeof text, &used, " and %d more", members - listed);
+                    break;
+                }
+                const char *sep = listed == 0 ? " " : listed == members - 1 ? " and " : ", ";
+                append(text, sizeof text, &used, "%s%d", sep, r);
+                listed++;
+            }
+        }
+        if (hint && *hint)
+            append(text, sizeof text, &used, " (%s)", hint);
+        st = orr_fail(err, ORR_ERR_ARG, "%s", text);
+        if (err)
+            err->shared = 1;   /* every rank found the same */
+    }
+    free(all);
+    free(group);
+    return st;
+}
+
+/* ---- votes --------------------------------------------------------------- */
+
+struct orr_comm_vote {
+    orr_comm *c;
+    int *codes;            /* every rank's code, -1 until heard */
+    MPI_Request *recv;     /* from each other rank (MPI only) */
+    MPI_Request *send;     /* to each other rank, once cast (MPI only) */
+    char *recv_done, *send_done;
+    int cast;              /* this rank's code was sent */
+};
+
+static void vote_free(orr_comm_vote *v)
+{
+    if (!v)
+        return;
+    free(v->codes);
+    free(v->recv);
+    free(v->send);
+    free(v->recv_done);
+    free(v->send_done);
+    free(v);
+}
+
+orr_status orr_comm_vote_begin(orr_comm *c, orr_comm_vote **out, orr_error *err)
+{
+    *out = NULL;
+    orr_status st = usable(c, "orr_comm_vote_begin", err);
+    if (st)
+        return st;
+    const size_t n = (size_t)c->size;
+    orr_comm_vote *v = calloc(1, sizeof *v);
+    if (v) {
+        v->c = c;
+        v->codes = malloc(sizeof(int) * n);
+        v->recv = calloc(n, sizeof(MPI_Request));
+        v->send = calloc(n, sizeof(MPI_Request));
+        v->recv_done = calloc(n, 1);
+        v->send_done = calloc(n, 1);
+    }
+    if (!v || !v->codes || !v->recv || !v->send || !v->recv_done || !v->send_done)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for a vote of %d ranks", c->size);
+    /* every rank has its vote before any posts a receive: a receive left
+     * posted would take the next vote's messages */
+    st = orr_comm_agree(c, st, 1, err);
+    if (st) {
+        vote_free(v);
+        return st;
+    }
+    for (int r = 0; r < c->size; r++) {
+        v->codes[r] = -1;
+        v->recv_done[r] = v->send_done[r] = r == c->rank || !c->mpi;
+    }
+    for (int r = 0; c->mpi && r < c->size; r++)
+        if (r != c->rank)
+            MPI_CHECK(MPI_Irecv, (&v->codes[r], 1, H_INT, r, VOTE_TAG, c->comm, &v->recv[r]));
+done:
+    if (st) {   /* receives already posted stay posted: MPI is unusable now anyway */
+        vote_free(v);
+        return st;
+    }
+    *out = v;
+    return ORR_OK;
+}
+
+orr_status orr_comm_vote_cast(orr_comm_vote *v, int code, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    orr_comm *c = v->c;
+    if (v->cast)
+        return orr_fail(err, ORR_ERR_ARG, "orr_comm_vote_cast: this rank has voted already");
+    if (code < 0)
+        return orr_fail(err, ORR_ERR_ARG, "orr_comm_vote_cast: negative code %d", code);
+    v->codes[c->rank] = code;
+    v->cast = 1;
+    for (int r = 0; c->mpi && r < c->size; r++)
+        if (r != c->rank)
+            MPI_CHECK(MPI_Isend, (&v->codes[c->rank], 1, H_INT, r, VOTE_TAG, c->comm,
+                                  &v->send[r]));
+done:
+    return st;
+}
+
+/* Completes what has arrived or gone (wait: everything); 1 when all has. */
+static orr_status vote_progress(orr_comm_vote *v, int wait, int *complete, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    orr_comm *c = v->c;
+    int all = 1;
+    for (int r = 0; r < c->size; r++) {
+        int flag = 0;
+        if (!v->recv_done[r]) {
+            if (wait)
+                MPI_CHECK(MPI_Wait, (&v->recv[r], MPI_STATUS_IGNORE));
+            else
+                MPI_CHECK(MPI_Test, (&v->recv[r], &flag, MPI_STATUS_IGNORE));
+            v->recv_done[r] = (char)(wait || flag);
+        }
+        if (v->cast && !v->send_done[r]) {
+            if (wait)
+                MPI_CHECK(MPI_Wait, (&v->send[r], MPI_STATUS_IGNORE));
+            else
+                MPI_CHECK(MPI_Test, (&v->send[r], &flag, MPI_STATUS_IGNORE));
+            v->send_done[r] = (char)(wait || flag);
+        }
+        all = all && v->recv_done[r] && v->send_done[r];
+    }
+done:
+    *complete = all && v->cast;
+    return st;
+}
+
+orr_status orr_comm_vote_test(orr_comm_vote *v, int *lowest, int *complete, orr_error *err)
+{
+    int done = 0;
+    orr_status st = vote_progress(v, 0, &done, err);
+    *lowest = -1;
+    for (int r = 0; r < v->c->size && *lowest < 0; r++)
+        if (v->recv_done[r] && v->codes[r] > 0)
+            *lowest = r;
+    if (complete)
+        *complete = done;
+    return st;
+}
+
+orr_status orr_comm_vote_end(orr_comm_vote *v, int *codes, orr_error *err)
+{
+    if (!v)
+        return ORR_OK;
+    orr_status st = v->cast ? ORR_OK
+                            : orr_fail(err, ORR_ERR_ARG, "orr_comm_vote_end: this rank has not "
+                                       "voted (orr_comm_vote_cast)");
+    int done = 0;
+    if (!st)
+        st = vote_progress(v, 1, &done, err);
+    if (!st && codes)
+        memcpy(codes, v->codes, sizeof(int) * (size_t)v->c->size);
+    vote_free(v);
+    return st;
+}
+
 orr_status orr_comm_barrier(orr_comm *c, orr_error *err)
 {
     orr_status st = usable(c, "orr_comm_barrier", err);
@@ -433,8 +713,29 @@ void orr_comm_abort(orr_comm *c, int code)
     p_MPI_Abort(c && c->mpi ? c->comm : (MPI_Comm)o_comm_world, code);
 }
 
+void orr_comm_at_finalize(void (*fn)(orr_comm *c))
+{
+    pthread_mutex_lock(&at_finalize_lock);
+    int known = 0;
+    for (int k = 0; k < n_at_finalize; k++)
+        known |= at_finalize[k] == fn;
+    if (!known && n_at_finalize < MAX_AT_FINALIZE)
+        at_finalize[n_at_finalize++] = fn;
+    pthread_mutex_unlock(&at_finalize_lock);
+}
+
 void orr_comm_finalize(void)
 {
+    /* what the layers above keep over the ranks, torn down while the
+     * collectives still work (each function once) */
+    pthread_mutex_lock(&at_finalize_lock);
+    int n = n_at_finalize;
+    void (*fns[MAX_AT_FINALIZE])(orr_comm *c);
+    memcpy(fns, at_finalize, sizeof fns);
+    n_at_finalize = 0;
+    pthread_mutex_unlock(&at_finalize_lock);
+    for (int k = 0; k < n && world_made && !mpi_finalised; k++)
+        fns[k](&world);
     if (!mpi_initialised || mpi_finalised)
         return;
     int done = 0;

@@ -80,6 +80,52 @@ orr_status orr_comm_barrier(orr_comm *c, orr_error *err);
 orr_status orr_comm_all_ok(orr_comm *c, orr_status st, orr_error *err, const char *what, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Collective: every rank hands in its own result st (with its message in
+ * err where st is not ORR_OK), and every rank returns the same: ORR_OK
+ * where every rank did fine, else the status and message of the lowest
+ * failing rank R ("rank R: message" where name_rank is set and some rank
+ * did fine, the message as it is otherwise), with err->shared set, so that it is said once (by rank
+ * 0) and no rank needs ending.  The way for a step that may fail on some
+ * ranks only (a write on rank 0, a device on one host) to fail on all
+ * alike.  A failing MPI call gives its own error (not shared).  One rank
+ * (or c NULL): st, err untouched. */
+orr_status orr_comm_agree(orr_comm *c, orr_status st, int name_rank, orr_error *err);
+
+/* The longest choice orr_comm_same compares, with its NUL. */
+enum { ORR_COMM_CHOICE = 64 };
+/* Collective: whether every rank made the same choice, mine (a short
+ * string such as "cuda"; compared in its first ORR_COMM_CHOICE - 1 bytes),
+ * before any rank acts on it.  ORR_OK where all agree; otherwise every rank
+ * returns ORR_ERR_ARG (err->shared set) naming the ranks of each choice:
+ * "the ranks disagree on WHAT: \"cuda\" on ranks 0 and 2, \"cpu\" on rank 1
+ * (HINT)" (hint may be NULL; a long list names its first eight ranks and
+ * how many more).  One rank (or c NULL): ORR_OK. */
+orr_status orr_comm_same(orr_comm *c, const char *mine, const char *what, const char *hint,
+                         orr_error *err);
+
+/* A vote: every rank's result of a step that each rank finishes in its own
+ * time, heard without waiting, so that a rank still at work (inside a
+ * library's own handshake, say, which would wait for ever for a rank that
+ * failed) learns of a peer's failure and can give up.  Every rank begins
+ * one (the votes of the ranks pair up in the order they are begun), casts
+ * its code once (0: done, > 0: failed, however the caller counts), tests
+ * meanwhile as often as it likes, and ends it, which waits for every
+ * rank's code.  Beginning is collective (every rank has its vote, or
+ * every rank fails alike); the rest is point-to-point messages on the
+ * communicator: a rank casts, tests and ends in its own time.  Without MPI
+ * every call is local. */
+typedef struct orr_comm_vote orr_comm_vote;
+orr_status orr_comm_vote_begin(orr_comm *c, orr_comm_vote **out, orr_error *err);
+/* This rank's code (>= 0), to every rank; once per vote. */
+orr_status orr_comm_vote_cast(orr_comm_vote *v, int code, orr_error *err);
+/* Without waiting: *lowest the lowest rank heard so far (this one once
+ * cast) with a code > 0, or -1; *complete (may be NULL) 1 once every code
+ * has been heard and this rank's has gone to every rank. */
+orr_status orr_comm_vote_test(orr_comm_vote *v, int *lowest, int *complete, orr_error *err);
+/* Waits for every rank's code (this rank must have cast), copies them to
+ * codes (size() entries; may be NULL) and frees v, on every path. */
+orr_status orr_comm_vote_end(orr_comm_vote *v, int *codes, orr_error *err);
+
 /* The largest transfer one MPI call makes, in bytes (default and ceiling
  * INT_MAX, floor 1); larger transfers go in pieces.  Every rank must set the
  * same value.  Lowered by tests to take the piecewise paths with small data. */
@@ -90,9 +136,19 @@ void orr_comm_set_max_message(orr_comm *c, size_t bytes);
  * launched rank whose orr_comm_world failed after MPI was initialised). */
 void orr_comm_abort(orr_comm *c, int code);
 /* Finalises MPI at the end of a run that initialised it (idempotent; MPI
- * initialised by the program itself is left to it).  With MPI, collectives
- * called after it fail with ORR_ERR_COMM; without, it does nothing.  The
- * library registers nothing with atexit: the program calls this. */
+ * initialised by the program itself is left to it).  First it calls the
+ * functions given to orr_comm_at_finalize (with or without MPI, once each).
+ * With MPI, collectives called after it fail with ORR_ERR_COMM; without,
+ * it does nothing more.  The library registers nothing with atexit: the
+ * program calls this, on every rank, at the end of its run (not after an
+ * error that ends the ranks with orr_comm_abort). */
 void orr_comm_finalize(void);
+/* Registers fn (once, however often it is given; at most 8 functions) to
+ * be called with the world by orr_comm_finalize, before MPI is finalised:
+ * the collective teardown of what the layers above keep over the ranks
+ * (dist.h's retired exchanges).  Every rank reaches orr_comm_finalize at
+ * the same point with respect to every collective, so fn may make
+ * collective calls. */
+void orr_comm_at_finalize(void (*fn)(orr_comm *c));
 
 #endif

@@ -23,6 +23,7 @@ typedef CUresult (*pfn_cuGetErrorString)(CUresult, const char **);
 typedef CUresult (*pfn_cuDeviceGet)(CUdevice *, int);
 typedef CUresult (*pfn_cuDeviceGetCount)(int *);
 typedef CUresult (*pfn_cuDeviceGetName)(char *, int, CUdevice);
+typedef CUresult (*pfn_cuDeviceGetUuid)(CUuuid *, CUdevice);
 typedef CUresult (*pfn_cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
 typedef CUresult (*pfn_cuDeviceTotalMem)(size_t *, CUdevice);
 typedef CUresult (*pfn_cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
@@ -63,6 +64,7 @@ static pfn_cuGetErrorString p_cuGetErrorString;
 static pfn_cuDeviceGet p_cuDeviceGet;
 static pfn_cuDeviceGetCount p_cuDeviceGetCount;
 static pfn_cuDeviceGetName p_cuDeviceGetName;
+static pfn_cuDeviceGetUuid p_cuDeviceGetUuid;
 static pfn_cuDeviceGetAttribute p_cuDeviceGetAttribute;
 static pfn_cuDeviceTotalMem p_cuDeviceTotalMem;
 static pfn_cuDevicePrimaryCtxRetain p_cuDevicePrimaryCtxRetain;
@@ -110,6 +112,7 @@ static const cu_sym cu_syms[] = {
     {(void **)&p_cuDeviceGet, "cuDeviceGet", NULL},
     {(void **)&p_cuDeviceGetCount, "cuDeviceGetCount", NULL},
     {(void **)&p_cuDeviceGetName, "cuDeviceGetName", NULL},
+    {(void **)&p_cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
     {(void **)&p_cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL},
     {(void **)&p_cuDeviceTotalMem, "cuDeviceTotalMem_v2", NULL},
     {(void **)&p_cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL},
@@ -272,6 +275,9 @@ orr_status orr_cuda_device_info(int ordinal, orr_gpu_info *info, orr_error *err)
     CU_CHECK(cuDeviceGet, (&dev, ordinal));
     CU_CHECK(cuDeviceGetName, (info->name, (int)sizeof info->name, dev));
     info->name[sizeof info->name - 1] = '\0';
+    CUuuid id;
+    CU_CHECK(cuDeviceGetUuid, (&id, dev));
+    orr_cuda_uuid_format((const unsigned char *)id.bytes, info->uuid, sizeof info->uuid);
     CU_CHECK(cuDeviceGetAttribute, (&info->cc_major,
              CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
     CU_CHECK(cuDeviceGetAttribute, (&info->cc_minor,
@@ -292,6 +298,15 @@ done:
     if (st != ORR_OK)
         orr_error_context(err, "device %d", ordinal);
     return st;
+}
+
+void orr_cuda_uuid_format(const unsigned char bytes[16], char *buf, size_t size)
+{
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    snprintf(buf, size, "GPU-%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
+             hex + 20);
 }
 
 void orr_cuda_arch_name(const orr_gpu_info *g, char *buf, size_t size)

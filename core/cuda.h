@@ -15,6 +15,9 @@ typedef unsigned long long orr_devptr;   /* CUdeviceptr */
 typedef struct {
     int ordinal;
     char name[256];
+    char uuid[48];                 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi
+                                      -L shows it: the GPU itself, whatever its ordinal
+                                      (CUDA_VISIBLE_DEVICES renumbers them per process) */
     int cc_major, cc_minor;        /* compute capability */
     int sm_count;                  /* multiprocessors */
     int max_threads_per_block;
@@ -33,6 +36,9 @@ orr_status orr_cuda_open(orr_error *err);
 int orr_cuda_driver_version(void);
 orr_status orr_cuda_device_count(int *count, orr_error *err);
 orr_status orr_cuda_device_info(int ordinal, orr_gpu_info *info, orr_error *err);
+/* 16 bytes of a UUID (cuDeviceGetUuid) as orr_gpu_info.uuid spells it,
+ * into buf (41 bytes suffice). */
+void orr_cuda_uuid_format(const unsigned char bytes[16], char *buf, size_t size);
 /* The device's architecture name as NVRTC and the kernel cache spell it,
  * "sm_" and the compute capability ("sm_90", "sm_120"), written into buf
  * (truncated to size - 1 characters; 16 bytes always suffice). */

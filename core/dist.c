@@ -2,7 +2,9 @@
 #include "dist.h"
 #include "cuda.h"
 #include "nccl.h"
+#include "util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +23,166 @@ struct orr_dist {
     void *ev_moved, *ev_arrived;   /* the drift done (engine stream); the bodies in (side) */
     int overlap;             /* orr_dist_gather_force overlaps (see dist.h) */
     int overlap_asked;       /* ORRERY_OVERLAP: 1 on, 0 off, -1 unset (automatic) */
+    long seq;                /* its number, the same on every rank (set by orr_dist_attach) */
+    int stand_in;            /* ORRERY_TEST_COLLECTIVE_TEARDOWN: a stand-in for NCCL's
+                                communicator, torn down by a collective */
     char note[512];          /* which exchange, and why */
 };
+
+/* ---- collective teardown ----------------------------------------------------
+ * What an exchange keeps over the ranks (NCCL's communicator: its teardown
+ * is a barrier between the ranks of a host) outlives its dist:
+ * orr_dist_destroy, which the Lua layer reaches from the garbage collector
+ * at a different moment on each rank, only retires it.  Retired parts are
+ * torn down where every rank is at the same point of its collectives: the
+ * next orr_dist_attach, and orr_comm_finalize; those retired on every rank
+ * by then, in the order their exchanges were made. */
+
+typedef struct retired {
+    long seq;              /* the exchange's number */
+    orr_comm *comm;
+    orr_nccl *nccl;        /* or NULL */
+    int stand_in;          /* the test hook's stand-in */
+    struct retired *next;
+} retired;
+
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static retired *retired_list;
+static long next_seq;      /* the next exchange's number: agreed at attach */
+
+/* The test hook's stand-in for ncclCommFinalize: a collective, which finds
+ * ranks tearing down different exchanges. */
+static orr_status stand_in_teardown(orr_comm *c, long seq, orr_error *err)
+{
+    const int ranks = orr_comm_size(c);
+    long *all = malloc(sizeof(long) * (size_t)ranks);
+    orr_status st = orr_comm_agree(c, all ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory"),
+                                   1, err);
+    if (!st)
+        st = orr_comm_allgather(c, &seq, all, sizeof seq, err);
+    for (int r = 0; !st && r < ranks; r++)
+        if (all[r] != seq)
+            st = orr_fail(err, ORR_ERR_COMM, "the ranks tore down different exchanges: rank %d "
+                          "exchange %ld, rank %d exchange %ld", orr_comm_rank(c), seq, r, all[r]);
+    free(all);
+    return st;
+}
+
+/* One retired exchange, torn down (collective where it was made over
+ * several ranks); frees it. */
+static orr_status teardown(retired *t, orr_error *err)
+{
+    orr_status st = t->stand_in ? stand_in_teardown(t->comm, t->seq, err) : ORR_OK;
+    orr_nccl_destroy(t->nccl);
+    orr_trace("exchange torn down");
+    free(t);
+    return st;
+}
+
+/* Collective over c: tears down the exchanges that every rank has retired,
+ * in the order they were made. */
+static orr_status reap(orr_comm *c, orr_error *err)
+{
+    const int ranks = orr_comm_size(c);
+    long mine = 0, *seqs = NULL;
+    pthread_mutex_lock(&retired_lock);
+    for (retired *t = retired_list; t; t = t->next)
+        mine += t->comm == c;
+    seqs = malloc(sizeof(long) * (size_t)(mine + 1));
+    long k = 0;
+    for (retired *t = retired_list; seqs && t; t = t->next)
+        if (t->comm == c)
+            seqs[k++] = t->seq;
+    pthread_mutex_unlock(&retired_lock);
+    long *counts = calloc((size_t)ranks, sizeof(long)), *displs = calloc((size_t)ranks, sizeof(long));
+    long *all = NULL, total = 0;
+    orr_status st = seqs && counts && displs ? ORR_OK
+                                             : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    st = orr_comm_agree(c, st, 1, err);
+    /* every rank's retired exchanges, to every rank */
+    if (!st)
+        st = orr_comm_allgather(c, &mine, counts, sizeof mine, err);
+    for (int r = 0; !st && r < ranks; r++) {
+        displs[r] = total;
+        total += counts[r];
+    }
+    if (!st && !(all = malloc(sizeof(long) * (size_t)(total + 1))))
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    st = orr_comm_agree(c, st, 1, err);
+    if (!st) {
+        memcpy(all + displs[orr_comm_rank(c)], seqs, sizeof(long) * (size_t)mine);
+        st = orr_comm_allgatherv(c, all, counts, displs, sizeof(long), err);
+    }
+    /* those on every rank's list, lowest number first: the same on every rank */
+    for (long next = -1; !st;) {
+        long best = -1;
+        for (long i = 0; i < counts[0]; i++) {
+            const long q = all[i];
+            int everywhere = q > next;
+            for (int r = 1; everywhere && r < ranks; r++) {
+                int found = 0;
+                for (long j = displs[r]; !found && j < displs[r] + counts[r]; j++)
+                    found = all[j] == q;
+                everywhere = found;
+            }
+            if (everywhere && (best < 0 || q < best))
+                best = q;
+        }
+        if (best < 0)
+            break;
+        next = best;
+        retired *t = NULL;
+        pthread_mutex_lock(&retired_lock);
+        for (retired **p = &retired_list; *p; p = &(*p)->next)
+            if ((*p)->comm == c && (*p)->seq == best) {
+                t = *p;
+                *p = t->next;
+                break;
+            }
+        pthread_mutex_unlock(&retired_lock);
+        if (t)
+            st = teardown(t, err);
+    }
+    free(seqs);
+    free(counts);
+    free(displs);
+    free(all);
+    return st;
+}
+
+/* orr_comm_finalize's teardown: whatever every rank retired. */
+static void reap_at_finalize(orr_comm *c)
+{
+    orr_error e = {0};
+    reap(c, &e);
+    orr_error_clear(&e);
+}
+
+/* Hands d's collective parts to the retired list (or tears them down now
+ * where they are this rank's alone). */
+static void retire(orr_dist *d)
+{
+    if (!d->nccl && !d->stand_in)
+        return;
+    retired *t = d->ranks > 1 ? malloc(sizeof *t) : NULL;
+    if (!t) {
+        /* one rank: nothing to wait for.  (No memory over several ranks: the
+         * communicator is left as it is, rather than torn down out of step.) */
+        if (d->ranks == 1)
+            orr_nccl_destroy(d->nccl);
+        d->nccl = NULL;
+        return;
+    }
+    *t = (retired){d->seq, d->comm, d->nccl, d->stand_in, NULL};
+    d->nccl = NULL;
+    pthread_mutex_lock(&retired_lock);
+    retired **p = &retired_list;
+    while (*p)
+        p = &(*p)->next;
+    *p = t;
+    pthread_mutex_unlock(&retired_lock);
+    orr_trace("exchange retired");
+}
 
 orr_exchange_ask orr_dist_exchange_asked(void)
 {
@@ -83,7 +243,7 @@ void orr_dist_destroy(orr_dist *d)
 {
     if (!d)
         return;
-    orr_nccl_destroy(d->nccl);
+    retire(d);   /* torn down later, where every rank is in step (see above) */
     if (d->side) {
         orr_cuda_stream_sync(d->side, NULL);
         orr_cuda_stream_destroy(d->side);
@@ -210,53 +370,90 @@ const char *orr_dist_exchange_note(const orr_dist *d)
     return d->note[0] ? d->note : "positions exchanged through the host (MPI)";
 }
 
-/* Two ranks on one GPU of one host (NCCL refuses them): *a and *b, else 0. */
-static int shared_gpu(orr_dist *d, int device, int *a, int *b, char *host, size_t size,
-                      orr_error *err, orr_status *st)
+orr_status orr_dist_shared_gpu(orr_comm *c, const char *gpu, int device, int *a, int *b,
+                               char *where, size_t size, orr_error *err)
 {
-    enum { ID = 300 };
-    char mine[ID] = {0}, *all = malloc((size_t)d->ranks * ID);
-    if (!all) {
-        *st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-        return 0;
-    }
-    snprintf(mine, sizeof mine, "%d %s", device, orr_comm_host(d->comm));
-    *st = orr_comm_allgather(d->comm, mine, all, ID, err);
-    int found = 0;
-    for (int i = 0; !*st && !found && i < d->ranks; i++)
-        for (int j = i + 1; !found && j < d->ranks; j++)
-            if (strncmp(all + (size_t)i * ID, all + (size_t)j * ID, ID) == 0) {
-                *a = i, *b = j, found = 1;
-                const char *sp = strchr(all + (size_t)i * ID, ' ');
-                snprintf(host, size, "%s", sp ? sp + 1 : "?");
+    typedef struct {
+        char gpu[64];    /* the GPU's identity: its UUID */
+        char host[256];
+        int device;      /* its number as the rank sees it, for the message */
+    } rank_gpu;
+    *a = *b = -1;
+    if (where && size)
+        where[0] = '\0';
+    const int ranks = orr_comm_size(c);
+    rank_gpu mine, *all = malloc(sizeof mine * (size_t)ranks);
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.gpu, sizeof mine.gpu, "%s", gpu ? gpu : "");
+    snprintf(mine.host, sizeof mine.host, "%s", orr_comm_host(c));
+    mine.device = device;
+    orr_status st = all ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    st = orr_comm_agree(c, st, 1, err);   /* every rank in the all-gather, or none */
+    if (!st)
+        st = orr_comm_allgather(c, &mine, all, sizeof mine, err);
+    for (int i = 0; !st && *a < 0 && i < ranks; i++)
+        for (int j = i + 1; *a < 0 && j < ranks; j++)
+            if (all[i].gpu[0] && strcmp(all[i].gpu, all[j].gpu) == 0) {
+                *a = i, *b = j;
+                if (where && size)
+                    snprintf(where, size, "GPU %d on %s", all[i].device, all[i].host);
             }
     free(all);
-    return found;
+    return st;
 }
 
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err)
 {
     d->note[0] = '\0';
     const orr_exchange_ask ask = orr_dist_exchange_asked();
+    if (d->ranks > 1) {   /* each rank reads its own environment: agreed before acting on it */
+        static const char *const asked[] = {"unset (automatic)", "host", "nccl"};
+        orr_status st = orr_comm_same(d->comm, orr_engine_backend_name(e), "the backend", NULL,
+                                      err);
+        if (!st)
+            st = orr_comm_same(d->comm, asked[ask], "ORRERY_EXCHANGE",
+                               "set it alike on every rank: mpirun -x ORRERY_EXCHANGE passes "
+                               "it to every host", err);
+        /* the exchanges every rank has retired go first, then this one is
+         * numbered alike on every rank */
+        if (!st)
+            st = reap(d->comm, err);
+        double seq = (double)next_seq;
+        if (!st)
+            st = orr_comm_max(d->comm, &seq, 1, err);
+        if (st)
+            return st;
+        d->seq = (long)seq;
+        next_seq = d->seq + 1;
+        orr_comm_at_finalize(reap_at_finalize);
+        const char *t = getenv("ORRERY_TEST_COLLECTIVE_TEARDOWN");
+        d->stand_in = t && *t;
+    }
     const int want_nccl = ask == ORR_EXCHANGE_NCCL;
     if ((d->ranks == 1 && !want_nccl) || orr_engine_backend(e) != ORR_BACKEND_CUDA) {
         d->overlap = 0;   /* nothing to overlap: no exchange, or the CPU's (dist.h) */
         return ORR_OK;
     }
-    int a = 0, b = 0;
-    char host[256];
-    orr_status st = ORR_OK;
-    if (shared_gpu(d, device, &a, &b, host, sizeof host, err, &st)) {
+    /* the GPU itself, by its UUID: its number says nothing across ranks
+     * (with CUDA_VISIBLE_DEVICES set per rank, as Slurm's --gpus-per-task
+     * does, every rank's GPU is its device 0) */
+    orr_gpu_info g;
+    int a = -1, b = -1;
+    char where[320];
+    orr_status st = orr_comm_agree(d->comm, orr_cuda_device_info(device, &g, err), 1, err);
+    if (!st)
+        st = orr_dist_shared_gpu(d->comm, g.uuid, device, &a, &b, where, sizeof where, err);
+    if (st)
+        return st;
+    if (a >= 0) {
         /* the ranks' kernels take turns on the GPU anyway: split in two they
          * only switch more (H100, N = 65536: 3.16 ms a step against 2.62) */
         d->overlap = d->overlap_asked == 1;
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): ranks %d "
-                 "and %d share GPU %d on %s (NCCL needs a GPU per rank)%s", a, b, device, host,
+                 "and %d share %s (NCCL needs a GPU per rank)%s", a, b, where,
                  d->overlap ? "; overlapped with the force (ORRERY_OVERLAP=on)" : "");
         return ORR_OK;
     }
-    if (st)
-        return st;
     if (ask == ORR_EXCHANGE_HOST) {
         snprintf(d->note, sizeof d->note, "positions exchanged through the host (MPI): "
                  "ORRERY_EXCHANGE=host%s", d->overlap ? "; overlapped with the force" : "");

@@ -34,6 +34,15 @@ int orr_dist_cpu_threads(const orr_comm *c);
 
 /* Spreads n bodies over the ranks of c (borrowed: it must outlive d). */
 orr_status orr_dist_create(orr_dist **out, orr_comm *c, long n, orr_error *err);
+/* Frees d at once, but for what its exchange keeps over several ranks
+ * (NCCL's communicator, whose teardown is a barrier between the ranks of a
+ * host): that is retired, and torn down where every rank is at the same
+ * point of its collectives, the next orr_dist_attach or orr_comm_finalize,
+ * once every rank has retired it, in the order the exchanges were made.
+ * So it may be called at any moment, on each rank at a different one (the
+ * Lua layer's garbage collector does).  ORRERY_TEST_COLLECTIVE_TEARDOWN
+ * (set, not empty, on every rank) gives every exchange over several ranks
+ * a stand-in with a collective teardown, for tests without NCCL. */
 void orr_dist_destroy(orr_dist *d);
 
 int orr_dist_rank(const orr_dist *d);
@@ -58,12 +67,27 @@ orr_range orr_dist_mine(const orr_dist *d);
 orr_status orr_dist_tune(orr_comm *comm, orr_backend_kind kind, const orr_kspec *base, long n,
                         orr_tune_options o, orr_tune_result *res, orr_error *err);
 
+/* Whether two ranks of c use one GPU (NCCL refuses them), told by the
+ * GPUs themselves: gpu is this rank's GPU's identity (its UUID,
+ * orr_gpu_info.uuid; "" matches nothing) and device its CUDA device number,
+ * which says nothing across ranks (with CUDA_VISIBLE_DEVICES set per rank,
+ * as Slurm's --gpus-per-task does, every rank's GPU is its device 0, and
+ * one GPU may have different numbers in different ranks).  *a < *b are the
+ * first two ranks on one GPU, -1 where no two are; where (may be NULL)
+ * receives "GPU D on HOST" as rank *a numbers it.  Collective. */
+orr_status orr_dist_shared_gpu(orr_comm *c, const char *gpu, int device, int *a, int *b,
+                               char *where, size_t size, orr_error *err);
+
 /* Chooses the exchange for engine e (on GPU `device` when it is a CUDA
- * engine): NCCL where every rank has a GPU of its own and NCCL loads, else
- * through the host.  The environment variable ORRERY_EXCHANGE=host forces
- * the host path, =nccl the NCCL path (even for one rank, to measure what it
- * costs; an error when NCCL cannot be used).  Collective; every rank
- * chooses alike.  The choice and why, in words, is orr_dist_exchange_note. */
+ * engine): NCCL where every rank has a GPU of its own (orr_dist_shared_gpu)
+ * and NCCL loads, else through the host.  The environment variable
+ * ORRERY_EXCHANGE=host forces the host path, =nccl the NCCL path (even for
+ * one rank, to measure what it costs; an error when NCCL cannot be used).  Collective; every rank
+ * chooses alike: the engines' backends and ORRERY_EXCHANGE as each rank
+ * read it are compared first (a difference fails on every rank, naming
+ * the ranks), then the exchanges retired on every rank are torn down
+ * (orr_dist_destroy).  The choice and why, in words, is
+ * orr_dist_exchange_note. */
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err);
 /* "nccl", "host" or "none" (one rank without ORRERY_EXCHANGE=nccl). */
 const char *orr_dist_exchange(const orr_dist *d);

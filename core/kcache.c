@@ -26,7 +26,6 @@
 #define KC_KEY_LEN 32
 #define KC_HDR_SIZE (KC_MAGIC_LEN + KC_KEY_LEN + 8 + 8)
 #define KC_KIND_MAX 16
-#define KC_TMP_MARK ".tmp."   /* outfile.h's temporary names: "<entry>.tmp.XXXXXX" */
 /* what a refused entry's message advises */
 #define KC_ADVICE "remove it or run 'orrery cache clear'"
 
@@ -135,19 +134,12 @@ static int is_entry_name(const char *name)
     return n && name[n] == '\0';
 }
 
-/* 1 if name is a temp file left by put: "<entry name>.tmp.XXXXXX". */
+/* 1 if name is a temp file left by put: an entry name's outfile
+ * temporary ("<entry name>.tmp.HOST.PID.XXXXXX", or .tmp.XXXXXX as before). */
 static int is_temp_name(const char *name)
 {
     size_t n = entry_prefix_len(name);
-    if (!n || strncmp(name + n, KC_TMP_MARK, strlen(KC_TMP_MARK)) != 0)
-        return 0;
-    const char *s = name + n + strlen(KC_TMP_MARK);
-    if (strlen(s) != 6)
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
-            return 0;
-    return 1;
+    return n && orr_outfile_is_temp(name, name, n);
 }
 
 /* ---- directory ----------------------------------------------------------- */

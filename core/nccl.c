@@ -6,7 +6,10 @@
  * agreement over MPI (orr_comm_max of "the lowest failing rank", then that
  * rank's message broadcast), so a step that fails on one rank fails on every
  * rank with one message, "rank R: ...", and no rank waits in a collective
- * that another rank never reaches. */
+ * that another rank never reaches.  The last step, NCCL's own handshake,
+ * runs without blocking while the ranks' outcomes are exchanged without
+ * waiting (orr_comm_vote), so that no rank waits in it for a rank that
+ * failed. */
 #include "nccl.h"
 
 /* The toolkit's header, for the types only (the build names the project's
@@ -24,12 +27,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Pointer types, declared by hand with full prototypes (nccl.h's own
  * ncclGroupStart() has none). */
 typedef ncclResult_t (*pfn_ncclGetVersion)(int *);
 typedef ncclResult_t (*pfn_ncclGetUniqueId)(ncclUniqueId *);
 typedef ncclResult_t (*pfn_ncclCommInitRank)(ncclComm_t *, int, ncclUniqueId, int);
+typedef ncclResult_t (*pfn_ncclCommInitRankConfig)(ncclComm_t *, int, ncclUniqueId, int,
+                                                   ncclConfig_t *);
 typedef ncclResult_t (*pfn_ncclCommFinalize)(ncclComm_t);
 typedef ncclResult_t (*pfn_ncclCommDestroy)(ncclComm_t);
 typedef ncclResult_t (*pfn_ncclCommAbort)(ncclComm_t);
@@ -44,6 +50,7 @@ typedef ncclResult_t (*pfn_ncclCommGetAsyncError)(ncclComm_t, ncclResult_t *);
 static pfn_ncclGetVersion p_ncclGetVersion;
 static pfn_ncclGetUniqueId p_ncclGetUniqueId;
 static pfn_ncclCommInitRank p_ncclCommInitRank;
+static pfn_ncclCommInitRankConfig p_ncclCommInitRankConfig;
 static pfn_ncclCommFinalize p_ncclCommFinalize;
 static pfn_ncclCommDestroy p_ncclCommDestroy;
 static pfn_ncclCommAbort p_ncclCommAbort;
@@ -72,6 +79,7 @@ static const nccl_sym nccl_syms[] = {
     {(void **)&p_ncclGroupEnd, "ncclGroupEnd", 0},
     {(void **)&p_ncclBroadcast, "ncclBroadcast", 0},
     {(void **)&p_ncclCommFinalize, "ncclCommFinalize", 1},       /* NCCL 2.14 */
+    {(void **)&p_ncclCommInitRankConfig, "ncclCommInitRankConfig", 1}, /* NCCL 2.14 */
     {(void **)&p_ncclCommAbort, "ncclCommAbort", 1},             /* NCCL 2.4 */
     {(void **)&p_ncclCommGetAsyncError, "ncclCommGetAsyncError", 1}, /* NCCL 2.4 */
     {(void **)&p_ncclGetLastError, "ncclGetLastError", 1},       /* NCCL 2.13 */
@@ -80,7 +88,23 @@ static const nccl_sym nccl_syms[] = {
 struct orr_nccl {
     ncclComm_t comm;   /* this rank's communicator */
     int rank, size;    /* as in the orr_comm it was made over */
+    int nonblocking;   /* made with blocking = 0: calls may return ncclInProgress */
 };
+
+/* ncclConfig_t as NCCL 2.14 laid it out, the first fields of every later
+ * one: NCCL copies a config up to its size and reads the fields its
+ * version knows, so this one means the same to 2.14 and every later
+ * release, whatever the header this was built with. */
+typedef struct {
+    size_t size;
+    unsigned int magic;
+    unsigned int version;
+    int blocking;
+    int cga_cluster_size;
+    int min_ctas;
+    int max_ctas;
+    const char *net_name;
+} config_2_14;
 
 /* The first result of orr_nccl_open, handed to every later caller. */
 static pthread_once_t nccl_once = PTHREAD_ONCE_INIT;
@@ -198,6 +222,28 @@ static orr_status agree(orr_comm *c, orr_status st, const orr_error *mine, orr_e
                     who, m.msg);
 }
 
+/* A short pause between polls of work in progress. */
+static void nap(void)
+{
+    struct timespec t = {0, 200000};   /* 0.2 ms */
+    nanosleep(&t, NULL);
+}
+
+/* Waits until a nonblocking communicator's last call is no longer in
+ * progress: ORR_OK, or its error as a failure of call. */
+static orr_status settle(ncclComm_t comm, orr_error *err, const char *call)
+{
+    ncclResult_t state = ncclInProgress;
+    while (state == ncclInProgress) {
+        ncclResult_t q = p_ncclCommGetAsyncError(comm, &state);
+        if (q != ncclSuccess)
+            state = q;
+        if (state == ncclInProgress)
+            nap();
+    }
+    return state == ncclSuccess ? ORR_OK : nccl_fail(err, state, call, comm);
+}
+
 /* Frees a communicator that never became usable on every rank: aborted
  * (nothing flushed, nothing waited for) where NCCL can. */
 static void comm_drop(ncclComm_t comm)
@@ -208,6 +254,130 @@ static void comm_drop(ncclComm_t comm)
         p_ncclCommAbort(comm);
     else
         p_ncclCommDestroy(comm);
+}
+
+/* What each rank tells the others of its init (orr_comm_vote codes). */
+enum { JOINED = 0, FAILED = 1, GAVE_UP = 2 };
+
+/* Step 4, every rank's ncclCommInitRank: without blocking where NCCL can
+ * (ncclCommInitRankConfig with blocking = 0, NCCL 2.14), and each rank's
+ * outcome told to every rank the moment it has one (orr_comm_vote), so a
+ * rank still in NCCL's handshake, which waits for every rank and so for
+ * ever for one that failed, hears of the failure and aborts its own.  Every
+ * rank then returns the status and message of the lowest rank that failed
+ * by itself, "rank R: ...".  simulate >= 0 (ORRERY_TEST_NCCL_INIT) makes
+ * no NCCL call: rank `simulate` fails at once, every other rank stays in a
+ * handshake that never ends by itself. */
+static orr_status join(orr_nccl *n, orr_comm *c, const ncclUniqueId *id, int simulate,
+                       orr_error *err)
+{
+    const int rank = orr_comm_rank(c), size = orr_comm_size(c);
+    orr_error mine = {0};
+    orr_comm_vote *v = NULL;
+    orr_status st = orr_comm_vote_begin(c, &v, err);   /* collective: all or none */
+    if (st)
+        return st;
+    ncclComm_t comm = NULL;
+    int code = JOINED, pending = 0;
+    if (simulate >= 0) {
+        pending = rank != simulate;
+        if (!pending) {
+            code = FAILED;
+            orr_fail(&mine, ORR_ERR_COMM, "ncclCommInitRank: simulated failure "
+                     "(ORRERY_TEST_NCCL_INIT=fail=%d)", simulate);
+        }
+    } else {
+        ncclResult_t r;
+        if (p_ncclCommInitRankConfig && p_ncclCommGetAsyncError) {
+            config_2_14 cfg = {sizeof cfg, 0xcafebeef, NCCL_VERSION(2, 14, 0), 0,
+                               NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,
+                               NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR};
+            r = p_ncclCommInitRankConfig(&comm, size, *id, rank, (ncclConfig_t *)&cfg);
+            n->nonblocking = 1;
+            pending = r == ncclInProgress;
+        } else {   /* before NCCL 2.14: blocking, so a peer's failure is heard after */
+            r = p_ncclCommInitRank(&comm, size, *id, rank);
+        }
+        if (r != ncclSuccess && r != ncclInProgress) {
+            code = FAILED;
+            nccl_fail(&mine, r, "ncclCommInitRank", NULL);
+            comm = NULL;   /* as NCCL left it: not ours to free */
+        }
+    }
+    if (!pending)
+        st = orr_comm_vote_cast(v, code, err);
+    for (int complete = 0; !st && (pending || !complete);) {
+        if (pending && simulate < 0) {   /* has NCCL finished, either way? */
+            ncclResult_t state = ncclInProgress, q = p_ncclCommGetAsyncError(comm, &state);
+            if (q != ncclSuccess)
+                state = q;
+            if (state != ncclInProgress) {
+                pending = 0;
+                if (state != ncclSuccess) {
+                    code = FAILED;
+                    nccl_fail(&mine, state, "ncclCommInitRank", comm);
+                }
+                st = orr_comm_vote_cast(v, code, err);
+            }
+        }
+        int lowest = -1;
+        if (!st)
+            st = orr_comm_vote_test(v, &lowest, &complete, err);
+        if (!st && pending && lowest >= 0) {   /* a peer failed: this handshake never ends */
+            comm_drop(comm);
+            comm = NULL;
+            pending = 0;
+            code = GAVE_UP;
+            orr_fail(&mine, ORR_ERR_COMM, "ncclCommInitRank: given up, rank %d failed", lowest);
+            st = orr_comm_vote_cast(v, code, err);
+        }
+        if (!st && (pending || !complete))
+            nap();
+    }
+    int *codes = calloc((size_t)size, sizeof(int));
+    orr_status est = orr_comm_vote_end(v, codes, err);
+    if (!st)
+        st = est ? est : codes ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (st) {   /* MPI itself failed: nothing can be agreed any more */
+        comm_drop(comm);
+        free(codes);
+        orr_error_clear(&mine);
+        return st;
+    }
+    /* the lowest rank that failed by itself, as every rank heard it */
+    int who = -1;
+    for (int pass = FAILED; who < 0 && pass <= GAVE_UP; pass++)
+        for (int r = 0; who < 0 && r < size; r++)
+            if (codes[r] == pass)
+                who = r;
+    free(codes);
+    if (who < 0) {
+        n->comm = comm;
+        return ORR_OK;
+    }
+    comm_drop(comm);   /* made here, but not on every rank */
+    struct {
+        char msg[sizeof mine.msg];
+    } m;
+    memset(&m, 0, sizeof m);
+    if (who == rank)
+        snprintf(m.msg, sizeof m.msg, "%s", mine.msg);
+    orr_error_clear(&mine);
+    st = orr_comm_bcast(c, &m, sizeof m, who, err);
+    if (st)
+        return st;
+    m.msg[sizeof m.msg - 1] = '\0';
+    return orr_fail(err, ORR_ERR_COMM, "rank %d: %.1000s", who, m.msg);
+}
+
+/* ORRERY_TEST_NCCL_INIT=fail=R: the rank whose init fails (join); -1 when
+ * unset. */
+static int simulated_failure(void)
+{
+    const char *v = getenv("ORRERY_TEST_NCCL_INIT");
+    if (!v || strncmp(v, "fail=", 5) != 0)
+        return -1;
+    return atoi(v + 5) < 0 ? 0 : atoi(v + 5);
 }
 
 orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *err)
@@ -221,6 +391,13 @@ orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *e
     if (!c)
         return orr_fail(err, ORR_ERR_ARG, "orr_nccl_create: no communicator (orr_comm)");
     int rank = orr_comm_rank(c), size = orr_comm_size(c);
+    const int simulate = simulated_failure();
+    if (simulate >= 0) {   /* the test hook: no NCCL, no device */
+        orr_nccl sim = {NULL, rank, size, 0};
+        memset(&id, 0, sizeof id);
+        st = join(&sim, c, &id, simulate < size ? simulate : size - 1, err);
+        return st ? st : orr_fail(err, ORR_ERR_COMM, "ORRERY_TEST_NCCL_INIT: no rank failed");
+    }
 
     /* 1: NCCL loads on every rank */
     mine_st = orr_nccl_open(&mine);
@@ -255,14 +432,8 @@ orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *e
     if (st != ORR_OK)
         goto done;
 
-    /* 4: every rank joins */
-    mine_st = ORR_OK;
-    ncclResult_t r = p_ncclCommInitRank(&n->comm, size, id, rank);
-    if (r != ncclSuccess) {
-        n->comm = NULL;
-        mine_st = nccl_fail(&mine, r, "ncclCommInitRank", NULL);
-    }
-    st = agree(c, mine_st, &mine, err);
+    /* 4: every rank joins, each hearing at once of a peer that failed */
+    st = join(n, c, &id, -1, err);
     if (st != ORR_OK)
         goto done;
     *out = n;
@@ -282,10 +453,11 @@ void orr_nccl_destroy(orr_nccl *n)
     if (!n)
         return;
     if (n->comm) {
-        /* Finalize flushes what was queued and waits for the peers; then
+        /* Finalize flushes what was queued and waits for the peers (without
+         * blocking, until the communicator is no longer in progress); then
          * Destroy frees locally. */
-        if (p_ncclCommFinalize)
-            p_ncclCommFinalize(n->comm);
+        if (p_ncclCommFinalize && p_ncclCommFinalize(n->comm) == ncclInProgress && n->nonblocking)
+            settle(n->comm, NULL, "ncclCommFinalize");
         p_ncclCommDestroy(n->comm);
     }
     free(n);
@@ -331,10 +503,12 @@ orr_status orr_nccl_allgatherv(orr_nccl *n, orr_devptr buf, const long *counts,
     if (p_ncclCommGetAsyncError) {
         ncclResult_t async = ncclSuccess;
         NCCL_CHECK(ncclCommGetAsyncError, (n->comm, &async), n->comm);
-        if (async != ncclSuccess && async != ncclInProgress) {
+        if (async == ncclInProgress && n->nonblocking)   /* the last call still being queued */
+            st = settle(n->comm, err, "ncclCommGetAsyncError");
+        else if (async != ncclSuccess && async != ncclInProgress)
             st = nccl_fail(err, async, "ncclCommGetAsyncError", n->comm);
+        if (st)
             goto done;
-        }
     }
     NCCL_CHECK(ncclGroupStart, (), n->comm);
     for (int r = 0; r < n->size && st == ORR_OK; r++) {
@@ -343,13 +517,15 @@ orr_status orr_nccl_allgatherv(orr_nccl *n, orr_devptr buf, const long *counts,
         void *p = (void *)(uintptr_t)(buf + (size_t)displs[r] * elem);
         ncclResult_t br = p_ncclBroadcast(p, p, (size_t)counts[r] * elem, ncclUint8, r, n->comm,
                                           (cudaStream_t)stream);
-        if (br != ncclSuccess)
+        if (br != ncclSuccess && !(br == ncclInProgress && n->nonblocking))   /* settled below */
             st = nccl_fail(err, br, "ncclBroadcast", n->comm);
     }
     /* The group is closed on every path, or this thread's next NCCL call
      * would join it. */
     ncclResult_t gr = p_ncclGroupEnd();
-    if (st == ORR_OK && gr != ncclSuccess)
+    if (st == ORR_OK && gr == ncclInProgress && n->nonblocking)   /* queued once it settles */
+        st = settle(n->comm, err, "ncclGroupEnd");
+    else if (st == ORR_OK && gr != ncclSuccess)
         st = nccl_fail(err, gr, "ncclGroupEnd", n->comm);
 done:
     return st;

@@ -36,11 +36,23 @@ int orr_nccl_version(void);
  * lowest failing rank R and its message as "rank R: <message>" (e.g. "rank
  * 1: libnccl.so.2: cannot open shared object file ...", ORR_ERR_COMM; a
  * device's error keeps its own status, e.g. ORR_ERR_NODRIVER); nothing is
- * left made then.  A one-rank c without MPI needs no launcher. */
+ * left made then.  The init itself does not block (NCCL 2.14 and later:
+ * ncclCommInitRankConfig, blocking = 0): each rank's outcome goes to every
+ * rank as soon as it has one (orr_comm_vote), so ranks still inside NCCL's
+ * handshake, which would wait for ever for a rank that failed, abort theirs
+ * and every rank returns in seconds with the failed rank's error ("rank R:
+ * ncclCommInitRank: ...").  (Before 2.14 the init blocks and a rank that
+ * fails alone leaves the others in NCCL's handshake.)  A one-rank c without
+ * MPI needs no launcher.  Test hook: ORRERY_TEST_NCCL_INIT=fail=R (every
+ * rank) makes no NCCL call at all: rank R's init fails at once, every
+ * other rank's stays in a handshake that never ends by itself (no GPU
+ * needed). */
 orr_status orr_nccl_create(orr_nccl **out, orr_comm *c, int device, orr_error *err);
 /* Collective over the ranks of the communicator (ncclCommFinalize, where
  * NCCL has it, waits for what was queued and for the peers; then
- * ncclCommDestroy).  NULL: nothing. */
+ * ncclCommDestroy): every rank calls it at the same point of its
+ * collectives (dist.h retires its communicators until such a point).
+ * NULL: nothing. */
 void orr_nccl_destroy(orr_nccl *n);
 
 /* In place, on device memory: rank r's block, bytes

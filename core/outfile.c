@@ -2,8 +2,10 @@
  * place orrery writes a file. */
 #include "outfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +142,102 @@ static void temp_suffix(char out[7])
     out[6] = '\0';
 }
 
+/* ---- temporary names -----------------------------------------------------
+ * "<path>.tmp.<host>.<pid>.<six letters or digits>": host is 8 hex digits of
+ * a hash of the writer's host name and process-id namespace, pid its
+ * process, so that a temporary file left by a writer that died (kill -9,
+ * MPI_Abort) can be told from a live writer's: where host is this one's,
+ * pid names a process this one can see. */
+
+/* 8 hex digits of the FNV-1a hash of this host's name and its process-id
+ * namespace (containers that share a host name and a file system see
+ * different processes). */
+static void host_tag(char out[9])
+{
+    char host[256] = "", ns[64] = "";
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    ns[n > 0 ? n : 0] = '\0';
+    unsigned h = 2166136261u;
+    for (const char *p = host; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    for (const char *p = ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    snprintf(out, 9, "%08x", h);
+}
+
+/* The part after "<base>.tmp." of a temporary name: 1 for this format
+ * (host and pid into *host and *pid), 2 for the one before it (six
+ * letters or digits alone), 0 for anything else. */
+static int parse_temp(const char *rest, char host[9], long *pid)
+{
+    size_t k = 0;
+    while (k < 8 && strchr("0123456789abcdef", rest[k]) && rest[k])
+        k++;
+    const char *p = rest + 9;
+    if (k == 8 && rest[8] == '.' && *p >= '0' && *p <= '9') {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (*end == '.' && v > 0) {
+            size_t n = 0;
+            while (end[1 + n] && strchr("0123456789abcdefghijklmnopqrstuvwxyz"
+                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ", end[1 + n]))
+                n++;
+            if (n == 6 && end[7] == '\0') {
+                memcpy(host, rest, 8);
+                host[8] = '\0';
+                *pid = v;
+                return 1;
+            }
+        }
+    }
+    size_t n = 0;
+    while (rest[n] && strchr("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                             rest[n]))
+        n++;
+    return n == 6 && rest[6] == '\0' ? 2 : 0;
+}
+
+int orr_outfile_is_temp(const char *name, const char *base, size_t base_len)
+{
+    char host[9];
+    long pid;
+    return strncmp(name, base, base_len) == 0 && strncmp(name + base_len, ".tmp.", 5) == 0 &&
+           parse_temp(name + base_len + 5, host, &pid) != 0;
+}
+
+/* Removes the temporary files of path that their writers left behind: of
+ * exactly this output name, in this format, from this host, whose writer
+ * process is gone.  Anything else (another host's, whose process cannot be
+ * seen from here; the format before, which names no process) stays. */
+static void remove_stale(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    DIR *d = dir ? opendir(dir) : NULL;
+    free(dir);
+    if (!d)
+        return;
+    char mine[9];
+    host_tag(mine);
+    const size_t blen = strlen(base);
+    for (struct dirent *e; (e = readdir(d));) {
+        char host[9];
+        long pid = 0;
+        if (strncmp(e->d_name, base, blen) != 0 || strncmp(e->d_name + blen, ".tmp.", 5) != 0 ||
+            parse_temp(e->d_name + blen + 5, host, &pid) != 1 || strcmp(host, mine) != 0 ||
+            pid == (long)getpid() || (pid_t)pid != pid)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;   /* its writer lives (or is another user's) */
+        unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
 orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_error *err)
 {
     f->path = f->tmp = NULL;
@@ -150,7 +248,10 @@ orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_
     orr_status st = make_parents(path, err);
     if (st)
         return st;
-    size_t len = strlen(path) + sizeof ".tmp.XXXXXX";
+    remove_stale(path);
+    char host[9];
+    host_tag(host);
+    size_t len = strlen(path) + sizeof ".tmp.12345678.18446744073709551615.XXXXXX";
     f->path = strdup(path);
     f->tmp = malloc(len);
     if (!f->path || !f->tmp) {
@@ -161,10 +262,11 @@ orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_
     for (int tries = 0; f->fd < 0 && e == EEXIST && tries < 100; tries++) {
         char suffix[7];
         temp_suffix(suffix);
-        snprintf(f->tmp, len, "%s.tmp.%s", path, suffix);
+        snprintf(f->tmp, len, "%s.tmp.%s.%ld.%s", path, host, (long)getpid(), suffix);
         f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode ? mode : 0666);
         e = f->fd < 0 ? errno : 0;
     }
+
     if (f->fd < 0) {
         free(f->tmp);   /* not ours to remove */
         f->tmp = NULL;
@@ -300,6 +402,9 @@ static int sync_tmp(orr_outfile *f)
 orr_status orr_outfile_commit(orr_outfile *f, orr_error *err)
 {
     int e = sync_tmp(f);
+    const char *crash = getenv("ORRERY_TEST_WRITE_CRASH");
+    if (crash && crash[0])   /* the test hook: a writer killed mid-write */
+        raise(SIGKILL);
     const char *fail = getenv("ORRERY_TEST_WRITE_FAIL");
     if (!e && fail && fail[0]) {
         orr_fail(err, ORR_ERR_IO,

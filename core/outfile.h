@@ -29,14 +29,21 @@ orr_status orr_outfile_expand(const char *pattern, long number, char *out, size_
  * HDF5); then orr_outfile_commit, or orr_outfile_abort after a failure. */
 typedef struct {
     char *path;   /* the target (heap) */
-    char *tmp;    /* "<path>.tmp.XXXXXX" in the same directory, unique per call (heap) */
+    char *tmp;    /* "<path>.tmp.HOST.PID.XXXXXX" in the same directory, unique per call
+                     (heap; HOST 8 hex digits of a hash of the host name and process-id
+                     namespace, PID the writer's process) */
     int fd;       /* open for writing on tmp; -1 once handed to a stream or closed */
     FILE *fp;     /* the stream from orr_outfile_stream, or NULL */
 } orr_outfile;
 
 /* Prepares writing path: creates its missing parent directories and the
- * temporary file "<path>.tmp.XXXXXX" (six letters or digits, unique even
- * between threads of one process; opened with O_EXCL).  mode 0 gives the
+ * temporary file "<path>.tmp.HOST.PID.XXXXXX" (six letters or digits,
+ * unique even between threads of one process; opened with O_EXCL).  First
+ * it removes the temporary files of path that a writer left behind when it
+ * died (kill -9, MPI_Abort during the write): of exactly this name, made on
+ * this host (and process-id namespace) by a process that no longer exists;
+ * another host's, another name's, a live writer's and the format before
+ * this one ("<path>.tmp.XXXXXX", which names no process) stay.  mode 0 gives the
  * file 0666 less the umask, as fopen would; any other mode is set exactly
  * (0600 for the kernel cache and the tuning store).  Errors name the path:
  * "cannot write 'out/x.h5': cannot create directory 'out': ...".  On
@@ -62,11 +69,18 @@ const char *orr_outfile_name(orr_outfile *f);
  * is removed and the target untouched.  When the environment variable
  * ORRERY_TEST_WRITE_FAIL is set (non-empty) every commit fails on purpose
  * after the temporary file was written ("simulated failure"), for the
- * tests of this path.  Frees f either way. */
+ * tests of this path; when ORRERY_TEST_WRITE_CRASH is set (non-empty) the
+ * process kills itself there (SIGKILL), leaving the temporary file as a
+ * writer killed mid-write would.  Frees f either way. */
 orr_status orr_outfile_commit(orr_outfile *f, orr_error *err);
 /* Closes and removes the temporary file (if any) and frees f: after a
  * failed write.  Safe on an f whose begin failed. */
 void orr_outfile_abort(orr_outfile *f);
+
+/* Whether name (a file name, no directory) is one of orr_outfile_begin's
+ * temporary files for the output whose name is the first base_len bytes of
+ * base (no directory), in this format or the one before. */
+int orr_outfile_is_temp(const char *name, const char *base, size_t base_len);
 
 /* The whole of a file in one call: begin, put, commit (mode as for
  * orr_outfile_begin). */

@@ -118,6 +118,8 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
                               r, names[f], b, a);
             break;
         }
+    if (st == ORR_ERR_ARG && err)
+        err->shared = 1;   /* every rank compared the same gathered settings */
     free(all);
     return st;
 }
@@ -341,6 +343,53 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
     return ORR_OK;
 }
 
+/* Test hook: ORRERY_TEST_RANK_BACKEND="R=cuda" (or "R=cpu") makes rank R
+ * resolve backend "auto" to that backend, as if its host alone had (or
+ * lacked) a usable GPU, so that tests without a GPU see the ranks disagree
+ * (tests/mpi/choices.lua). */
+static void test_rank_backend(const orr_comm *comm, orr_backend_kind *kind)
+{
+    const char *v = getenv("ORRERY_TEST_RANK_BACKEND");
+    char *end = NULL;
+    long r = v && *v ? strtol(v, &end, 10) : -1;
+    if (r < 0 || !end || *end != '=' || r != (comm ? orr_comm_rank(comm) : 0))
+        return;
+    if (strcmp(end + 1, "cuda") == 0)
+        *kind = ORR_BACKEND_CUDA;
+    else if (strcmp(end + 1, "cpu") == 0)
+        *kind = ORR_BACKEND_CPU;
+}
+
+/* Over several ranks, before any rank acts on them: every rank's checks of
+ * its configuration, its backend (resolved on each rank: "auto" takes the
+ * GPU where its host has a usable one) and whether it tunes at creation
+ * (the tuning is collective) are the same on every rank, or every rank
+ * fails alike, naming the ranks. */
+static orr_status creation_agree(const orr_sim_config *c, const orr_integrator *integ,
+                                 orr_status st, orr_backend_kind kind, orr_error *err)
+{
+    if (!c->comm || orr_comm_size(c->comm) == 1)
+        return st;
+    st = orr_comm_agree(c->comm, st, 1, err);
+    if (!st)
+        st = orr_comm_same(c->comm, orr_backend_name(kind), "the backend",
+                           c->backend == ORR_BACKEND_AUTO
+                               ? "backend = \"auto\" takes the GPU where a rank's host has a "
+                                 "usable one: make every host's GPU usable, or name the backend"
+                               : NULL, err);
+    if (st)
+        return st;
+    const orr_launch *own = &c->kernel;
+    const int fixed = own->block || own->unroll || own->split || own->ipt || own->ranges ||
+                      own->threads || own->prefetch;
+    const int tuning = !fixed && (c->tune == ORR_SIM_TUNE_ON ||
+                                  (c->tune == ORR_SIM_TUNE_AUTO && kind == ORR_BACKEND_CUDA));
+    return orr_comm_same(c->comm, !tuning ? "no tuning" : integ->blocks && kind == ORR_BACKEND_CUDA
+                                                    ? "the force + jerk kernel" : "the force kernel",
+                         "what to tune at creation", "tune and kernel must be alike on every rank",
+                         err);
+}
+
 orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                           size_t notice_size, orr_error *err)
 {
@@ -350,12 +399,14 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         notice[0] = '\0';
     const orr_integrator *integ = NULL;
     orr_status st = validate(c, &integ, err);
-    if (st)
-        return st;
 
     /* resolved here, before tuning, so a message says what was asked */
-    orr_backend_kind kind;
-    st = orr_backend_resolve(c->backend, c->device, &kind, notice, notice_size, err);
+    orr_backend_kind kind = ORR_BACKEND_CPU;
+    if (!st)
+        st = orr_backend_resolve(c->backend, c->device, &kind, notice, notice_size, err);
+    if (!st && c->backend == ORR_BACKEND_AUTO)
+        test_rank_backend(c->comm, &kind);
+    st = creation_agree(c, integ, st, kind, err);   /* before any rank acts on them */
     if (st)
         return st;
 
@@ -438,7 +489,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                            err);
     if (!st && integ->create)
         st = integ->create(&s->istate, c->n, err);
-    if (!st && c->comm && orr_comm_size(c->comm) > 1 &&
+    if (c->comm && orr_comm_size(c->comm) > 1 &&   /* every rank has its engine, or none goes on */
+        (st = orr_comm_agree(c->comm, st, 1, err)) == ORR_OK &&
         (st = ranks_agree(s, c->comm, err)) == ORR_OK)
         st = orr_dist_create(&s->dist, c->comm, c->n, err);
     if (!st && c->comm && !s->dist && orr_dist_exchange_asked() == ORR_EXCHANGE_NCCL &&
@@ -533,12 +585,21 @@ static void relay(const orr_tune_trial *t, void *ctx)
 orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
                         void (*report)(const void *trial, void *ctx), void *ctx, orr_error *err)
 {
-    if (!(budget > 0) || !isfinite(budget))
-        return orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of seconds (got %g)",
-                        budget);
-    if (s->mid)
-        return mid_interval(s, "tuning", err);
-    if (s->integ->blocks && orr_engine_backend(s->engine) == ORR_BACKEND_CUDA)
+    orr_status pre = !(budget > 0) || !isfinite(budget)
+                         ? orr_fail(err, ORR_ERR_ARG, "budget must be a positive number of "
+                                    "seconds (got %g)", budget)
+                         : mid_interval(s, "tuning", err);
+    const int htuning = s->integ->blocks && orr_engine_backend(s->engine) == ORR_BACKEND_CUDA;
+    orr_comm *comm = s->dist ? orr_dist_comm(s->dist) : NULL;
+    if (comm && orr_comm_size(comm) > 1) {   /* every rank takes the same path, or none */
+        pre = orr_comm_agree(comm, pre, 1, err);
+        if (!pre)
+            pre = orr_comm_same(comm, htuning ? "the force + jerk kernel" : "the force kernel",
+                                "what to tune", NULL, err);
+    }
+    if (pre)
+        return pre;
+    if (htuning)
         return hermite_tune(s, budget, 1, err);   /* block steps run the force + jerk kernel */
     orr_kspec base = current_spec(s);
     orr_tune_options o;
@@ -1437,12 +1498,39 @@ orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err)
 
 /* ---- output ---------------------------------------------------------------- */
 
-orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
+orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, void *ctx,
+                              orr_error *err)
 {
-    /* an unknown format fails in orr_text_write before the state is needed */
-    orr_status st = orr_text_sep(path) ? sync_state(s, err) : ORR_OK;
+    orr_comm *c = s->dist ? orr_dist_comm(s->dist) : NULL;
+    if (!c || orr_comm_size(c) == 1) {
+        if (!st)
+            st = sync_state(s, err);
+        return st ? st : write(s, ctx, err);
+    }
+    /* the exchange is collective: every rank takes part, whatever it found */
+    orr_error scratch = {0};
+    orr_status sst = sync_state(s, st ? &scratch : err);
+    orr_error_clear(&scratch);
+    st = orr_comm_agree(c, st ? st : sst, 1, err);
+    if (st)
+        return st;
+    if (orr_comm_rank(c) == 0)
+        st = write(s, ctx, err);
+    return orr_comm_agree(c, st, 0, err);   /* rank 0's outcome, every rank's */
+}
+
+static orr_status write_text(orr_sim *s, void *ctx, orr_error *err)
+{
     char units[256], comment[280] = "";
     if (orr_units_describe(&s->cfg.units, s->cfg.G, units, sizeof units)[0])
         snprintf(comment, sizeof comment, "units: %s", units);
-    return st ? st : orr_text_write(path, s->cfg.n, s->pos, s->vel, comment, err);
+    return orr_text_write(ctx, s->cfg.n, s->pos, s->vel, comment, err);
+}
+
+orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
+{
+    /* an unknown format fails (in orr_text_write, before it needs the
+     * bodies) before the state is read */
+    orr_status st = orr_text_sep(path) ? ORR_OK : orr_text_write(path, 0, NULL, NULL, NULL, err);
+    return orr_sim_write_once(s, st, write_text, (void *)path, err);
 }

@@ -69,7 +69,14 @@ void orr_sim_config_default(orr_sim_config *c);
 
 /* Creates a simulation with all bodies at the origin, at rest, mass 0.
  * notice (may be NULL) receives the auto-backend notice.  Validates every
- * field; messages name the field ("dt must be positive (got -1)"). */
+ * field; messages name the field ("dt must be positive (got -1)").  Over
+ * several ranks (collective): every rank's checks, its backend (resolved
+ * per rank) and what it tunes are compared before any rank acts on them,
+ * and whether every rank made its engine; a difference or a failure on
+ * some ranks fails every rank alike (err->shared), naming the ranks.  Test
+ * hook: ORRERY_TEST_RANK_BACKEND=R=cuda (or =cpu) makes rank R resolve
+ * backend auto to that backend, as if its host alone had (or lacked) a
+ * usable GPU. */
 orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                           size_t notice_size, orr_error *err);
 void orr_sim_destroy(orr_sim *s);
@@ -278,11 +285,27 @@ orr_status orr_sim_center_of_mass(orr_sim *s, double x[3], double v[3], double *
 /* The virial ratio K / |U| (0.5 in virial equilibrium). */
 orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err);
 
+/* A writer of a file of s, called with the state in the host mirror
+ * (orr_sim_pos and orr_sim_vel then exchange nothing). */
+typedef orr_status (*orr_sim_writer)(orr_sim *s, void *ctx, orr_error *err);
+/* Writes a file once, over any number of ranks: the state is gathered on
+ * every rank (orr_sim_sync), then rank 0 alone calls write(s, ctx, err),
+ * and every rank returns the same result, rank 0's (orr_comm_agree: the
+ * message as it is, err->shared set).  st is what the caller found before
+ * (its checks of the arguments): where it or the gathering fails on any
+ * rank nothing is written and every rank returns the lowest such rank's
+ * error ("rank R: ...").  Every rank calls it, at the same point; with one
+ * rank it is st, else the sync, then write.  The writers below (and
+ * snapshot.h's, checkpoint.h's) go through it. */
+orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, void *ctx,
+                              orr_error *err);
+
 /* Writes the bodies as text (textio.h): ".txt" whitespace-separated, ".csv"
  * commas; a header line of column names (id x y z vx vy vz m), one line per
  * body, full precision (%.17g).  Written atomically (outfile.h: missing
  * directories created, a temporary file renamed into place), so a failed
- * write never leaves a half file in place. */
+ * write never leaves a half file in place.  Over several ranks every rank
+ * calls it and rank 0 writes (orr_sim_write_once). */
 orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err);
 
 #endif

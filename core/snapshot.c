@@ -261,6 +261,14 @@ static orr_status fill_bodies(hid_t file, void *ctx, orr_error *err)
     return st;
 }
 
+/* The file itself (orr_sim_write_once's writer; ctx a bodies_job). */
+static orr_status write_bodies(orr_sim *s, void *ctx, orr_error *err)
+{
+    bodies_job *j = ctx;
+    (void)s;
+    return orr_h5_write_atomic(j->path, fill_bodies, j, err);
+}
+
 orr_status orr_snapshot_write_with(orr_sim *s, const char *path, const orr_snapshot_field *extra,
                                    int nextra, orr_h5_fill_fn more, void *ctx, orr_error *err)
 {
@@ -268,25 +276,22 @@ orr_status orr_snapshot_write_with(orr_sim *s, const char *path, const orr_snaps
     /* the force law's attributes go with the bodies, one dataset each */
     const orr_law *law = orr_sim_law(s);
     orr_snapshot_field *all = malloc(sizeof *all * (size_t)(nextra + law->nattrs + 1));
-    if (!all)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    if (nextra > 0 && extra)
+    orr_status st = all ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (all && nextra > 0 && extra)
         memcpy(all, extra, sizeof *all * (size_t)nextra);
-    for (int a = 0; a < law->nattrs; a++) {
+    for (int a = 0; all && a < law->nattrs; a++) {
         double *v = NULL;
         orr_sim_attr(s, a, &v, NULL);
         all[nextra + a] = (orr_snapshot_field){law->attrs[a], v};
     }
     int nall = nextra < 0 ? nextra : nextra + law->nattrs;
-    orr_status st = check_fields(path, orr_sim_n(s), all, nall, err);
-    /* the state being integrated: pending writes uploaded (2D and box
-     * fix-ups, float rounding), then read back */
     if (!st)
-        st = orr_sim_step(s, 0, NULL, err);
-    if (!st) {
-        bodies_job job = {s, path, all, nall, more, ctx};
-        st = orr_h5_write_atomic(path, fill_bodies, &job, err);
-    }
+        st = check_fields(path, orr_sim_n(s), all, nall, err);
+    /* the state being integrated (pending writes uploaded: 2D and box
+     * fix-ups, float rounding; then read back) on every rank, the file by
+     * rank 0, its outcome every rank's */
+    bodies_job job = {s, path, all, nall, more, ctx};
+    st = orr_sim_write_once(s, st, write_bodies, &job, err);
     free(all);
     return st;
 }

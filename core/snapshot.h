@@ -39,7 +39,9 @@ typedef struct {
 } orr_snapshot_field;
 
 /* Writes the bodies of s as a GADGET-4 HDF5 snapshot with the extra
- * datasets extra[0..nextra) (extra may be NULL when nextra is 0). */
+ * datasets extra[0..nextra) (extra may be NULL when nextra is 0).  Over
+ * several ranks every rank calls it, rank 0 writes, and every rank returns
+ * rank 0's result (orr_sim_write_once). */
 orr_status orr_snapshot_write(orr_sim *s, const char *path, const orr_snapshot_field *extra,
                               int nextra, orr_error *err);
 

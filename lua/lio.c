@@ -83,22 +83,27 @@ static void push_frames_table(lua_State *L)
     push_weak_table(L, FRAMES_KEY);
 }
 
-/* Worker threads of a new writer: ORRERY_FRAME_THREADS, else 2. */
-static int frame_threads(lua_State *L)
+/* Worker threads of a new writer: ORRERY_FRAME_THREADS, else 2; -1 with
+ * err set when it is not a number from 0 to 16. */
+static int frame_threads(orr_error *err)
 {
     const char *v = getenv("ORRERY_FRAME_THREADS");
     if (!v || !*v)
         return 2;
     char *end;
     long t = strtol(v, &end, 10);
-    if (*end || t < 0 || t > 16)
-        orr_lua_error(L, "ORRERY_FRAME_THREADS must be an integer from 0 to 16 (got \"%s\")", v);
+    if (*end || t < 0 || t > 16) {
+        orr_fail(err, ORR_ERR_ARG, "ORRERY_FRAME_THREADS must be an integer from 0 to 16 (got "
+                 "\"%.100s\")", v);
+        return -1;
+    }
     return (int)t;
 }
 
 /* The frame writer of the Sim userdata at index sim: made when create is
- * set and it has none, else NULL. */
-static orr_frames *frames_of(lua_State *L, int sim, int create)
+ * set and it has none, else NULL.  A writer that cannot be made gives NULL
+ * with err set (raised by the caller, after the ranks agree). */
+static orr_frames *frames_of(lua_State *L, int sim, int create, orr_error *err)
 {
     sim = lua_absindex(L, sim);
     push_frames_table(L);
@@ -107,13 +112,15 @@ static orr_frames *frames_of(lua_State *L, int sim, int create)
                                                        : NULL;
     lua_pop(L, 1);
     if ((!b || !b->f) && create) {
-        int threads = frame_threads(L);
+        int threads = frame_threads(err);
         b = lua_newuserdatauv(L, sizeof *b, 0);
         b->f = NULL;
         luaL_setmetatable(L, FRAMES_META);
-        orr_error err = {0};
-        if (orr_frames_create(&b->f, threads, 0, &err))
-            orr_lua_fail(L, &err, "sim:render");
+        if (threads < 0 || orr_frames_create(&b->f, threads, 0, err)) {
+            orr_error_context(err, "sim:render");
+            lua_pop(L, 2);
+            return NULL;
+        }
         lua_pushvalue(L, sim);
         lua_pushvalue(L, -2);
         lua_rawset(L, -4);
@@ -149,7 +156,7 @@ static int frames_gc(lua_State *L)
 orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err)
 {
     sim = lua_absindex(L, sim);
-    orr_frames *f = frames_of(L, sim, 0);
+    orr_frames *f = frames_of(L, sim, 0, NULL);
     if (!f)
         return ORR_OK;
     orr_status st = orr_frames_flush(f, err);
@@ -166,27 +173,36 @@ orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err)
     return st;
 }
 
+/* Over several ranks only rank 0 draws and writes frames: every rank
+ * takes its outcome (orr_comm_agree), so a failure is raised on every rank
+ * alike and none goes on alone.  Every rank calls these at the same
+ * points. */
+
 /* Every frame of the simulation at index sim on disk; raises the first
  * failure not reported yet. */
 static void flush_frames(lua_State *L, int sim)
 {
-    orr_frames *f = frames_of(L, sim, 0);
+    orr_frames *f = frames_of(L, sim, 0, NULL);
     orr_error err = {0};
-    if (f && orr_frames_flush(f, &err))
+    orr_status st = f ? orr_frames_flush(f, &err) : ORR_OK;
+    if (orr_comm_agree(orr_lua_comm, st, 0, &err))
         orr_lua_fail(L, &err, NULL);
 }
 
 int orr_lua_frames_finish(lua_State *L)
 {
+    orr_error err = {0};
+    orr_status st = ORR_OK;
     push_frames_table(L);
     lua_pushnil(L);
-    while (lua_next(L, -2)) {
+    while (!st && lua_next(L, -2)) {
         frames_box *b = luaL_testudata(L, -1, FRAMES_META);
-        orr_error err = {0};
-        if (b && b->f && orr_frames_flush(b->f, &err))
-            return orr_lua_fail(L, &err, NULL);
+        if (b && b->f)
+            st = orr_frames_flush(b->f, &err);
         lua_pop(L, 1);
     }
+    if (orr_comm_agree(orr_lua_comm, st, 0, &err))
+        return orr_lua_fail(L, &err, NULL);
     return 0;
 }
 
@@ -313,7 +329,9 @@ static int check_extra(lua_State *L, int idx, long n, orr_snapshot_field **field
 }
 
 /* Over several ranks the files are written by rank 0 alone, with every
- * body in them; the other ranks take part in reading the state.
+ * body in them; every rank calls the writer, which gathers the state on
+ * every rank and gives every rank rank 0's outcome (orr_sim_write_once),
+ * so a failed write raises the same error on every rank.
  *
  * sim:write(path [, extra]) -> path written.  .hdf5/.h5: a GADGET-4 HDF5
  * snapshot (extra: name -> list of n numbers, more PartType1 datasets);
@@ -335,13 +353,12 @@ static int io_write(lua_State *L)
     if (is_ext(path, ".hdf5", ".h5")) {
         orr_snapshot_field *fields = NULL;
         int nf = lua_isnoneornil(L, 3) ? 0 : check_extra(L, 3, orr_sim_n(s), &fields);
-        st = orr_lua_rank0() ? orr_snapshot_write(s, path, fields, nf, &err)
-                             : orr_sim_sync(s, &err);
+        st = orr_snapshot_write(s, path, fields, nf, &err);
     } else if (is_ext(path, ".txt", ".csv")) {
         if (!lua_isnoneornil(L, 3))
             return orr_lua_error(L, "sim:write: extra datasets need an HDF5 file (.hdf5 or .h5), "
                                  "not '%s'", path);
-        st = orr_lua_rank0() ? orr_sim_write(s, path, &err) : orr_sim_sync(s, &err);
+        st = orr_sim_write(s, path, &err);
     } else {
         return orr_lua_error(L, "cannot write '%s': unknown format (expected .txt, .csv, .hdf5 "
                              "or .h5)", path);
@@ -367,7 +384,7 @@ static int io_checkpoint(lua_State *L)
     orr_output_state *o = state_of(L, 1);
     orr_error err = {0};
     flush_frames(L, 1);   /* the frames it counts are on disk */
-    if (orr_lua_rank0() ? orr_checkpoint_write(s, path, o, &err) : orr_sim_sync(s, &err))
+    if (orr_checkpoint_write(s, path, o, &err))   /* rank 0 writes, every rank its outcome */
         return orr_lua_fail(L, &err, NULL);
     lua_pushstring(L, path);
     return 1;
@@ -398,7 +415,9 @@ static int l_restore(lua_State *L)
     lua_settop(L, 1);
     orr_checkpoint *ck = push_guard(L, sizeof *ck, CHECKPOINT_GUARD);
     orr_error err = {0};
-    if (orr_checkpoint_read(path, ck, &err))
+    /* every rank reads it: where one cannot (a file another host does not
+     * see), every rank fails alike, naming it */
+    if (orr_comm_agree(orr_lua_comm, orr_checkpoint_read(path, ck, &err), 1, &err))
         return orr_lua_fail(L, &err, "orrery.restore");
     if (ck->bodies.n > INT_MAX)
         return orr_lua_error(L, "orrery.restore: '%s' has too many bodies", path);
@@ -535,8 +554,14 @@ static int io_render(lua_State *L)
     char path[PATH_SIZE];
     int numbered = 0;
     orr_error err = {0};
-    if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err) ||
-        (orr_lua_rank0() && orr_frames_render(frames_of(L, 1, 1), s, path, &o, &st->view, &err)))
+    if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err))
+        return orr_lua_fail(L, &err, NULL);
+    orr_status rst = ORR_OK;
+    if (orr_lua_rank0()) {
+        orr_frames *f = frames_of(L, 1, 1, &err);
+        rst = f ? orr_frames_render(f, s, path, &o, &st->view, &err) : err.code;
+    }
+    if (orr_comm_agree(orr_lua_comm, rst, 0, &err))   /* rank 0's outcome, every rank's */
         return orr_lua_fail(L, &err, NULL);
     if (numbered)
         st->frame++;

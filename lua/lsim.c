@@ -519,6 +519,10 @@ static int sim_close(lua_State *L)
     orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
     orr_error err = {0};
     orr_status st = orr_lua_frames_close(L, 1, &err);
+    /* rank 0's frames: every rank takes their outcome, but while an error
+     * unwinds (__close's second argument), when this rank may be alone */
+    if (lua_isnoneornil(L, 2))
+        st = orr_comm_agree(orr_lua_comm, st, 0, &err);
     if (p->sim) {
         orr_sim_destroy(p->sim);
         p->sim = NULL;

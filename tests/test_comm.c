@@ -11,7 +11,10 @@
  * blocks of different sizes (the rank count not dividing the total, an
  * empty block, gaps left untouched), allgather, sum, max and bcast with
  * exact expected values, each also through the piecewise path (a lowered
- * message limit), then finalize.  Every rank runs the same tests and prints
+ * message limit), agreement on a result some ranks reach (orr_comm_agree)
+ * and on a choice (orr_comm_same), a vote heard without waiting
+ * (orr_comm_vote), two ranks on one GPU told by the GPUs' UUIDs
+ * (orr_dist_shared_gpu), then finalize.  Every rank runs the same tests and prints
  * its own cmocka summary.  Each test makes all its collective calls before
  * its first assertion, so a failure on one rank does not leave the others
  * waiting in a collective of the next test. */
@@ -21,6 +24,7 @@
 #include <sys/wait.h>
 
 #include "comm.h"
+#include "dist.h"
 
 /* ---- one rank, no launcher ------------------------------------------------ */
 
@@ -80,6 +84,33 @@ static void test_one_collectives(void **state)
     orr_comm_abort(NULL, 3);
     TU_OK(orr_comm_barrier(c, &err), &err);
     TU_OK(orr_comm_sum(c, v, 3, &err), &err);
+}
+
+/* One rank: a vote is local, and agreements and choices pass st as it is. */
+static void test_one_vote_agree(void **state)
+{
+    (void)state;
+    orr_error err = {0};
+    orr_comm *c = NULL;
+    TU_OK(orr_comm_world(&c, &err), &err);
+    orr_comm_vote *v = NULL;
+    int codes[1] = {-1}, lowest = -2, complete = 0;
+    TU_OK(orr_comm_vote_begin(c, &v, &err), &err);
+    TU_OK(orr_comm_vote_test(v, &lowest, &complete, &err), &err);
+    assert_int_equal(lowest, -1);
+    assert_int_equal(complete, 0);   /* not cast yet */
+    TU_OK(orr_comm_vote_cast(v, 3, &err), &err);
+    assert_int_equal(orr_comm_vote_cast(v, 3, &err), ORR_ERR_ARG);
+    TU_OK(orr_comm_vote_test(v, &lowest, &complete, &err), &err);
+    assert_int_equal(lowest, 0);
+    assert_int_equal(complete, 1);
+    TU_OK(orr_comm_vote_end(v, codes, &err), &err);
+    assert_int_equal(codes[0], 3);
+    orr_fail(&err, ORR_ERR_IO, "mine");
+    assert_int_equal(orr_comm_agree(c, ORR_ERR_IO, 1, &err), ORR_ERR_IO);
+    assert_string_equal(err.msg, "mine");
+    assert_int_equal(err.shared, 0);
+    TU_OK(orr_comm_same(c, "x", "y", NULL, &err), &err);
 }
 
 static void test_one_arguments(void **state)
@@ -420,6 +451,148 @@ static void test_mpi_arguments(void **state)
     free(displs);
 }
 
+/* A result some ranks reach: every rank returns the lowest failing rank's
+ * status and message, shared; all fine gives ORR_OK everywhere. */
+static void test_mpi_agree(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error e[4] = {{0}};
+    orr_status st[4];
+    st[0] = orr_comm_agree(c, ORR_OK, 1, &e[0]);
+    /* ranks 1 and up fail, each with its own status and message */
+    orr_status mine = me == 0 ? ORR_OK : me == 1 ? ORR_ERR_IO : ORR_ERR_ARG;
+    for (int k = 1; k < 3; k++) {
+        if (mine)
+            orr_fail(&e[k], mine, "cannot do it on rank %d", me);
+        st[k] = orr_comm_agree(c, mine, k == 1, &e[k]);
+    }
+    /* every rank: the lowest's message, without its rank */
+    orr_error all = {0};
+    orr_fail(&all, ORR_ERR_ARG, "dt must be positive (rank %d)", me);
+    orr_status st_all = orr_comm_agree(c, ORR_ERR_ARG, 1, &all);
+    /* the last rank alone */
+    if (me == n - 1)
+        orr_fail(&e[3], ORR_ERR_NOMEM, "rank %d ran out", me);
+    st[3] = orr_comm_agree(c, me == n - 1 ? ORR_ERR_NOMEM : ORR_OK, 0, &e[3]);
+
+    TU_OK(st[0], &e[0]);
+    assert_int_equal(st[1], ORR_ERR_IO);
+    assert_string_equal(e[1].msg, "rank 1: cannot do it on rank 1");
+    assert_int_equal(e[1].shared, 1);
+    assert_int_equal(st[2], ORR_ERR_IO);
+    assert_string_equal(e[2].msg, "cannot do it on rank 1");
+    assert_int_equal(e[2].shared, 1);
+    assert_int_equal(st_all, ORR_ERR_ARG);
+    assert_string_equal(all.msg, "dt must be positive (rank 0)");
+    assert_int_equal(all.shared, 1);
+    assert_int_equal(st[3], ORR_ERR_NOMEM);
+    char want[64];
+    snprintf(want, sizeof want, "rank %d ran out", n - 1);
+    assert_string_equal(e[3].msg, want);
+    assert_int_equal(e[3].shared, 1);
+}
+
+/* A choice every rank must share: the same everywhere passes; otherwise
+ * every rank fails alike, naming the ranks of each value. */
+static void test_mpi_same(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error e[3] = {{0}};
+    orr_status st[3];
+    st[0] = orr_comm_same(c, "cuda", "the backend", NULL, &e[0]);
+    st[1] = orr_comm_same(c, me == 1 ? "cpu" : "cuda", "the backend", "resolved per rank", &e[1]);
+    char mine[16];
+    snprintf(mine, sizeof mine, "v%d", me);   /* all different */
+    st[2] = orr_comm_same(c, mine, "x", NULL, &e[2]);
+
+    TU_OK(st[0], &e[0]);
+    assert_int_equal(st[1], ORR_ERR_ARG);
+    assert_int_equal(e[1].shared, 1);
+    if (n == 2)
+        assert_string_equal(e[1].msg, "the ranks disagree on the backend: \"cuda\" on rank 0, "
+                                      "\"cpu\" on rank 1 (resolved per rank)");
+    else if (n == 3)
+        assert_string_equal(e[1].msg, "the ranks disagree on the backend: \"cuda\" on ranks 0 "
+                                      "and 2, \"cpu\" on rank 1 (resolved per rank)");
+    assert_int_equal(st[2], ORR_ERR_ARG);
+    if (n == 3)
+        assert_string_equal(e[2].msg, "the ranks disagree on x: \"v0\" on rank 0, \"v1\" on "
+                                      "rank 1, \"v2\" on rank 2");
+}
+
+/* A vote: rank 1 fails at once while the others are "at work" until they
+ * hear of it (as ranks inside NCCL's handshake would be), then give up;
+ * every rank ends with every rank's code.  A second vote right after, all
+ * fine, pairs with its own messages. */
+static void test_mpi_vote(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error err = {0};
+    orr_comm_vote *v = NULL;
+    int codes[2][16], heard = -1, polls = 0;
+    orr_status st[6] = {ORR_OK};
+    st[0] = orr_comm_vote_begin(c, &v, &err);
+    if (me == 1)
+        st[1] = orr_comm_vote_cast(v, 1, &err);
+    else   /* at work until a failure is heard: never ends without one */
+        while (!st[1] && heard < 0 && polls++ < 20000000)
+            st[1] = orr_comm_vote_test(v, &heard, NULL, &err);
+    if (me != 1 && !st[1])
+        st[1] = orr_comm_vote_cast(v, 2, &err);
+    st[2] = orr_comm_vote_end(v, codes[0], &err);
+    st[3] = orr_comm_vote_begin(c, &v, &err);
+    st[4] = orr_comm_vote_cast(v, 0, &err);
+    st[5] = orr_comm_vote_end(v, codes[1], &err);
+
+    for (int k = 0; k < 6; k++)
+        TU_OK(st[k], &err);
+    if (me != 1)   /* rank 1's failure, or a rank that gave up on hearing it */
+        assert_true(heard >= 0 && heard != me && heard < n);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(codes[0][r], r == 1 ? 1 : 2);
+        assert_int_equal(codes[1][r], 0);
+    }
+}
+
+/* Two ranks on one GPU are told by the GPUs' UUIDs, not by their device
+ * numbers and hosts: with CUDA_VISIBLE_DEVICES set per rank every rank's
+ * GPU is device 0 (different GPUs, NCCL wanted), and one GPU may have
+ * different numbers in two ranks (one GPU, NCCL refused). */
+static void test_mpi_shared_gpu(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error err = {0};
+    char own[64], where[3][320];
+    int a[3], b[3];
+    orr_status st[3];
+    snprintf(own, sizeof own, "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd", me);
+    st[0] = orr_dist_shared_gpu(c, own, 0, &a[0], &b[0], where[0], sizeof where[0], &err);
+    st[1] = orr_dist_shared_gpu(c, me <= 1 ? "GPU-the-same-one" : own, me, &a[1], &b[1],
+                                where[1], sizeof where[1], &err);
+    st[2] = orr_dist_shared_gpu(c, "", 0, &a[2], &b[2], where[2], sizeof where[2], &err);
+
+    for (int k = 0; k < 3; k++)
+        TU_OK(st[k], &err);
+    assert_int_equal(a[0], -1);   /* every rank's device 0, all different GPUs */
+    assert_int_equal(b[0], -1);
+    assert_string_equal(where[0], "");
+    assert_int_equal(a[1], 0);    /* one GPU, device 0 in rank 0 and 1 in rank 1 */
+    assert_int_equal(b[1], 1);
+    char want[320];
+    snprintf(want, sizeof want, "GPU 0 on %s", orr_comm_host(c));
+    assert_string_equal(where[1], want);
+    assert_int_equal(a[2], -1);   /* unknown GPUs match nothing */
+    (void)n;
+}
+
 /* Last: after finalize, collectives are refused, a second finalize and an
  * abort do nothing. */
 static void test_mpi_finalize(void **state)
@@ -459,6 +632,10 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_mpi_sum_max),
             cmocka_unit_test(test_mpi_bcast),
             cmocka_unit_test(test_mpi_arguments),
+            cmocka_unit_test(test_mpi_agree),
+            cmocka_unit_test(test_mpi_same),
+            cmocka_unit_test(test_mpi_vote),
+            cmocka_unit_test(test_mpi_shared_gpu),
             cmocka_unit_test(test_mpi_finalize),
         };
         int failed = cmocka_run_group_tests(tests, NULL, NULL);
@@ -468,6 +645,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_world),
         cmocka_unit_test(test_one_collectives),
+        cmocka_unit_test(test_one_vote_agree),
         cmocka_unit_test(test_one_arguments),
         cmocka_unit_test(test_launcher_variables),
         cmocka_unit_test(test_launched_without_mpi),

@@ -749,6 +749,38 @@ static void test_tune_long_pass(void **state)
     assert_non_null(strstr(r.note, "each candidate timed on whole waves of its blocks"));
 }
 
+/* The GPU's UUID as nvidia-smi -L spells it, the same on every call and
+ * different for every device (what tells two ranks on one GPU apart from
+ * two GPUs that CUDA_VISIBLE_DEVICES numbers alike); the spelling itself
+ * needs no GPU. */
+static void test_uuid(void **state)
+{
+    (void)state;
+    const unsigned char bytes[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                                     0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
+    char s[48];
+    orr_cuda_uuid_format(bytes, s, sizeof s);
+    assert_string_equal(s, "GPU-01234567-89ab-cdef-fedc-ba9876543210");
+    NEED_GPU();
+    orr_error err = {0};
+    int count = 0;
+    TU_OK(orr_cuda_device_count(&count, &err), &err);
+    char first[48] = "";
+    for (int d = 0; d < count; d++) {
+        orr_gpu_info g, again;
+        TU_OK(orr_cuda_device_info(d, &g, &err), &err);
+        TU_OK(orr_cuda_device_info(d, &again, &err), &err);
+        print_message("device %d: %s %s\n", d, g.name, g.uuid);
+        assert_int_equal(strlen(g.uuid), 40);
+        assert_memory_equal(g.uuid, "GPU-", 4);
+        assert_string_equal(g.uuid, again.uuid);
+        if (d == 0)
+            snprintf(first, sizeof first, "%s", g.uuid);
+        else
+            assert_string_not_equal(g.uuid, first);
+    }
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -766,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_hermite_launches),
         cmocka_unit_test(test_hermite_restored_steps),
         cmocka_unit_test(test_tune_long_pass),
+        cmocka_unit_test(test_uuid),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

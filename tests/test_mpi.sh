@@ -74,12 +74,16 @@ fi
 # local rank: every rank prints the same result (without a GPU, or with fewer
 # GPUs than ranks, the first failing rank's device error); where it works,
 # an allgatherv of blocks of different sizes gathers every byte exactly.
+# init-fail=1, 2 and 3 ranks: rank 1's ncclCommInitRank fails at once while
+# the others are in NCCL's handshake, which would wait for it for ever (the
+# test hook ORRERY_TEST_NCCL_INIT simulates both, no GPU needed): every
+# rank hears of it, gives up, and all print rank 1's error within the limit.
 nbin="$build/tests/test_nccl"
 if [ -x "$nbin" ] && command -v mpirun >/dev/null; then
   nopts=(--oversubscribe --tag-output)
   [ "$(id -u)" = 0 ] && nopts+=(--allow-run-as-root)
   line() { sed -nE "s/^\[[0-9]+,$1\]<stdout>: ?$2: //p" "$tmp/out"; }   # line RANK KEY
-  for args in "2 missing=1" "3 device=local"; do
+  for args in "2 missing=1" "3 device=local" "2 init-fail=1" "3 init-fail=1"; do
     read -r np arg <<<"$args"
     TMPDIR="$tmp" timeout 60 mpirun "${nopts[@]}" -np "$np" "$nbin" --create "$arg" >"$tmp/out" 2>&1; rc=$?
     creates=$(sed -nE 's/^\[[0-9]+,[0-9]+\]<stdout>: ?create: //p' "$tmp/out")
@@ -95,6 +99,9 @@ if [ -x "$nbin" ] && command -v mpirun >/dev/null; then
         "$want"*"cannot open shared object file"*) ;;
         *) why="$why; create did not fail with \"$want...cannot open shared object file\"" ;;
       esac
+    elif [ "$arg" = init-fail=1 ]; then
+      want="communication error: rank 1: ncclCommInitRank: simulated failure (ORRERY_TEST_NCCL_INIT=fail=1)"
+      [ "$(printf '%s\n' "$creates" | head -1)" = "$want" ] || why="$why; create did not fail with \"$want\""
     elif [ "$(printf '%s\n' "$creates" | head -1)" = ok ]; then
       good=$(grep -cE '<stdout>: ?allgatherv: 0 wrong bytes' "$tmp/out")
       [ "$good" -eq "$np" ] || why="$why; $good of $np ranks gathered every byte right"
@@ -119,6 +126,10 @@ fi
 # seconds, with one message naming rank 1; the run log before it appears once.
 # blowup: a blow-up every rank finds is said once (by rank 0), naming the
 # body and the rank whose slice holds it, for leapfrog and hermite.
+# write_fail, choices, gc_order, stale temporaries: every rank takes the
+# same path or all stop together (issue 24: a failed write on rank 0, choices
+# made per rank, collectives torn down from the garbage collector, files left
+# by a writer killed mid-write); each case is described where it runs.
 if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   here=$(cd "$(dirname "$0")" && pwd)
   orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
@@ -287,6 +298,56 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     else
       bad "gpu: two ranks on two GPUs did not say NCCL"; sed 's/^/    /' "$tmp/gg.err"
     fi
+    # a real ncclCommInitRank failing on rank 1 alone (no network interface
+    # for NCCL's bootstrap there) while rank 0 waits in the bootstrap for it:
+    # both come back, in seconds, with the same error from ncclCommInitRank
+    if [ -x "$nbin" ]; then
+      TMPDIR="$tmp" timeout 60 mpirun "${opts[@]}" --tag-output -np 2 "$nbin" --create no-network=1 >"$tmp/out" 2>&1; rc=$?
+      creates=$(sed -nE 's/^\[[0-9]+,[0-9]+\]<stdout>: ?create: //p' "$tmp/out")
+      if [ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$creates" | grep -c .)" -eq 2 ] &&
+         [ "$(printf '%s\n' "$creates" | sort -u | grep -c .)" -eq 1 ] &&
+         printf '%s\n' "$creates" | head -1 | grep -q '^communication error: rank [01]: ncclCommInitRank'; then
+        ok "gpu: ncclCommInitRank failing on one rank fails both, in seconds: $(printf '%s\n' "$creates" | head -1 | cut -c1-100)"
+      elif [ "$(printf '%s\n' "$creates" | head -1)" = ok ]; then
+        echo "mpi: NCCL made a communicator without rank 1's network interface: the failing init is not tested"
+      else
+        bad "gpu: ncclCommInitRank failing on rank 1: exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out: deadlock)')"
+        sed 's/^/    /' "$tmp/out"
+      fi
+    fi
+    # NCCL communicators of simulations collected at different moments on
+    # each rank: torn down in step (no rank in NCCL's finalize while another
+    # is in MPI); on one GPU through one rank's NCCL path
+    if [ "$ngpu" -ge 2 ]; then
+      (cd "$tmp" && ORRERY_TRACE=1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_TRACE -np 2 "$orr" run \
+         "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      ncclnote=$(grep -c 'positions exchanged over NCCL' "$tmp/run.err")
+    else
+      (cd "$tmp" && ORRERY_TRACE=1 ORRERY_EXCHANGE=nccl TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_TRACE \
+         -x ORRERY_EXCHANGE -np 1 "$orr" run "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      ncclnote=$(grep -c 'positions exchanged over NCCL' "$tmp/run.err")
+    fi
+    if [ "$rc" -eq 0 ] && [ "$ncclnote" -ge 1 ] && [ "$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)" -eq 1 ]; then
+      ok "gpu: NCCL communicators of simulations collected out of step are torn down in step"
+    elif [ "$rc" -eq 0 ] && [ "$ncclnote" -eq 0 ]; then
+      echo "mpi: gc_order on the GPU did not use NCCL (no NCCL?): $(grep 'positions exchanged' "$tmp/run.err" | head -1)"
+    else
+      bad "gpu: gc_order with NCCL: exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out)')"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+    fi
+    # a GPU per rank as Slurm's --gpus-per-task gives it: CUDA_VISIBLE_DEVICES
+    # set per rank, so each rank's GPU is its device 0; the UUIDs tell them
+    # apart (NCCL), where device numbers would have said "shared"
+    if [ "$ngpu" -ge 2 ]; then
+      printf '#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK\nexec "$@"\n' >"$tmp/ownvisible.sh"
+      (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 sh "$tmp/ownvisible.sh" "$orr" run \
+         "$here/mpi/bitwise.lua" "gv_" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      if [ "$rc" -eq 0 ] && grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\)$' "$tmp/run.err" &&
+         cmp -s "$tmp/g1_float_leapfrog.txt" "$tmp/gv_float_leapfrog.txt"; then
+        ok "gpu: two ranks each seeing its own GPU as device 0 exchange over NCCL, bitwise as one rank"
+      else
+        bad "gpu: two ranks each seeing its own GPU as device 0 (exit $rc)"; sed 's/^/    /' "$tmp/run.err"
+      fi
+    fi
   else
     echo "mpi: no usable GPU: the GPU runs over ranks are skipped"
     skip=$((skip + 1))
@@ -342,6 +403,131 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     bad "rank_error: exit $rc after ${took} s, $msgs messages naming rank 1, $headers log headers"
     sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
   fi
+  # write_fail: writes that fail on rank 0 alone (checkpoint, HDF5 and text
+  # snapshots, a frame), each in pcall, and a checkpoint rank 1 cannot read:
+  # every rank gets the same error and goes on in step (no hang, the same
+  # energy after); uncaught, the error ends every rank, said once
+  for np in 2 3; do
+    rm -f "$tmp/blocker" "$tmp/good.hdf5"
+    run "$np" "$here/mpi/write_fail.lua"; rc=$?
+    why=""
+    [ "$rc" -eq 0 ] || why="exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out: a rank was left behind)')"
+    for c in "checkpoint:error .*cannot write 'blocker/ck.hdf5': 'blocker' is not a directory" \
+             "snapshot:error .*cannot write 'blocker/snap.hdf5': 'blocker' is not a directory" \
+             "text:error .*cannot write 'blocker/bodies.txt': 'blocker' is not a directory" \
+             "render:ok" \
+             "flush:error .*cannot write 'blocker/frame.png': 'blocker' is not a directory" \
+             "good checkpoint:ok" \
+             "restore:error .*orrery.restore: rank 1: cannot read 'unseen.hdf5': No such file" \
+             "done:-?[0-9]"; do
+      what=${c%%:*} want=${c#*:}
+      got=$(sed -nE "s/^[0-9]+: $what:? //p" "$tmp/run.out")
+      n=$(printf '%s\n' "$got" | grep -c .)
+      distinct=$(printf '%s\n' "$got" | sort -u | grep -c .)
+      if [ "$n" -ne "$np" ] || [ "$distinct" -ne 1 ] || ! printf '%s\n' "$got" | head -1 | grep -qE "^$want"; then
+        why="$why; $what: $n of $np ranks, $distinct distinct results, not '$want'"
+      fi
+    done
+    if [ -z "$why" ]; then
+      ok "write_fail -np $np: every failed write gives every rank the same error, in step"
+    else
+      bad "write_fail -np $np: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+    fi
+  done
+  rm -f "$tmp/blocker" "$tmp/good.hdf5"
+  run 2 "$here/mpi/write_fail.lua" uncaught; rc=$?
+  msgs=$(grep -c "write_fail.lua:[0-9]*: cannot write 'blocker/ck.hdf5': 'blocker' is not a directory" "$tmp/run.err")
+  ranks=$(grep -c '^orrery: rank ' "$tmp/run.err")
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$msgs" -eq 1 ] && [ "$ranks" -eq 0 ]; then
+    ok "write_fail uncaught: a failed checkpoint ends both ranks, said once (exit $rc)"
+  else
+    bad "write_fail uncaught: exit $rc, $msgs messages, $ranks per-rank lines"; sed 's/^/    /' "$tmp/run.err"
+  fi
+  # choices: what each rank decides for itself (the backend "auto" resolves
+  # to, ORRERY_EXCHANGE as each rank's environment has it, tuning at
+  # creation) is agreed before any rank acts on it: a disagreement fails on
+  # every rank with one message naming the ranks, in pcall every rank goes
+  # on in step, and nothing hangs.  Rank 1's "auto" finds a GPU through a
+  # test hook (ORRERY_TEST_RANK_BACKEND=1=cuda); ORRERY_EXCHANGE is set on
+  # rank 1 alone, as a host reached without mpirun -x would have it (the
+  # second, uncaught creation fails too, said once).
+  printf '#!/bin/sh\n[ "${OMPI_COMM_WORLD_RANK:-}" = 1 ] && export "$1"\nshift\nexec "$@"\n' >"$tmp/rank1env.sh"
+  for np in 2 3; do
+    others="rank 0"; [ "$np" -eq 3 ] && others="ranks 0 and 2"
+    for case in backend exchange tune; do
+      case $case in
+        backend) want="the backend: \"cpu\" on $others, \"cuda\" on rank 1 \(backend = \"auto\" takes the GPU"
+                 (cd "$tmp" && ORRERY_TEST_RANK_BACKEND=1=cuda TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" \
+                    -x ORRERY_TEST_RANK_BACKEND -np "$np" "$orr" run "$here/mpi/choices.lua" \
+                    >"$tmp/run.out" 2>"$tmp/run.err"); rc=$? ;;
+        exchange) want="ORRERY_EXCHANGE: \"unset \(automatic\)\" on $others, \"host\" on rank 1 \(set it alike"
+                 (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
+                    ORRERY_EXCHANGE=host "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$? ;;
+        tune) want="what to tune at creation: \"no tuning\" on $others, \"the force kernel\" on rank 1"
+              run "$np" "$here/mpi/choices.lua" tune; rc=$? ;;
+      esac
+      got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
+      n=$(printf '%s\n' "$got" | grep -c .)
+      distinct=$(printf '%s\n' "$got" | sort -u | grep -c .)
+      dones=$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)
+      why=""
+      [ "$rc" -ne 124 ] || why="timed out"
+      [ "$n" -eq "$np" ] && [ "$distinct" -eq 1 ] || why="$why; $n create lines from $np ranks, $distinct distinct"
+      printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: the ranks disagree on $want" ||
+        why="$why; not 'the ranks disagree on $want'"
+      if [ "$case" = exchange ]; then   # the environment stays: the next creation fails, said once
+        [ "$rc" -ne 0 ] && [ "$(grep -c 'the ranks disagree on ORRERY_EXCHANGE' "$tmp/run.err")" -eq 1 ] &&
+          [ "$(grep -c '^orrery: rank ' "$tmp/run.err")" -eq 0 ] || why="$why; the uncaught failure was not said once (exit $rc)"
+      else
+        [ "$rc" -eq 0 ] && [ "$dones" -eq 1 ] || why="$why; exit $rc, $dones distinct energies after"
+      fi
+      if [ -z "$why" ]; then
+        ok "choices -np $np $case: refused alike on every rank, naming the ranks"
+      else
+        bad "choices -np $np $case: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+      fi
+    done
+  done
+  # gc_order: simulations dropped without <close>, collected at different
+  # moments on each rank; their exchanges' collective teardown (a stand-in
+  # for NCCL's communicator, ORRERY_TEST_COLLECTIVE_TEARDOWN) waits for a
+  # point every rank reaches in the same order: no hang, the same energy,
+  # and every rank tears down all three (ORRERY_TRACE marks)
+  for np in 2 3; do
+    (cd "$tmp" && ORRERY_TRACE=1 ORRERY_TEST_COLLECTIVE_TEARDOWN=1 TMPDIR="$tmp" timeout 120 \
+       mpirun "${opts[@]}" -x ORRERY_TRACE -x ORRERY_TEST_COLLECTIVE_TEARDOWN -np "$np" "$orr" run \
+       "$here/mpi/gc_order.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+    dones=$(grep -c '^[0-9]*: done ' "$tmp/run.out")
+    energies=$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)
+    downs=$(grep -c 'exchange torn down' "$tmp/run.err")
+    if [ "$rc" -eq 0 ] && [ "$dones" -eq "$np" ] && [ "$energies" -eq 1 ] && [ "$downs" -eq $((3 * np)) ]; then
+      ok "gc_order -np $np: exchanges collected out of step are torn down in step"
+    else
+      bad "gc_order -np $np: exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out)'), $dones of $np ranks done, $energies energies, $downs of $((3 * np)) teardowns"
+      sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+    fi
+  done
+  # stale temporaries: rank 0 killed while it writes a checkpoint (the test
+  # hook ORRERY_TEST_WRITE_CRASH: SIGKILL after the temporary file is
+  # written, which ends the job) leaves the temporary file; the next write
+  # of that checkpoint takes it away
+  for np in 2 3; do
+    rm -rf "$tmp/crash"
+    (cd "$tmp" && ORRERY_TEST_WRITE_CRASH=1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" \
+       -x ORRERY_TEST_WRITE_CRASH -np "$np" "$orr" run "$here/mpi/checkpoint.lua" start crash/ck.hdf5 5 \
+       >"$tmp/run.out" 2>"$tmp/run.err"); rc1=$?
+    left=$(ls "$tmp/crash" 2>/dev/null | grep -c '^ck\.hdf5\.tmp\.')
+    run "$np" "$here/mpi/checkpoint.lua" start crash/ck.hdf5 5; rc2=$?
+    after=$(ls "$tmp/crash" 2>/dev/null | grep -c '^ck\.hdf5\.tmp\.')
+    if [ "$rc1" -ne 0 ] && [ "$rc1" -ne 124 ] && [ "$left" -eq 1 ] && [ "$rc2" -eq 0 ] && [ "$after" -eq 0 ] &&
+       [ -s "$tmp/crash/ck.hdf5" ]; then
+      ok "stale temporary -np $np: left by rank 0 killed mid-write, removed by the next write"
+    else
+      bad "stale temporary -np $np: crash exit $rc1 left $left, next write exit $rc2 left $after"
+      ls -la "$tmp/crash" | sed 's/^/    /'; sed 's/^/    /' "$tmp/run.err"
+    fi
+  done
+  rm -rf "$tmp/crash"
   for integ in leapfrog hermite; do
     run 2 "$here/mpi/blowup.lua" "$integ"; rc=$?
     msgs=$(grep -c "body 4 (in rank 1's slice) has a non-finite acceleration or position" "$tmp/run.err")

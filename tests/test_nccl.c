@@ -16,11 +16,18 @@
  * checks of orr_nccl_allgatherv on a real communicator, each refused call
  * queuing nothing (a later call still works); create again after destroy.
  *
- * Run as "--create [missing=R] [device=local]" under mpirun
+ * Run as "--create [missing=R] [device=local] [init-fail=R]" under mpirun
  * (tests/test_mpi.sh): rank R gets a missing ORRERY_NCCL_LIB, every rank
  * creates a communicator on device 0 (or its local rank's device) and
  * prints the result, which must be the same on every rank; where it works,
- * an allgatherv of blocks of different sizes is checked byte for byte. */
+ * an allgatherv of blocks of different sizes is checked byte for byte.
+ * init-fail=R sets the test hook ORRERY_TEST_NCCL_INIT=fail=R on every
+ * rank: rank R's ncclCommInitRank fails at once while the others stay in
+ * a handshake that waits for it (no GPU needed); every rank must come back
+ * with rank R's error, in seconds.  no-network=R gives rank R alone a
+ * network interface that does not exist (NCCL_SOCKET_IFNAME), so that its
+ * real ncclCommInitRank fails in NCCL's bootstrap while the others wait
+ * there for it (on a GPU machine). */
 #include "testutil.h"
 
 #include <limits.h>
@@ -390,6 +397,10 @@ static int create_mode(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         if (strncmp(argv[i], "missing=", 8) == 0 && atoi(argv[i] + 8) == me)
             setenv("ORRERY_NCCL_LIB", "/nonexistent/libnccl.so.2", 1);
+        else if (strncmp(argv[i], "init-fail=", 10) == 0)   /* on every rank: the test hook */
+            setenv("ORRERY_TEST_NCCL_INIT", argv[i] + 5, 1);
+        else if (strncmp(argv[i], "no-network=", 11) == 0 && atoi(argv[i] + 11) == me)
+            setenv("NCCL_SOCKET_IFNAME", "orrery-no-such-interface", 1);
         else if (strcmp(argv[i], "device=local") == 0)
             device = orr_comm_local_rank(c);
     }

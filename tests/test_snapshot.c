@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -746,6 +747,115 @@ static void test_outfile_threads(void **state_)
     umask(old);
 }
 
+/* The names in directory d that start with prefix, into names (at most 8),
+ * sorted; returns how many. */
+static int names_with(const char *d, const char *prefix, char names[8][256])
+{
+    DIR *dd = opendir(d);
+    assert_non_null(dd);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dd));)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && n < 8)
+            snprintf(names[n++], 256, "%s", e->d_name);
+    closedir(dd);
+    qsort(names, (size_t)n, 256, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+/* A child process that begins writing path and then dies without a word
+ * (as kill -9 or MPI_Abort would end it), or, with pipes (ready, hold),
+ * tells ready it has begun and lives until hold's writing end closes (in
+ * the parent, or with it). */
+static pid_t writer(const char *path, const int ready[2], const int hold[2])
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        orr_outfile f;
+        orr_error err = {0};
+        if (orr_outfile_begin(&f, path, 0, &err) || orr_outfile_put(&f, "half", 4, &err))
+            _exit(3);
+        if (ready) {
+            char c = 'x';
+            close(ready[0]);
+            close(hold[1]);
+            if (write(ready[1], &c, 1) != 1)
+                _exit(4);
+            while (read(hold[0], &c, 1) > 0)
+                ;
+        }
+        _exit(0);   /* no commit, no abort: the temporary file stays */
+    }
+    return pid;
+}
+
+/* A temporary file left by a writer that died goes with the next write of
+ * the same file; a live writer's, another file's, another host's and the
+ * former format's (which names no process) stay. */
+static void test_stale_temporaries(void **state_)
+{
+    (void)state_;
+    const char *p = tmp_path("stale/target.bin"), *q = tmp_path("stale/target.bin2");
+    const char *sd = tmp_path("stale");
+    char names[8][256], prefix[64] = "target.bin.tmp.";
+    int status = 0;
+    assert_int_equal(mkdir(sd, 0777), 0);
+    /* a live writer of p */
+    int ready[2], hold[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(hold), 0);
+    pid_t live = writer(p, ready, hold);
+    char c;
+    close(hold[0]);
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    assert_int_equal(names_with(sd, prefix, names), 1);
+    char live_name[256];
+    snprintf(live_name, sizeof live_name, "%s", names[0]);
+    /* a writer of p that died (beginning, it left the live one's file),
+     * and one of q */
+    pid_t dead = writer(p, NULL, NULL), other = writer(q, NULL, NULL);
+    assert_int_equal(waitpid(dead, &status, 0), dead);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(waitpid(other, &status, 0), other);
+    assert_int_equal(names_with(sd, prefix, names), 2);
+    char left[256];
+    snprintf(left, sizeof left, "%s", strcmp(names[0], live_name) == 0 ? names[1] : names[0]);
+    /* the dead writer's name from another host (or container), and in the
+     * format before this one */
+    char elsewhere[512], former[512];
+    const char *tag = left + strlen(prefix);   /* HOST.PID.XXXXXX */
+    snprintf(elsewhere, sizeof elsewhere, "%s/%s%c%s", sd, prefix, tag[0] == '0' ? '1' : '0',
+             tag + 1);
+    snprintf(former, sizeof former, "%s/%sAb12Cd", sd, prefix);
+    orr_error err = {0};
+    TU_OK(orr_outfile_write(elsewhere, "x", 1, 0, &err), &err);
+    TU_OK(orr_outfile_write(former, "x", 1, 0, &err), &err);
+
+    TU_OK(orr_outfile_write(p, "whole", 5, 0, &err), &err);
+    int n = names_with(sd, prefix, names);
+    int found_left = 0, found_live = 0;
+    for (int k = 0; k < n; k++) {
+        found_left |= strcmp(names[k], left) == 0;
+        found_live |= strcmp(names[k], live_name) == 0;
+    }
+    assert_int_equal(found_left, 0);   /* the dead writer's: gone */
+    assert_int_equal(found_live, 1);   /* the live writer's: kept */
+    assert_int_equal(n, 3);            /* and the other host's and the former format's */
+    assert_int_equal(names_with(sd, "target.bin2.tmp.", names), 1);   /* another file's */
+
+    /* once the live writer dies too, the next write takes its file away */
+    close(hold[1]);
+    kill(live, SIGKILL);
+    assert_int_equal(waitpid(live, &status, 0), live);
+    TU_OK(orr_outfile_write(p, "again", 5, 0, &err), &err);
+    n = names_with(sd, prefix, names);
+    assert_int_equal(n, 2);
+    for (int k = 0; k < n; k++)
+        assert_string_not_equal(names[k], live_name);
+    close(ready[0]);
+    close(ready[1]);
+}
+
 /* ---- checkpoints ------------------------------------------------------------------ */
 
 /* Runs `total` steps uninterrupted and, from a checkpoint after `at` steps,
@@ -1101,6 +1211,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_outfile_threads),
+        cmocka_unit_test(test_stale_temporaries),
         cmocka_unit_test(test_restart_exact),
         cmocka_unit_test(test_restart_box_2d),
         cmocka_unit_test(test_restart_kspec),
