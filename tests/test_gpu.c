@@ -292,22 +292,24 @@ static void test_errors(void **state)
     orr_kspec s;
     orr_kspec_default(&s, ORR_TARGET_GPU);
     orr_engine *e = NULL;
-    /* bodies in double need about 96 bytes each: more of them than the
-     * device holds (2^30, 96 GiB, on an H100; 1.5 x 2^30 on an H200) */
-    orr_gpu_info info;
-    TU_OK(orr_cuda_device_info(0, &info, &err), &err);
-    long n = 1L << 30;
-    while ((double)n * 96 < 1.05 * (double)info.total_mem && n < (1L << 31) - (1L << 28))
-        n += 1L << 28;
-    if ((double)n * 96 < 1.05 * (double)info.total_mem)
-        skip();   /* more memory than 2^31 bodies use */
+    /* an engine the device has no room for: the device's memory taken
+     * first, 1 GiB at a time, then 2^24 bodies in double (1.5 GiB) asked
+     * for (the body count alone cannot do it: 2^30 bodies fit an H200) */
+    TU_OK(orr_cuda_ctx_acquire(0, &err), &err);
+    orr_devptr held[1024];
+    int nheld = 0;
+    while (nheld < 1024 && orr_cuda_alloc(&held[nheld], (size_t)1 << 30, &err) == ORR_OK)
+        nheld++;
+    orr_error_clear(&err);
     s.phys.precision = ORR_DOUBLE;
-    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, n, 0,
-                                       NULL, 0, &err), ORR_ERR_DEVMEM);
-    print_message("%s\n", err.msg);
-    char bodies[64];
-    snprintf(bodies, sizeof bodies, "%ld bodies", n);
-    assert_non_null(strstr(err.msg, bodies));
+    const long n = 1L << 24;
+    orr_status got = orr_engine_create(&e, ORR_BACKEND_CUDA, &s, ORR_VARIANT_TILED, n, 0, NULL,
+                                       0, &err);
+    for (int k = 0; k < nheld; k++)
+        orr_cuda_free(held[k]);
+    print_message("%d GiB held: %s\n", nheld, err.msg);
+    assert_int_equal(got, ORR_ERR_DEVMEM);
+    assert_non_null(strstr(err.msg, "16777216 bodies"));
     assert_non_null(strstr(err.msg, "device out of memory"));
     assert_null(e);
     /* a block the spec allows but a tile of which does not fit shared memory is
