@@ -3,7 +3,8 @@
  * ends, the view fixed by the first frame, option checks, and PNG files
  * read back with libpng: the right size, brighter where bodies are denser,
  * and an old frame kept when a write fails (a full disk named with the
- * file); frames written by worker threads: the same bytes. */
+ * file); frames written by worker threads: the same bytes, and failures
+ * reported in queue order. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -624,6 +625,47 @@ static int temporaries(const char *sub)
     return n;
 }
 
+/* Frames reported in queue order: a slow frame queued first and a fast
+ * one after it both fail; the fast one fails first, yet the first frame's
+ * failure is the one reported (by the next render or the flush), the
+ * other counted, whatever the order they finished in. */
+static void test_frames_error_order(void **state)
+{
+    (void)state;
+    orr_sim *s = clump_and_sparse();
+    orr_frames *f = NULL;
+    orr_error err = {0};
+    /* two workers, two slots: the third render waits for a slot, which the
+     * fast frame frees while the slow one is still being written */
+    TU_OK(orr_frames_create(&f, 2, 2, &err), &err);
+    orr_render_options big, small;
+    orr_render_options_default(&big);
+    big.width = big.height = 4096;
+    orr_render_options_default(&small);
+    small.width = small.height = 8;
+    orr_render_view vb, vs;
+    memset(&vb, 0, sizeof vb);
+    memset(&vs, 0, sizeof vs);
+    setenv("ORRERY_TEST_WRITE_FAIL", "1", 1);
+    TU_OK(orr_frames_render(f, s, tmp_path("order/slow.png"), &big, &vb, &err), &err);
+    TU_OK(orr_frames_render(f, s, tmp_path("order/fast.png"), &small, &vs, &err), &err);
+    orr_status st = orr_frames_render(f, s, tmp_path("order/third.png"), &small, &vs, &err);
+    int third_queued = st == ORR_OK;
+    if (st == ORR_OK)   /* not reported yet: the flush does */
+        st = orr_frames_flush(f, &err);
+    unsetenv("ORRERY_TEST_WRITE_FAIL");
+    assert_int_equal(st, ORR_ERR_IO);
+    char want[1200];
+    snprintf(want, sizeof want, "cannot write '%s': simulated failure (ORRERY_TEST_WRITE_FAIL is "
+             "set) (a frame written in the background; %d later frame%s failed too)",
+             tmp_path("order/slow.png"), third_queued ? 2 : 1, third_queued ? "s" : "");
+    assert_string_equal(err.msg, want);
+    TU_OK(orr_frames_flush(f, &err), &err);   /* each reported once */
+    orr_frames_destroy(f);
+    assert_int_equal(temporaries("order"), 0);
+    orr_sim_destroy(s);
+}
+
 /* 128 x 96 pixels of noise: a PNG far larger than a stdio buffer, so that
  * libpng itself meets the write's failure. */
 static uint8_t *noise(int w, int h)
@@ -705,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_png_atomic),
         cmocka_unit_test(test_frames_identical),
         cmocka_unit_test(test_frames_errors),
+        cmocka_unit_test(test_frames_error_order),
         cmocka_unit_test(test_png_disk_full),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
