@@ -18,7 +18,13 @@
  * rendering, and one that finds earlier frames still in flight renders
  * and leaves it for a later call.  With 0 threads the writer works on the
  * caller's thread: each frame is on disk, or its failure returned, when
- * orr_frames_render returns.  One caller thread at a time. */
+ * orr_frames_render returns.  One caller thread at a time.
+ *
+ * Frames in flight live in the workers: a process that exits (exit(),
+ * returning from main) while frames are still queued or being written
+ * loses them and leaves their temporary files (outfile.h; the next write
+ * of the same path removes them).  Flush first; the Lua layer does at the
+ * end of a script and at os.exit. */
 #ifndef ORR_FRAMES_H
 #define ORR_FRAMES_H
 
