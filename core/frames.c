@@ -114,10 +114,25 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* The failure kept, into err (and forgotten).  Locked. */
+/* Whether the failure kept is the first by queue order for good: no frame
+ * queued before it is still queued or being written (one of those may
+ * fail too, and it would come first).  Locked. */
+static int failure_settled(const orr_frames *f)
+{
+    for (int k = 0; k < f->depth; k++) {
+        const slot *q = &f->slots[k];
+        if ((q->state == QUEUED || q->state == BUSY) && q->seq < f->failed_seq)
+            return 0;
+    }
+    return 1;
+}
+
+/* The failure kept, into err (and forgotten), once it is settled; ORR_OK
+ * while there is none or frames queued before it are still in flight.
+ * Locked. */
 static orr_status take_failure(orr_frames *f, orr_error *err)
 {
-    if (f->failed.code == ORR_OK)
+    if (f->failed.code == ORR_OK || !failure_settled(f))
         return ORR_OK;
     orr_status st = f->failed.code;
     char *msg = f->failed.msg;

@@ -9,11 +9,22 @@
  * values), and frames for one path reach it in the order they were queued.
  *
  * A worker's failure (a full disk, a directory that cannot be made) is
- * kept, the first by queue order with a count of any later ones, and
- * returned by the next orr_frames_render or orr_frames_flush; the message
- * names the file.  With 0 threads the writer works on the caller's thread:
- * each frame is on disk, or its failure returned, when orr_frames_render
- * returns.  One caller thread at a time. */
+ * kept, the message naming the file and the system's reason.  Failures
+ * are returned in queue order, each once: the first frame by queue order
+ * that failed, with a count of the later ones that failed by then, and
+ * only once every frame queued before it is done (one of those may fail
+ * too and then comes first).  orr_frames_flush returns it always; an
+ * orr_frames_render that finds it so settled returns it instead of
+ * rendering, and one that finds earlier frames still in flight renders
+ * and leaves it for a later call.  With 0 threads the writer works on the
+ * caller's thread: each frame is on disk, or its failure returned, when
+ * orr_frames_render returns.  One caller thread at a time.
+ *
+ * Frames in flight live in the workers: a process that exits (exit(),
+ * returning from main) while frames are still queued or being written
+ * loses them and leaves their temporary files (outfile.h; the next write
+ * of the same path removes them).  Flush first; the Lua layer does at the
+ * end of a script and at os.exit. */
 #ifndef ORR_FRAMES_H
 #define ORR_FRAMES_H
 
@@ -31,13 +42,15 @@ void orr_frames_destroy(orr_frames *f);
 
 /* Renders the bodies of s into path as orr_render_sim does, the view
  * updated here: deposits now, then queues the rest (waiting while every
- * slot is taken).  An earlier frame's failure comes first: it is returned
- * (and forgotten) and this frame is not rendered. */
+ * slot is taken).  An earlier frame's failure comes first once it is
+ * settled (every frame queued before it done): it is returned (and
+ * forgotten) and this frame is not rendered. */
 orr_status orr_frames_render(orr_frames *f, orr_sim *s, const char *path,
                              const orr_render_options *o, orr_render_view *view, orr_error *err);
 
 /* Waits until every frame queued is on disk or failed; returns the first
- * failure not reported yet (and forgets it). */
+ * failure by queue order not reported yet (and forgets it), with the count
+ * of the later ones. */
 orr_status orr_frames_flush(orr_frames *f, orr_error *err);
 
 /* The writer's workers (0: it writes on the caller's thread). */

@@ -279,6 +279,18 @@ orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_
         return orr_fail(err, ORR_ERR_IO, "cannot write '%s': cannot set mode %o: %s", path,
                         (unsigned)mode, strerror(e));
     }
+    const char *full = getenv("ORRERY_TEST_DISK_FULL");
+    if (full && full[0]) {   /* the test hook: the temporary's writes meet a full disk */
+        int dev = open("/dev/full", O_WRONLY | O_CLOEXEC);
+        e = dev < 0 || dup3(dev, f->fd, O_CLOEXEC) < 0 ? errno : 0;
+        if (dev >= 0)
+            close(dev);
+        if (e) {
+            orr_outfile_abort(f);
+            return orr_fail(err, ORR_ERR_IO, "cannot write '%s': /dev/full (ORRERY_TEST_DISK_FULL "
+                            "is set): %s", path, strerror(e));
+        }
+    }
     return ORR_OK;
 }
 

@@ -47,7 +47,12 @@ typedef struct {
  * file 0666 less the umask, as fopen would; any other mode is set exactly
  * (0600 for the kernel cache and the tuning store).  Errors name the path:
  * "cannot write 'out/x.h5': cannot create directory 'out': ...".  On
- * failure there is nothing to abort. */
+ * failure there is nothing to abort.  When the environment variable
+ * ORRERY_TEST_DISK_FULL is set (non-empty), the temporary file's
+ * descriptor is /dev/full's, so that every write through orr_outfile_put
+ * and orr_outfile_stream fails with ENOSPC as on a full disk (for the
+ * tests of that path; a writer that opens the file by name is not
+ * affected). */
 orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_error *err);
 /* Writes len bytes to the temporary file ("cannot write 'PATH': REASON" on
  * failure; the caller then aborts). */

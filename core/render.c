@@ -307,6 +307,67 @@ orr_status orr_render_colorize(const double *density, const orr_render_options *
 
 /* ---- output -------------------------------------------------------------------- */
 
+/* libpng's output goes to the temporary file's stream (outfile.h), and a
+ * write that fails keeps the file's name and the system's reason (a full
+ * disk: "cannot write 'f.png': No space left on device") where libpng
+ * would say only "Write Error".  libpng reports through these hooks,
+ * never on stderr. */
+typedef struct {
+    FILE *fp;
+    const char *path;
+    orr_error *err;    /* the caller's: the write's failure */
+    int failed;        /* a write failed (err set) */
+    char why[128];     /* libpng's own message */
+} png_out;
+
+static void png_put(png_structp png, png_bytep data, size_t len)
+{
+    png_out *o = png_get_io_ptr(png);
+    errno = 0;
+    if (fwrite(data, 1, len, o->fp) != len) {
+        int e = errno ? errno : EIO;
+        orr_fail(o->err, ORR_ERR_IO, "cannot write '%s': %s", o->path, strerror(e));
+        o->failed = 1;
+        png_error(png, "write failed");
+    }
+}
+
+static void png_noflush(png_structp png)
+{
+    (void)png;   /* commit flushes */
+}
+
+static void png_fail(png_structp png, png_const_charp msg)
+{
+    png_out *o = png_get_error_ptr(png);
+    snprintf(o->why, sizeof o->why, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void png_warn(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+/* The PNG stream of rgb into png: what png_image_write gives an 8-bit RGB
+ * picture (the sRGB chunk, no interlace, libpng's default compression).
+ * 0 when libpng failed (longjmp from png_fail); nothing here outlives it. */
+static int png_encode(png_structp png, png_infop info, int width, int height,
+                      const uint8_t *rgb)
+{
+    if (setjmp(png_jmpbuf(png)))
+        return 0;
+    png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
+    png_set_sRGB(png, info, PNG_sRGB_INTENT_PERCEPTUAL);
+    png_write_info(png, info);
+    for (int y = 0; y < height; y++)
+        png_write_row(png, rgb + 3 * (size_t)width * (size_t)y);
+    png_write_end(png, info);
+    return 1;
+}
+
 orr_status orr_render_write_png(const char *path, int width, int height, const uint8_t *rgb,
                                 orr_error *err)
 {
@@ -315,19 +376,23 @@ orr_status orr_render_write_png(const char *path, int width, int height, const u
     orr_status st = orr_outfile_begin_stream(&f, path, 0, &fp, err);
     if (st)
         return st;
-    png_image img;
-    memset(&img, 0, sizeof img);
-    img.version = PNG_IMAGE_VERSION;
-    img.width = (png_uint_32)width;
-    img.height = (png_uint_32)height;
-    img.format = PNG_FORMAT_RGB;
-    int ok = png_image_write_to_stdio(&img, fp, 0, rgb, 0, NULL);
-    char why[128];
-    snprintf(why, sizeof why, "%s", img.message[0] ? img.message : "libpng error");
-    png_image_free(&img);
+    png_out out = {fp, path, err, 0, ""};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &out, png_fail, png_warn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    const int made = info != NULL;
+    int ok = 0;
+    if (made) {
+        png_set_write_fn(png, &out, png_put, png_noflush);
+        ok = png_encode(png, info, width, height, rgb);
+    }
+    png_destroy_write_struct(&png, &info);   /* either may be NULL */
     if (!ok) {
         orr_outfile_abort(&f);
-        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, why);
+        if (out.failed)   /* err names the file and the system's reason */
+            return ORR_ERR_IO;
+        if (!made)
+            return orr_fail(err, ORR_ERR_NOMEM, "cannot write '%s': out of memory", path);
+        return orr_fail(err, ORR_ERR_IO, "cannot write '%s': libpng: %s", path, out.why);
     }
     return orr_outfile_commit(&f, err);
 }

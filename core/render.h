@@ -81,7 +81,10 @@ orr_status orr_render_colorize(const double *density, const orr_render_options *
  * unknown name. */
 orr_status orr_render_colormap(const char *name, double t, uint8_t rgb[3], orr_error *err);
 
-/* Writes an 8-bit RGB image (rows top to bottom) as a PNG, atomically. */
+/* Writes an 8-bit RGB image (rows top to bottom) as a PNG, atomically: a
+ * failed write leaves no temporary file and the old file as it was, and
+ * names the file and the system's reason ("cannot write 'f.png': No space
+ * left on device"). */
 orr_status orr_render_write_png(const char *path, int width, int height, const uint8_t *rgb,
                                 orr_error *err);
 

@@ -9,8 +9,8 @@
  * written in the background by a writer (frames.h) kept the same way,
  * made on its first frame: flushed by sim:flush, sim:checkpoint, sim:run's
  * end, closing the simulation and the end of the script, whose errors are
- * raised there; a writer collected with its simulation prints its error,
- * and the run exits non-zero. */
+ * raised there; a writer collected with its simulation, or flushed by
+ * os.exit (lrun.c), prints its error, and the run exits non-zero. */
 #include "lorrery.h"
 #include "checkpoint.h"
 #include "frames.h"
@@ -204,6 +204,20 @@ int orr_lua_frames_finish(lua_State *L)
     if (orr_comm_agree(orr_lua_comm, st, 0, &err))
         return orr_lua_fail(L, &err, NULL);
     return 0;
+}
+
+void orr_lua_frames_settle(lua_State *L)
+{
+    push_frames_table(L);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        frames_box *b = luaL_testudata(L, -1, FRAMES_META);
+        orr_error err = {0};
+        if (b && b->f && orr_frames_flush(b->f, &err))
+            orr_lua_frames_lost(&err);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
 }
 
 /* sim:flush(): every frame sim:render queued is on disk when it returns;

@@ -95,11 +95,15 @@ void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when);
  * stopped (closing the simulation); returns the first failure not
  * reported yet, in err.  orr_lua_frames_finish (a lua_CFunction, for the
  * end of a script): every simulation's frames on disk; raises the first
- * failure.  orr_lua_frames_lost: a failure no script can see any more (a
- * simulation collected) printed to stderr and counted in
+ * failure.  orr_lua_frames_settle (for os.exit): every simulation's
+ * frames on disk, raising nothing and with no collective (a rank may exit
+ * alone), each writer's failure passed to orr_lua_frames_lost.
+ * orr_lua_frames_lost: a failure no script can see any more (a simulation
+ * collected, the process exiting) printed to stderr and counted in
  * orr_lua_frame_failures, for the exit status. */
 orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err);
 int orr_lua_frames_finish(lua_State *L);
+void orr_lua_frames_settle(lua_State *L);
 void orr_lua_frames_lost(orr_error *err);
 extern int orr_lua_frame_failures;
 

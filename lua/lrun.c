@@ -3,7 +3,8 @@
  * (the C core and the embedded lua/orrery/NAME.lua), `arg`, the script run
  * under a message handler that adds a traceback, and Ctrl-C turned into a
  * clean stop: the SIGINT handler sets the flag orr_sim_step polls and a
- * count hook (lua.c's laction) that stops pure-Lua loops. */
+ * count hook (lua.c's laction) that stops pure-Lua loops.  os.exit is
+ * Lua's with the frames still being written put on disk first. */
 #include "lrun.h"
 #include "cli.h"
 #include "law.h"
@@ -13,6 +14,7 @@
 #include <lualib.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static volatile int interrupted;
@@ -57,6 +59,32 @@ static int msghandler(lua_State *L)
     return 1;
 }
 
+/* os.exit([code [, close]]) as Lua's (the status: true 0, false 1, a
+ * number itself; close: the state closed first, its simulations with it),
+ * but the frames still being written reach the disk first, where C's exit()
+ * would end their writer threads mid-file.  A frame that cannot be written
+ * is printed, once, and a status of 0 becomes 1; so does one printed
+ * earlier (a simulation collected with a failed frame).  No collective:
+ * over several ranks one rank may exit alone (rank 0 writes the frames). */
+static int os_exit(lua_State *L)
+{
+    int status;
+    if (lua_isboolean(L, 1))
+        status = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
+    else
+        status = (int)luaL_optinteger(L, 1, EXIT_SUCCESS);
+    int close = lua_toboolean(L, 2);
+    orr_lua_frames_settle(L);
+    if (close) {   /* the simulations freed (their frames are on disk) */
+        signal(SIGINT, SIG_DFL);   /* on_sigint would hook the state being closed */
+        running = NULL;
+        lua_close(L);
+    }
+    if (status == EXIT_SUCCESS && orr_lua_frame_failures)
+        status = EXIT_FAILURE;
+    exit(status);
+}
+
 /* package.preload["orrery.core"] = the C module; "init.lua" becomes
  * "orrery" and "X.lua" "orrery.X", with chunk names "=orrery/X.lua". */
 static void install_preloads(lua_State *L)
@@ -88,6 +116,10 @@ static int setup(lua_State *L)
     int argc = (int)lua_tointeger(L, 2);
     char **argv = lua_touserdata(L, 3);
     luaL_openlibs(L);
+    lua_getglobal(L, "os");
+    lua_pushcfunction(L, os_exit);
+    lua_setfield(L, -2, "exit");
+    lua_pop(L, 1);
     orr_lua_source_install(L);
     install_preloads(L);
     if (script && strcmp(script, "-") != 0) {

@@ -7,6 +7,8 @@
 # message (plus a traceback for run-time errors), also for a script in a deep
 # directory (named in full, as written); arg; Ctrl-C (exit 130);
 # the energy log in a pipe (no progress bar) and on a terminal (a bar);
+# frames written in the background, at the end of a script and at os.exit,
+# and their failures (a full disk among them);
 # scripts/core_collapse.lua stopping before a collapse, and resuming.
 # Prints cmocka-style summary lines so tests/run.sh can count it.
 #   bash tests/test_lua.sh BUILD_DIR [NAME ...]
@@ -338,6 +340,49 @@ printf "orrery: cannot write 'plain/gc.png': 'plain' is not a directory (a frame
 expect frame-fails-when-collected 1 exp -- "$orr_abs" run frame_fail.lua gc
 grep -q '^after the collection$' "$tmp/stdout" && ok frame-fails-script-goes-on ||
   bad frame-fails-script-goes-on
+
+# os.exit with frames still being written: every frame on disk first (the
+# bytes of frames written at once, no temporary left), with or without
+# closing the state; a frame that cannot be written is printed once and
+# makes the exit status 1 (a status the script gave that is not 0 stays);
+# a full disk names the file and the system's reason
+cat >frame_exit.lua <<'EOF'
+-- arg[1]: directory, arg[2]: how the script ends, arg[3]: frames
+local orrery = require "orrery"
+sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 2000, seed = 5 }, backend = "cpu" }
+for k = 1, tonumber(arg[3] or 3) do
+  sim:render{ path = arg[1] .. "/f_%02d.png", width = 1024, height = 1024 }
+end
+print("queued")
+if arg[2] == "exit" then os.exit()
+elseif arg[2] == "close" then os.exit(true, true)
+elseif arg[2] == "code3" then os.exit(3)
+elseif arg[2] == "false" then os.exit(false) end
+EOF
+no_temps() { [ -z "$(ls -a "$@" 2>/dev/null | grep '\.tmp\.')" ]; }
+ORRERY_FRAME_THREADS=0 "$orr_abs" run frame_exit.lua exit_sync exit >out 2>&1; rc=$?
+[ "$rc" -eq 0 ] && [ "$(ls exit_sync | wc -l)" -eq 3 ] && ok frames-exit-reference ||
+  { bad "frames-exit-reference: exit $rc"; sed 's/^/    /' out; }
+for how in exit close; do
+  "$orr_abs" run frame_exit.lua "exit_$how" "$how" >out 2>err; rc=$?
+  [ "$rc" -eq 0 ] && [ ! -s err ] && diff -r exit_sync "exit_$how" >/dev/null && no_temps "exit_$how" &&
+    ok "frames-written-at-os-exit-$how" ||
+    { bad "frames-written-at-os-exit-$how: exit $rc; $(ls -a "exit_$how" | tr '\n' ' ')"; sed 's/^/    /' err; }
+done
+printf "orrery: cannot write 'exit_fail/f_00.png': simulated failure (ORRERY_TEST_WRITE_FAIL is set) (a frame written in the background)\n" >exp
+for how in exit close code3; do
+  want=1; [ "$how" = code3 ] && want=3
+  expect "frame-fails-at-os-exit-$how" "$want" exp -- env ORRERY_TEST_WRITE_FAIL=1 "$orr_abs" run frame_exit.lua exit_fail "$how" 1
+  [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && [ ! -e exit_fail/f_00.png ] && no_temps exit_fail &&
+    ok "frame-fails-at-os-exit-$how-once" ||
+    { bad "frame-fails-at-os-exit-$how-once"; sed 's/^/    /' "$tmp/stderr"; }
+done
+"$orr_abs" run frame_exit.lua exit_false false 1 >out 2>&1; rc=$?
+check os-exit-false 1 $rc '^queued$' out
+printf "orrery: cannot write 'full/f_00.png': No space left on device (a frame written in the background)\n" >exp
+expect frame-disk-full 1 exp -- env ORRERY_TEST_DISK_FULL=1 "$orr_abs" run frame_exit.lua full end 1
+[ ! -e full/f_00.png ] && no_temps full && ok frame-disk-full-nothing-left ||
+  bad "frame-disk-full-nothing-left: $(ls -a full | tr '\n' ' ')"
 
 # a script in a deep directory, run by a relative path of more than Lua's
 # LUA_IDSIZE (60) bytes: every message names it (and the files it loads) the

@@ -2,10 +2,15 @@
  * conserves mass, the projection axes, row 0 at the top), the colour maps'
  * ends, the view fixed by the first frame, option checks, and PNG files
  * read back with libpng: the right size, brighter where bodies are denser,
- * and an old frame kept when a write fails. */
+ * and an old frame kept when a write fails (a full disk named with the
+ * file); frames written by worker threads: the same bytes, and failures
+ * reported in queue order. */
 #include "testutil.h"
 
+#include <errno.h>
 #include <png.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -606,6 +611,127 @@ static void test_frames_errors(void **state)
     orr_sim_destroy(s);
 }
 
+/* The temporaries left in the test directory's sub-directory sub (its
+ * files named "*.tmp.*"), counted. */
+static int temporaries(const char *sub)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c '\\.tmp\\.'", tmp_path(sub));
+    FILE *fp = popen(cmd, "r");
+    assert_non_null(fp);
+    int n = -1;
+    assert_int_equal(fscanf(fp, "%d", &n), 1);
+    pclose(fp);
+    return n;
+}
+
+/* Frames reported in queue order: a slow frame queued first and a fast
+ * one after it both fail; the fast one fails first, yet the first frame's
+ * failure is the one reported (by the next render or the flush), the
+ * other counted, whatever the order they finished in. */
+static void test_frames_error_order(void **state)
+{
+    (void)state;
+    orr_sim *s = clump_and_sparse();
+    orr_frames *f = NULL;
+    orr_error err = {0};
+    /* two workers, two slots: the third render waits for a slot, which the
+     * fast frame frees while the slow one is still being written */
+    TU_OK(orr_frames_create(&f, 2, 2, &err), &err);
+    orr_render_options big, small;
+    orr_render_options_default(&big);
+    big.width = big.height = 4096;
+    orr_render_options_default(&small);
+    small.width = small.height = 8;
+    orr_render_view vb, vs;
+    memset(&vb, 0, sizeof vb);
+    memset(&vs, 0, sizeof vs);
+    setenv("ORRERY_TEST_WRITE_FAIL", "1", 1);
+    TU_OK(orr_frames_render(f, s, tmp_path("order/slow.png"), &big, &vb, &err), &err);
+    TU_OK(orr_frames_render(f, s, tmp_path("order/fast.png"), &small, &vs, &err), &err);
+    orr_status st = orr_frames_render(f, s, tmp_path("order/third.png"), &small, &vs, &err);
+    int third_queued = st == ORR_OK;
+    if (st == ORR_OK)   /* not reported yet: the flush does */
+        st = orr_frames_flush(f, &err);
+    unsetenv("ORRERY_TEST_WRITE_FAIL");
+    assert_int_equal(st, ORR_ERR_IO);
+    char want[1200];
+    snprintf(want, sizeof want, "cannot write '%s': simulated failure (ORRERY_TEST_WRITE_FAIL is "
+             "set) (a frame written in the background; %d later frame%s failed too)",
+             tmp_path("order/slow.png"), third_queued ? 2 : 1, third_queued ? "s" : "");
+    assert_string_equal(err.msg, want);
+    TU_OK(orr_frames_flush(f, &err), &err);   /* each reported once */
+    orr_frames_destroy(f);
+    assert_int_equal(temporaries("order"), 0);
+    orr_sim_destroy(s);
+}
+
+/* 128 x 96 pixels of noise: a PNG far larger than a stdio buffer, so that
+ * libpng itself meets the write's failure. */
+static uint8_t *noise(int w, int h)
+{
+    uint8_t *rgb = malloc(3 * (size_t)w * (size_t)h);
+    assert_non_null(rgb);
+    uint64_t seed = 5;
+    for (size_t k = 0; k < 3 * (size_t)w * (size_t)h; k++)
+        rgb[k] = (uint8_t)(256 * tu_rand(&seed));
+    return rgb;
+}
+
+/* A PNG that meets a full disk (ORRERY_TEST_DISK_FULL: the temporary's
+ * writes go to /dev/full, ENOSPC) or the file size limit (RLIMIT_FSIZE:
+ * EFBIG, the kernel's own) fails naming the file and the system's reason;
+ * the frame before stays as it was and no temporary is left. */
+static void test_png_disk_full(void **state)
+{
+    (void)state;
+    const int w = 128, h = 96;
+    uint8_t *rgb = noise(w, h);
+    orr_error err = {0};
+    const char *p = tmp_path("full/f_0003.png");
+    TU_OK(orr_render_write_png(p, 16, 8, rgb, &err), &err);   /* the frame before */
+    size_t len0;
+    char *before = slurp(p, &len0);
+    char want[700];
+
+    setenv("ORRERY_TEST_DISK_FULL", "1", 1);
+    orr_status st = orr_render_write_png(p, w, h, rgb, &err);
+    unsetenv("ORRERY_TEST_DISK_FULL");
+    assert_int_equal(st, ORR_ERR_IO);
+    snprintf(want, sizeof want, "cannot write '%s': %s", p, strerror(ENOSPC));
+    assert_string_equal(err.msg, want);
+    assert_int_equal(temporaries("full"), 0);
+    /* a small picture fails as well (its bytes meet the disk at the flush) */
+    setenv("ORRERY_TEST_DISK_FULL", "1", 1);
+    st = orr_render_write_png(p, 2, 2, rgb, &err);
+    unsetenv("ORRERY_TEST_DISK_FULL");
+    assert_int_equal(st, ORR_ERR_IO);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(temporaries("full"), 0);
+
+    /* the file size limit: a real write() failing part way */
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 2000;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    st = orr_render_write_png(p, w, h, rgb, &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    assert_int_equal(st, ORR_ERR_IO);
+    snprintf(want, sizeof want, "cannot write '%s': %s", p, strerror(EFBIG));
+    assert_string_equal(err.msg, want);
+    assert_int_equal(temporaries("full"), 0);
+
+    size_t len1;
+    char *after = slurp(p, &len1);   /* the frame before, whole */
+    assert_true(len0 == len1 && memcmp(before, after, len0) == 0);
+    free(before);
+    free(after);
+    free(rgb);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -621,6 +747,8 @@ int main(void)
         cmocka_unit_test(test_png_atomic),
         cmocka_unit_test(test_frames_identical),
         cmocka_unit_test(test_frames_errors),
+        cmocka_unit_test(test_frames_error_order),
+        cmocka_unit_test(test_png_disk_full),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
