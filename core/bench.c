@@ -510,10 +510,11 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
     if (active < 1 || active > n)
         return orr_fail(err, ORR_ERR_ARG, "active bodies must be from 1 to N = %ld (got %ld)", n,
                         active);
-    double *attr = NULL, *io = malloc(sizeof(double) * 3 * (size_t)n);
+    double *attr = NULL;
+    int *level = malloc(sizeof(int) * (size_t)n);
     long *idx = malloc(sizeof(long) * (size_t)active);
     orr_engine *e = NULL;
-    orr_status st = io && idx ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_status st = level && idx ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     if (!st)
         st = bench_engine(kind, spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &e, &attr, err);
     /* every body a step of H, the `active` ones (spread over the set) H / 2:
@@ -527,11 +528,11 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
     if (blocks) {
         st = orr_engine_blocks_begin(e, &p, 1, 1, err);
         for (long i = 0; !st && i < n; i++)
-            io[i] = 1.0;
+            level[i] = 0;
         for (long i = 0; !st && i < active; i++)
-            io[idx[i]] = active == n ? 1.0 : 0.5;
+            level[idx[i]] = active == n ? 0 : 1;
         if (!st)
-            st = orr_engine_blocks_field(e, 2, io, 1, NULL, err);
+            st = orr_engine_blocks_levels(e, level, 1, err);
     }
     double *acc = blocks || st ? NULL : malloc(sizeof(double) * 6 * (size_t)active);
     if (!st && !blocks && !acc)
@@ -553,7 +554,7 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
                 st = orr_fail(err, ORR_ERR_ARG, "the block had %ld active bodies, not %ld", nact,
                               active);
             if (!st)   /* the same steps again next time */
-                st = orr_engine_blocks_field(e, 2, io, 1, NULL, err);
+                st = orr_engine_blocks_levels(e, level, 1, err);
         } else {
             const double t0 = orr_now_s();
             st = orr_engine_accel_jerk(e, active, idx, acc, acc + 3 * active, err);
@@ -564,7 +565,7 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
     }
     *ms = best * 1e3;
     free(acc);
-    free(io);
+    free(level);
     free(idx);
     free(attr);
     orr_engine_destroy(e);

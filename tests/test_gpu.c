@@ -456,6 +456,23 @@ static void test_hermite_launches(void **state)
     free(idx);
 }
 
+/* bench --integrator hermite on the GPU: one block of some and of all
+ * bodies, on the engine's own block steps (its levels set per body) */
+static void test_bench_hermite(void **state)
+{
+    NEED_GPU();
+    orr_error err = {0};
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_GPU);
+    s.phys.precision = ORR_DOUBLE;
+    for (long active = 64; active <= 4096; active *= 64) {
+        double ms = 0;
+        TU_OK(orr_bench_hermite(ORR_BACKEND_CUDA, &s, 4096, active, NULL, 5, &ms, &err), &err);
+        print_message("bench hermite, 4096 bodies, %ld active: %.4f ms a block\n", active, ms);
+        assert_true(ms > 0 && ms < 100);
+    }
+}
+
 /* The Hermite integrator's restored steps on the GPU (testutil.h). */
 static void test_hermite_restored_steps(void **state)
 {
@@ -799,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_deposit),
         cmocka_unit_test(test_hermite_launches),
         cmocka_unit_test(test_hermite_restored_steps),
+        cmocka_unit_test(test_bench_hermite),
         cmocka_unit_test(test_tune_long_pass),
         cmocka_unit_test(test_uuid),
     };
