@@ -3,7 +3,8 @@
  * (one precision per object).  Structure of arrays; OpenMP threads over the
  * target bodies i, and the j-loop in tiles of ORR_BLOCK bodies that `omp simd`
  * vectorises.  Tile sums are added with compensation, as on the GPU.
- * ORR_THREADS > 0 fixes the number of OpenMP threads (the tuner varies it).
+ * ORR_THREADS > 0 caps the number of OpenMP threads (the tuner varies it);
+ * a loop uses fewer when its work is small (orr_omp_threads).
  *
  * The force law's generated section comes before this file (orr_pair_accel,
  * orr_pair_potential, orr_law_scale; ORR_NATTR attributes stored as arrays
@@ -27,11 +28,26 @@
 
 #define ORR_EXPORT __attribute__((visibility("default")))
 
-#if ORR_THREADS > 0
-#define ORR_OMP_FOR _Pragma("omp parallel for schedule(static) num_threads(ORR_THREADS)")
-#else
-#define ORR_OMP_FOR _Pragma("omp parallel for schedule(static)")
-#endif
+/* A loop of `work` pair interactions runs on one thread for each
+ * ORR_OMP_GRAIN of them, up to ORR_THREADS (or OpenMP's default): a small
+ * block step (64 targets of 2048 bodies) runs on the calling thread alone.
+ * Every parallel region ends in a barrier that waits for its slowest
+ * thread, and on a machine whose cores are busy with other processes a
+ * worker that is not running makes the region cost a scheduler time slice
+ * (several milliseconds, whatever its size): a region too small to gain
+ * from threads must not pay that.  ORR_OMP_GRAIN is about 0.1 ms of one
+ * thread's work (accelerations and jerks in double: 1.3e9 pairs/s on one
+ * core of the development machine), so a region's start (a few us) stays
+ * a small part of it. */
+#define ORR_OMP_GRAIN 131072
+int omp_get_max_threads(void);
+static inline int orr_omp_threads(double work)
+{
+    const int most = ORR_THREADS > 0 ? ORR_THREADS : omp_get_max_threads();
+    const double want = work / ORR_OMP_GRAIN;
+    return want >= most ? most : want >= 1 ? (int)want : 1;
+}
+#define ORR_OMP_FOR _Pragma("omp parallel for schedule(static) num_threads(orr_nt_)")
 
 ORR_EXPORT void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
                               const real *restrict z, const real *restrict m,
@@ -83,6 +99,7 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
 {
     ORR_RT_LOAD(rt, rtp);
     const real g = orr_law_scale(rt);
+    const int orr_nt_ = orr_omp_threads((double)ni * (double)n);
     ORR_OMP_FOR
     for (long k = 0; k < ni; k++) {
         const long i = idx ? idx[k] : first + k;
@@ -124,6 +141,7 @@ int orr_cpu_accel_jerk(long n, const real *restrict x, const real *restrict y,
         return 1;
     ORR_RT_LOAD(rt, rtp);
     const real g = orr_law_scale(rt);
+    const int orr_nt_ = orr_omp_threads((double)ni * (double)n);
     ORR_OMP_FOR
     for (long k = 0; k < ni; k++) {
         const long i = idx[k];
@@ -174,6 +192,7 @@ double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
      * changed from run to run on a 16-core machine). */
     enum { ORR_POT_PARTS = 256 };
     double part[ORR_POT_PARTS];
+    const int orr_nt_ = orr_omp_threads((double)count * (double)n);
     ORR_OMP_FOR
     for (int p = 0; p < ORR_POT_PARTS; p++) {
         const long lo = first + (long)((double)count * p / ORR_POT_PARTS),
