@@ -56,7 +56,8 @@ static const char *usage_commands =
     "                            (under mpirun: the one-rank figure with the one-GPU tuning,\n"
     "                            the ranks with their slice's)\n"
     "      --integrator hermite  time Hermite block steps instead: one block of --active\n"
-    "                            bodies (LIST; default all N) against all N (60 flops each);\n"
+    "                            bodies (LIST, 'all' for N; default all) against all N (60\n"
+    "                            flops each; one rank only);\n"
     "                            with --tune, the force + jerk launches tuned per N\n"
     "      --csv                 machine-readable rows\n"
     "      and the kernel options below\n"
@@ -625,19 +626,27 @@ static int cmd_compile(args_t *a)
 
 /* ---- bench --------------------------------------------------------------- */
 
-static int parse_list(const char *s, long *out, int max, int *count)
+/* Parses a comma-separated LIST of opt (--n, --active) into out; with
+ * all_ok, the word `all` is 0 (every body).  Returns a usage exit code, or 0. */
+static int parse_list(const char *cmd, const char *opt, const char *s, int all_ok, long *out,
+                      int max, int *count)
 {
     *count = 0;
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
+        return orr_cli_usage_error("%s: %s: the list is longer than %zu characters", cmd, opt,
+                                   sizeof buf - 1);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (*count >= max)
-            return orr_cli_usage_error("bench: --n takes at most %d values", max);
-        if (parse_int("bench", "--n", w, 1, 1L << 30, &out[(*count)++]))
+            return orr_cli_usage_error("%s: %s takes at most %d values", cmd, opt, max);
+        if (all_ok && strcmp(w, "all") == 0)
+            out[(*count)++] = 0;
+        else if (parse_int(cmd, opt, w, 1, 1L << 30, &out[(*count)++]))
             return 2;
     }
     if (*count == 0)
-        return orr_cli_usage_error("bench: --n needs at least one body count");
+        return orr_cli_usage_error("%s: %s needs at least one %s", cmd, opt,
+                                   all_ok ? "count of bodies (or all)" : "body count");
     return 0;
 }
 
@@ -687,7 +696,7 @@ static int run_option(args_t *a, run_opts *r, int *bad)
     }
     if (opt_value(a, "--n", &v, bad)) {
         if (!*bad)
-            *bad = parse_list(v, r->ns, ORR_CLI_MAX_N, &r->nn);
+            *bad = parse_list(a->cmd, "--n", v, 0, r->ns, ORR_CLI_MAX_N, &r->nn);
         return 1;
     }
     return 0;
@@ -750,7 +759,7 @@ typedef struct {
     const char *variant_arg;   /* --variant as given (tiled) */
     int csv, tune;             /* --csv, --tune */
     int hermite;               /* --integrator hermite: block steps (orr_bench_hermite) */
-    long active[ORR_CLI_MAX_N];   /* --active: bodies per block (none: all) */
+    long active[ORR_CLI_MAX_N];   /* --active: bodies per block (none, or 0 for all: N) */
     int nactive;
     orr_variant variants[2];   /* what runs, in order (bench_resolve) */
     int nv;
@@ -784,7 +793,7 @@ static int bench_parse(args_t *a, bench_opts *b)
             b->hermite = 1;
         } else if (opt_value(a, "--active", &v, &bad)) {
             if (!bad)
-                bad = parse_list(v, b->active, ORR_CLI_MAX_N, &b->nactive);
+                bad = parse_list("bench", "--active", v, 1, b->active, ORR_CLI_MAX_N, &b->nactive);
         } else {
             bad = orr_cli_usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
@@ -1005,6 +1014,10 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
 {
     if (b->nv != 1 || b->variants[0] != ORR_VARIANT_TILED)
         return orr_cli_usage_error("bench: over several ranks only the tiled variant runs");
+    if (b->hermite)   /* never time something other than what was asked */
+        return orr_cli_usage_error("bench: --integrator hermite times block steps on one rank "
+                                   "only; over several ranks they are not measured yet (run "
+                                   "it without mpirun)");
     const int rank0 = orr_comm_rank(c) == 0, ranks = orr_comm_size(c);
     const int device = rank_device(c, b->run.kind);
     orr_error ae = {0};   /* each rank resolved its backend: agreed before any rank acts on it */
@@ -1116,7 +1129,7 @@ static int bench_hermite(const bench_opts *b)
         if (tuned && !csv)
             print_hermite_choice(&h, n);
         for (int j = 0; j < na; j++) {
-            const long act = b->nactive ? b->active[j] : n;
+            const long act = b->nactive && b->active[j] ? b->active[j] : n;
             if (act > n)
                 continue;
             double ms = 0;

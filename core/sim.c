@@ -419,7 +419,12 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                 : orr_law_builtin(c->force ? c->force : "gravity", &s->law, err);
     if (!st)
         st = orr_law_validate(&s->law, err);
+    /* where the mistake is, not at the first step (the backends say the same) */
+    if (!st && integ->blocks && !orr_law_has_jerk(&s->law))
+        st = orr_fail(err, ORR_ERR_ARG, "force law '%s' has no jerk: the Hermite integrator needs one "
+                      "(a 'jerk' snippet setting g = df/d(d2))", s->law.name);
     if (st) {
+        orr_law_free(&s->law);   /* NULL or its own copies, whatever failed */
         free(s);
         return st;
     }

@@ -68,6 +68,11 @@ check bench-accuracy 0 'ok' -- awk -F, 'NR==2 { if ($11 + 0 <= 1e-5 && $11 + 0 >
 check bench-cached 0 'from cache' -- "$orr" bench --backend cpu --n 600 --steps 2
 check bench-hermite 0 '^600,cpu,double,(64|600),[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' -- "$orr" bench --backend cpu --precision double --n 600 --integrator hermite --active 64,600,1000 --steps 1 --csv
 check bench-hermite-bad 2 'bench: --integrator takes hermite' -- "$orr" bench --integrator leapfrog
+# --active names itself in its errors, and takes `all` (N) as the help says
+check bench-active-bad 2 "bench: --active expects an integer from 1 to 1073741824, got 'x'" -- "$orr" bench --backend cpu --integrator hermite --n 600 --active 64,x
+check bench-active-empty 2 "bench: --active needs at least one count of bodies \\(or all\\)" -- "$orr" bench --backend cpu --integrator hermite --active ,
+check bench-active-all 0 '^600,cpu,double,600,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' -- "$orr" bench --backend cpu --precision double --n 600 --integrator hermite --active all --steps 1 --csv
+check tune-n-bad 2 "tune: --n expects an integer from 1 to 1073741824, got 'y'" -- "$orr" tune --backend cpu --n 5,y
 check tune-hermite-bad 2 'tune: --integrator takes hermite \(the force \+ jerk kernel' -- "$orr" tune --integrator leapfrog
 check tune-hermite-cpu 1 'tune --integrator hermite: the Hermite tuner is for the GPU \(the cpu backend is in use\)' -- "$orr" tune --integrator hermite --backend cpu --n 100
 check tune-cpu 0 'winner \(tuned\) for N<=1024' -- "$orr" tune --backend cpu --n 1000 --budget 0.5

@@ -321,11 +321,18 @@ T.test("what hermite does not take", function()
   T.raises(W .. "dt_max = 1e-100 is too short for block steps: at least 4.68e-97 (the Hermite "
     .. "correction divides by a step's cube, which must stay a normal double)",
     orrery.simulation, { n = 2, backend = "cpu", integrator = "hermite", dt_max = 1e-100 })
-  local lj <close> = orrery.simulation{ n = 2, backend = "cpu", integrator = "hermite",
-    force = "lennard_jones" }
-  lj:set_body(2, { x = 1.5, m = 1 })
-  T.raises("force law 'lennard_jones' has no jerk: the Hermite integrator needs one (a 'jerk' "
-    .. "snippet setting g = df/d(d2))", lj.step, lj)
+  -- refused where the mistake is, at creation (it was the first step's error)
+  T.raises(W .. "force law 'lennard_jones' has no jerk: the Hermite integrator needs one (a "
+    .. "'jerk' snippet setting g = df/d(d2))", orrery.simulation,
+    { n = 2, backend = "cpu", integrator = "hermite", force = "lennard_jones" })
+  local nojerk = orrery.force{ name = "no_jerk", scale = "G", pair = "f = mj * orr_rsqrt3_nz(r2);" }
+  for _, b in ipairs(T.backends("a law without a jerk refused at creation")) do
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, e = pcall(orrery.simulation, { n = 2, backend = b, integrator = "hermite", force = nojerk })
+    T.eq(ok, false)
+    T.eq(e, arg[0] .. ":" .. line .. ": orrery.simulation: force law 'no_jerk' has no jerk: the "
+      .. "Hermite integrator needs one (a 'jerk' snippet setting g = df/d(d2))")
+  end
   -- a user law gives its jerk as g = df/d(d2): gravity written out again
   local own = orrery.force{ name = "own_gravity", scale = "G",
     pair = "f = mj * orr_rsqrt3_nz(r2);", potential = "u = -(mi * mj) * orr_rsqrt_nz(r2);",
