@@ -10,7 +10,9 @@
 #include "law.h"
 
 #include "lorrery.h"
+#include "lvoice.h"
 
+#include <errno.h>
 #include <lualib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -173,6 +175,7 @@ static void report_error(const char *msg)
         return;
     }
     if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1) {
+        orr_lua_voice_end();   /* the lines the script wrote, out before the abort */
         fprintf(stderr, "orrery: rank %d of %d (%s): %s\n", orr_comm_rank(orr_lua_comm),
                 orr_comm_size(orr_lua_comm), orr_comm_host(orr_lua_comm), msg ? msg : "error");
         fflush(stderr);
@@ -191,6 +194,15 @@ int orr_lua_run(const char *script, int argc, char **argv)
     interrupted = 0;
     orr_lua_shared_error[0] = '\0';
     orr_lua_frame_failures = 0;
+    /* under mpirun: the ranks known before the script writes anything (a
+     * failure is the orrery module's to report when the script requires it) */
+    orr_error ce = {0};
+    if (!orr_lua_comm && orr_comm_launched() && orr_comm_world(&orr_lua_comm, &ce))
+        orr_lua_comm = NULL;
+    if (orr_lua_comm && orr_lua_voice_begin(orr_comm_rank(orr_lua_comm),
+                                            orr_comm_size(orr_lua_comm)) != 0)
+        fprintf(stderr, "orrery: rank %d: standard output left as it is (every rank's shows): "
+                "%s\n", orr_comm_rank(orr_lua_comm), strerror(errno));
     lua_pushcfunction(L, setup);
     lua_pushlightuserdata(L, (void *)script);
     lua_pushinteger(L, argc);
@@ -255,6 +267,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
     }
     lua_close(L);   /* closes the simulations left open */
     orr_trace("Lua state closed");
+    orr_lua_voice_end();
     if (rc == 0 && orr_lua_frame_failures)   /* printed as their simulations were collected */
         rc = 1;
     orr_comm_finalize();
@@ -320,24 +333,33 @@ void orr_lua_set_verify(int on)
     orr_lua_verify_failures = 0;
 }
 
-/* `orrery run`: --verify, then --resume CKPT, before the script. */
+/* `orrery run`: --verify, --resume CKPT and --all-ranks before the script,
+ * in any order; ORRERY_ALL_RANKS=1 is --all-ranks. */
 static int run_main(int argc, char **argv)
 {
     int first = 2;
-    if (argc > first && strcmp(argv[first], "--verify") == 0) {
-        orr_lua_set_verify(1);
-        first++;
-    }
-    if (argc > first && strcmp(argv[first], "--resume") == 0) {
-        if (argc <= first + 1)
-            return orr_cli_usage_error("run: --resume needs a checkpoint file (orrery run "
-                                       "--resume CKPT SCRIPT.lua [ARGS...])");
-        orr_lua_set_resume(argv[first + 1]);
-        first += 2;
+    const char *env = getenv("ORRERY_ALL_RANKS");
+    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+        return orr_cli_usage_error("run: ORRERY_ALL_RANKS must be 0 or 1 (got '%s')", env);
+    orr_lua_voice_all(env && strcmp(env, "1") == 0);
+    for (; argc > first && strncmp(argv[first], "--", 2) == 0; first++) {
+        if (strcmp(argv[first], "--verify") == 0) {
+            orr_lua_set_verify(1);
+        } else if (strcmp(argv[first], "--all-ranks") == 0) {
+            orr_lua_voice_all(1);
+        } else if (strcmp(argv[first], "--resume") == 0) {
+            if (argc <= first + 1)
+                return orr_cli_usage_error("run: --resume needs a checkpoint file (orrery run "
+                                           "--resume CKPT SCRIPT.lua [ARGS...])");
+            orr_lua_set_resume(argv[++first]);
+        } else {
+            return orr_cli_usage_error("run: unknown option '%s' (before the script: --verify, "
+                                       "--resume CKPT, --all-ranks)", argv[first]);
+        }
     }
     if (argc <= first)
-        return orr_cli_usage_error("run: missing script (orrery run [--verify] SCRIPT.lua "
-                                   "[ARGS...])");
+        return orr_cli_usage_error("run: missing script (orrery run [--verify] [--resume CKPT] "
+                                   "[--all-ranks] SCRIPT.lua [ARGS...])");
     return orr_lua_run(argv[first], argc - first - 1, argv + first + 1);
 }
 
@@ -347,8 +369,11 @@ const orr_cli_command orr_lua_run_command = {
         "  run SCRIPT.lua [ARGS...]  run a Lua scenario (docs/LUA_API.md); ARGS in the global arg\n"
         "      --verify              (before SCRIPT) check every simulation against the CPU in\n"
         "                            double before its first step and after each sim:run\n"
-        "      --resume CKPT         (before SCRIPT, after --verify) the checkpoint CKPT restored\n"
-        "                            as orrery.resumed for the script to continue\n",
+        "      --resume CKPT         (before SCRIPT) the checkpoint CKPT restored as\n"
+        "                            orrery.resumed for the script to continue\n"
+        "      --all-ranks           (before SCRIPT) under mpirun, every rank's standard output\n"
+        "                            shown, each line behind '[rank R] ' (default: rank 0's\n"
+        "                            alone; also ORRERY_ALL_RANKS=1)\n",
     .script_args = 1,   /* what follows the script is the script's */
     .main = run_main,
 };
