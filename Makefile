@@ -41,7 +41,7 @@ CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rt
             core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/hermite.c core/diag.c core/dist.c core/engine.c core/backend_cpu.c \
             core/backend_cuda.c core/bench.c core/sim.c core/tune.c core/htune.c core/tunestore.c \
             core/units.c core/outfile.c core/textio.c core/h5util.c core/snapshot.c core/checkpoint.c \
-            core/render.c core/frames.c core/comm.c core/nccl.c
+            core/render.c core/frames.c core/comm.c core/nccl.c core/trial.c core/backends.c
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
 KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
 

@@ -361,6 +361,7 @@ static orr_status cpu_sync(orr_engine *e, orr_error *err)
 
 const orr_backend_ops orr_backend_cpu = {
     .name = "cpu",
+    .kind = ORR_BACKEND_CPU,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .set_state = cpu_set_state,

@@ -1046,6 +1046,7 @@ static orr_status cuda_sync(orr_engine *e, orr_error *err)
 
 const orr_backend_ops orr_backend_cuda = {
     .name = "cuda",
+    .kind = ORR_BACKEND_CUDA,
     .create = cuda_create,
     .destroy = cuda_destroy,
     .set_state = cuda_set_state,

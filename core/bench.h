@@ -1,5 +1,5 @@
 /* bench: one row of `orrery bench`: builds an engine for N bodies (a
- * Plummer sphere for gravity-like laws, see orr_bench_bodies), times whole
+ * Plummer sphere for gravity-like laws, see orr_trial_bodies), times whole
  * steps (force, kick, drift) and the force kernel alone, and checks a sample
  * of accelerations against the double-precision CPU backend. */
 #ifndef ORR_BENCH_H
@@ -84,30 +84,5 @@ orr_status orr_bench_run_dist(orr_comm *c, orr_backend_kind kind, const orr_kspe
  * bodies, ORR_HBUCKETS of them (htune.h). */
 orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long n, long active,
                              const orr_hlaunch *launch, int reps, double *ms, orr_error *err);
-
-/* Max relative error of acc against ref over ni bodies (3 ni values each). */
-/* The bodies benchmarks and the tuner run on, for spec's law: laws scaled by
- * G (gravity-like) a Plummer sphere, others a uniform cube of unit mean
- * spacing (short-range laws such as Lennard-Jones see neighbours at their own
- * scale); when the law has attributes, *attr (heap, caller frees; else NULL)
- * holds deterministic values of both signs with magnitudes in [0.5, 1.5),
- * attr[a * n + i].  In float every value is rounded to float, so reference
- * and candidates see the same bodies. */
-orr_status orr_bench_bodies(const orr_kspec *spec, long n, uint64_t seed, double *pos,
-                            double *vel, double **attr, orr_error *err);
-
-/* The largest per-body relative error |a - a_ref| / |a_ref| (|a - a_ref|
- * where a_ref = 0; NaN counts as infinite): the bench tables' "max rel err". */
-double orr_max_rel_err(const double *acc, const double *ref, long ni);
-/* The verification error: the largest |a - a_ref| / max(|a_ref|, rms |a_ref|)
- * over the ni bodies.  Like orr_max_rel_err, but a body whose net
- * acceleration is a small remainder of large cancelling terms (the centre of
- * a cluster, an ion in a neutral plasma) is judged against the typical
- * acceleration instead of its own: the tuner, sim:verify and --verify use it. */
-double orr_accel_err(const double *acc, const double *ref, long ni);
-/* The largest orr_accel_err a correct kernel of precision p may show
- * against the double reference: 1e-5 in float, 1e-12 in double.  sim:verify,
- * --verify and the tuner all judge by it. */
-double orr_accel_tolerance(orr_precision p);
 
 #endif

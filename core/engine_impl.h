@@ -12,6 +12,7 @@
 
 typedef struct {
     const char *name;                                           /* "cuda" or "cpu" */
+    orr_backend_kind kind;
     orr_status (*create)(orr_engine *e, orr_error *err);        /* compile, load, allocate */
     void (*destroy)(orr_engine *e);
     orr_status (*set_state)(orr_engine *e, const double *pos, const double *vel, orr_error *err);

@@ -1,7 +1,7 @@
 /* htune: the Hermite integrator's tuner of the force + jerk kernel's
  * launch per bucket of active bodies (see htune.h). */
 #include "htune.h"
-#include "bench.h"
+#include "trial.h"
 #include "kcache.h"
 #include "tune.h"
 #include "util.h"
@@ -320,7 +320,7 @@ static orr_status htuner_init(htuner *t, orr_error *err)
         !pos || !vel)
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
     if (!st)
-        st = orr_bench_bodies(&t->spec, n, ORR_TUNE_SEED, pos, vel, &attr, err);
+        st = orr_trial_bodies(&t->spec, n, ORR_TUNE_SEED, pos, vel, &attr, err);
     orr_kspec rs;
     orr_kspec_reference(&t->spec.phys, &rs);
     if (!st)

@@ -8,7 +8,7 @@
  * before the state is read, and clears env.acc_valid whenever the state,
  * the attributes or the force law change. */
 #include "sim.h"
-#include "bench.h"
+#include "trial.h"
 #include "dist.h"
 #include "textio.h"
 #include "tune.h"

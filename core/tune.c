@@ -3,7 +3,7 @@
 #include "tune.h"
 #include "kfamily.h"
 #include "util.h"
-#include "bench.h"
+#include "trial.h"
 #include "cuda.h"
 #include "hostcc.h"
 #include "ic.h"
@@ -1265,7 +1265,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         tuner_free(&t);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for tuning %ld bodies", n);
     }
-    st = orr_bench_bodies(&t.id.base, n, ORR_TUNE_SEED, t.pos, t.vel, &t.attr, err);
+    st = orr_trial_bodies(&t.id.base, n, ORR_TUNE_SEED, t.pos, t.vel, &t.attr, err);
     if (!st && t.id.target == ORR_TARGET_GPU)   /* one context across all candidates */
         st = orr_cuda_ctx_acquire(t.id.device, err);
     if (!st && recheck) {

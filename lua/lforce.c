@@ -5,7 +5,7 @@
  * current backend against the CPU in double), which `orrery run --verify`
  * also runs on every simulation. */
 #include "lorrery.h"
-#include "bench.h"
+#include "trial.h"
 #include "law.h"
 
 #include <float.h>

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
-#include "bench.h"
+#include "trial.h"
 #include "engine.h"
 #include "kcache.h"
 

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "bench.h"
+#include "trial.h"
 #include "cuda.h"
 #include "engine.h"
 #include "ic.h"

@@ -8,7 +8,7 @@
  * the errors for bad names and values. */
 #include "testutil.h"
 
-#include "bench.h"
+#include "trial.h"
 #include "engine.h"
 #include "kcache.h"
 #include "kfamily.h"

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "trial.h"
 #include "engine.h"
 #include "ksrc.h"
 #include "tune.h"
