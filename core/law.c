@@ -305,8 +305,9 @@ enum { SCAN_MAX_DEPTH = 64, SCAN_MAX_IF = 16, SCAN_MAX_MACROS = 32, SCAN_NAME_MA
 
 typedef struct {
     struct {
-        char c;     /* an opening bracket */
-        int line;   /* where it is */
+        char c;       /* an opening bracket: '(', '{' or '[' */
+        char tok[3];  /* as written: "{", or the digraph "<%" */
+        int line;     /* where it is */
     } open[SCAN_MAX_DEPTH];
     int depth;
 } brackets;
@@ -450,6 +451,67 @@ static int scan_rest_of_line(scanner *sc, int raw)
     }
 }
 
+/* The bracket at p, if any: its kind ('(', ')', '{', '}', '[' or ']') in *c,
+ * its spelling in tok, and its length: 1, or 2 for the digraphs <: :> <% %>,
+ * which both compilers read as [ ] { } (C99 and C++ alike); 0 when p is no
+ * bracket. */
+static int bracket_at(const char *p, char *c, char tok[3])
+{
+    static const char digraphs[][3] = {"<:", ":>", "<%", "%>"}, as[] = "[]{}";
+    for (int k = 0; k < 4; k++)
+        if (p[0] == digraphs[k][0] && p[1] == digraphs[k][1]) {
+            *c = as[k];
+            memcpy(tok, digraphs[k], 3);
+            return 2;
+        }
+    if (!p[0] || !strchr("(){}[]", p[0]))
+        return 0;
+    *c = tok[0] = p[0];
+    tok[1] = '\0';
+    return 1;
+}
+
+/* A bracket for a message: "'}'", or "'%>' (the digraph of '}')". */
+static const char *bracket_name(char c, const char *tok, char *buf, size_t size)
+{
+    if (tok[1])
+        snprintf(buf, size, "'%s' (the digraph of '%c')", tok, c);
+    else
+        snprintf(buf, size, "'%c'", c);
+    return buf;
+}
+
+/* Counts the bracket at sc->p (of length len, kind c, spelled tok) into
+ * br; -1 when it closes nothing or the wrong bracket. */
+static int count_bracket(scanner *sc, brackets *br, char c, const char *tok, const char *what)
+{
+    static const char opens[] = "({[", closes[] = ")}]";
+    const char *o = strchr(opens, c), *k = strchr(closes, c);
+    char a[48], b[48];
+    if (o) {
+        if (br->depth >= SCAN_MAX_DEPTH)
+            return scan_fail(sc, sc->line, "brackets nested too deep (at most %d)",
+                             SCAN_MAX_DEPTH);
+        br->open[br->depth].c = c;
+        memcpy(br->open[br->depth].tok, tok, 3);
+        br->open[br->depth].line = sc->line;
+        br->depth++;
+    } else if (k) {
+        const char want = opens[k - closes];
+        if (!br->depth)
+            return scan_fail(sc, sc->line, "%s%s without a matching '%c'", what,
+                             bracket_name(c, tok, a, sizeof a), want);
+        br->depth--;
+        if (br->open[br->depth].c != want)
+            return scan_fail(sc, sc->line, "%s%s does not match the %s at line %d", what,
+                             bracket_name(c, tok, a, sizeof a),
+                             bracket_name(br->open[br->depth].c, br->open[br->depth].tok, b,
+                                          sizeof b),
+                             br->open[br->depth].line);
+    }
+    return 0;
+}
+
 /* Scans code; 0 when it keeps to itself, else -1 with sc->at and sc->why. */
 static int scan_code(scanner *sc)
 {
@@ -460,7 +522,6 @@ static int scan_code(scanner *sc)
     } ifs[SCAN_MAX_IF];
     int nif = 0, bol = 1, last_line = 0;
     char last = 0;   /* the last character of code (not of a comment or directive) */
-    static const char opens[] = "({[", closes[] = ")}]";
     while (*sc->p) {
         if (skip_splices(sc))
             return -1;
@@ -488,12 +549,13 @@ static int scan_code(scanner *sc)
             bol = 0;
             last = '"';
             last_line = sc->line;
-        } else if (c == '#' && bol) {
+        } else if (bol && (c == '#' || (c == '%' && sc->p[1] == ':'))) {
+            /* a directive: # or its digraph %: (both compilers take either) */
             const int line = sc->line;
             char name[SCAN_NAME_MAX];
             if (sc->expr)
                 return scan_fail(sc, line, "a preprocessor directive in the scale expression");
-            sc->p++;
+            sc->p += c == '#' ? 1 : 2;
             sc->p += strspn(sc->p, " \t");
             if (isdigit((unsigned char)*sc->p))
                 return scan_fail(sc, line, "a line marker (# NUMBER) is not allowed in a "
@@ -551,37 +613,28 @@ static int scan_code(scanner *sc)
             if (scan_rest_of_line(sc, free_text))
                 return -1;
         } else {
+            char bc = 0, tok[3], nm[48];
+            const int len = bracket_at(sc->p, &bc, tok);
             bol = 0;
-            last = c;
+            last = len ? bc : c;
             last_line = sc->line;
-            const char *o = strchr(opens, c), *k = strchr(closes, c);
-            if (sc->expr && (c == ';' || c == '{' || c == '}'))
-                return scan_fail(sc, sc->line, "'%c' in the scale expression (it is one C "
-                                 "expression)", c);
-            if (o) {
-                if (br.depth >= SCAN_MAX_DEPTH)
-                    return scan_fail(sc, sc->line, "brackets nested too deep (at most %d)",
-                                     SCAN_MAX_DEPTH);
-                br.open[br.depth].c = c;
-                br.open[br.depth].line = sc->line;
-                br.depth++;
-            } else if (k) {
-                const char want = opens[k - closes];
-                if (!br.depth)
-                    return scan_fail(sc, sc->line, "'%c' without a matching '%c'", c, want);
-                br.depth--;
-                if (br.open[br.depth].c != want)
-                    return scan_fail(sc, sc->line, "'%c' does not match the '%c' at line %d", c,
-                                     br.open[br.depth].c, br.open[br.depth].line);
-            }
-            sc->p++;
+            if (sc->expr && (c == ';' || bc == '{' || bc == '}'))
+                return scan_fail(sc, sc->line, "%s in the scale expression (it is one C "
+                                 "expression)", c == ';' ? "';'" : bracket_name(bc, tok, nm,
+                                                                                  sizeof nm));
+            if (len && count_bracket(sc, &br, bc, tok, ""))
+                return -1;
+            sc->p += len ? len : 1;
         }
     }
     if (nif)
         return scan_fail(sc, ifs[nif - 1].line, "#if without #endif in the snippet");
-    if (br.depth)
-        return scan_fail(sc, br.open[br.depth - 1].line, "'%c' is never closed",
-                         br.open[br.depth - 1].c);
+    if (br.depth) {
+        char nm[48];
+        const int d = br.depth - 1;
+        return scan_fail(sc, br.open[d].line, "%s is never closed",
+                         bracket_name(br.open[d].c, br.open[d].tok, nm, sizeof nm));
+    }
     /* a statement must end the snippet (the compilers would name orrery's
      * next line); a name at the end may be a macro of the snippet's own */
     const int name_last = isalnum((unsigned char)last) || last == '_';

@@ -88,9 +88,11 @@ orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error 
  * Then that each snippet and the scale expression keep to themselves, which
  * the compilers would otherwise report at orrery's lines or at lines the
  * snippet does not have: brackets balanced, comments and literals closed,
- * the last statement ended by ';' (or '}'), #if balanced, only #define, #undef, #if..#endif, #error and #pragma (no
- * #include or #line), no reserved macro names, no backslash ending the last
- * line; the scale one expression (no ';', braces, // or directives).
+ * the last statement ended by ';' (or '}'), #if balanced, only #define,
+ * #undef, #if..#endif, #error and #pragma (no #include or #line), no
+ * reserved macro names, no backslash ending the last line; the scale one
+ * expression (no ';', braces, // or directives).  The digraphs %: <: :> <%
+ * %> are # [ ] { }, as both compilers read them.
  * ORR_ERR_COMPILE "script.lua:31 (force 'x', pair):2: '}' without a
  * matching '{'" (a built-in law: "forces/x.h:15: ..."). */
 orr_status orr_law_validate(const orr_law *law, orr_error *err);

@@ -726,6 +726,102 @@ static void test_snippet_macros_scoped(void **state)
     orr_error_clear(&err);
 }
 
+/* B4: the digraphs %: (#), <: :> <% %> ([ ] { }) are what they stand for
+ * to both compilers, so to the checks too: a %:define is a snippet's macro
+ * (undefined around it: `%:define real int` leaked and gave wrong numbers),
+ * %:include, %:line and a reserved name are refused, %:if must be closed,
+ * and the digraph brackets are counted. */
+static void test_snippet_digraphs(void **state)
+{
+    static const struct {
+        const char *code, *msg;
+    } bad[] = {
+        {"%:define orr_rsqrt3_nz(x) 0\nf = mj * orr_rsqrt3_nz(r2);",
+         "d.lua:2 (force 'd', pair):1: #define orr_rsqrt3_nz: a snippet may not define"},
+        {"%:include <stdio.h>\nf = mj;", "d.lua:2 (force 'd', pair):1: #include is not allowed"},
+        {"f = mj;\n  %:  include \"x.h\"", "d.lua:2 (force 'd', pair):2: #include is not allowed"},
+        {"%:if 1\nf = mj;", "d.lua:2 (force 'd', pair):1: #if without #endif in the snippet"},
+        {"f = mj;\n%:endif", "d.lua:2 (force 'd', pair):2: #endif without #if"},
+        {"%:line 7\nf = mj;", "d.lua:2 (force 'd', pair):1: #line is not allowed"},
+        {"%: 7 \"x\"\nf = mj;", "d.lua:2 (force 'd', pair):1: a line marker"},
+        {"f = mj; %>", "d.lua:2 (force 'd', pair):1: '%>' (the digraph of '}') without a "
+                       "matching '{'"},
+        {"f = (mj;\n:>", "d.lua:2 (force 'd', pair):2: ':>' (the digraph of ']') does not match "
+                         "the '(' at line 1"},
+        {"if (d2 > 0) <%\n  f = mj;\n", "d.lua:2 (force 'd', pair):1: '<%' (the digraph of '{') "
+                                        "is never closed"},
+        {"real a<:2) = {0, 1};\nf = mj * a<:1:>;", "d.lua:2 (force 'd', pair):1: ')' does not "
+                                                   "match the '<:' (the digraph of '[') at line 1"},
+        {NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].code; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "d", bad[k].code, "", "d.lua:2", &err), &err);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("pair snippet \"%s\":\n  got  %s\n  want %s...", bad[k].code,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* the scale: a digraph brace is a brace, a %: at a line's start a directive */
+    static const struct {
+        const char *scale, *msg;
+    } bad_scale[] = {
+        {"G <% 1", "d.lua:2 (force 'd', scale):1: '<%' (the digraph of '{') in the scale"},
+        {"G\n%:define X", "d.lua:2 (force 'd', scale):2: a preprocessor directive in the scale"},
+        {NULL, NULL}};
+    for (int k = 0; bad_scale[k].scale; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "d", grav_pair, "", "d.lua:2", &err), &err);
+        snprintf(law.scale, sizeof law.scale, "%s", bad_scale[k].scale);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad_scale[k].msg, strlen(bad_scale[k].msg)) != 0)
+            fail_msg("scale \"%s\":\n  got  %s\n  want %s...", bad_scale[k].scale,
+                     err.code ? err.msg : "(accepted)", bad_scale[k].msg);
+        orr_law_free(&law);
+    }
+    /* a %:define is the snippet's own, as a #define is: gravity, bitwise,
+     * and NVRTC compiles it; digraph brackets and %:%: work on both */
+    static const char *const good[] = {
+        "%:define real int\nf = mj * orr_rsqrt3_nz(r2);\n",
+        "  %:  define G 0\n%:undef mj\n%:define CAT(a, b) a %:%: b\n"
+        "const real CAT(x, y) = orr_rsqrt3_nz(r2); real a<:2] = <% 0, 1 %>;\n"
+        "if (a<:1:> > 0) <% f = xy * mj; %>\n",
+        NULL};
+    for (int k = 0; good[k]; k++) {
+        orr_law user;
+        TU_OK(orr_law_init(&user, "digraph", good[k], grav_pot, "d.lua:9", &err), &err);
+        snprintf(user.scale, sizeof user.scale, "G");
+        user.finite_at_zero = 1;
+        TU_OK(orr_law_validate(&user, &err), &err);
+        assert_gravity_bitwise(&user);
+        int st = nvrtc_law(&user, &err);
+        if (st > 0)
+            print_message("NVRTC: %s\n", err.msg);
+        assert_true(st <= 0);
+        orr_law_free(&user);
+    }
+    /* trigraphs are off in both compilers' modes (GNU C11, C++17): ??= is
+     * no directive but an error at the snippet's line */
+    orr_law tri;
+    TU_OK(orr_law_init(&tri, "tri", "?\?=define X 1\nf = mj;\n", "", "t.lua:5", &err), &err);
+    TU_OK(orr_law_validate(&tri, &err), &err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "tri");
+    s.phys.law = &tri;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    assert_non_null(strstr(err.msg, "t.lua:5 (force 'tri', pair):1:1: error"));
+    if (nvrtc_law(&tri, &err) >= 0)
+        assert_non_null(strstr(err.msg, "t.lua:5 (force 'tri', pair)(1): error"));
+    orr_law_free(&tri);
+    orr_error_clear(&err);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -781,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_bad_snippet),
         cmocka_unit_test(test_snippet_checks),
         cmocka_unit_test(test_snippet_macros_scoped),
+        cmocka_unit_test(test_snippet_digraphs),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -273,4 +273,22 @@ T.test("snippet errors are reported at the snippet's own line, before compiling"
     pair = "#define real int\n" .. GRAV_PAIR, potential = GRAV_POT }, "#define real int")
 end)
 
+T.test("digraph directives (%:define, %:include) are directives to the checks too", function()
+  -- both compilers read %: as # and <% %> <: :> as { } [ ]: `%:define real
+  -- int` leaked out of its snippet (wrong numbers), %:include was compiled
+  same_as_gravity(orrery.force{ name = "digraph", scale = "G", finite_at_zero = true,
+    pair = "%:define real int\n" .. GRAV_PAIR, potential = GRAV_POT }, "%:define real int")
+  same_as_gravity(orrery.force{ name = "digraph2", scale = "G", finite_at_zero = true,
+    pair = "if (d2 >= 0) <% " .. GRAV_PAIR .. " %>", potential = GRAV_POT }, "<% %>")
+  local line = debug.getinfo(1, "l").currentline + 1
+  local ok, err = pcall(orrery.force, { name = "b", pair = "%:include <stdio.h>\nf = mj;" })
+  T.eq(ok, false)
+  local where = arg[0] .. ":" .. line
+  T.eq(err, where .. ": orrery.force: " .. where .. " (force 'b', pair):1: #include is not allowed in a snippet: what a snippet may use is in scope already (real, its variables, the orr_ math), and NVRTC has no system headers")
+  line = debug.getinfo(1, "l").currentline + 1
+  ok, err = pcall(orrery.force, { name = "b", pair = "%:define orr_rsqrt3_nz(x) 0\nf = mj * orr_rsqrt3_nz(r2);" })
+  where = arg[0] .. ":" .. line
+  T.eq(err, where .. ": orrery.force: " .. where .. " (force 'b', pair):1: #define orr_rsqrt3_nz: a snippet may not define or undefine names starting with orr_, ORR_, __ or _ and a capital letter")
+end)
+
 T.done()
