@@ -56,14 +56,55 @@ static void put(cpu_impl *c, int arr, long i, double v)
         ((float *)c->a[arr])[i] = (float)v;
 }
 
+/* Loads a kernel object into c and finds the family's entry points. */
+static orr_status cpu_load(cpu_impl *c, const orr_kfamily *f, const void *so, size_t len,
+                           double *seconds, orr_error *err)
+{
+    double t0 = orr_now_s();
+    orr_status st = orr_hostcc_load(so, len, &c->lib, err);
+    *seconds = orr_now_s() - t0;
+    void *sym[ORR_KFAMILY_MAX_KERNELS] = {NULL};
+    for (int k = 0; !st && k < f->ncpu; k++)
+        if (!(sym[k] = orr_hostcc_sym(&c->lib, f->cpu_entries[k])))
+            st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry point %s",
+                          f->cpu_entries[k]);
+    if (st) {
+        orr_hostcc_unload(&c->lib);
+        return st;
+    }
+    c->accel = (accel_fn)sym[ORR_KC_ACCEL];
+    c->potential = (potential_fn)sym[ORR_KC_POTENTIAL];
+    c->kick = (kick_fn)sym[ORR_KC_KICK];
+    c->drift = (drift_fn)sym[ORR_KC_DRIFT];
+    c->accel_jerk = (accel_jerk_fn)sym[ORR_KC_ACCEL_JERK];
+    return ORR_OK;
+}
+
 typedef struct {
     const char *src, *extra;
+    cpu_impl *c;                 /* receives the object, loaded */
+    const orr_kfamily *family;
+    int loaded;                  /* 1: the build loaded it */
+    double load_s;
 } cpu_build_ctx;
 
+/* Compiles, then loads what was compiled before the cache stores it: an
+ * object that cannot load (a snippet's extern that nothing defines) is an
+ * error, never a cache entry. */
 static orr_status cpu_build(void *ctx, void **data, size_t *len, double *seconds, orr_error *err)
 {
     cpu_build_ctx *b = ctx;
-    return orr_hostcc_compile(b->src, "orrery_gen.c", b->extra, data, len, seconds, err);
+    orr_status st = orr_hostcc_compile(b->src, "orrery_gen.c", b->extra, data, len, seconds, err);
+    if (st || !b->c)
+        return st;
+    st = cpu_load(b->c, b->family, *data, *len, &b->load_s, err);
+    if (st) {
+        free(*data);
+        *data = NULL;
+        return st;
+    }
+    b->loaded = 1;
+    return ORR_OK;
 }
 
 static void cpu_destroy(orr_engine *e)
@@ -115,31 +156,15 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     const char *extra = orr_hostcc_precision_flags(ORR_STORED_DOUBLE(e->spec.phys.precision));
     const char *parts[] = {"orrery-cpu-1", e->family->name, src, orr_hostcc_command(), compiler,
                            orr_hostcc_flags(), extra, cpu};
-    cpu_build_ctx ctx = {src, extra};
+    cpu_build_ctx ctx = {src, extra, c, e->family, 0, 0};
     void *so = NULL;
     size_t len = 0;
     st = orr_kcache_build(parts, 8, "so", cpu_build, &ctx, &so, &len, &e->build, err);
     free(src);
-    if (st) {
-        cpu_destroy(e);
-        return st;
-    }
-    double t0 = orr_now_s();
-    st = orr_hostcc_load(so, len, &c->lib, err);
+    if (!st && !ctx.loaded)   /* from the cache */
+        st = cpu_load(c, e->family, so, len, &ctx.load_s, err);
     free(so);
-    e->build.load_s = orr_now_s() - t0;
-    void *sym[ORR_KFAMILY_MAX_KERNELS] = {NULL};
-    for (int k = 0; !st && k < e->family->ncpu; k++)
-        if (!(sym[k] = orr_hostcc_sym(&c->lib, e->family->cpu_entries[k])))
-            st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry point %s",
-                          e->family->cpu_entries[k]);
-    if (!st) {
-        c->accel = (accel_fn)sym[ORR_KC_ACCEL];
-        c->potential = (potential_fn)sym[ORR_KC_POTENTIAL];
-        c->kick = (kick_fn)sym[ORR_KC_KICK];
-        c->drift = (drift_fn)sym[ORR_KC_DRIFT];
-        c->accel_jerk = (accel_jerk_fn)sym[ORR_KC_ACCEL_JERK];
-    }
+    e->build.load_s = ctx.load_s;
     if (st)
         cpu_destroy(e);
     return st;

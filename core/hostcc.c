@@ -21,7 +21,19 @@
 
 extern char **environ;
 
-#define HOSTCC_FLAGS "-std=gnu11 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math -fPIC -shared -Wall"
+/* The warnings that mean a snippet is wrong are errors, so the compiler
+ * reports them at the snippet's line instead of making a kernel that fails
+ * to load (an undeclared function: an undefined symbol), returns garbage
+ * or traps (a constant division by zero: GCC plants a trap).  Only
+ * warnings of the compiler's front end, which do not depend on the
+ * optimiser or the compiler's version: flow-sensitive ones (uninitialized,
+ * array-bounds) may fire on correct code and would stop orrery's kernels
+ * too. */
+#define HOSTCC_ERRORS "-Werror=implicit-function-declaration -Werror=implicit-int " \
+                      "-Werror=return-type -Werror=div-by-zero -Werror=int-conversion " \
+                      "-Werror=incompatible-pointer-types"
+#define HOSTCC_FLAGS "-std=gnu11 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math " \
+                     "-fPIC -shared -Wall " HOSTCC_ERRORS
 #define HOSTCC_LIBS "-lm"
 
 const char *orr_hostcc_flags(void)
@@ -566,7 +578,13 @@ orr_status orr_hostcc_load(const void *so, size_t len, orr_hostcc_lib *lib, orr_
     if (saved)
         fesetenv(&fe);
     if (!lib->dl) {
-        orr_status st = orr_fail(err, ORR_ERR_LOAD, "cannot load compiled CPU kernel: %s", dlerror());
+        /* dlerror() names the memfd ("/proc/self/fd/3: undefined symbol:
+         * x"), which means nothing to the user: only the reason is kept */
+        const char *why = dlerror(), *tail = why ? strstr(why, path) : NULL;
+        if (tail && tail[strlen(path)] == ':')
+            why = tail + strlen(path) + 1 + (tail[strlen(path) + 1] == ' ');
+        orr_status st = orr_fail(err, ORR_ERR_LOAD, "the compiled CPU kernel does not load: %s",
+                                 why ? why : "unknown reason");
         close(lib->fd);
         lib->fd = -1;
         return st;

@@ -822,6 +822,96 @@ static void test_snippet_digraphs(void **state)
     orr_error_clear(&err);
 }
 
+/* Creates a CPU engine for law, which must fail with status `want`;
+ * returns the message (err) and asserts that nothing was cached. */
+static void cpu_create_fails(const orr_law *law, orr_status want, orr_error *err)
+{
+    size_t before, after, bytes;
+    TU_OK(orr_kcache_usage(&before, &bytes, err), err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "%s", law->name);
+    s.phys.law = law;
+    orr_engine *e = NULL;
+    orr_status st = orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                      err);
+    if (st != want)
+        fail_msg("law '%s': status %d (want %d): %s", law->name, st, want, err->msg);
+    assert_null(e);
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    TU_OK(orr_kcache_usage(&after, &bytes, err), err);
+    assert_int_equal(before, after);
+    memcpy(err->msg, msg, sizeof msg);
+}
+
+/* B5: the warnings that mean a snippet is wrong are the CPU compiler's
+ * errors, at the snippet's line: a typo'd function name (GCC only warned,
+ * and the kernel then failed to load: "undefined symbol: rsqrt3", no law,
+ * no line, and cached), implicit int, a return without a value, a
+ * constant division by zero (GCC plants a trap: SIGILL), int-to-pointer
+ * and incompatible pointers.  NVRTC (C++) refuses them too.  An object
+ * that does not load is an error that names the law, and is not cached. */
+static void test_cpu_warnings_are_errors(void **state)
+{
+    static const struct {
+        const char *code, *cpu, *nvrtc;
+    } bad[] = {
+        {"real x = r2;\nf = mj * rsqrt3(x);", "w.lua:3 (force 'w', pair):2:10: error: implicit "
+                                              "declaration of function 'rsqrt3'",
+         "w.lua:3 (force 'w', pair)(2): error: identifier \"rsqrt3\" is undefined"},
+        {"const y = 2;\nf = mj * y;", "w.lua:3 (force 'w', pair):1:7: error: type defaults to "
+                                      "'int'", "w.lua:3 (force 'w', pair)(1): error"},
+        {"f = mj;\nif (d2 > 1) return;", "w.lua:3 (force 'w', pair):2:13: error: 'return' with "
+                                         "no value", NULL},   /* NVRTC only warns */
+        {"f = mj * (1 / 0);", "w.lua:3 (force 'w', pair):1:13: error: division by zero", NULL},
+        {"int *p = 5; (void)p;\nf = mj;", "w.lua:3 (force 'w', pair):1:10: error: initialization "
+                                          "of 'int *' from 'int' makes pointer from integer",
+         "w.lua:3 (force 'w', pair)(1): error"},
+        {"int i = 1; double *q = &i; (void)q;\nf = mj;", "w.lua:3 (force 'w', pair):1:24: error: "
+                                                        "initialization of 'double *' from "
+                                                        "incompatible pointer type",
+         "w.lua:3 (force 'w', pair)(1): error"},
+        {NULL, NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].code; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "w", bad[k].code, "", "w.lua:3", &err), &err);
+        TU_OK(orr_law_validate(&law, &err), &err);
+        cpu_create_fails(&law, ORR_ERR_COMPILE, &err);
+        /* GCC quotes names with typographic quotes in a UTF-8 locale */
+        char plain[sizeof err.msg];
+        size_t n = 0;
+        for (const char *p = err.msg; *p && n + 1 < sizeof plain; p++) {
+            if (strncmp(p, "\xe2\x80\x98", 3) == 0 || strncmp(p, "\xe2\x80\x99", 3) == 0) {
+                plain[n++] = '\'';
+                p += 2;
+            } else {
+                plain[n++] = *p;
+            }
+        }
+        plain[n] = '\0';
+        if (!strstr(plain, "force law 'w' (defined at w.lua:3): host C compiler failed on "
+                           "orrery_gen.c: ") || !strstr(plain, bad[k].cpu))
+            fail_msg("snippet \"%s\":\n  got  %s\n  want %s", bad[k].code, plain, bad[k].cpu);
+        if (bad[k].nvrtc && nvrtc_law(&law, &err) >= 0 && !strstr(err.msg, bad[k].nvrtc))
+            fail_msg("NVRTC, snippet \"%s\":\n  got  %s\n  want %s", bad[k].code, err.msg,
+                     bad[k].nvrtc);
+        orr_law_free(&law);
+    }
+    /* an extern that nothing defines compiles, but does not load */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "unlinked", "extern double orr_test_nowhere;\nf = mj * "
+                       "orr_test_nowhere;", "", "u.lua:8", &err), &err);
+    TU_OK(orr_law_validate(&law, &err), &err);
+    cpu_create_fails(&law, ORR_ERR_LOAD, &err);
+    assert_string_equal(err.msg, "force law 'unlinked' (defined at u.lua:8): the compiled CPU "
+                                 "kernel does not load: undefined symbol: orr_test_nowhere");
+    cpu_create_fails(&law, ORR_ERR_LOAD, &err);   /* again: compiled again, not from the cache */
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -878,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_snippet_checks),
         cmocka_unit_test(test_snippet_macros_scoped),
         cmocka_unit_test(test_snippet_digraphs),
+        cmocka_unit_test(test_cpu_warnings_are_errors),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

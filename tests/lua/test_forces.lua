@@ -291,4 +291,18 @@ T.test("digraph directives (%:define, %:include) are directives to the checks to
   T.eq(err, where .. ": orrery.force: " .. where .. " (force 'b', pair):1: #define orr_rsqrt3_nz: a snippet may not define or undefine names starting with orr_, ORR_, __ or _ and a capital letter")
 end)
 
+T.test("a misspelt function is the CPU compiler's error at the snippet's line", function()
+  -- GCC only warned about the implicit declaration: the kernel then failed
+  -- to load ("undefined symbol: rsqrt3", no law, no line) and was cached
+  local law = orrery.force{ name = "typo", scale = "G", pair = "real x = r2;\nf = mj * rsqrt3(x);" }
+  local line = debug.getinfo(1, "l").currentline - 1
+  for _ = 1, 2 do   -- the second time too: nothing was cached
+    local ok, err = pcall(orrery.simulation, { n = 8, force = law, backend = "cpu" })
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.ok(err:find("orrery.simulation: force law 'typo' (defined at " .. where .. "): host C compiler failed on orrery_gen.c: " ..
+      where .. " (force 'typo', pair):2:10: error: implicit declaration of function", 1, true), err)
+  end
+end)
+
 T.done()
