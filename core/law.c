@@ -321,9 +321,10 @@ typedef struct {
     const char *p;       /* the next character */
     int line;            /* its line, from 1 */
     int expr;            /* 1: the scale expression, not a snippet */
+    const orr_law *law;  /* the law (the names the scale expression may use) */
     macro_list *macros;  /* receives the #define and #undef names, or NULL */
     int at;              /* the problem's line */
-    char why[200];       /* the problem, "" when none */
+    char why[512];       /* the problem, "" when none */
 } scanner;
 
 static int scan_fail(scanner *sc, int line, const char *fmt, ...)
@@ -512,6 +513,49 @@ static int count_bracket(scanner *sc, brackets *br, char c, const char *tok, con
     return 0;
 }
 
+/* The operators of C expressions (and the '.' of a number). */
+static const char expr_ops[] = "+-*/%<>=!&|^~?:,.";
+
+/* Why the scale expression may not use `name` (into buf), or NULL when it
+ * may: it is evaluated once per body, so it sees the params, G, eps, eps2,
+ * real (and float, double: casts) and the orr_ math functions, not a
+ * pair's variables or attributes. */
+static const char *scale_name_why(const orr_law *law, const char *name, char *buf, size_t size)
+{
+    static const char *const ok[] = {
+        "G", "eps", "eps2", "real", "float", "double", "orr_sqrt", "orr_rsqrt", "orr_rsqrt3",
+        "orr_rsqrt_nz", "orr_rsqrt3_nz", "orr_exp", "orr_log", "orr_pow", "orr_fabs",
+        "orr_floor", "orr_rint", "orr_erf", "orr_tanh", "orr_fmin", "orr_fmax", NULL};
+    static const char *const per_pair[] = {"dx", "dy", "dz", "d2", "r2", "mi", "mj", "f", "u",
+                                           "g", NULL};
+    for (int k = 0; ok[k]; k++)
+        if (strcmp(ok[k], name) == 0)
+            return NULL;
+    if (law && orr_law_param_index(law, name) >= 0)
+        return NULL;
+    int pair = 0;
+    for (int k = 0; per_pair[k]; k++)
+        pair |= strcmp(per_pair[k], name) == 0;
+    const size_t len = strlen(name);
+    for (int a = 0; law && a < law->nattrs; a++) {
+        const size_t al = strlen(law->attrs[a]);
+        pair |= strcmp(law->attrs[a], name) == 0 ||
+                (len == al + 2 && strncmp(law->attrs[a], name, al) == 0 && name[al] == '_' &&
+                 (name[al + 1] == 'i' || name[al + 1] == 'j'));
+    }
+    char params[ORR_LAW_MAX_PARAMS * (ORR_LAW_NAME_MAX + 2) + 16] = "";
+    size_t used = 0;
+    for (int k = 0; law && k < law->nparams; k++)
+        used += (size_t)snprintf(params + used, sizeof params - used, "%s%s", k ? ", " : " (",
+                                 law->params[k].name);
+    snprintf(params + used, sizeof params - used, "%s", used ? ")" : " (none)");
+    snprintf(buf, size, "is not in scope in the scale expression, which may use numbers, the "
+             "law's params%s, G, eps, eps2, real and the orr_ math functions%s", params,
+             pair ? ": it is evaluated once per body, and this is a pair's (use it in the pair "
+                    "snippet)" : "");
+    return buf;
+}
+
 /* Scans code; 0 when it keeps to itself, else -1 with sc->at and sc->why. */
 static int scan_code(scanner *sc)
 {
@@ -544,6 +588,9 @@ static int scan_code(scanner *sc)
             if (scan_rest_of_line(sc, 1))
                 return -1;
         } else if (c == '"' || c == '\'') {
+            if (sc->expr)
+                return scan_fail(sc, sc->line, "a %s literal in the scale expression",
+                                 c == '"' ? "string" : "character");
             if (scan_literal(sc, 0))
                 return -1;
             bol = 0;
@@ -612,6 +659,27 @@ static int scan_code(scanner *sc)
             }
             if (scan_rest_of_line(sc, free_text))
                 return -1;
+        } else if (sc->expr && (isalnum((unsigned char)c) || c == '_' ||
+                                (c == '.' && isdigit((unsigned char)sc->p[1])))) {
+            /* the scale's operands: numbers, and the names it may use */
+            const int line = sc->line;
+            if (isdigit((unsigned char)c) || c == '.') {
+                /* a number as the preprocessor reads one (a pp-number):
+                 * digits, letters, '_', '.', and a sign after an exponent */
+                for (sc->p++; isalnum((unsigned char)*sc->p) || *sc->p == '_' || *sc->p == '.' ||
+                              ((*sc->p == '+' || *sc->p == '-') && strchr("eEpP", sc->p[-1]));
+                     sc->p++)
+                    ;
+                last = '0';
+            } else {
+                char id[SCAN_NAME_MAX], why[400];
+                scan_ident(sc, id, sizeof id);
+                if (scale_name_why(sc->law, id, why, sizeof why))
+                    return scan_fail(sc, line, "'%s' %s", id, why);
+                last = 'a';
+            }
+            bol = 0;
+            last_line = line;
         } else {
             char bc = 0, tok[3], nm[48];
             const int len = bracket_at(sc->p, &bc, tok);
@@ -622,6 +690,17 @@ static int scan_code(scanner *sc)
                 return scan_fail(sc, sc->line, "%s in the scale expression (it is one C "
                                  "expression)", c == ';' ? "';'" : bracket_name(bc, tok, nm,
                                                                                   sizeof nm));
+            if (sc->expr && (bc == '[' || bc == ']'))
+                return scan_fail(sc, sc->line, "%s in the scale expression: no array is in "
+                                 "scope there", bracket_name(bc, tok, nm, sizeof nm));
+            if (sc->expr && !len && !strchr(expr_ops, c)) {
+                if (isprint((unsigned char)c))
+                    return scan_fail(sc, sc->line, "'%c' in the scale expression (it is one C "
+                                     "expression of numbers, names and operators)", c);
+                return scan_fail(sc, sc->line, "the byte 0x%02x in the scale expression (it is "
+                                 "one C expression of numbers, names and operators)",
+                                 (unsigned char)c);
+            }
             if (len && count_bracket(sc, &br, bc, tok, ""))
                 return -1;
             sc->p += len ? len : 1;
@@ -637,6 +716,9 @@ static int scan_code(scanner *sc)
     }
     /* a statement must end the snippet (the compilers would name orrery's
      * next line); a name at the end may be a macro of the snippet's own */
+    if (sc->expr && last && strchr(expr_ops, last))
+        return scan_fail(sc, last_line, "the scale expression ends with '%c': an operand is "
+                         "missing", last);
     const int name_last = isalnum((unsigned char)last) || last == '_';
     if (!sc->expr && last && last != ';' && last != '}' &&
         !(name_last && sc->macros && sc->macros->n))
@@ -660,7 +742,8 @@ static void snippet_at(const orr_law *law, const char *what, int first, int line
 static orr_status check_code(const orr_law *law, const char *what, const char *code, int first,
                              orr_error *err)
 {
-    scanner sc = {.p = code ? code : "", .line = 1, .expr = strcmp(what, "scale") == 0};
+    scanner sc = {.p = code ? code : "", .line = 1, .expr = strcmp(what, "scale") == 0,
+                  .law = law};
     macro_list m = {.n = 0};
     sc.macros = &m;
     if (!scan_code(&sc))
@@ -950,7 +1033,13 @@ int orr_law_emit(const orr_law *law, orr_buf *b)
         bad = bad || orr_buf_printf(b, "#undef %s_i\n#undef %s_j\n", law->attrs[a], law->attrs[a]);
     bad = bad || orr_buf_printf(b, "ORR_LAW real orr_law_scale(const real *rt)\n{\n");
     bad = bad || emit_bindings(law, b, 0);
-    bad = bad || orr_buf_printf(b, "    return (real)(%s);\n}\n", law->scale);
+    /* the scale under a #line of its own ("script.lua:3 (force 'x', scale)"),
+     * the closing parenthesis on its last line, so that a compiler's
+     * message about it (an incomplete expression too) names that line */
+    bad = bad || orr_buf_printf(b, "    return (real)(\n#line 1 \"") ||
+          put_escaped(b, law->origin, 0) ||
+          orr_buf_printf(b, " (force '%s', scale)\"\n%s);\n#line 1 \"<law %s: generated>\"\n}\n",
+                         law->name, law->scale, law->name);
     static const char args[] = "(real dx, real dy, real dz, real d2, real r2, real mi, real mj, "
                                "const real *ai, const real *aj, long as, const real *rt)\n{\n";
     bad = bad || orr_buf_printf(b, "ORR_LAW real orr_pair_accel%s", args);

@@ -91,7 +91,8 @@ orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error 
  * the last statement ended by ';' (or '}'), #if balanced, only #define,
  * #undef, #if..#endif, #error and #pragma (no #include or #line), no
  * reserved macro names, no backslash ending the last line; the scale one
- * expression (no ';', braces, // or directives).  The digraphs %: <: :> <%
+ * expression (no ';', braces, // or directives) of numbers, params, G, eps,
+ * eps2, real and the orr_ math functions, not ending in an operator.  The digraphs %: <: :> <%
  * %> are # [ ] { }, as both compilers read them.
  * ORR_ERR_COMPILE "script.lua:31 (force 'x', pair):2: '}' without a
  * matching '{'" (a built-in law: "forces/x.h:15: ..."). */
@@ -102,7 +103,9 @@ orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err);
 void orr_law_free(orr_law *law);
 
 /* Appends the law's generated section (ORR_NATTR, ORR_NRT, orr_law_scale,
- * orr_pair_accel, orr_pair_potential, orr_pair_jerk) to b.  The origin is
+ * orr_pair_accel, orr_pair_potential, orr_pair_jerk) to b.  Each snippet and
+ * the scale expression are under #line directives naming their origin
+ * ("script.lua:3 (force 'x', pair)", "... scale)").  The origin is
  * escaped wherever it appears (a #line file name, a comment).  The section
  * undefines the law's param and attribute names (NAME_i, NAME_j) before
  * using them, and each snippet's macros before and after it, so the code

@@ -912,6 +912,92 @@ static void test_cpu_warnings_are_errors(void **state)
     orr_error_clear(&err);
 }
 
+/* B6: the scale expression is checked for what it may use (numbers, the
+ * params, G, eps, eps2, real, the orr_ math functions), and compiled under
+ * a #line of its own, so a compiler's message about it names the script's
+ * line, not "<law x: generated>:10:23" (host compiler and NVRTC). */
+static void test_scale_checks(void **state)
+{
+    static const struct {
+        const char *scale, *msg;
+    } bad[] = {
+        {"G * mi", "s.lua:4 (force 's', scale):1: 'mi' is not in scope in the scale expression, "
+                   "which may use numbers, the law's params (k), G, eps, eps2, real and the orr_ "
+                   "math functions: it is evaluated once per body, and this is a pair's (use it "
+                   "in the pair snippet)"},
+        {"nan", "s.lua:4 (force 's', scale):1: 'nan' is not in scope in the scale expression, "
+                "which may use numbers, the law's params (k), G, eps, eps2, real and the orr_ "
+                "math functions"},
+        {"q_i * G", "s.lua:4 (force 's', scale):1: 'q_i' is not in scope in the scale "
+                    "expression"},
+        {"G ?", "s.lua:4 (force 's', scale):1: the scale expression ends with '?': an operand "
+                "is missing"},
+        {"k *\n  G +", "s.lua:4 (force 's', scale):2: the scale expression ends with '+'"},
+        {"[G]", "s.lua:4 (force 's', scale):1: '[' in the scale expression: no array is in "
+                "scope there"},
+        {"G[0]", "s.lua:4 (force 's', scale):1: '[' in the scale expression"},
+        {"G <:0:>", "s.lua:4 (force 's', scale):1: '<:' (the digraph of '[') in the scale"},
+        {"\"G\"", "s.lua:4 (force 's', scale):1: a string literal in the scale expression"},
+        {"G # 2", "s.lua:4 (force 's', scale):1: '#' in the scale expression"},
+        {"G @ 2", "s.lua:4 (force 's', scale):1: '@' in the scale expression"},
+        {"sqrt(G)", "s.lua:4 (force 's', scale):1: 'sqrt' is not in scope"},
+        {NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].scale; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "s", grav_pair, "", "s.lua:4", &err), &err);
+        TU_OK(orr_law_add_param(&law, "k", 2, &err), &err);
+        TU_OK(orr_law_add_attr(&law, "q", &err), &err);
+        snprintf(law.scale, sizeof law.scale, "%s", bad[k].scale);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("scale \"%s\":\n  got  %s\n  want %s...", bad[k].scale,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* what passes the checks: G, eps, eps2, params, numbers, casts, the
+     * orr_ math functions; gravity scaled by exactly 1 */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "scaled", grav_pair, grav_pot, "s.lua:4", &err), &err);
+    TU_OK(orr_law_add_param(&law, "k", 4, &err), &err);
+    law.finite_at_zero = 1;
+    snprintf(law.scale, sizeof law.scale, "G * (real)0.25 * k * orr_fmax(eps2 * 0, (real).5e+0) * "
+             "(double)2 /* a comment */ * orr_pow((real)0x1p+1, (real)0) * (eps >= 0 ? 1.0f : 2)");
+    TU_OK(orr_law_validate(&law, &err), &err);
+    assert_gravity_bitwise(&law);
+    int st = nvrtc_law(&law, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&law);
+    /* what only a compiler sees, at the scale's own line */
+    static const struct {
+        const char *scale, *cpu, *nvrtc;
+    } compiled[] = {
+        {"1/0", "s.lua:4 (force 's', scale):1:2: error: division by zero", NULL},
+        {"G ? 1", "s.lua:4 (force 's', scale):1:", "s.lua:4 (force 's', scale)(1): error"},
+        {"orr_pow(G)", "s.lua:4 (force 's', scale):1:", "s.lua:4 (force 's', scale)(1): error"},
+        {"G *\n(k k)", "s.lua:4 (force 's', scale):2:", "s.lua:4 (force 's', scale)(2): error"},
+        {NULL, NULL, NULL}};
+    for (int k = 0; compiled[k].scale; k++) {
+        TU_OK(orr_law_init(&law, "s", grav_pair, "", "s.lua:4", &err), &err);
+        TU_OK(orr_law_add_param(&law, "k", 2, &err), &err);
+        snprintf(law.scale, sizeof law.scale, "%s", compiled[k].scale);
+        TU_OK(orr_law_validate(&law, &err), &err);
+        cpu_create_fails(&law, ORR_ERR_COMPILE, &err);
+        if (!strstr(err.msg, compiled[k].cpu) || strstr(err.msg, "generated>"))
+            fail_msg("scale \"%s\":\n  got  %s\n  want %s", compiled[k].scale, err.msg,
+                     compiled[k].cpu);
+        if (compiled[k].nvrtc && nvrtc_law(&law, &err) >= 0 &&
+            (!strstr(err.msg, compiled[k].nvrtc) || strstr(err.msg, "generated>")))
+            fail_msg("NVRTC, scale \"%s\":\n  got  %s\n  want %s", compiled[k].scale, err.msg,
+                     compiled[k].nvrtc);
+        orr_law_free(&law);
+    }
+    orr_error_clear(&err);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -969,6 +1055,7 @@ int main(void)
         cmocka_unit_test(test_snippet_macros_scoped),
         cmocka_unit_test(test_snippet_digraphs),
         cmocka_unit_test(test_cpu_warnings_are_errors),
+        cmocka_unit_test(test_scale_checks),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

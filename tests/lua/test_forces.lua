@@ -305,4 +305,34 @@ T.test("a misspelt function is the CPU compiler's error at the snippet's line", 
   end
 end)
 
+T.test("the scale expression: what it may use, and compiler errors at its own line", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'sc', scale):" .. want)
+  end
+  local also = "which may use numbers, the law's params (k), G, eps, eps2, real and the orr_ math functions"
+  raises_at("1: 'mi' is not in scope in the scale expression, " .. also ..
+    ": it is evaluated once per body, and this is a pair's (use it in the pair snippet)",
+    { name = "sc", pair = "f = mj;", scale = "G * mi", params = { k = 1 } })
+  raises_at("1: 'q_i' is not in scope in the scale expression, " .. also ..
+    ": it is evaluated once per body, and this is a pair's (use it in the pair snippet)",
+    { name = "sc", pair = "f = mj;", scale = "q_i", params = { k = 1 }, attributes = { "q" } })
+  raises_at("1: 'nan' is not in scope in the scale expression, " .. also,
+    { name = "sc", pair = "f = mj;", scale = "nan", params = { k = 1 } })
+  raises_at("1: the scale expression ends with '?': an operand is missing",
+    { name = "sc", pair = "f = mj;", scale = "G ?" })
+  raises_at("1: '[' in the scale expression: no array is in scope there",
+    { name = "sc", pair = "f = mj;", scale = "G[0]" })
+  -- what only the compiler sees: at the scale's line, not "<law sc: generated>:10"
+  local law = orrery.force{ name = "half", scale = "1/0", pair = GRAV_PAIR }
+  local line = debug.getinfo(1, "l").currentline - 1
+  local ok, err = pcall(orrery.simulation, { n = 8, force = law, backend = "cpu" })
+  T.eq(ok, false)
+  T.ok(err:find(arg[0] .. ":" .. line .. " (force 'half', scale):1:2: error: division by zero", 1, true), err)
+  T.ok(not err:find("generated>", 1, true), err)
+end)
+
 T.done()
