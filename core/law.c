@@ -428,8 +428,8 @@ static int macro_add(scanner *sc, const char *name)
 
 /* The rest of a logical line (a // comment, a directive from after its
  * name).  Comments and literals are read in a directive (a comment may
- * span lines), brackets are not counted (a macro's body balances where it
- * is used); raw: its text is free (// comments, #error, #pragma). */
+ * span lines), brackets are not counted (scan_macro_body counts a macro's);
+ * raw: its text is free (// comments, #error, #pragma). */
 static int scan_rest_of_line(scanner *sc, int raw)
 {
     for (;;) {
@@ -509,6 +509,52 @@ static int count_bracket(scanner *sc, brackets *br, char c, const char *tok, con
                              bracket_name(br->open[br->depth].c, br->open[br->depth].tok, b,
                                           sizeof b),
                              br->open[br->depth].line);
+    }
+    return 0;
+}
+
+/* A #define from after its name: the parameter list of a function-like
+ * macro, then its body, whose brackets must balance.  A macro that opens
+ * or closes a bracket for the code around it (#define END }) would make the
+ * compilers report the snippet's brackets at orrery's lines. */
+static int scan_macro_body(scanner *sc, const char *macro)
+{
+    if (*sc->p == '(')   /* parameters: no brackets inside but the closing one */
+        sc->p += strcspn(sc->p, ")\n") + (sc->p[strcspn(sc->p, ")\n")] == ')');
+    brackets br = {.depth = 0};
+    char what[SCAN_NAME_MAX + 96];
+    snprintf(what, sizeof what, "#define %s: a macro's body must balance its brackets, and this "
+             "one has ", macro);
+    for (;;) {
+        if (skip_splices(sc))
+            return -1;
+        const char c = *sc->p;
+        char bc, tok[3];
+        int len;
+        if (!c || c == '\n')
+            break;
+        if (c == '/' && sc->p[1] == '*') {
+            if (scan_comment(sc))
+                return -1;
+        } else if (c == '/' && sc->p[1] == '/') {
+            if (scan_rest_of_line(sc, 1))
+                return -1;
+        } else if (c == '"' || c == '\'') {
+            if (scan_literal(sc, 1))
+                return -1;
+        } else if ((len = bracket_at(sc->p, &bc, tok)) > 0) {
+            if (count_bracket(sc, &br, bc, tok, what))
+                return -1;
+            sc->p += len;
+        } else {
+            sc->p++;
+        }
+    }
+    if (br.depth) {
+        char nm[48];
+        const int d = br.depth - 1;
+        return scan_fail(sc, br.open[d].line, "%s%s never closed", what,
+                         bracket_name(br.open[d].c, br.open[d].tok, nm, sizeof nm));
     }
     return 0;
 }
@@ -618,7 +664,12 @@ static int scan_code(scanner *sc)
                     return scan_fail(sc, line, "#%s %s: a snippet may not define or undefine "
                                      "names starting with orr_, ORR_, __ or _ and a capital "
                                      "letter", name, macro);
+                if (strcmp(macro, "defined") == 0)
+                    return scan_fail(sc, line, "#%s defined: 'defined' is the preprocessor's "
+                                     "operator, not a macro name", name);
                 if (macro_add(sc, macro))
+                    return -1;
+                if (name[0] == 'd' && scan_macro_body(sc, macro))
                     return -1;
             } else if (strcmp(name, "if") == 0 || strcmp(name, "ifdef") == 0 ||
                        strcmp(name, "ifndef") == 0) {

@@ -90,7 +90,8 @@ orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error 
  * snippet does not have: brackets balanced, comments and literals closed,
  * the last statement ended by ';' (or '}'), #if balanced, only #define,
  * #undef, #if..#endif, #error and #pragma (no #include or #line), no
- * reserved macro names, no backslash ending the last line; the scale one
+ * reserved macro names (nor `defined`), macro bodies with balanced
+ * brackets, no backslash ending the last line; the scale one
  * expression (no ';', braces, // or directives) of numbers, params, G, eps,
  * eps2, real and the orr_ math functions, not ending in an operator.  The digraphs %: <: :> <%
  * %> are # [ ] { }, as both compilers read them.

@@ -651,7 +651,7 @@ static void test_snippet_checks(void **state)
         "#if ORR_GPU\nif (d2 > 0) {\n#else\nif (d2 >= 0) {\n#endif\n  f = mj;\n}\n",
         "/* } */ f = mj; // )\nchar c = '}'; (void)c;\nconst char *s = \"{[(\"; (void)s;\n",
         "#if 0\n#error don't\n#endif\nf = mj;",
-        "#define SQ(x) ((x) * (x))\n#define OPEN {\n  f = SQ(mj);\n",
+        "#define SQ(x) ((x) * (x))\n  f = SQ(mj);\n",
         "real x = 1 + \\\n  2;\nf = x * mj;\n",
         "f = mj; /* a comment\n  over lines } */\n# /* the null directive */\n",
         "#define END ;\nf = mj END\n",
@@ -998,6 +998,82 @@ static void test_scale_checks(void **state)
     orr_error_clear(&err);
 }
 
+/* B7: a macro that opens or closes a bracket for the code around it
+ * (#define END }) made the compilers report errors at orrery's lines, and
+ * so did `#define defined 1` (on NVRTC too): refused at the #define's
+ * line.  Brackets that balance in the body, or sit in its strings and
+ * comments, are fine. */
+static void test_macro_brackets(void **state)
+{
+    static const struct {
+        const char *code, *msg;
+    } bad[] = {
+        {"#define END }\nf = mj; END", "m.lua:6 (force 'm', pair):1: #define END: a macro's "
+                                       "body must balance its brackets, and this one has '}' "
+                                       "without a matching '{'"},
+        {"f = mj;\n#define OPEN {\nOPEN }", "m.lua:6 (force 'm', pair):2: #define OPEN: a "
+                                             "macro's body must balance its brackets, and this "
+                                             "one has '{' never closed"},
+        {"#define P (\nf = P mj);", "m.lua:6 (force 'm', pair):1: #define P: a macro's body must "
+                                    "balance its brackets, and this one has '(' never closed"},
+        {"#define F(x) ((x)\nf = F(mj));", "m.lua:6 (force 'm', pair):1: #define F: a macro's "
+                                           "body must balance its brackets, and this one has "
+                                           "'(' never closed"},
+        {"#define W(x) (x]\nf = W(mj);", "m.lua:6 (force 'm', pair):1: #define W: a macro's "
+                                         "body must balance its brackets, and this one has ']' "
+                                         "does not match the '(' at line 1"},
+        {"#define CLOSE \\\n  ]\nf = mj;", "m.lua:6 (force 'm', pair):2: #define CLOSE: a "
+                                            "macro's body must balance its brackets, and this "
+                                            "one has ']' without a matching '['"},
+        {"%:define END %>\nf = mj; END", "m.lua:6 (force 'm', pair):1: #define END: a macro's "
+                                         "body must balance its brackets, and this one has '%>' "
+                                         "(the digraph of '}') without a matching '{'"},
+        {"#define defined 1\nf = mj;", "m.lua:6 (force 'm', pair):1: #define defined: 'defined' "
+                                       "is the preprocessor's operator, not a macro name"},
+        {"f = mj;\n#undef defined", "m.lua:6 (force 'm', pair):2: #undef defined: 'defined' is "
+                                    "the preprocessor's operator"},
+        {"#define __VA_ARGS__ 1\nf = mj;", "m.lua:6 (force 'm', pair):1: #define __VA_ARGS__: a "
+                                           "snippet may not define"},
+        {"#define _Pragma(x)\nf = mj;", "m.lua:6 (force 'm', pair):1: #define _Pragma: a "
+                                        "snippet may not define"},
+        {NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].code; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "m", bad[k].code, "", "m.lua:6", &err), &err);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("pair snippet \"%s\":\n  got  %s\n  want %s...", bad[k].code,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* balanced bodies, brackets in a body's strings and comments, a
+     * function-like macro's parameters: gravity on both compilers */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "macros",
+                       "#define SQ(x) ((x) * (x))\n#define ARR(a, b) { a, b }\n"
+                       "#define S \"}\" /* ( */\n#define C ']' // {\n#define BLOCK(s) { s }\n"
+                       "const char *str = S; char ch = C; (void)str; (void)ch;\n"
+                       "real v[2] = ARR(0, 1);\n"
+                       "BLOCK(f = v[1] * SQ(mj) / (mj * mj) * mj * orr_rsqrt3_nz(r2););\n",
+                       grav_pot, "m.lua:9", &err), &err);
+    snprintf(law.scale, sizeof law.scale, "G");
+    law.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&law, &err), &err);
+    double pos[4 * 8], acc[3 * 8];
+    tu_random_bodies(8, 99, pos, NULL);
+    orr_engine *e = cpu_engine(&law, ORR_DOUBLE, 0.1, 8, pos, NULL);
+    TU_OK(orr_engine_accel(e, acc, &err), &err);
+    orr_engine_destroy(e);
+    int st = nvrtc_law(&law, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -1056,6 +1132,7 @@ int main(void)
         cmocka_unit_test(test_snippet_digraphs),
         cmocka_unit_test(test_cpu_warnings_are_errors),
         cmocka_unit_test(test_scale_checks),
+        cmocka_unit_test(test_macro_brackets),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

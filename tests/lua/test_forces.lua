@@ -335,4 +335,26 @@ T.test("the scale expression: what it may use, and compiler errors at its own li
   T.ok(not err:find("generated>", 1, true), err)
 end)
 
+T.test("a macro may not hide a bracket, nor be named defined", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'mc', pair):" .. want)
+  end
+  raises_at("1: #define END: a macro's body must balance its brackets, and this one has '}' without a matching '{'",
+    { name = "mc", pair = "#define END }\nf = mj * orr_rsqrt3_nz(r2); END" })
+  raises_at("1: #define OPEN: a macro's body must balance its brackets, and this one has '{' never closed",
+    { name = "mc", pair = "#define OPEN {\nOPEN f = mj; }" })
+  raises_at("1: #define P: a macro's body must balance its brackets, and this one has '(' never closed",
+    { name = "mc", pair = "#define P (\nf = P mj);" })
+  raises_at("1: #define defined: 'defined' is the preprocessor's operator, not a macro name",
+    { name = "mc", pair = "#define defined 1\nf = mj * orr_rsqrt3_nz(r2);" })
+  -- balanced bodies are fine
+  same_as_gravity(orrery.force{ name = "sq", scale = "G", finite_at_zero = true,
+    pair = "#define SQ(x) ((x) * (x))\n#define BLOCK(s) { s }\nBLOCK(f = SQ(mj) / mj * orr_rsqrt3_nz(r2););",
+    potential = GRAV_POT }, "balanced macros")
+end)
+
 T.done()
