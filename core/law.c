@@ -373,6 +373,31 @@ static void scan_ident(scanner *sc, char *name, size_t size)
     name[n] = '\0';
 }
 
+/* The non-ASCII character at sc->p (a byte >= 0x80) as a failure: GCC
+ * takes UTF-8 in names, NVRTC does not, so a snippet that worked on the CPU
+ * would not compile on the GPU.  The character is named as written when it
+ * is well-formed UTF-8, else by its first byte. */
+static int non_ascii(scanner *sc)
+{
+    const unsigned char *p = (const unsigned char *)sc->p;
+    int len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+            : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    /* the second byte's range excludes overlong forms, surrogates and
+     * code points past U+10FFFF */
+    const unsigned char lo = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : 0x80,
+                        hi = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
+    if (len && (p[1] < lo || p[1] > hi))
+        len = 0;
+    for (int k = 2; k < len; k++)
+        if (p[k] < 0x80 || p[k] > 0xbf)
+            len = 0;
+    static const char why[] = "outside comments and strings: NVRTC refuses it (names and "
+                              "operators are ASCII)";
+    if (len)
+        return scan_fail(sc, sc->line, "a non-ASCII character '%.*s' %s", len, sc->p, why);
+    return scan_fail(sc, sc->line, "a non-ASCII character (the byte 0x%02x) %s", p[0], why);
+}
+
 /* A string or character literal from its opening quote; in_dir: inside a
  * directive, where the compiler tolerates a lone quote (#error don't). */
 static int scan_literal(scanner *sc, int in_dir)
@@ -446,6 +471,8 @@ static int scan_rest_of_line(scanner *sc, int raw)
         } else if (!raw && (c == '"' || c == '\'')) {
             if (scan_literal(sc, 1))
                 return -1;
+        } else if (!raw && (unsigned char)c >= 0x80) {
+            return non_ascii(sc);
         } else {
             sc->p++;
         }
@@ -542,6 +569,8 @@ static int scan_macro_body(scanner *sc, const char *macro)
         } else if (c == '"' || c == '\'') {
             if (scan_literal(sc, 1))
                 return -1;
+        } else if ((unsigned char)c >= 0x80) {
+            return non_ascii(sc);
         } else if ((len = bracket_at(sc->p, &bc, tok)) > 0) {
             if (count_bracket(sc, &br, bc, tok, what))
                 return -1;
@@ -642,6 +671,8 @@ static int scan_code(scanner *sc)
             bol = 0;
             last = '"';
             last_line = sc->line;
+        } else if ((unsigned char)c >= 0x80) {
+            return non_ascii(sc);
         } else if (bol && (c == '#' || (c == '%' && sc->p[1] == ':'))) {
             /* a directive: # or its digraph %: (both compilers take either) */
             const int line = sc->line;
@@ -654,6 +685,8 @@ static int scan_code(scanner *sc)
                 return scan_fail(sc, line, "a line marker (# NUMBER) is not allowed in a "
                                  "snippet: orrery's #line directives number its lines");
             scan_ident(sc, name, sizeof name);
+            if ((unsigned char)*sc->p >= 0x80)
+                return non_ascii(sc);
             bol = 0;
             int free_text = 0;
             if (strcmp(name, "define") == 0 || strcmp(name, "undef") == 0) {
@@ -691,9 +724,13 @@ static int scan_code(scanner *sc)
                 if (!nif)
                     return scan_fail(sc, line, "#endif without #if in the snippet");
                 nif--;
-            } else if (strcmp(name, "error") == 0 || strcmp(name, "warning") == 0 ||
-                       strcmp(name, "pragma") == 0) {
+            } else if (strcmp(name, "error") == 0 || strcmp(name, "pragma") == 0) {
                 free_text = 1;
+            } else if (strcmp(name, "warning") == 0) {
+                return scan_fail(sc, line, "#warning is not allowed in a snippet: a compiler's "
+                                 "output is shown only when compiling fails, so its message "
+                                 "would never be seen (#error stops the compile with its "
+                                 "message)");
             } else if (strcmp(name, "include") == 0 || strcmp(name, "include_next") == 0 ||
                        strcmp(name, "import") == 0 || strcmp(name, "embed") == 0) {
                 return scan_fail(sc, line, "#%s is not allowed in a snippet: what a snippet may "
@@ -780,14 +817,12 @@ static int scan_code(scanner *sc)
 /* Where line `line` of a snippet (from 1) is, as its #line directive names
  * it: "script.lua:31 (force 'x', pair):2", or "forces/x.h:15" in a
  * built-in law's file. */
-static void snippet_at(const orr_law *law, const char *what, int first, int line, char *buf,
-                       size_t size)
+static char *snippet_at(const orr_law *law, const char *what, int first, int line)
 {
     if (law->builtin && strcmp(what, "scale") != 0)
-        snprintf(buf, size, "%s:%d", law->origin, first + line - 1);
-    else
-        snprintf(buf, size, "%s (force '%s', %s):%d", law->origin, law->name, what,
-                 first + line - 1);
+        return orr_asprintf("%s:%d", law->origin, first + line - 1);
+    return orr_asprintf("%s (force '%s', %s):%d", law->origin, law->name, what,
+                        first + line - 1);
 }
 
 static orr_status check_code(const orr_law *law, const char *what, const char *code, int first,
@@ -799,9 +834,30 @@ static orr_status check_code(const orr_law *law, const char *what, const char *c
     sc.macros = &m;
     if (!scan_code(&sc))
         return ORR_OK;
-    char at[400];
-    snippet_at(law, what, first, sc.at, at, sizeof at);
-    return orr_fail(err, ORR_ERR_COMPILE, "%s: %s", at, sc.why);
+    char *at = snippet_at(law, what, first, sc.at);
+    if (!at)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_fail(err, ORR_ERR_COMPILE, "%s: %s", at, sc.why);
+    free(at);
+    return ORR_ERR_COMPILE;
+}
+
+orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char *code,
+                               size_t len, int first, orr_error *err)
+{
+    const char *nul = code ? memchr(code, '\0', len) : NULL;
+    if (!nul)
+        return ORR_OK;
+    int line = 1;
+    for (const char *p = code; p < nul; p++)
+        line += *p == '\n';
+    char *at = snippet_at(law, what, first, line);
+    if (!at)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_fail(err, ORR_ERR_COMPILE, "%s: a NUL byte: a snippet is text, and what follows the NUL "
+             "would be dropped", at);
+    free(at);
+    return ORR_ERR_COMPILE;
 }
 
 orr_status orr_law_validate(const orr_law *law, orr_error *err)

@@ -89,7 +89,9 @@ orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error 
  * the compilers would otherwise report at orrery's lines or at lines the
  * snippet does not have: brackets balanced, comments and literals closed,
  * the last statement ended by ';' (or '}'), #if balanced, only #define,
- * #undef, #if..#endif, #error and #pragma (no #include or #line), no
+ * #undef, #if..#endif, #error and #pragma (no #include, #line or #warning),
+ * ASCII outside comments, literals and the text of #error and #pragma
+ * (NVRTC takes no UTF-8 names: "a non-ASCII character 'é' ..."), no
  * reserved macro names (nor `defined`), macro bodies with balanced
  * brackets, no backslash ending the last line; the scale one
  * expression (no ';', braces, // or directives) of numbers, params, G, eps,
@@ -98,6 +100,14 @@ orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error 
  * ORR_ERR_COMPILE "script.lua:31 (force 'x', pair):2: '}' without a
  * matching '{'" (a built-in law: "forces/x.h:15: ..."). */
 orr_status orr_law_validate(const orr_law *law, orr_error *err);
+
+/* Refuses a NUL byte in the len bytes of code (the snippet `what`, "pair",
+ * "potential", "jerk" or "scale", starting at line `first` of the origin),
+ * which a C string would end at, dropping what follows: where the law is
+ * read from counted strings (Lua).  ORR_ERR_COMPILE "script.lua:31 (force
+ * 'x', pair):2: a NUL byte: ...", at the NUL's line. */
+orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char *code,
+                               size_t len, int first, orr_error *err);
 
 /* Deep copy (dst must not alias src); free releases the snippets. */
 orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err);

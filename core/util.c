@@ -56,6 +56,21 @@ void orr_buf_free(orr_buf *b)
     b->len = b->cap = 0;
 }
 
+char *orr_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s) {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
 orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *err)
 {
     FILE *f = fopen(path, "rb");

@@ -18,6 +18,9 @@ int orr_buf_put(orr_buf *b, const void *p, size_t len);
 int orr_buf_printf(orr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Frees the buffer and zeroes it. */
 void orr_buf_free(orr_buf *b);
+/* printf-style text in a new heap string (the caller frees it), or NULL
+ * when out of memory: for text of any length (paths), never cut. */
+char *orr_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Reads a whole file into *out (heap, NUL-terminated, *len bytes). */
 orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *err);

@@ -1074,6 +1074,70 @@ static void test_macro_brackets(void **state)
     orr_error_clear(&err);
 }
 
+/* B10: a non-ASCII character outside comments and strings worked on the
+ * CPU (GCC takes UTF-8 names) but NVRTC refused it: both backends refuse
+ * it alike, before compiling, at its line.  In comments, strings and the
+ * text of #error it is fine.  #warning is refused: its message would
+ * never be seen (compiler output is shown only for a failure). */
+static void test_snippet_non_ascii(void **state)
+{
+    static const struct {
+        const char *what, *code, *msg;
+    } bad[] = {
+        {"pair", "real \xc3\xa9 = 1;\nf = mj * \xc3\xa9;",
+         "n.lua:2 (force 'n', pair):1: a non-ASCII character '\xc3\xa9' outside comments and "
+         "strings: NVRTC refuses it (names and operators are ASCII)"},
+        {"pair", "f = mj * 2 \xc3\x97 1;", "n.lua:2 (force 'n', pair):1: a non-ASCII character "
+                                           "'\xc3\x97'"},
+        {"pair", "f = mj;\n#define X \xe2\x88\x9a", "n.lua:2 (force 'n', pair):2: a non-ASCII "
+                                                     "character '\xe2\x88\x9a'"},
+        {"pair", "#if \xc3\xa9\n#endif\nf = mj;", "n.lua:2 (force 'n', pair):1: a non-ASCII "
+                                                   "character '\xc3\xa9'"},
+        {"pair", "f = mj; \xff", "n.lua:2 (force 'n', pair):1: a non-ASCII character (the byte "
+                                 "0xff)"},
+        {"potential", "\n\nu = 0; \xc2\xb5", "n.lua:2 (force 'n', potential):3: a non-ASCII "
+                                              "character '\xc2\xb5'"},
+        {"scale", "G \xc2\xb7 2", "n.lua:2 (force 'n', scale):1: a non-ASCII character '\xc2\xb7'"},
+        {"pair", "#warning this law is slow\nf = mj;", "n.lua:2 (force 'n', pair):1: #warning "
+                                                        "is not allowed in a snippet"},
+        {"pair", "%:warning this law is slow\nf = mj;", "n.lua:2 (force 'n', pair):1: #warning "
+                                                         "is not allowed"},
+        {NULL, NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].what; k++) {
+        orr_law law;
+        const int pair = strcmp(bad[k].what, "pair") == 0;
+        TU_OK(orr_law_init(&law, "n", pair ? bad[k].code : grav_pair, "", "n.lua:2", &err), &err);
+        if (strcmp(bad[k].what, "potential") == 0) {
+            free(law.potential);
+            law.potential = strdup(bad[k].code);
+        } else if (strcmp(bad[k].what, "scale") == 0) {
+            snprintf(law.scale, sizeof law.scale, "%s", bad[k].code);
+        }
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("%s \"%s\":\n  got  %s\n  want %s...", bad[k].what, bad[k].code,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* in comments, strings and #error's text: fine on both compilers */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "utf8", "/* \xc3\xa9t\xc3\xa9 */ f = mj * orr_rsqrt3_nz(r2); "
+                       "// \xc2\xb5\nconst char *s = \"\xc3\xa9\"; (void)s;\n"
+                       "#if 0\n#error \xc3\xa9\n#endif\n", grav_pot, "n.lua:7", &err), &err);
+    snprintf(law.scale, sizeof law.scale, "G /* \xc3\x97 1 */");
+    law.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&law, &err), &err);
+    assert_gravity_bitwise(&law);
+    int st = nvrtc_law(&law, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -1133,6 +1197,7 @@ int main(void)
         cmocka_unit_test(test_cpu_warnings_are_errors),
         cmocka_unit_test(test_scale_checks),
         cmocka_unit_test(test_macro_brackets),
+        cmocka_unit_test(test_snippet_non_ascii),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

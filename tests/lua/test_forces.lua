@@ -357,4 +357,35 @@ T.test("a macro may not hide a bracket, nor be named defined", function()
     potential = GRAV_POT }, "balanced macros")
 end)
 
+T.test("non-ASCII characters and NUL bytes in snippets are refused at their line", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'na', " .. want)
+  end
+  -- GCC took it, NVRTC did not: refused alike for both backends
+  raises_at("pair):1: a non-ASCII character '\u{e9}' outside comments and strings: NVRTC refuses it (names and operators are ASCII)",
+    { name = "na", pair = "real \u{e9} = 1;\nf = mj * \u{e9};" })
+  -- what followed a NUL was dropped silently
+  raises_at("pair):2: a NUL byte: a snippet is text, and what follows the NUL would be dropped",
+    { name = "na", pair = "f = mj;\nf = 0;\0 f = 1 / 0;" })
+  raises_at("scale):1: a NUL byte: a snippet is text, and what follows the NUL would be dropped",
+    { name = "na", pair = "f = mj;", scale = "G\0 * 2" })
+  T.raises("orrery.force: 'doc' has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na", pair = "f = mj;", doc = "a\0b" })
+  raises_at("jerk):3: a NUL byte: a snippet is text, and what follows the NUL would be dropped",
+    { name = "na", pair = "f = mj;", jerk = "g = 0;\n\ng = 1;\0" })
+  T.raises("orrery.force: 'name' has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na\0me", pair = "f = mj;" })
+  T.raises("orrery.force: 'attributes'[2] has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na", pair = "f = mj;", attributes = { "q", "s\0x" } })
+  T.raises("orrery.force: a 'params' name has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na", pair = "f = mj;", params = { ["k\0x"] = 1 } })
+  -- in comments and strings it is fine
+  same_as_gravity(orrery.force{ name = "utf8", scale = "G", finite_at_zero = true,
+    pair = "/* \u{e9}t\u{e9} */ " .. GRAV_PAIR, potential = GRAV_POT }, "UTF-8 in a comment")
+end)
+
 T.done()
