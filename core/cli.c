@@ -483,23 +483,23 @@ static int check_output(const char *path)
         fprintf(stderr, "orrery: compile: cannot write %s: it is a directory\n", path);
         return 1;
     }
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        slash[slash == dir] = '\0';   /* "/k.ptx" lives in "/" */
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    const char *slash = strrchr(path, '/');
+    /* the directory as written, however long: "/k.ptx" lives in "/" */
+    char *dir = !slash ? strdup(".") : strndup(path, (size_t)(slash - path) + (slash == path));
+    int rc = 0;
+    if (!dir) {
+        fprintf(stderr, "orrery: compile: out of memory\n");
+        rc = 1;
+    } else if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "orrery: compile: cannot write %s: no directory %s\n", path, dir);
-        return 1;
-    }
-    if (access(dir, W_OK) != 0) {
+        rc = 1;
+    } else if (access(dir, W_OK) != 0) {
         fprintf(stderr, "orrery: compile: cannot write %s: directory %s is not writable\n", path,
                 dir);
-        return 1;
+        rc = 1;
     }
-    return 0;
+    free(dir);
+    return rc;
 }
 
 /* --arch: sm_XY or compute_XY (an optional a or f suffix: sm_90a) that this

@@ -225,14 +225,14 @@ orr_status orr_law_init(orr_law *law, const char *name, const char *pair, const 
                         "invalid force law name '%s' (lowercase letters, digits, '_'; at most %zu)",
                         name ? name : "", sizeof law->name - 1);
     snprintf(law->name, sizeof law->name, "%s", name);
-    snprintf(law->origin, sizeof law->origin, "%s", origin ? origin : name);
     snprintf(law->scale, sizeof law->scale, "1");
     law->pair_line = law->potential_line = 1;
     law->jerk_line = 1;
+    law->origin = dupstr(origin ? origin : name);
     law->pair = dupstr(pair ? pair : "");
     law->potential = dupstr(potential ? potential : "");
     law->jerk = dupstr("");
-    if (!law->pair || !law->potential || !law->jerk) {
+    if (!law->origin || !law->pair || !law->potential || !law->jerk) {
         orr_law_free(law);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
@@ -244,7 +244,8 @@ void orr_law_free(orr_law *law)
     free(law->pair);
     free(law->potential);
     free(law->jerk);
-    law->pair = law->potential = law->jerk = NULL;
+    free(law->origin);
+    law->pair = law->potential = law->jerk = law->origin = NULL;
 }
 
 orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err)
@@ -253,7 +254,8 @@ orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err)
     dst->pair = dupstr(src->pair ? src->pair : "");
     dst->potential = dupstr(src->potential ? src->potential : "");
     dst->jerk = dupstr(src->jerk ? src->jerk : "");
-    if (!dst->pair || !dst->potential || !dst->jerk) {
+    dst->origin = dupstr(src->origin ? src->origin : "");
+    if (!dst->pair || !dst->potential || !dst->jerk || !dst->origin) {
         orr_law_free(dst);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }

@@ -34,7 +34,8 @@ typedef struct orr_law {
     char name[64];                      /* lowercase letters, digits, '_' */
     char doc[160];                      /* one line */
     int builtin;                        /* 1: kernels_src/forces/<name>.h */
-    char origin[256];                   /* "forces/gravity.h", or "script.lua:12" */
+    char *origin;                       /* heap: "forces/gravity.h", or "script.lua:12"
+                                           (a script's path in full, any length) */
     int nparams;
     orr_law_param params[ORR_LAW_MAX_PARAMS];
     int nattrs;
@@ -109,7 +110,8 @@ orr_status orr_law_validate(const orr_law *law, orr_error *err);
 orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char *code,
                                size_t len, int first, orr_error *err);
 
-/* Deep copy (dst must not alias src); free releases the snippets. */
+/* Deep copy (dst must not alias src); free releases the snippets and the
+ * origin. */
 orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err);
 void orr_law_free(orr_law *law);
 

@@ -201,6 +201,8 @@ void orr_note_add(char *note, size_t size, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(note + len, size - len, fmt, ap);
+    int n = vsnprintf(note + len, size - len, fmt, ap);
     va_end(ap);
+    if ((n < 0 || (size_t)n >= size - len) && size - len > 4)
+        memcpy(note + size - 4, "...", 4);   /* cut, and says so */
 }

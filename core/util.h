@@ -46,7 +46,7 @@ long orr_sample_index(long k, long n, long ni);
 double orr_median(double *v, int n);
 
 /* Appends printf-style text to a note buffer of size bytes, "; " between
- * entries; text that does not fit is cut. */
+ * entries; text that does not fit is cut, ending in "...". */
 void orr_note_add(char *note, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

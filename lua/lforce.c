@@ -39,14 +39,14 @@ static orr_law *push_law(lua_State *L)
     return &f->law;
 }
 
-/* "file.lua:12" of the user's code calling (orr_lua_caller), or "?". */
-static void where(lua_State *L, char *buf, size_t size)
+/* Pushes "file.lua:12" of the user's code calling (orr_lua_caller), or
+ * "?", the path in full, and returns it. */
+static const char *push_where(lua_State *L)
 {
     lua_Debug ar;
     if (orr_lua_caller(L, &ar))
-        snprintf(buf, size, "%s:%d", orr_lua_chunkname(&ar), ar.currentline);
-    else
-        snprintf(buf, size, "?");
+        return lua_pushfstring(L, "%s:%d", orr_lua_chunkname(&ar), ar.currentline);
+    return lua_pushstring(L, "?");
 }
 
 static void raise(lua_State *L, orr_error *err)
@@ -174,9 +174,8 @@ static int l_force(lua_State *L)
     const char *potential = opt_string(L, "potential", &potential_len);
     const char *scale = opt_string(L, "scale", &scale_len), *doc = opt_string(L, "doc", NULL);
     const char *jerk = opt_string(L, "jerk", &jerk_len);
-    char origin[256];
-    where(L, origin, sizeof origin);
-    orr_law *law = push_law(L);   /* index 2 */
+    const char *origin = push_where(L);   /* index 2 */
+    orr_law *law = push_law(L);           /* index 3 */
     if (base) {
         static const char *const own[] = {"pair", "potential", "attributes", "scale",
                                           "finite_at_zero", "jerk", NULL};

@@ -1138,6 +1138,95 @@ static void test_snippet_non_ascii(void **state)
     orr_error_clear(&err);
 }
 
+/* B9: a law's origin (a script's path) is kept in full, however long: the
+ * checks' messages, the host compiler's and NVRTC's name it whole (4000
+ * bytes, near PATH_MAX: it was cut at 255), and a message longer than an
+ * error keeps ends in ORR_ERR_CUT, never cut silently. */
+static void test_long_origin(void **state)
+{
+    char origin[4100];
+    size_t used = 0;
+    for (int k = 0; used < 3990; k++)
+        used += (size_t)snprintf(origin + used, sizeof origin - used, "/dir%04d", k);
+    snprintf(origin + used, sizeof origin - used, "/law.lua:3");
+    char want[4300];
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_init(&law, "lo", "f = mj;\n}", "", origin, &err), &err);
+    assert_string_equal(law.origin, origin);
+    assert_int_equal(orr_law_validate(&law, &err), ORR_ERR_COMPILE);
+    snprintf(want, sizeof want, "%s (force 'lo', pair):2: '}' without a matching '{'", origin);
+    assert_string_equal(err.msg, want);
+    orr_error_clear(&err);
+    orr_law copy;
+    TU_OK(orr_law_copy(&copy, &law, &err), &err);
+    assert_string_equal(copy.origin, origin);
+    orr_law_free(&copy);
+    orr_law_free(&law);
+
+    TU_OK(orr_law_init(&law, "lo", "f = mj * nope;", "", origin, &err), &err);
+    TU_OK(orr_law_validate(&law, &err), &err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "lo");
+    s.phys.law = &law;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    snprintf(want, sizeof want, "force law 'lo' (defined at %s): host C compiler failed on ", origin);
+    assert_non_null(strstr(err.msg, want));
+    snprintf(want, sizeof want, "%s (force 'lo', pair):1:", origin);
+    assert_non_null(strstr(err.msg, want));
+    assert_null(strstr(err.msg, ORR_ERR_CUT));
+    orr_error_clear(&err);
+    int major, minor;
+    if (orr_rtc_version(&major, &minor, &err) != ORR_OK) {
+        print_message("NVRTC unavailable (%s): GPU half skipped\n", err.msg);
+        orr_error_clear(&err);
+    } else {
+        orr_kspec_default(&s, ORR_TARGET_GPU);
+        snprintf(s.phys.force, sizeof s.phys.force, "lo");
+        s.phys.law = &law;
+        char *src = NULL;
+        TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
+        const char *opts[ORR_KSPEC_MAX_OPTS];
+        orr_kexprs exprs;
+        orr_kexprs_make(&exprs, &orr_family_direct, s.phys.precision);
+        int nopts = orr_kspec_nvrtc_options(&s, opts);
+        orr_rtc_result r = {0};
+        assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, nopts, exprs.expr,
+                                         exprs.count, ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
+        snprintf(want, sizeof want, "NVRTC failed to compile orrery_gen.cu: %s (force 'lo', "
+                 "pair)(1): error", origin);
+        assert_non_null(strstr(err.msg, want));
+        free(src);
+        orr_error_clear(&err);
+    }
+    orr_law_free(&law);
+
+    /* longer than an error keeps: cut, and it says so (orr_fail and
+     * orr_error_context alike) */
+    char *big = malloc(ORR_ERR_MSG_MAX + 100);
+    assert_non_null(big);
+    memset(big, 'x', ORR_ERR_MSG_MAX + 99);
+    big[ORR_ERR_MSG_MAX + 99] = '\0';
+    orr_fail(&err, ORR_ERR_ARG, "%s", big);
+    assert_int_equal(strlen(err.msg), ORR_ERR_MSG_MAX - 1);
+    assert_string_equal(err.msg + strlen(err.msg) - strlen(ORR_ERR_CUT), ORR_ERR_CUT);
+    big[ORR_ERR_MSG_MAX - 200] = '\0';
+    orr_fail(&err, ORR_ERR_ARG, "%s", big);
+    assert_null(strstr(err.msg, ORR_ERR_CUT));
+    orr_error_context(&err, "%s", big);
+    assert_string_equal(err.msg + strlen(err.msg) - strlen(ORR_ERR_CUT), ORR_ERR_CUT);
+    orr_error_clear(&err);
+    orr_fail(&err, ORR_ERR_ARG, "inner");
+    orr_error_context(&err, "%s", origin);
+    snprintf(want, sizeof want, "%s: inner", origin);
+    assert_string_equal(err.msg, want);
+    orr_error_clear(&err);
+    free(big);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -1198,6 +1287,7 @@ int main(void)
         cmocka_unit_test(test_scale_checks),
         cmocka_unit_test(test_macro_brackets),
         cmocka_unit_test(test_snippet_non_ascii),
+        cmocka_unit_test(test_long_origin),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
