@@ -9,6 +9,7 @@
 #include "hostcc.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,29 @@ typedef struct {
     void *a[NARR];        /* SoA arrays of n reals */
     void *attr;           /* nattr arrays of n reals (NULL without attributes) */
     unsigned long long flag;   /* the first blow-up, step << 32 | body; all ones: none */
+    char *law;            /* "force law 'x' (defined at s.lua:3)": orr_engine_cpu_running */
 } cpu_impl;
+
+/* The law whose code runs now (orr_engine_cpu_running): set by law_begin,
+ * cleared by law_end only while it is still this engine's, so it never
+ * points at a destroyed engine's text. */
+static _Atomic(const char *) running_law;
+
+const char *orr_engine_cpu_running(void)
+{
+    return atomic_load(&running_law);
+}
+
+static void law_begin(const cpu_impl *c)
+{
+    atomic_store(&running_law, (const char *)c->law);
+}
+
+static void law_end(const cpu_impl *c)
+{
+    const char *mine = c->law;
+    atomic_compare_exchange_strong(&running_law, &mine, NULL);
+}
 
 static double get(const cpu_impl *c, int arr, long i)
 {
@@ -116,6 +139,8 @@ static void cpu_destroy(orr_engine *e)
     for (int k = 0; k < NARR; k++)
         free(c->a[k]);
     free(c->attr);
+    law_end(c);
+    free(c->law);
     free(c);
     e->impl = NULL;
 }
@@ -132,6 +157,13 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     c->lib.fd = -1;
     c->flag = ~0ULL;
     e->impl = c;
+    c->law = orr_asprintf("force law '%s' (%s %s)", e->law.name,
+                          e->law.builtin ? "from" : "defined at",
+                          e->law.origin ? e->law.origin : "?");
+    if (!c->law) {
+        cpu_destroy(e);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
     c->elem = ORR_STORED_DOUBLE(e->spec.phys.precision) ? sizeof(double) : sizeof(float);
     for (int k = 0; k < NARR; k++) {
         c->a[k] = calloc((size_t)e->n, c->elem);
@@ -220,8 +252,10 @@ static orr_status cpu_accel(orr_engine *e, orr_range t, orr_force_part part, orr
     if (part == ORR_FORCE_LOCAL)   /* one pass over every source: all of it in REST */
         return ORR_OK;
     cpu_impl *c = e->impl;
+    law_begin(c);
     c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, t.count, t.first, NULL,
              at(c, AX, t.first), at(c, AY, t.first), at(c, AZ, t.first));
+    law_end(c);
     return ORR_OK;
 }
 
@@ -278,8 +312,10 @@ static orr_status cpu_blowup(orr_engine *e, unsigned long long *key, int clear, 
 static orr_status cpu_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
 {
     cpu_impl *c = e->impl;
+    law_begin(c);
     *u = c->potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, t.first,
                       t.count);
+    law_end(c);
     return ORR_OK;
 }
 
@@ -303,8 +339,10 @@ static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, doub
     if (!out)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     char *o = out;
+    law_begin(c);
     c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, ni, 0, idx, o,
              o + ni * c->elem, o + 2 * ni * c->elem);
+    law_end(c);
     for (long k = 0; k < ni; k++)
         for (int d = 0; d < 3; d++)
             acc[3 * k + d] = c->elem == sizeof(double) ? ((double *)out)[d * ni + k]
@@ -336,8 +374,12 @@ static orr_status cpu_accel_jerk(orr_engine *e, long ni, const long *idx, double
     if (!out)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     char *o = out;
-    if (c->accel_jerk(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->a[VX], c->a[VY], c->a[VZ],
-                      c->attr, e->rt, ni, idx, o, o + c->elem * 3 * (size_t)ni)) {
+    law_begin(c);
+    const int no_jerk = c->accel_jerk(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->a[VX],
+                                      c->a[VY], c->a[VZ], c->attr, e->rt, ni, idx, o,
+                                      o + c->elem * 3 * (size_t)ni);
+    law_end(c);
+    if (no_jerk) {
         free(out);
         return orr_fail(err, ORR_ERR_ARG, "force law '%s' has no jerk: the Hermite integrator "
                         "needs one (a 'jerk' snippet setting g = df/d(d2))", e->spec.phys.force);

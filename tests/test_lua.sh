@@ -9,7 +9,7 @@
 # the energy log in a pipe (no progress bar) and on a terminal (a bar);
 # frames written in the background, at the end of a script and at os.exit,
 # and their failures (a full disk among them); a law in a script whose path
-# is over 1000 bytes long;
+# is over 1000 bytes long; a law that crashes the process on the CPU;
 # scripts/core_collapse.lua stopping before a collapse, and resuming.
 # Prints cmocka-style summary lines so tests/run.sh can count it.
 #   bash tests/test_lua.sh BUILD_DIR [NAME ...]
@@ -456,6 +456,30 @@ cmp -s out exp.out && ok long-path-law-origin ||
 want="$long/law.lua:5: orrery.simulation: force law 'nc' (defined at $long/law.lua:2): host C compiler failed on orrery_gen.c: $long/law.lua:2 (force 'nc', pair):1:10: error: "
 if [ "$rc" -eq 1 ] && head -1 err | grep -qF -- "$want"; then ok long-path-law-compile-error
 else bad "long-path-law-compile-error: exit $rc (want 1), stderr:"; head -3 err | cut -c1-600 | sed 's/^/    /'; fi
+
+# a force law whose snippet crashes the process on the CPU (a read out of
+# bounds: SIGSEGV in an OpenMP thread): the law and the script line that
+# defined it are named before the process dies of the signal (128 + 11), in
+# a script and behind `--force LAW.lua` alike (crashes: runs a command in
+# a shell of its own, which says "Segmentation fault" to /dev/null, without
+# a core dump, and echoes its exit status)
+crashes() { bash -c 'ulimit -c 0; "$@" >out 2>err; echo $?' crashes "$@" 2>/dev/null; }
+cat >crash.lua <<'EOF'
+local orrery = require "orrery"
+local law = orrery.force{ name = "crash", pair = "f = mj * *(volatile real *)16;" }
+local sim = orrery.simulation{ n = 64, backend = "cpu", force = law }
+sim:step(1)
+print("not reached")
+EOF
+printf 'local orrery = require "orrery"\n\nreturn orrery.force{ name = "crash", pair = "f = mj * *(volatile real *)16;" }\n' >crash_law.lua
+for how in run bench; do
+  if [ "$how" = run ]; then rc=$(crashes "$orr_abs" run crash.lua); at=crash.lua:2
+  else rc=$(crashes "$orr_abs" bench --backend cpu --n 64 --steps 1 --force crash_law.lua); at=crash_law.lua:3; fi
+  msg="orrery: SIGSEGV (invalid memory access) in the CPU code of force law 'crash' (defined at $at): its snippets crashed the process (a read or write out of bounds, a bad pointer?)"
+  if [ "$rc" = 139 ] && grep -qxF -- "$msg" err && [ "$(grep -c SIGSEGV err)" = 1 ] &&
+     ! grep -q "not reached" out; then ok "crashing-law-named-$how"
+  else bad "crashing-law-named-$how: exit $rc (want 139), stderr:"; sed 's/^/    /' err | head -5; fi
+done
 
 # pycheck PYTHON SCRIPT [EXTRA_LINES]: a Python check of tests/ run on
 # the orrery binary, its lines shown and its closing "[ RESULT   ]" line
