@@ -9,6 +9,7 @@
 #include "hostcc.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,29 @@ typedef struct {
     void *a[NARR];        /* SoA arrays of n reals */
     void *attr;           /* nattr arrays of n reals (NULL without attributes) */
     unsigned long long flag;   /* the first blow-up, step << 32 | body; all ones: none */
+    char *law;            /* "force law 'x' (defined at s.lua:3)": orr_engine_cpu_running */
 } cpu_impl;
+
+/* The law whose code runs now (orr_engine_cpu_running): set by law_begin,
+ * cleared by law_end only while it is still this engine's, so it never
+ * points at a destroyed engine's text. */
+static _Atomic(const char *) running_law;
+
+const char *orr_engine_cpu_running(void)
+{
+    return atomic_load(&running_law);
+}
+
+static void law_begin(const cpu_impl *c)
+{
+    atomic_store(&running_law, (const char *)c->law);
+}
+
+static void law_end(const cpu_impl *c)
+{
+    const char *mine = c->law;
+    atomic_compare_exchange_strong(&running_law, &mine, NULL);
+}
 
 static double get(const cpu_impl *c, int arr, long i)
 {
@@ -56,14 +79,55 @@ static void put(cpu_impl *c, int arr, long i, double v)
         ((float *)c->a[arr])[i] = (float)v;
 }
 
+/* Loads a kernel object into c and finds the family's entry points. */
+static orr_status cpu_load(cpu_impl *c, const orr_kfamily *f, const void *so, size_t len,
+                           double *seconds, orr_error *err)
+{
+    double t0 = orr_now_s();
+    orr_status st = orr_hostcc_load(so, len, &c->lib, err);
+    *seconds = orr_now_s() - t0;
+    void *sym[ORR_KFAMILY_MAX_KERNELS] = {NULL};
+    for (int k = 0; !st && k < f->ncpu; k++)
+        if (!(sym[k] = orr_hostcc_sym(&c->lib, f->cpu_entries[k])))
+            st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry point %s",
+                          f->cpu_entries[k]);
+    if (st) {
+        orr_hostcc_unload(&c->lib);
+        return st;
+    }
+    c->accel = (accel_fn)sym[ORR_KC_ACCEL];
+    c->potential = (potential_fn)sym[ORR_KC_POTENTIAL];
+    c->kick = (kick_fn)sym[ORR_KC_KICK];
+    c->drift = (drift_fn)sym[ORR_KC_DRIFT];
+    c->accel_jerk = (accel_jerk_fn)sym[ORR_KC_ACCEL_JERK];
+    return ORR_OK;
+}
+
 typedef struct {
     const char *src, *extra;
+    cpu_impl *c;                 /* receives the object, loaded */
+    const orr_kfamily *family;
+    int loaded;                  /* 1: the build loaded it */
+    double load_s;
 } cpu_build_ctx;
 
+/* Compiles, then loads what was compiled before the cache stores it: an
+ * object that cannot load (a snippet's extern that nothing defines) is an
+ * error, never a cache entry. */
 static orr_status cpu_build(void *ctx, void **data, size_t *len, double *seconds, orr_error *err)
 {
     cpu_build_ctx *b = ctx;
-    return orr_hostcc_compile(b->src, "orrery_gen.c", b->extra, data, len, seconds, err);
+    orr_status st = orr_hostcc_compile(b->src, "orrery_gen.c", b->extra, data, len, seconds, err);
+    if (st || !b->c)
+        return st;
+    st = cpu_load(b->c, b->family, *data, *len, &b->load_s, err);
+    if (st) {
+        free(*data);
+        *data = NULL;
+        return st;
+    }
+    b->loaded = 1;
+    return ORR_OK;
 }
 
 static void cpu_destroy(orr_engine *e)
@@ -75,6 +139,8 @@ static void cpu_destroy(orr_engine *e)
     for (int k = 0; k < NARR; k++)
         free(c->a[k]);
     free(c->attr);
+    law_end(c);
+    free(c->law);
     free(c);
     e->impl = NULL;
 }
@@ -91,6 +157,13 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     c->lib.fd = -1;
     c->flag = ~0ULL;
     e->impl = c;
+    c->law = orr_asprintf("force law '%s' (%s %s)", e->law.name,
+                          e->law.builtin ? "from" : "defined at",
+                          e->law.origin ? e->law.origin : "?");
+    if (!c->law) {
+        cpu_destroy(e);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
     c->elem = ORR_STORED_DOUBLE(e->spec.phys.precision) ? sizeof(double) : sizeof(float);
     for (int k = 0; k < NARR; k++) {
         c->a[k] = calloc((size_t)e->n, c->elem);
@@ -115,31 +188,15 @@ static orr_status cpu_create(orr_engine *e, orr_error *err)
     const char *extra = orr_hostcc_precision_flags(ORR_STORED_DOUBLE(e->spec.phys.precision));
     const char *parts[] = {"orrery-cpu-1", e->family->name, src, orr_hostcc_command(), compiler,
                            orr_hostcc_flags(), extra, cpu};
-    cpu_build_ctx ctx = {src, extra};
+    cpu_build_ctx ctx = {src, extra, c, e->family, 0, 0};
     void *so = NULL;
     size_t len = 0;
     st = orr_kcache_build(parts, 8, "so", cpu_build, &ctx, &so, &len, &e->build, err);
     free(src);
-    if (st) {
-        cpu_destroy(e);
-        return st;
-    }
-    double t0 = orr_now_s();
-    st = orr_hostcc_load(so, len, &c->lib, err);
+    if (!st && !ctx.loaded)   /* from the cache */
+        st = cpu_load(c, e->family, so, len, &ctx.load_s, err);
     free(so);
-    e->build.load_s = orr_now_s() - t0;
-    void *sym[ORR_KFAMILY_MAX_KERNELS] = {NULL};
-    for (int k = 0; !st && k < e->family->ncpu; k++)
-        if (!(sym[k] = orr_hostcc_sym(&c->lib, e->family->cpu_entries[k])))
-            st = orr_fail(err, ORR_ERR_LOAD, "compiled CPU kernel lacks its entry point %s",
-                          e->family->cpu_entries[k]);
-    if (!st) {
-        c->accel = (accel_fn)sym[ORR_KC_ACCEL];
-        c->potential = (potential_fn)sym[ORR_KC_POTENTIAL];
-        c->kick = (kick_fn)sym[ORR_KC_KICK];
-        c->drift = (drift_fn)sym[ORR_KC_DRIFT];
-        c->accel_jerk = (accel_jerk_fn)sym[ORR_KC_ACCEL_JERK];
-    }
+    e->build.load_s = ctx.load_s;
     if (st)
         cpu_destroy(e);
     return st;
@@ -195,8 +252,10 @@ static orr_status cpu_accel(orr_engine *e, orr_range t, orr_force_part part, orr
     if (part == ORR_FORCE_LOCAL)   /* one pass over every source: all of it in REST */
         return ORR_OK;
     cpu_impl *c = e->impl;
+    law_begin(c);
     c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, t.count, t.first, NULL,
              at(c, AX, t.first), at(c, AY, t.first), at(c, AZ, t.first));
+    law_end(c);
     return ORR_OK;
 }
 
@@ -253,8 +312,10 @@ static orr_status cpu_blowup(orr_engine *e, unsigned long long *key, int clear, 
 static orr_status cpu_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
 {
     cpu_impl *c = e->impl;
+    law_begin(c);
     *u = c->potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, t.first,
                       t.count);
+    law_end(c);
     return ORR_OK;
 }
 
@@ -278,8 +339,10 @@ static orr_status cpu_accel_sample(orr_engine *e, long ni, const long *idx, doub
     if (!out)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     char *o = out;
+    law_begin(c);
     c->accel(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->attr, e->rt, ni, 0, idx, o,
              o + ni * c->elem, o + 2 * ni * c->elem);
+    law_end(c);
     for (long k = 0; k < ni; k++)
         for (int d = 0; d < 3; d++)
             acc[3 * k + d] = c->elem == sizeof(double) ? ((double *)out)[d * ni + k]
@@ -311,8 +374,12 @@ static orr_status cpu_accel_jerk(orr_engine *e, long ni, const long *idx, double
     if (!out)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     char *o = out;
-    if (c->accel_jerk(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->a[VX], c->a[VY], c->a[VZ],
-                      c->attr, e->rt, ni, idx, o, o + c->elem * 3 * (size_t)ni)) {
+    law_begin(c);
+    const int no_jerk = c->accel_jerk(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], c->a[VX],
+                                      c->a[VY], c->a[VZ], c->attr, e->rt, ni, idx, o,
+                                      o + c->elem * 3 * (size_t)ni);
+    law_end(c);
+    if (no_jerk) {
         free(out);
         return orr_fail(err, ORR_ERR_ARG, "force law '%s' has no jerk: the Hermite integrator "
                         "needs one (a 'jerk' snippet setting g = df/d(d2))", e->spec.phys.force);

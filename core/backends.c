@@ -53,7 +53,7 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
         orr_law_runtime_values(&e->law, e->rt);
         st = e->ops->create(e, err);
         orr_trace("engine create: backend done");
-        if (st == ORR_ERR_COMPILE)
+        if (st == ORR_ERR_COMPILE || st == ORR_ERR_LOAD)
             orr_error_context(err, "force law '%s' (%s %s)", e->law.name,
                               e->law.builtin ? "from" : "defined at", e->law.origin);
     }

@@ -510,11 +510,13 @@ static orr_status read_force(hid_t file, const char *path, orr_checkpoint *ck, o
         return rc < 0 ? (err ? err->code : ORR_ERR_IO) : ORR_OK;
     }
     orr_status st = ORR_OK;
-    char origin[256], doc[160], scale[256], list[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1];
+    char doc[sizeof ck->law.doc], scale[sizeof ck->law.scale],
+        list[ORR_LAW_MAX_PARAMS * ORR_LAW_NAME_MAX + 1];
     int builtin = 0, finite = 0, pl = 1, ul = 1;
     char *pair = get_long_string(g, "Force", "pair", path, err);
     char *pot = pair ? get_long_string(g, "Force", "potential", path, err) : NULL;
-    if (!pair || !pot || need_string(g, "Force", "origin", origin, sizeof origin, path, err) < 0 ||
+    char *origin = pot ? get_long_string(g, "Force", "origin", path, err) : NULL;
+    if (!pair || !pot || !origin ||
         need_string(g, "Force", "scale", scale, sizeof scale, path, err) < 0 ||
         need_attr(g, "Force", "builtin", H5T_NATIVE_INT, 1, &builtin, path, err) < 0 ||
         need_attr(g, "Force", "finite_at_zero", H5T_NATIVE_INT, 1, &finite, path, err) < 0 ||
@@ -566,6 +568,7 @@ static orr_status read_force(hid_t file, const char *path, orr_checkpoint *ck, o
         orr_error_context(err, "checkpoint '%s'", path);
     free(pair);
     free(pot);
+    free(origin);
     H5Gclose(g);
     if (!st)
         ck->config.law = &ck->law;

@@ -21,7 +21,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,23 +486,23 @@ static int check_output(const char *path)
         fprintf(stderr, "orrery: compile: cannot write %s: it is a directory\n", path);
         return 1;
     }
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        slash[slash == dir] = '\0';   /* "/k.ptx" lives in "/" */
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    const char *slash = strrchr(path, '/');
+    /* the directory as written, however long: "/k.ptx" lives in "/" */
+    char *dir = !slash ? strdup(".") : strndup(path, (size_t)(slash - path) + (slash == path));
+    int rc = 0;
+    if (!dir) {
+        fprintf(stderr, "orrery: compile: out of memory\n");
+        rc = 1;
+    } else if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "orrery: compile: cannot write %s: no directory %s\n", path, dir);
-        return 1;
-    }
-    if (access(dir, W_OK) != 0) {
+        rc = 1;
+    } else if (access(dir, W_OK) != 0) {
         fprintf(stderr, "orrery: compile: cannot write %s: directory %s is not writable\n", path,
                 dir);
-        return 1;
+        rc = 1;
     }
-    return 0;
+    free(dir);
+    return rc;
 }
 
 /* --arch: sm_XY or compute_XY (an optional a or f suffix: sm_90a) that this
@@ -1394,9 +1396,86 @@ static void print_trace(void)
 static int cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
                     orr_cli_law_loader load_law);
 
+/* ---- a force law that crashes ----------------------------------------------
+ *
+ * A user's snippet runs as compiled C on the CPU: one that reads out of
+ * bounds or divides an integer by zero kills the process with a signal, in
+ * one of OpenMP's threads, and the shell said only "Segmentation fault".
+ * The handler names the law (orr_engine_cpu_running: the library keeps the
+ * text, it does not print) before the process dies of the same signal.  It
+ * uses write(2) only.  The first thread in reports; others that crash at the
+ * same moment (the threads run the same code) wait for the first to end the
+ * process: with SA_RESETHAND they would get the default action at once and
+ * could end it before the report is written.  The report made, the default
+ * action is put back and the signal raised again: the exit status (128 + N
+ * in a shell) and a core dump are the signal's. */
+
+static atomic_flag crash_reported = ATOMIC_FLAG_INIT;
+
+static void put_stderr(const char *s)
+{
+    size_t len = 0;
+    while (s[len])
+        len++;
+    while (len > 0) {
+        ssize_t w = write(STDERR_FILENO, s, len);
+        if (w <= 0)
+            return;
+        s += w;
+        len -= (size_t)w;
+    }
+}
+
+static void on_crash(int sig)
+{
+    const char *law = orr_engine_cpu_running();
+    if (law) {
+        if (atomic_flag_test_and_set(&crash_reported))
+            for (;;)
+                pause();   /* another thread reports, then ends the process */
+        const char *name = sig == SIGSEGV  ? "SIGSEGV (invalid memory access)"
+                           : sig == SIGBUS ? "SIGBUS (bus error)"
+                           : sig == SIGFPE ? "SIGFPE (arithmetic fault: an integer division "
+                                             "by zero?)"
+                                           : "SIGILL (illegal instruction: GCC compiles some "
+                                             "faults, a null pointer's use, into one)";
+        put_stderr("orrery: ");
+        put_stderr(name);
+        put_stderr(" in the CPU code of ");
+        put_stderr(law);
+        put_stderr(": its snippets crashed the process (a read or write out of bounds, a bad "
+                   "pointer?)\n");
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);   /* blocked in the handler: delivered, with the default action, on return */
+}
+
+static void install_crash_handler(void)
+{
+    /* an alternate stack for the main thread, so that a stack overflow
+     * there is reported too */
+    static char alt[65536];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_crash;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_ONSTACK;
+        sigaction(sigs[k], &sa, NULL);
+    }
+}
+
 int orr_cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
                  orr_cli_law_loader load_law)
 {
+    install_crash_handler();
     orr_trace("main");
     if (orr_trace_count() > 0)
         atexit(print_trace);

@@ -472,7 +472,7 @@ orr_status orr_comm_agree(orr_comm *c, orr_status st, int name_rank, orr_error *
     m.msg[sizeof m.msg - 1] = '\0';
     orr_status code = m.code != ORR_OK ? (orr_status)m.code : ORR_ERR_COMM;
     if (name_rank && failed < c->size)
-        orr_fail(err, code, "rank %d: %.1000s", who, m.msg);
+        orr_fail(err, code, "rank %d: %s", who, m.msg);
     else
         orr_fail(err, code, "%s", m.msg);
     if (err)

@@ -51,6 +51,17 @@ typedef struct {
     size_t stride;     /* bytes from one body's record to the next (GPU) */
 } orr_buffer;
 
+/* The force law whose compiled CPU code is running now, as "force law 'x'
+ * (defined at script.lua:3)" (a built-in one: "(from forces/x.h)"), or
+ * NULL: the CPU backend sets it around each call into a law's code (a
+ * force pass, the potential, the jerk, a sample), so that a crash there (a
+ * snippet reading out of bounds: SIGSEGV in an OpenMP thread) can be
+ * reported naming the law.  One atomic load of a static pointer to a string
+ * the engine keeps until it is destroyed: async-signal-safe, for a signal
+ * handler (the CLI's; the library never prints).  With CPU engines running
+ * on several threads at once, one of them or NULL. */
+const char *orr_engine_cpu_running(void);
+
 /* Why CUDA cannot be used here (driver, device), or ORR_OK when it can. */
 orr_status orr_cuda_usable(int device, orr_error *err);
 

@@ -6,13 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Ends msg with ORR_ERR_CUT when the text it was given (n bytes) did not
+ * fit. */
+static void mark_cut(char *msg, size_t size, int n)
+{
+    const size_t cut = sizeof ORR_ERR_CUT;
+    if (n >= 0 && (size_t)n < size)
+        return;
+    memcpy(msg + size - cut, ORR_ERR_CUT, cut);
+}
+
 orr_status orr_fail(orr_error *err, orr_status code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        mark_cut(err->msg, sizeof err->msg, n);
         err->code = code;
         err->shared = 0;
     }
@@ -31,13 +42,15 @@ void orr_error_context(orr_error *err, const char *fmt, ...)
 {
     if (!err)
         return;
-    char prefix[512], old[sizeof err->msg];
+    char old[sizeof err->msg];
+    memcpy(old, err->msg, sizeof old);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%.500s: %.521s", prefix, old);
+    if (n >= 0 && (size_t)n < sizeof err->msg)
+        n += snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", old);
+    mark_cut(err->msg, sizeof err->msg, n);
 }
 
 void orr_error_clear(orr_error *err)

@@ -23,9 +23,17 @@ typedef enum {
     ORR_ERR_COMM         /* MPI missing, or an MPI call between ranks failed */
 } orr_status;
 
+/* The longest message an error keeps, with its NUL: room for two paths of
+ * PATH_MAX bytes (a law's origin and a compiler's line naming it).  A
+ * longer one ends in ORR_ERR_CUT, never cut silently. */
+#define ORR_ERR_MSG_MAX 9216
+#define ORR_ERR_CUT " [... cut: the message is longer than orrery keeps]"
+/* A note (a build's, a tuning's): an error's message and a few words. */
+#define ORR_NOTE_MAX (ORR_ERR_MSG_MAX + 256)
+
 typedef struct {
     orr_status code;   /* ORR_OK when nothing failed */
-    char msg[1024];    /* one-paragraph description, no trailing newline */
+    char msg[ORR_ERR_MSG_MAX];   /* one-paragraph description, no trailing newline */
     char *log;         /* compiler log or other long detail (heap, may be NULL) */
     int shared;        /* over several ranks: every rank holds this same error (a
                           collective found it), so it is reported once, by rank 0,

@@ -200,6 +200,20 @@ int orr_h5_get_attr(hid_t loc, const char *where, const char *name, hid_t mtype,
 }
 
 /* A string attribute (fixed or variable length) into out[size]. */
+/* s into out[size], or -1 with err set when it does not fit (never cut). */
+static int put_string(char *out, size_t size, const char *s, const char *where, const char *name,
+                      const char *path, orr_error *err)
+{
+    size_t len = strlen(s);
+    if (len >= size) {
+        orr_read_failed(path, err, "%s/%s is too long (%zu bytes; at most %zu)", where, name, len,
+                        size ? size - 1 : 0);
+        return -1;
+    }
+    memcpy(out, s, len + 1);
+    return 1;
+}
+
 int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out, size_t size,
                       const char *path, orr_error *err)
 {
@@ -218,9 +232,8 @@ int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out,
         char *p = NULL;
         mt = H5Tcopy(H5T_C_S1);
         if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &p) >= 0 && p) {
-            snprintf(out, size, "%s", p);
+            rc = put_string(out, size, p, where, name, path, err);
             H5free_memory(p);
-            rc = 1;
         } else {
             orr_read_failed(path, err, "%s/%s: %s", where, name, orr_h5_reason(why));
         }
@@ -230,8 +243,7 @@ int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out,
         if (buf && H5Aread(a, t, buf) >= 0) {
             while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\0'))
                 buf[--len] = '\0';
-            snprintf(out, size, "%s", buf);
-            rc = 1;
+            rc = put_string(out, size, buf, where, name, path, err);
         } else {
             orr_read_failed(path, err, "%s/%s: %s", where, name,
                             buf ? orr_h5_reason(why) : "out of memory");

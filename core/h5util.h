@@ -62,7 +62,7 @@ orr_status orr_h5_open_read(const char *path, hid_t *file, orr_error *err);
 int orr_h5_get_attr(hid_t loc, const char *where, const char *name, hid_t mtype, hssize_t count,
                     void *out, const char *path, orr_error *err);
 /* A string attribute (fixed or variable length) into out[size]; 1, 0, -1
- * as orr_h5_get_attr. */
+ * as orr_h5_get_attr (-1 too for a string that does not fit: never cut). */
 int orr_h5_get_string(hid_t loc, const char *where, const char *name, char *out, size_t size,
                       const char *path, orr_error *err);
 /* Dataset where/name of g as rows x cols doubles (cols 0: 1-D) into out,

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fenv.h>
+#include <limits.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -21,7 +22,19 @@
 
 extern char **environ;
 
-#define HOSTCC_FLAGS "-std=gnu11 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math -fPIC -shared -Wall"
+/* The warnings that mean a snippet is wrong are errors, so the compiler
+ * reports them at the snippet's line instead of making a kernel that fails
+ * to load (an undeclared function: an undefined symbol), returns garbage
+ * or traps (a constant division by zero: GCC plants a trap).  Only
+ * warnings of the compiler's front end, which do not depend on the
+ * optimiser or the compiler's version: flow-sensitive ones (uninitialized,
+ * array-bounds) may fire on correct code and would stop orrery's kernels
+ * too. */
+#define HOSTCC_ERRORS "-Werror=implicit-function-declaration -Werror=implicit-int " \
+                      "-Werror=return-type -Werror=div-by-zero -Werror=int-conversion " \
+                      "-Werror=incompatible-pointer-types"
+#define HOSTCC_FLAGS "-std=gnu11 -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math " \
+                     "-fPIC -shared -Wall " HOSTCC_ERRORS
 #define HOSTCC_LIBS "-lm"
 
 const char *orr_hostcc_flags(void)
@@ -98,28 +111,29 @@ static orr_status run_logged(char **argv, const char *log_path, int *status, orr
 static struct {
     pthread_once_t once;
     orr_status st;
-    char msg[512];
+    char *msg;   /* heap, for good: why not (the command in full); NULL: out of memory */
     char compiler[256];
     char cpu[320];
-} ident = {PTHREAD_ONCE_INIT, ORR_OK, "", "", ""};
+} ident = {PTHREAD_ONCE_INIT, ORR_OK, NULL, "", ""};
 
 static void identify(void)
 {
     char dir[] = "/tmp/orrery-ccid-XXXXXX";
     const char *tmp = getenv("TMPDIR");
-    char dirbuf[4096];
-    snprintf(dirbuf, sizeof dirbuf, "%s/orrery-ccid-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    char *d = mkdtemp(dirbuf);
+    char *dirbuf = orr_asprintf("%s/orrery-ccid-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    char *d = dirbuf ? mkdtemp(dirbuf) : NULL;
     if (!d)
         d = mkdtemp(dir);
-    if (!d) {
-        ident.st = ORR_ERR_IO;
-        snprintf(ident.msg, sizeof ident.msg, "cannot create a temporary directory: %s",
-                 strerror(errno));
+    char *log = d ? orr_asprintf("%s/version.txt", d) : NULL;
+    if (!log) {
+        ident.st = d ? ORR_ERR_NOMEM : ORR_ERR_IO;
+        ident.msg = orr_asprintf("cannot create a temporary directory: %s",
+                                 d ? "out of memory" : strerror(errno));
+        if (d)
+            rmdir(d);
+        free(dirbuf);
         return;
     }
-    char log[4200];
-    snprintf(log, sizeof log, "%s/version.txt", d);
     cmdline cmd = {.n = 0};
     add_words(&cmd, orr_hostcc_command());
     add_arg(&cmd, "--version");
@@ -130,8 +144,8 @@ static void identify(void)
                  "no program");
     if (e.msg[0] || run_logged(cmd.argv, log, &status, &e) || status != 0) {
         ident.st = ORR_ERR_COMPILE;
-        snprintf(ident.msg, sizeof ident.msg, "host C compiler '%.64s' not usable%s%.400s (set CC)",
-                 orr_hostcc_command(), e.msg[0] ? ": " : "", e.msg);
+        ident.msg = orr_asprintf("host C compiler '%s' not usable%s%s (set CC)",
+                                 orr_hostcc_command(), e.msg[0] ? ": " : "", e.msg);
     } else {
         char *text = NULL;
         if (orr_read_file(log, &text, NULL, NULL) == ORR_OK) {
@@ -142,6 +156,8 @@ static void identify(void)
     }
     unlink(log);
     rmdir(d);
+    free(log);
+    free(dirbuf);
     orr_error_clear(&e);
 
     char *info = NULL;
@@ -410,7 +426,7 @@ orr_status orr_hostcc_identity(const char **compiler, const char **cpu, orr_erro
 {
     pthread_once(&ident.once, identify);
     if (ident.st)
-        return orr_fail(err, ident.st, "%s", ident.msg);
+        return orr_fail(err, ident.st, "%s", ident.msg ? ident.msg : "out of memory");
     if (compiler)
         *compiler = ident.compiler;
     if (cpu)
@@ -431,17 +447,18 @@ static orr_status write_all(const char *path, const void *data, size_t len, orr_
     return ORR_OK;
 }
 
-/* The first line of a compiler log that reports an error. */
-static void first_error_line(const char *log, char *out, size_t size)
+/* The first line of a compiler log that reports an error (else its first
+ * line), in full: its start, and its length in *len. */
+static const char *first_error_line(const char *log, int *len)
 {
     const char *p = strstr(log, "error:");
-    if (!p) {
-        snprintf(out, size, "%.*s", (int)strcspn(log, "\n"), log);
-        return;
-    }
+    if (!p)
+        p = log;
     while (p > log && p[-1] != '\n')
         p--;
-    snprintf(out, size, "%.*s", (int)strcspn(p, "\n"), p);
+    size_t n = strcspn(p, "\n");
+    *len = n > INT_MAX ? INT_MAX : (int)n;
+    return p;
 }
 
 const char *orr_hostcc_precision_flags(int is_double)
@@ -455,17 +472,26 @@ orr_status orr_hostcc_compile(const char *src, const char *name, const char *ext
     orr_status st = orr_hostcc_identity(NULL, NULL, err);
     if (st)
         return st;
+    /* the paths are as long as $TMPDIR makes them: never cut */
     const char *tmp = getenv("TMPDIR");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/orrery-cc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        return orr_fail(err, ORR_ERR_IO, "cannot create a temporary directory in %s: %s",
-                        tmp && *tmp ? tmp : "/tmp", strerror(errno));
-    char src_path[4200], so_path[4200], log_path[4200];
-    snprintf(src_path, sizeof src_path, "%s/%s", dir, name);
-    snprintf(so_path, sizeof so_path, "%s/kernel.so", dir);
-    snprintf(log_path, sizeof log_path, "%s/log.txt", dir);
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    char *dir = orr_asprintf("%s/orrery-cc-XXXXXX", tmp);
+    if (!dir)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!mkdtemp(dir)) {
+        st = orr_fail(err, ORR_ERR_IO, "cannot create a temporary directory in %s: %s", tmp,
+                      strerror(errno));
+        free(dir);
+        return st;
+    }
+    char *src_path = orr_asprintf("%s/%s", dir, name);
+    char *so_path = orr_asprintf("%s/kernel.so", dir);
+    char *log_path = orr_asprintf("%s/log.txt", dir);
     char *log = NULL;
+    if (!src_path || !so_path || !log_path) {
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     st = write_all(src_path, src, strlen(src), err);
     if (st)
         goto done;
@@ -501,19 +527,26 @@ orr_status orr_hostcc_compile(const char *src, const char *name, const char *ext
             memmove(p, p + dl, strlen(p + dl) + 1);
     }
     if (status != 0) {
-        char line[600];
-        first_error_line(log ? log : "", line, sizeof line);
-        st = orr_fail(err, ORR_ERR_COMPILE, "host C compiler failed on %s: %s", name, line);
+        int ll;
+        const char *line = first_error_line(log ? log : "", &ll);
+        st = orr_fail(err, ORR_ERR_COMPILE, "host C compiler failed on %s: %.*s", name, ll, line);
         orr_error_set_log(err, log);
         goto done;
     }
     st = orr_read_file(so_path, (char **)so, len, err);
 done:
     free(log);
-    unlink(src_path);
-    unlink(so_path);
-    unlink(log_path);
+    if (src_path)
+        unlink(src_path);
+    if (so_path)
+        unlink(so_path);
+    if (log_path)
+        unlink(log_path);
     rmdir(dir);
+    free(src_path);
+    free(so_path);
+    free(log_path);
+    free(dir);
     return st;
 }
 
@@ -566,7 +599,13 @@ orr_status orr_hostcc_load(const void *so, size_t len, orr_hostcc_lib *lib, orr_
     if (saved)
         fesetenv(&fe);
     if (!lib->dl) {
-        orr_status st = orr_fail(err, ORR_ERR_LOAD, "cannot load compiled CPU kernel: %s", dlerror());
+        /* dlerror() names the memfd ("/proc/self/fd/3: undefined symbol:
+         * x"), which means nothing to the user: only the reason is kept */
+        const char *why = dlerror(), *tail = why ? strstr(why, path) : NULL;
+        if (tail && tail[strlen(path)] == ':')
+            why = tail + strlen(path) + 1 + (tail[strlen(path) + 1] == ' ');
+        orr_status st = orr_fail(err, ORR_ERR_LOAD, "the compiled CPU kernel does not load: %s",
+                                 why ? why : "unknown reason");
         close(lib->fd);
         lib->fd = -1;
         return st;

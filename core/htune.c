@@ -176,7 +176,7 @@ static void save_noted(const htuner *t, int k, const char *kernel, const orr_htu
 {
     orr_error se = {0};
     if (save(t, k, kernel, trials, ntrials, &se) != ORR_OK)
-        orr_note_add(t->r->note, sizeof t->r->note, "Hermite tuning not saved: %.300s", se.msg);
+        orr_note_add(t->r->note, sizeof t->r->note, "Hermite tuning not saved: %s", se.msg);
     orr_error_clear(&se);
 }
 

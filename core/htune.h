@@ -77,7 +77,7 @@ typedef struct {
     double elapsed_s;
     char device[512];    /* device identity */
     char kernel[33];     /* the force tuner's kernel identity it extends */
-    char note[512];      /* defaults kept and why, a store not saved; "" when none */
+    char note[ORR_NOTE_MAX]; /* defaults kept and why, a store not saved; "" when none */
 } orr_htune_result;
 
 void orr_htune_options_default(orr_htune_options *o);

@@ -647,7 +647,7 @@ orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char
     char dir[PATH_MAX];
     orr_error dir_err = {0};
     if (orr_kcache_dir(dir, sizeof dir, &dir_err) != ORR_OK) {
-        snprintf(info->note, sizeof info->note, "kernel cache unusable, running uncached: %.440s",
+        snprintf(info->note, sizeof info->note, "kernel cache unusable, running uncached: %s",
                  dir_err.msg);
         orr_error_clear(&dir_err);
         info->cached = 0;
@@ -674,7 +674,7 @@ orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char
         return st;   /* nothing is written to the cache for a failed build */
     orr_error put_err = {0};
     if (orr_kcache_put(&key, kind, *data, *len, &put_err) != ORR_OK && !info->note[0])
-        snprintf(info->note, sizeof info->note, "kernel not cached: %.480s", put_err.msg);
+        snprintf(info->note, sizeof info->note, "kernel not cached: %s", put_err.msg);
     orr_error_clear(&put_err);
     return ORR_OK;
 }

@@ -64,7 +64,7 @@ typedef struct {
     double compile_s;      /* seconds compiling (0 when cached) */
     double load_s;         /* seconds loading the module / shared object */
     char key[33];          /* cache key */
-    char note[512];        /* e.g. a corrupt cache entry that was rebuilt */
+    char note[ORR_NOTE_MAX]; /* e.g. a corrupt cache entry that was rebuilt */
     char target[64];       /* "sm_90" or "cpu" */
 } orr_build_info;
 

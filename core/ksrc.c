@@ -11,13 +11,15 @@ orr_status orr_ksrc_get(const char *name, char **text, char *origin, size_t orig
 {
     const char *dir = getenv("ORRERY_KERNELS_DIR");
     if (dir && *dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
+        char *path = orr_asprintf("%s/%s", dir, name);
+        if (!path)
+            return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
         if (origin)
             snprintf(origin, origin_size, "%s", path);
         orr_status st = orr_read_file(path, text, NULL, err);
         if (st)
             orr_error_context(err, "ORRERY_KERNELS_DIR is set");
+        free(path);
         return st;
     }
     for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++) {

@@ -225,14 +225,14 @@ orr_status orr_law_init(orr_law *law, const char *name, const char *pair, const 
                         "invalid force law name '%s' (lowercase letters, digits, '_'; at most %zu)",
                         name ? name : "", sizeof law->name - 1);
     snprintf(law->name, sizeof law->name, "%s", name);
-    snprintf(law->origin, sizeof law->origin, "%s", origin ? origin : name);
     snprintf(law->scale, sizeof law->scale, "1");
     law->pair_line = law->potential_line = 1;
     law->jerk_line = 1;
+    law->origin = dupstr(origin ? origin : name);
     law->pair = dupstr(pair ? pair : "");
     law->potential = dupstr(potential ? potential : "");
     law->jerk = dupstr("");
-    if (!law->pair || !law->potential || !law->jerk) {
+    if (!law->origin || !law->pair || !law->potential || !law->jerk) {
         orr_law_free(law);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
@@ -244,7 +244,8 @@ void orr_law_free(orr_law *law)
     free(law->pair);
     free(law->potential);
     free(law->jerk);
-    law->pair = law->potential = law->jerk = NULL;
+    free(law->origin);
+    law->pair = law->potential = law->jerk = law->origin = NULL;
 }
 
 orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err)
@@ -253,7 +254,8 @@ orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err)
     dst->pair = dupstr(src->pair ? src->pair : "");
     dst->potential = dupstr(src->potential ? src->potential : "");
     dst->jerk = dupstr(src->jerk ? src->jerk : "");
-    if (!dst->pair || !dst->potential || !dst->jerk) {
+    dst->origin = dupstr(src->origin ? src->origin : "");
+    if (!dst->pair || !dst->potential || !dst->jerk || !dst->origin) {
         orr_law_free(dst);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     }
@@ -305,8 +307,9 @@ enum { SCAN_MAX_DEPTH = 64, SCAN_MAX_IF = 16, SCAN_MAX_MACROS = 32, SCAN_NAME_MA
 
 typedef struct {
     struct {
-        char c;     /* an opening bracket */
-        int line;   /* where it is */
+        char c;       /* an opening bracket: '(', '{' or '[' */
+        char tok[3];  /* as written: "{", or the digraph "<%" */
+        int line;     /* where it is */
     } open[SCAN_MAX_DEPTH];
     int depth;
 } brackets;
@@ -320,9 +323,10 @@ typedef struct {
     const char *p;       /* the next character */
     int line;            /* its line, from 1 */
     int expr;            /* 1: the scale expression, not a snippet */
+    const orr_law *law;  /* the law (the names the scale expression may use) */
     macro_list *macros;  /* receives the #define and #undef names, or NULL */
     int at;              /* the problem's line */
-    char why[200];       /* the problem, "" when none */
+    char why[512];       /* the problem, "" when none */
 } scanner;
 
 static int scan_fail(scanner *sc, int line, const char *fmt, ...)
@@ -369,6 +373,31 @@ static void scan_ident(scanner *sc, char *name, size_t size)
         sc->p++;
     }
     name[n] = '\0';
+}
+
+/* The non-ASCII character at sc->p (a byte >= 0x80) as a failure: GCC
+ * takes UTF-8 in names, NVRTC does not, so a snippet that worked on the CPU
+ * would not compile on the GPU.  The character is named as written when it
+ * is well-formed UTF-8, else by its first byte. */
+static int non_ascii(scanner *sc)
+{
+    const unsigned char *p = (const unsigned char *)sc->p;
+    int len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+            : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    /* the second byte's range excludes overlong forms, surrogates and
+     * code points past U+10FFFF */
+    const unsigned char lo = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : 0x80,
+                        hi = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
+    if (len && (p[1] < lo || p[1] > hi))
+        len = 0;
+    for (int k = 2; k < len; k++)
+        if (p[k] < 0x80 || p[k] > 0xbf)
+            len = 0;
+    static const char why[] = "outside comments and strings: NVRTC refuses it (names and "
+                              "operators are ASCII)";
+    if (len)
+        return scan_fail(sc, sc->line, "a non-ASCII character '%.*s' %s", len, sc->p, why);
+    return scan_fail(sc, sc->line, "a non-ASCII character (the byte 0x%02x) %s", p[0], why);
 }
 
 /* A string or character literal from its opening quote; in_dir: inside a
@@ -426,8 +455,8 @@ static int macro_add(scanner *sc, const char *name)
 
 /* The rest of a logical line (a // comment, a directive from after its
  * name).  Comments and literals are read in a directive (a comment may
- * span lines), brackets are not counted (a macro's body balances where it
- * is used); raw: its text is free (// comments, #error, #pragma). */
+ * span lines), brackets are not counted (scan_macro_body counts a macro's);
+ * raw: its text is free (// comments, #error, #pragma). */
 static int scan_rest_of_line(scanner *sc, int raw)
 {
     for (;;) {
@@ -444,10 +473,164 @@ static int scan_rest_of_line(scanner *sc, int raw)
         } else if (!raw && (c == '"' || c == '\'')) {
             if (scan_literal(sc, 1))
                 return -1;
+        } else if (!raw && (unsigned char)c >= 0x80) {
+            return non_ascii(sc);
         } else {
             sc->p++;
         }
     }
+}
+
+/* The bracket at p, if any: its kind ('(', ')', '{', '}', '[' or ']') in *c,
+ * its spelling in tok, and its length: 1, or 2 for the digraphs <: :> <% %>,
+ * which both compilers read as [ ] { } (C99 and C++ alike); 0 when p is no
+ * bracket. */
+static int bracket_at(const char *p, char *c, char tok[3])
+{
+    static const char digraphs[][3] = {"<:", ":>", "<%", "%>"}, as[] = "[]{}";
+    for (int k = 0; k < 4; k++)
+        if (p[0] == digraphs[k][0] && p[1] == digraphs[k][1]) {
+            *c = as[k];
+            memcpy(tok, digraphs[k], 3);
+            return 2;
+        }
+    if (!p[0] || !strchr("(){}[]", p[0]))
+        return 0;
+    *c = tok[0] = p[0];
+    tok[1] = '\0';
+    return 1;
+}
+
+/* A bracket for a message: "'}'", or "'%>' (the digraph of '}')". */
+static const char *bracket_name(char c, const char *tok, char *buf, size_t size)
+{
+    if (tok[1])
+        snprintf(buf, size, "'%s' (the digraph of '%c')", tok, c);
+    else
+        snprintf(buf, size, "'%c'", c);
+    return buf;
+}
+
+/* Counts the bracket at sc->p (of length len, kind c, spelled tok) into
+ * br; -1 when it closes nothing or the wrong bracket. */
+static int count_bracket(scanner *sc, brackets *br, char c, const char *tok, const char *what)
+{
+    static const char opens[] = "({[", closes[] = ")}]";
+    const char *o = strchr(opens, c), *k = strchr(closes, c);
+    char a[48], b[48];
+    if (o) {
+        if (br->depth >= SCAN_MAX_DEPTH)
+            return scan_fail(sc, sc->line, "brackets nested too deep (at most %d)",
+                             SCAN_MAX_DEPTH);
+        br->open[br->depth].c = c;
+        memcpy(br->open[br->depth].tok, tok, 3);
+        br->open[br->depth].line = sc->line;
+        br->depth++;
+    } else if (k) {
+        const char want = opens[k - closes];
+        if (!br->depth)
+            return scan_fail(sc, sc->line, "%s%s without a matching '%c'", what,
+                             bracket_name(c, tok, a, sizeof a), want);
+        br->depth--;
+        if (br->open[br->depth].c != want)
+            return scan_fail(sc, sc->line, "%s%s does not match the %s at line %d", what,
+                             bracket_name(c, tok, a, sizeof a),
+                             bracket_name(br->open[br->depth].c, br->open[br->depth].tok, b,
+                                          sizeof b),
+                             br->open[br->depth].line);
+    }
+    return 0;
+}
+
+/* A #define from after its name: the parameter list of a function-like
+ * macro, then its body, whose brackets must balance.  A macro that opens
+ * or closes a bracket for the code around it (#define END }) would make the
+ * compilers report the snippet's brackets at orrery's lines. */
+static int scan_macro_body(scanner *sc, const char *macro)
+{
+    if (*sc->p == '(')   /* parameters: no brackets inside but the closing one */
+        sc->p += strcspn(sc->p, ")\n") + (sc->p[strcspn(sc->p, ")\n")] == ')');
+    brackets br = {.depth = 0};
+    char what[SCAN_NAME_MAX + 96];
+    snprintf(what, sizeof what, "#define %s: a macro's body must balance its brackets, and this "
+             "one has ", macro);
+    for (;;) {
+        if (skip_splices(sc))
+            return -1;
+        const char c = *sc->p;
+        char bc, tok[3];
+        int len;
+        if (!c || c == '\n')
+            break;
+        if (c == '/' && sc->p[1] == '*') {
+            if (scan_comment(sc))
+                return -1;
+        } else if (c == '/' && sc->p[1] == '/') {
+            if (scan_rest_of_line(sc, 1))
+                return -1;
+        } else if (c == '"' || c == '\'') {
+            if (scan_literal(sc, 1))
+                return -1;
+        } else if ((unsigned char)c >= 0x80) {
+            return non_ascii(sc);
+        } else if ((len = bracket_at(sc->p, &bc, tok)) > 0) {
+            if (count_bracket(sc, &br, bc, tok, what))
+                return -1;
+            sc->p += len;
+        } else {
+            sc->p++;
+        }
+    }
+    if (br.depth) {
+        char nm[48];
+        const int d = br.depth - 1;
+        return scan_fail(sc, br.open[d].line, "%s%s never closed", what,
+                         bracket_name(br.open[d].c, br.open[d].tok, nm, sizeof nm));
+    }
+    return 0;
+}
+
+/* The operators of C expressions (and the '.' of a number). */
+static const char expr_ops[] = "+-*/%<>=!&|^~?:,.";
+
+/* Why the scale expression may not use `name` (into buf), or NULL when it
+ * may: it is evaluated once per body, so it sees the params, G, eps, eps2,
+ * real (and float, double: casts) and the orr_ math functions, not a
+ * pair's variables or attributes. */
+static const char *scale_name_why(const orr_law *law, const char *name, char *buf, size_t size)
+{
+    static const char *const ok[] = {
+        "G", "eps", "eps2", "real", "float", "double", "orr_sqrt", "orr_rsqrt", "orr_rsqrt3",
+        "orr_rsqrt_nz", "orr_rsqrt3_nz", "orr_exp", "orr_log", "orr_pow", "orr_fabs",
+        "orr_floor", "orr_rint", "orr_erf", "orr_tanh", "orr_fmin", "orr_fmax", NULL};
+    static const char *const per_pair[] = {"dx", "dy", "dz", "d2", "r2", "mi", "mj", "f", "u",
+                                           "g", NULL};
+    for (int k = 0; ok[k]; k++)
+        if (strcmp(ok[k], name) == 0)
+            return NULL;
+    if (law && orr_law_param_index(law, name) >= 0)
+        return NULL;
+    int pair = 0;
+    for (int k = 0; per_pair[k]; k++)
+        pair |= strcmp(per_pair[k], name) == 0;
+    const size_t len = strlen(name);
+    for (int a = 0; law && a < law->nattrs; a++) {
+        const size_t al = strlen(law->attrs[a]);
+        pair |= strcmp(law->attrs[a], name) == 0 ||
+                (len == al + 2 && strncmp(law->attrs[a], name, al) == 0 && name[al] == '_' &&
+                 (name[al + 1] == 'i' || name[al + 1] == 'j'));
+    }
+    char params[ORR_LAW_MAX_PARAMS * (ORR_LAW_NAME_MAX + 2) + 16] = "";
+    size_t used = 0;
+    for (int k = 0; law && k < law->nparams; k++)
+        used += (size_t)snprintf(params + used, sizeof params - used, "%s%s", k ? ", " : " (",
+                                 law->params[k].name);
+    snprintf(params + used, sizeof params - used, "%s", used ? ")" : " (none)");
+    snprintf(buf, size, "is not in scope in the scale expression, which may use numbers, the "
+             "law's params%s, G, eps, eps2, real and the orr_ math functions%s", params,
+             pair ? ": it is evaluated once per body, and this is a pair's (use it in the pair "
+                    "snippet)" : "");
+    return buf;
 }
 
 /* Scans code; 0 when it keeps to itself, else -1 with sc->at and sc->why. */
@@ -460,7 +643,6 @@ static int scan_code(scanner *sc)
     } ifs[SCAN_MAX_IF];
     int nif = 0, bol = 1, last_line = 0;
     char last = 0;   /* the last character of code (not of a comment or directive) */
-    static const char opens[] = "({[", closes[] = ")}]";
     while (*sc->p) {
         if (skip_splices(sc))
             return -1;
@@ -483,22 +665,30 @@ static int scan_code(scanner *sc)
             if (scan_rest_of_line(sc, 1))
                 return -1;
         } else if (c == '"' || c == '\'') {
+            if (sc->expr)
+                return scan_fail(sc, sc->line, "a %s literal in the scale expression",
+                                 c == '"' ? "string" : "character");
             if (scan_literal(sc, 0))
                 return -1;
             bol = 0;
             last = '"';
             last_line = sc->line;
-        } else if (c == '#' && bol) {
+        } else if ((unsigned char)c >= 0x80) {
+            return non_ascii(sc);
+        } else if (bol && (c == '#' || (c == '%' && sc->p[1] == ':'))) {
+            /* a directive: # or its digraph %: (both compilers take either) */
             const int line = sc->line;
             char name[SCAN_NAME_MAX];
             if (sc->expr)
                 return scan_fail(sc, line, "a preprocessor directive in the scale expression");
-            sc->p++;
+            sc->p += c == '#' ? 1 : 2;
             sc->p += strspn(sc->p, " \t");
             if (isdigit((unsigned char)*sc->p))
                 return scan_fail(sc, line, "a line marker (# NUMBER) is not allowed in a "
                                  "snippet: orrery's #line directives number its lines");
             scan_ident(sc, name, sizeof name);
+            if ((unsigned char)*sc->p >= 0x80)
+                return non_ascii(sc);
             bol = 0;
             int free_text = 0;
             if (strcmp(name, "define") == 0 || strcmp(name, "undef") == 0) {
@@ -509,7 +699,12 @@ static int scan_code(scanner *sc)
                     return scan_fail(sc, line, "#%s %s: a snippet may not define or undefine "
                                      "names starting with orr_, ORR_, __ or _ and a capital "
                                      "letter", name, macro);
+                if (strcmp(macro, "defined") == 0)
+                    return scan_fail(sc, line, "#%s defined: 'defined' is the preprocessor's "
+                                     "operator, not a macro name", name);
                 if (macro_add(sc, macro))
+                    return -1;
+                if (name[0] == 'd' && scan_macro_body(sc, macro))
                     return -1;
             } else if (strcmp(name, "if") == 0 || strcmp(name, "ifdef") == 0 ||
                        strcmp(name, "ifndef") == 0) {
@@ -531,9 +726,13 @@ static int scan_code(scanner *sc)
                 if (!nif)
                     return scan_fail(sc, line, "#endif without #if in the snippet");
                 nif--;
-            } else if (strcmp(name, "error") == 0 || strcmp(name, "warning") == 0 ||
-                       strcmp(name, "pragma") == 0) {
+            } else if (strcmp(name, "error") == 0 || strcmp(name, "pragma") == 0) {
                 free_text = 1;
+            } else if (strcmp(name, "warning") == 0) {
+                return scan_fail(sc, line, "#warning is not allowed in a snippet: a compiler's "
+                                 "output is shown only when compiling fails, so its message "
+                                 "would never be seen (#error stops the compile with its "
+                                 "message)");
             } else if (strcmp(name, "include") == 0 || strcmp(name, "include_next") == 0 ||
                        strcmp(name, "import") == 0 || strcmp(name, "embed") == 0) {
                 return scan_fail(sc, line, "#%s is not allowed in a snippet: what a snippet may "
@@ -550,40 +749,66 @@ static int scan_code(scanner *sc)
             }
             if (scan_rest_of_line(sc, free_text))
                 return -1;
-        } else {
-            bol = 0;
-            last = c;
-            last_line = sc->line;
-            const char *o = strchr(opens, c), *k = strchr(closes, c);
-            if (sc->expr && (c == ';' || c == '{' || c == '}'))
-                return scan_fail(sc, sc->line, "'%c' in the scale expression (it is one C "
-                                 "expression)", c);
-            if (o) {
-                if (br.depth >= SCAN_MAX_DEPTH)
-                    return scan_fail(sc, sc->line, "brackets nested too deep (at most %d)",
-                                     SCAN_MAX_DEPTH);
-                br.open[br.depth].c = c;
-                br.open[br.depth].line = sc->line;
-                br.depth++;
-            } else if (k) {
-                const char want = opens[k - closes];
-                if (!br.depth)
-                    return scan_fail(sc, sc->line, "'%c' without a matching '%c'", c, want);
-                br.depth--;
-                if (br.open[br.depth].c != want)
-                    return scan_fail(sc, sc->line, "'%c' does not match the '%c' at line %d", c,
-                                     br.open[br.depth].c, br.open[br.depth].line);
+        } else if (sc->expr && (isalnum((unsigned char)c) || c == '_' ||
+                                (c == '.' && isdigit((unsigned char)sc->p[1])))) {
+            /* the scale's operands: numbers, and the names it may use */
+            const int line = sc->line;
+            if (isdigit((unsigned char)c) || c == '.') {
+                /* a number as the preprocessor reads one (a pp-number):
+                 * digits, letters, '_', '.', and a sign after an exponent */
+                for (sc->p++; isalnum((unsigned char)*sc->p) || *sc->p == '_' || *sc->p == '.' ||
+                              ((*sc->p == '+' || *sc->p == '-') && strchr("eEpP", sc->p[-1]));
+                     sc->p++)
+                    ;
+                last = '0';
+            } else {
+                char id[SCAN_NAME_MAX], why[400];
+                scan_ident(sc, id, sizeof id);
+                if (scale_name_why(sc->law, id, why, sizeof why))
+                    return scan_fail(sc, line, "'%s' %s", id, why);
+                last = 'a';
             }
-            sc->p++;
+            bol = 0;
+            last_line = line;
+        } else {
+            char bc = 0, tok[3], nm[48];
+            const int len = bracket_at(sc->p, &bc, tok);
+            bol = 0;
+            last = len ? bc : c;
+            last_line = sc->line;
+            if (sc->expr && (c == ';' || bc == '{' || bc == '}'))
+                return scan_fail(sc, sc->line, "%s in the scale expression (it is one C "
+                                 "expression)", c == ';' ? "';'" : bracket_name(bc, tok, nm,
+                                                                                  sizeof nm));
+            if (sc->expr && (bc == '[' || bc == ']'))
+                return scan_fail(sc, sc->line, "%s in the scale expression: no array is in "
+                                 "scope there", bracket_name(bc, tok, nm, sizeof nm));
+            if (sc->expr && !len && !strchr(expr_ops, c)) {
+                if (isprint((unsigned char)c))
+                    return scan_fail(sc, sc->line, "'%c' in the scale expression (it is one C "
+                                     "expression of numbers, names and operators)", c);
+                return scan_fail(sc, sc->line, "the byte 0x%02x in the scale expression (it is "
+                                 "one C expression of numbers, names and operators)",
+                                 (unsigned char)c);
+            }
+            if (len && count_bracket(sc, &br, bc, tok, ""))
+                return -1;
+            sc->p += len ? len : 1;
         }
     }
     if (nif)
         return scan_fail(sc, ifs[nif - 1].line, "#if without #endif in the snippet");
-    if (br.depth)
-        return scan_fail(sc, br.open[br.depth - 1].line, "'%c' is never closed",
-                         br.open[br.depth - 1].c);
+    if (br.depth) {
+        char nm[48];
+        const int d = br.depth - 1;
+        return scan_fail(sc, br.open[d].line, "%s is never closed",
+                         bracket_name(br.open[d].c, br.open[d].tok, nm, sizeof nm));
+    }
     /* a statement must end the snippet (the compilers would name orrery's
      * next line); a name at the end may be a macro of the snippet's own */
+    if (sc->expr && last && strchr(expr_ops, last))
+        return scan_fail(sc, last_line, "the scale expression ends with '%c': an operand is "
+                         "missing", last);
     const int name_last = isalnum((unsigned char)last) || last == '_';
     if (!sc->expr && last && last != ';' && last != '}' &&
         !(name_last && sc->macros && sc->macros->n))
@@ -594,27 +819,47 @@ static int scan_code(scanner *sc)
 /* Where line `line` of a snippet (from 1) is, as its #line directive names
  * it: "script.lua:31 (force 'x', pair):2", or "forces/x.h:15" in a
  * built-in law's file. */
-static void snippet_at(const orr_law *law, const char *what, int first, int line, char *buf,
-                       size_t size)
+static char *snippet_at(const orr_law *law, const char *what, int first, int line)
 {
     if (law->builtin && strcmp(what, "scale") != 0)
-        snprintf(buf, size, "%s:%d", law->origin, first + line - 1);
-    else
-        snprintf(buf, size, "%s (force '%s', %s):%d", law->origin, law->name, what,
-                 first + line - 1);
+        return orr_asprintf("%s:%d", law->origin, first + line - 1);
+    return orr_asprintf("%s (force '%s', %s):%d", law->origin, law->name, what,
+                        first + line - 1);
 }
 
 static orr_status check_code(const orr_law *law, const char *what, const char *code, int first,
                              orr_error *err)
 {
-    scanner sc = {.p = code ? code : "", .line = 1, .expr = strcmp(what, "scale") == 0};
+    scanner sc = {.p = code ? code : "", .line = 1, .expr = strcmp(what, "scale") == 0,
+                  .law = law};
     macro_list m = {.n = 0};
     sc.macros = &m;
     if (!scan_code(&sc))
         return ORR_OK;
-    char at[400];
-    snippet_at(law, what, first, sc.at, at, sizeof at);
-    return orr_fail(err, ORR_ERR_COMPILE, "%s: %s", at, sc.why);
+    char *at = snippet_at(law, what, first, sc.at);
+    if (!at)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_fail(err, ORR_ERR_COMPILE, "%s: %s", at, sc.why);
+    free(at);
+    return ORR_ERR_COMPILE;
+}
+
+orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char *code,
+                               size_t len, int first, orr_error *err)
+{
+    const char *nul = code ? memchr(code, '\0', len) : NULL;
+    if (!nul)
+        return ORR_OK;
+    int line = 1;
+    for (const char *p = code; p < nul; p++)
+        line += *p == '\n';
+    char *at = snippet_at(law, what, first, line);
+    if (!at)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    orr_fail(err, ORR_ERR_COMPILE, "%s: a NUL byte: a snippet is text, and what follows the NUL "
+             "would be dropped", at);
+    free(at);
+    return ORR_ERR_COMPILE;
 }
 
 orr_status orr_law_validate(const orr_law *law, orr_error *err)
@@ -897,7 +1142,13 @@ int orr_law_emit(const orr_law *law, orr_buf *b)
         bad = bad || orr_buf_printf(b, "#undef %s_i\n#undef %s_j\n", law->attrs[a], law->attrs[a]);
     bad = bad || orr_buf_printf(b, "ORR_LAW real orr_law_scale(const real *rt)\n{\n");
     bad = bad || emit_bindings(law, b, 0);
-    bad = bad || orr_buf_printf(b, "    return (real)(%s);\n}\n", law->scale);
+    /* the scale under a #line of its own ("script.lua:3 (force 'x', scale)"),
+     * the closing parenthesis on its last line, so that a compiler's
+     * message about it (an incomplete expression too) names that line */
+    bad = bad || orr_buf_printf(b, "    return (real)(\n#line 1 \"") ||
+          put_escaped(b, law->origin, 0) ||
+          orr_buf_printf(b, " (force '%s', scale)\"\n%s);\n#line 1 \"<law %s: generated>\"\n}\n",
+                         law->name, law->scale, law->name);
     static const char args[] = "(real dx, real dy, real dz, real d2, real r2, real mi, real mj, "
                                "const real *ai, const real *aj, long as, const real *rt)\n{\n";
     bad = bad || orr_buf_printf(b, "ORR_LAW real orr_pair_accel%s", args);

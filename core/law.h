@@ -34,7 +34,8 @@ typedef struct orr_law {
     char name[64];                      /* lowercase letters, digits, '_' */
     char doc[160];                      /* one line */
     int builtin;                        /* 1: kernels_src/forces/<name>.h */
-    char origin[256];                   /* "forces/gravity.h", or "script.lua:12" */
+    char *origin;                       /* heap: "forces/gravity.h", or "script.lua:12"
+                                           (a script's path in full, any length) */
     int nparams;
     orr_law_param params[ORR_LAW_MAX_PARAMS];
     int nattrs;
@@ -88,19 +89,36 @@ orr_status orr_law_set_jerk(orr_law *law, const char *jerk, int line, orr_error 
  * Then that each snippet and the scale expression keep to themselves, which
  * the compilers would otherwise report at orrery's lines or at lines the
  * snippet does not have: brackets balanced, comments and literals closed,
- * the last statement ended by ';' (or '}'), #if balanced, only #define, #undef, #if..#endif, #error and #pragma (no
- * #include or #line), no reserved macro names, no backslash ending the last
- * line; the scale one expression (no ';', braces, // or directives).
+ * the last statement ended by ';' (or '}'), #if balanced, only #define,
+ * #undef, #if..#endif, #error and #pragma (no #include, #line or #warning),
+ * ASCII outside comments, literals and the text of #error and #pragma
+ * (NVRTC takes no UTF-8 names: "a non-ASCII character 'é' ..."), no
+ * reserved macro names (nor `defined`), macro bodies with balanced
+ * brackets, no backslash ending the last line; the scale one
+ * expression (no ';', braces, // or directives) of numbers, params, G, eps,
+ * eps2, real and the orr_ math functions, not ending in an operator.  The digraphs %: <: :> <%
+ * %> are # [ ] { }, as both compilers read them.
  * ORR_ERR_COMPILE "script.lua:31 (force 'x', pair):2: '}' without a
  * matching '{'" (a built-in law: "forces/x.h:15: ..."). */
 orr_status orr_law_validate(const orr_law *law, orr_error *err);
 
-/* Deep copy (dst must not alias src); free releases the snippets. */
+/* Refuses a NUL byte in the len bytes of code (the snippet `what`, "pair",
+ * "potential", "jerk" or "scale", starting at line `first` of the origin),
+ * which a C string would end at, dropping what follows: where the law is
+ * read from counted strings (Lua).  ORR_ERR_COMPILE "script.lua:31 (force
+ * 'x', pair):2: a NUL byte: ...", at the NUL's line. */
+orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char *code,
+                               size_t len, int first, orr_error *err);
+
+/* Deep copy (dst must not alias src); free releases the snippets and the
+ * origin. */
 orr_status orr_law_copy(orr_law *dst, const orr_law *src, orr_error *err);
 void orr_law_free(orr_law *law);
 
 /* Appends the law's generated section (ORR_NATTR, ORR_NRT, orr_law_scale,
- * orr_pair_accel, orr_pair_potential, orr_pair_jerk) to b.  The origin is
+ * orr_pair_accel, orr_pair_potential, orr_pair_jerk) to b.  Each snippet and
+ * the scale expression are under #line directives naming their origin
+ * ("script.lua:3 (force 'x', pair)", "... scale)").  The origin is
  * escaped wherever it appears (a #line file name, a comment).  The section
  * undefines the law's param and attribute names (NAME_i, NAME_j) before
  * using them, and each snippet's macros before and after it, so the code

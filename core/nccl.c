@@ -218,7 +218,7 @@ static orr_status agree(orr_comm *c, orr_status st, const orr_error *mine, orr_e
     if (cst != ORR_OK)
         return cst;
     m.msg[sizeof m.msg - 1] = '\0';
-    return orr_fail(err, m.code != ORR_OK ? (orr_status)m.code : ORR_ERR_COMM, "rank %d: %.1000s",
+    return orr_fail(err, m.code != ORR_OK ? (orr_status)m.code : ORR_ERR_COMM, "rank %d: %s",
                     who, m.msg);
 }
 
@@ -367,7 +367,7 @@ static orr_status join(orr_nccl *n, orr_comm *c, const ncclUniqueId *id, int sim
     if (st)
         return st;
     m.msg[sizeof m.msg - 1] = '\0';
-    return orr_fail(err, ORR_ERR_COMM, "rank %d: %.1000s", who, m.msg);
+    return orr_fail(err, ORR_ERR_COMM, "rank %d: %s", who, m.msg);
 }
 
 /* ORRERY_TEST_NCCL_INIT=fail=R: the rank whose init fails (join); -1 when

@@ -7,6 +7,7 @@
 #include <nvrtc.h>
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,14 +118,17 @@ static orr_status nv_fail(orr_error *err, nvrtcResult r, const char *call)
 
 static void nv_open_once(void)
 {
-    char paths[4][512];
-    int n = 0;
-    snprintf(paths[n++], sizeof paths[0], "libnvrtc.so.13");
-    snprintf(paths[n++], sizeof paths[0], "libnvrtc.so");
+    /* $CUDA_PATH's library by its full name, however long (heap) */
     const char *cuda_path = getenv("CUDA_PATH");
-    if (cuda_path && *cuda_path)
-        snprintf(paths[n++], sizeof paths[0], "%s/lib64/libnvrtc.so.13", cuda_path);
-    snprintf(paths[n++], sizeof paths[0], "/usr/local/cuda/lib64/libnvrtc.so.13");
+    char *in_cuda_path = cuda_path && *cuda_path
+                             ? orr_asprintf("%s/lib64/libnvrtc.so.13", cuda_path) : NULL;
+    const char *paths[4];
+    int n = 0;
+    paths[n++] = "libnvrtc.so.13";
+    paths[n++] = "libnvrtc.so";
+    if (in_cuda_path)
+        paths[n++] = in_cuda_path;
+    paths[n++] = "/usr/local/cuda/lib64/libnvrtc.so.13";
 
     char first_why[512] = "";
     int used = -1;
@@ -140,17 +144,18 @@ static void nv_open_once(void)
         }
     }
     if (!nv_lib) {
-        char tried[1024] = "";
-        size_t len = 0;
-        for (int i = 0; i < n && len < sizeof tried; i++)
-            len += (size_t)snprintf(tried + len, sizeof tried - len, "%s%s", i ? ", " : "",
-                                    paths[i]);
+        orr_buf tried = {0};
+        int bad = 0;
+        for (int i = 0; i < n && !bad; i++)
+            bad = orr_buf_printf(&tried, "%s%s", i ? ", " : "", paths[i]);
         orr_error e = {0};
         nv_status = orr_fail(&e, ORR_ERR_NONVRTC,
                              "cannot load NVRTC (tried %s): %s; install the CUDA toolkit's NVRTC "
                              "or set CUDA_PATH",
-                             tried, first_why);
+                             bad ? "(out of memory)" : tried.data, first_why);
         snprintf(nv_msg, sizeof nv_msg, "%s", e.msg);
+        orr_buf_free(&tried);
+        free(in_cuda_path);
         return;
     }
     for (size_t i = 0; i < sizeof nv_syms / sizeof nv_syms[0]; i++) {
@@ -164,6 +169,7 @@ static void nv_open_once(void)
                 *nv_syms[j].slot = NULL;
             dlclose(nv_lib);
             nv_lib = NULL;
+            free(in_cuda_path);
             return;
         }
         *nv_syms[i].slot = f;
@@ -171,6 +177,7 @@ static void nv_open_once(void)
     for (size_t i = 0; i < sizeof nv_optional_syms / sizeof nv_optional_syms[0]; i++)
         *nv_optional_syms[i].slot = dlsym(nv_lib, nv_optional_syms[i].sym);
     nv_status = ORR_OK;
+    free(in_cuda_path);
 }
 
 orr_status orr_rtc_open(orr_error *err)
@@ -231,12 +238,10 @@ static const char *first_error_line(const char *log, int *len)
         while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' '))
             n--;
         if (n > 0) {
-            char line[1024];
-            size_t m = n < sizeof line - 1 ? n : sizeof line - 1;
-            memcpy(line, p, m);
-            line[m] = '\0';
-            if (strstr(line, "error")) {
-                *len = (int)m;
+            /* the whole line, however long (a law's origin is a path) */
+            const int m = n > INT_MAX ? INT_MAX : (int)n;
+            if (memmem(p, n, "error", 5)) {
+                *len = m;
                 return p;
             }
             if (!fallback) {

@@ -1329,7 +1329,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         snprintf(result->source, sizeof result->source, "tuned");
         orr_error serr = {0};
         if (save(&t, winner, win_ms, &serr) != ORR_OK)
-            orr_note_add(result->note, sizeof result->note, "tuning not saved: %.300s", serr.msg);
+            orr_note_add(result->note, sizeof result->note, "tuning not saved: %s", serr.msg);
         orr_error_clear(&serr);
     }
     result->ntrials = t.ntrials;

@@ -171,7 +171,7 @@ typedef struct {
     char backend[8];         /* "cuda" or "cpu" (auto resolved) */
     char device[512];        /* device identity string */
     char kernel[33];         /* kernel identity (hash, 32 hex digits) */
-    char note[512];          /* e.g. "tuning store PATH is corrupt (REASON); rewriting";
+    char note[ORR_NOTE_MAX]; /* e.g. "tuning store PATH is corrupt (REASON); rewriting";
                                 "" when there is nothing to say */
 } orr_tune_result;
 

@@ -568,7 +568,7 @@ orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_e
         snprintf(file->corrupt, sizeof file->corrupt, "%s", s.corrupt);
         if (s.unreadable[0])
             snprintf(file->unreadable, sizeof file->unreadable,
-                     "cannot read tuning store %.700s: %.280s", s.path, s.unreadable);
+                     "cannot read tuning store %s: %s", s.path, s.unreadable);
     }
     const cJSON *hit = store_find(&s, device, kernel, NULL);
     if (hit) {

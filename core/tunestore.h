@@ -102,7 +102,7 @@ typedef struct {
     char corrupt[256];     /* why it was ignored ("not valid JSON near byte 12", "not owned
                               by you or writable by others", "not a regular file", ...);
                               the next save replaces it; "" when it was fine or missing */
-    char unreadable[1024]; /* why it could not be read ("cannot read tuning store PATH:
+    char unreadable[ORR_NOTE_MAX]; /* why it could not be read ("cannot read tuning store PATH:
                               Permission denied", or the cache directory's error:
                               "cannot create cache directory DIR: Not a directory"); a
                               save does not replace it; "" when it was read or missing */

@@ -56,6 +56,21 @@ void orr_buf_free(orr_buf *b)
     b->len = b->cap = 0;
 }
 
+char *orr_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s) {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
 orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *err)
 {
     FILE *f = fopen(path, "rb");
@@ -186,6 +201,8 @@ void orr_note_add(char *note, size_t size, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(note + len, size - len, fmt, ap);
+    int n = vsnprintf(note + len, size - len, fmt, ap);
     va_end(ap);
+    if ((n < 0 || (size_t)n >= size - len) && size - len > 4)
+        memcpy(note + size - 4, "...", 4);   /* cut, and says so */
 }

@@ -18,6 +18,9 @@ int orr_buf_put(orr_buf *b, const void *p, size_t len);
 int orr_buf_printf(orr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Frees the buffer and zeroes it. */
 void orr_buf_free(orr_buf *b);
+/* printf-style text in a new heap string (the caller frees it), or NULL
+ * when out of memory: for text of any length (paths), never cut. */
+char *orr_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Reads a whole file into *out (heap, NUL-terminated, *len bytes). */
 orr_status orr_read_file(const char *path, char **out, size_t *len, orr_error *err);
@@ -43,7 +46,7 @@ long orr_sample_index(long k, long n, long ni);
 double orr_median(double *v, int n);
 
 /* Appends printf-style text to a note buffer of size bytes, "; " between
- * entries; text that does not fit is cut. */
+ * entries; text that does not fit is cut, ending in "...". */
 void orr_note_add(char *note, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -39,14 +39,14 @@ static orr_law *push_law(lua_State *L)
     return &f->law;
 }
 
-/* "file.lua:12" of the user's code calling (orr_lua_caller), or "?". */
-static void where(lua_State *L, char *buf, size_t size)
+/* Pushes "file.lua:12" of the user's code calling (orr_lua_caller), or
+ * "?", the path in full, and returns it. */
+static const char *push_where(lua_State *L)
 {
     lua_Debug ar;
     if (orr_lua_caller(L, &ar))
-        snprintf(buf, size, "%s:%d", orr_lua_chunkname(&ar), ar.currentline);
-    else
-        snprintf(buf, size, "?");
+        return lua_pushfstring(L, "%s:%d", orr_lua_chunkname(&ar), ar.currentline);
+    return lua_pushstring(L, "?");
 }
 
 static void raise(lua_State *L, orr_error *err)
@@ -77,6 +77,9 @@ static void apply_params(lua_State *L, int t, orr_law *law, int add, const char 
                           orr_lua_describe(L, -1));
         if (n > ORR_LAW_MAX_PARAMS)
             orr_lua_error(L, "%s: too many params (at most %d)", who, ORR_LAW_MAX_PARAMS);
+        if (strlen(lua_tostring(L, -1)) != lua_rawlen(L, -1))
+            orr_lua_error(L, "%s: a 'params' name has a NUL byte (what follows it would be "
+                          "dropped)", who);
         names[n++] = lua_tostring(L, -1);
     }
     qsort(names, (size_t)n, sizeof names[0], by_name);
@@ -110,6 +113,9 @@ static void each_name(lua_State *L, const char *key, orr_law *law,
         if (lua_rawgeti(L, -1, k) != LUA_TSTRING)
             orr_lua_error(L, "%s: '%s'[%I] must be a name (got %s)", WHO, key, k,
                           orr_lua_describe(L, -1));
+        if (strlen(lua_tostring(L, -1)) != lua_rawlen(L, -1))
+            orr_lua_error(L, "%s: '%s'[%I] has a NUL byte (what follows it would be dropped)",
+                          WHO, key, k);
         orr_error err = {0};
         if (fn(law, lua_tostring(L, -1), &err))
             raise(L, &err);
@@ -118,15 +124,32 @@ static void each_name(lua_State *L, const char *key, orr_law *law,
     lua_pop(L, 1);
 }
 
-/* t[key] as a string or absent (NULL); the table keeps the string alive. */
-static const char *opt_string(lua_State *L, const char *key)
+/* t[key] as a string or absent (NULL); the table keeps the string alive.
+ * A Lua string may hold NUL bytes, where the C string would end: refused
+ * for the names and the doc; a snippet's length goes to *len (NULL: no
+ * snippet), for orr_law_check_bytes to name the NUL's line. */
+static const char *opt_string(lua_State *L, const char *key, size_t *len)
 {
     int t = lua_getfield(L, 1, key);
     if (t != LUA_TNIL && t != LUA_TSTRING)
         orr_lua_error(L, "%s: '%s' must be a string (got %s)", WHO, key, orr_lua_describe(L, -1));
-    const char *s = t == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    size_t n = 0;
+    const char *s = t == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
+    if (s && !len && strlen(s) != n)
+        orr_lua_error(L, "%s: '%s' has a NUL byte (what follows it would be dropped)", WHO, key);
+    if (len)
+        *len = n;
     lua_pop(L, 1);
     return s;
+}
+
+/* Refuses a NUL byte in snippet `key` (code, len bytes) at its line. */
+static void check_bytes(lua_State *L, const orr_law *law, const char *key, const char *code,
+                        size_t len, int first)
+{
+    orr_error err = {0};
+    if (code && orr_law_check_bytes(law, key, code, len, first, &err))
+        raise(L, &err);
 }
 
 /* orrery.force{...} or orrery.force("builtin") */
@@ -145,12 +168,14 @@ static int l_force(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
     orr_lua_checkkeys(L, 1, WHO, keys, 1);
-    const char *name = opt_string(L, "name"), *base = opt_string(L, "base");
-    const char *pair = opt_string(L, "pair"), *potential = opt_string(L, "potential");
-    const char *scale = opt_string(L, "scale"), *doc = opt_string(L, "doc");
-    char origin[256];
-    where(L, origin, sizeof origin);
-    orr_law *law = push_law(L);   /* index 2 */
+    size_t pair_len, potential_len, scale_len, jerk_len;
+    const char *name = opt_string(L, "name", NULL), *base = opt_string(L, "base", NULL);
+    const char *pair = opt_string(L, "pair", &pair_len);
+    const char *potential = opt_string(L, "potential", &potential_len);
+    const char *scale = opt_string(L, "scale", &scale_len), *doc = opt_string(L, "doc", NULL);
+    const char *jerk = opt_string(L, "jerk", &jerk_len);
+    const char *origin = push_where(L);   /* index 2 */
+    orr_law *law = push_law(L);           /* index 3 */
     if (base) {
         static const char *const own[] = {"pair", "potential", "attributes", "scale",
                                           "finite_at_zero", "jerk", NULL};
@@ -181,7 +206,10 @@ static int l_force(lua_State *L)
                           "body i being scale * f * (x_j - x_i)", WHO);
         if (orr_law_init(law, name, pair, potential, origin, &err))
             raise(L, &err);
-        const char *jerk = opt_string(L, "jerk");
+        check_bytes(L, law, "pair", pair, pair_len, law->pair_line);
+        check_bytes(L, law, "potential", potential, potential_len, law->potential_line);
+        check_bytes(L, law, "jerk", jerk, jerk_len, 1);
+        check_bytes(L, law, "scale", scale, scale_len, 1);
         if (jerk && orr_law_set_jerk(law, jerk, 1, &err))
             raise(L, &err);
         each_name(L, "attributes", law, orr_law_add_attr);

@@ -651,7 +651,7 @@ static void test_snippet_checks(void **state)
         "#if ORR_GPU\nif (d2 > 0) {\n#else\nif (d2 >= 0) {\n#endif\n  f = mj;\n}\n",
         "/* } */ f = mj; // )\nchar c = '}'; (void)c;\nconst char *s = \"{[(\"; (void)s;\n",
         "#if 0\n#error don't\n#endif\nf = mj;",
-        "#define SQ(x) ((x) * (x))\n#define OPEN {\n  f = SQ(mj);\n",
+        "#define SQ(x) ((x) * (x))\n  f = SQ(mj);\n",
         "real x = 1 + \\\n  2;\nf = x * mj;\n",
         "f = mj; /* a comment\n  over lines } */\n# /* the null directive */\n",
         "#define END ;\nf = mj END\n",
@@ -726,6 +726,507 @@ static void test_snippet_macros_scoped(void **state)
     orr_error_clear(&err);
 }
 
+/* B4: the digraphs %: (#), <: :> <% %> ([ ] { }) are what they stand for
+ * to both compilers, so to the checks too: a %:define is a snippet's macro
+ * (undefined around it: `%:define real int` leaked and gave wrong numbers),
+ * %:include, %:line and a reserved name are refused, %:if must be closed,
+ * and the digraph brackets are counted. */
+static void test_snippet_digraphs(void **state)
+{
+    static const struct {
+        const char *code, *msg;
+    } bad[] = {
+        {"%:define orr_rsqrt3_nz(x) 0\nf = mj * orr_rsqrt3_nz(r2);",
+         "d.lua:2 (force 'd', pair):1: #define orr_rsqrt3_nz: a snippet may not define"},
+        {"%:include <stdio.h>\nf = mj;", "d.lua:2 (force 'd', pair):1: #include is not allowed"},
+        {"f = mj;\n  %:  include \"x.h\"", "d.lua:2 (force 'd', pair):2: #include is not allowed"},
+        {"%:if 1\nf = mj;", "d.lua:2 (force 'd', pair):1: #if without #endif in the snippet"},
+        {"f = mj;\n%:endif", "d.lua:2 (force 'd', pair):2: #endif without #if"},
+        {"%:line 7\nf = mj;", "d.lua:2 (force 'd', pair):1: #line is not allowed"},
+        {"%: 7 \"x\"\nf = mj;", "d.lua:2 (force 'd', pair):1: a line marker"},
+        {"f = mj; %>", "d.lua:2 (force 'd', pair):1: '%>' (the digraph of '}') without a "
+                       "matching '{'"},
+        {"f = (mj;\n:>", "d.lua:2 (force 'd', pair):2: ':>' (the digraph of ']') does not match "
+                         "the '(' at line 1"},
+        {"if (d2 > 0) <%\n  f = mj;\n", "d.lua:2 (force 'd', pair):1: '<%' (the digraph of '{') "
+                                        "is never closed"},
+        {"real a<:2) = {0, 1};\nf = mj * a<:1:>;", "d.lua:2 (force 'd', pair):1: ')' does not "
+                                                   "match the '<:' (the digraph of '[') at line 1"},
+        {NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].code; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "d", bad[k].code, "", "d.lua:2", &err), &err);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("pair snippet \"%s\":\n  got  %s\n  want %s...", bad[k].code,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* the scale: a digraph brace is a brace, a %: at a line's start a directive */
+    static const struct {
+        const char *scale, *msg;
+    } bad_scale[] = {
+        {"G <% 1", "d.lua:2 (force 'd', scale):1: '<%' (the digraph of '{') in the scale"},
+        {"G\n%:define X", "d.lua:2 (force 'd', scale):2: a preprocessor directive in the scale"},
+        {NULL, NULL}};
+    for (int k = 0; bad_scale[k].scale; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "d", grav_pair, "", "d.lua:2", &err), &err);
+        snprintf(law.scale, sizeof law.scale, "%s", bad_scale[k].scale);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad_scale[k].msg, strlen(bad_scale[k].msg)) != 0)
+            fail_msg("scale \"%s\":\n  got  %s\n  want %s...", bad_scale[k].scale,
+                     err.code ? err.msg : "(accepted)", bad_scale[k].msg);
+        orr_law_free(&law);
+    }
+    /* a %:define is the snippet's own, as a #define is: gravity, bitwise,
+     * and NVRTC compiles it; digraph brackets and %:%: work on both */
+    static const char *const good[] = {
+        "%:define real int\nf = mj * orr_rsqrt3_nz(r2);\n",
+        "  %:  define G 0\n%:undef mj\n%:define CAT(a, b) a %:%: b\n"
+        "const real CAT(x, y) = orr_rsqrt3_nz(r2); real a<:2] = <% 0, 1 %>;\n"
+        "if (a<:1:> > 0) <% f = xy * mj; %>\n",
+        NULL};
+    for (int k = 0; good[k]; k++) {
+        orr_law user;
+        TU_OK(orr_law_init(&user, "digraph", good[k], grav_pot, "d.lua:9", &err), &err);
+        snprintf(user.scale, sizeof user.scale, "G");
+        user.finite_at_zero = 1;
+        TU_OK(orr_law_validate(&user, &err), &err);
+        assert_gravity_bitwise(&user);
+        int st = nvrtc_law(&user, &err);
+        if (st > 0)
+            print_message("NVRTC: %s\n", err.msg);
+        assert_true(st <= 0);
+        orr_law_free(&user);
+    }
+    /* trigraphs are off in both compilers' modes (GNU C11, C++17): ??= is
+     * no directive but an error at the snippet's line */
+    orr_law tri;
+    TU_OK(orr_law_init(&tri, "tri", "?\?=define X 1\nf = mj;\n", "", "t.lua:5", &err), &err);
+    TU_OK(orr_law_validate(&tri, &err), &err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "tri");
+    s.phys.law = &tri;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    assert_non_null(strstr(err.msg, "t.lua:5 (force 'tri', pair):1:1: error"));
+    if (nvrtc_law(&tri, &err) >= 0)
+        assert_non_null(strstr(err.msg, "t.lua:5 (force 'tri', pair)(1): error"));
+    orr_law_free(&tri);
+    orr_error_clear(&err);
+}
+
+/* Creates a CPU engine for law, which must fail with status `want`;
+ * returns the message (err) and asserts that nothing was cached. */
+static void cpu_create_fails(const orr_law *law, orr_status want, orr_error *err)
+{
+    size_t before, after, bytes;
+    TU_OK(orr_kcache_usage(&before, &bytes, err), err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "%s", law->name);
+    s.phys.law = law;
+    orr_engine *e = NULL;
+    orr_status st = orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                      err);
+    if (st != want)
+        fail_msg("law '%s': status %d (want %d): %s", law->name, st, want, err->msg);
+    assert_null(e);
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    TU_OK(orr_kcache_usage(&after, &bytes, err), err);
+    assert_int_equal(before, after);
+    memcpy(err->msg, msg, sizeof msg);
+}
+
+/* B5: the warnings that mean a snippet is wrong are the CPU compiler's
+ * errors, at the snippet's line: a typo'd function name (GCC only warned,
+ * and the kernel then failed to load: "undefined symbol: rsqrt3", no law,
+ * no line, and cached), implicit int, a return without a value, a
+ * constant division by zero (GCC plants a trap: SIGILL), int-to-pointer
+ * and incompatible pointers.  NVRTC (C++) refuses them too.  An object
+ * that does not load is an error that names the law, and is not cached. */
+static void test_cpu_warnings_are_errors(void **state)
+{
+    static const struct {
+        const char *code, *cpu, *nvrtc;
+    } bad[] = {
+        {"real x = r2;\nf = mj * rsqrt3(x);", "w.lua:3 (force 'w', pair):2:10: error: implicit "
+                                              "declaration of function 'rsqrt3'",
+         "w.lua:3 (force 'w', pair)(2): error: identifier \"rsqrt3\" is undefined"},
+        {"const y = 2;\nf = mj * y;", "w.lua:3 (force 'w', pair):1:7: error: type defaults to "
+                                      "'int'", "w.lua:3 (force 'w', pair)(1): error"},
+        {"f = mj;\nif (d2 > 1) return;", "w.lua:3 (force 'w', pair):2:13: error: 'return' with "
+                                         "no value", NULL},   /* NVRTC only warns */
+        {"f = mj * (1 / 0);", "w.lua:3 (force 'w', pair):1:13: error: division by zero", NULL},
+        {"int *p = 5; (void)p;\nf = mj;", "w.lua:3 (force 'w', pair):1:10: error: initialization "
+                                          "of 'int *' from 'int' makes pointer from integer",
+         "w.lua:3 (force 'w', pair)(1): error"},
+        {"int i = 1; double *q = &i; (void)q;\nf = mj;", "w.lua:3 (force 'w', pair):1:24: error: "
+                                                        "initialization of 'double *' from "
+                                                        "incompatible pointer type",
+         "w.lua:3 (force 'w', pair)(1): error"},
+        {NULL, NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].code; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "w", bad[k].code, "", "w.lua:3", &err), &err);
+        TU_OK(orr_law_validate(&law, &err), &err);
+        cpu_create_fails(&law, ORR_ERR_COMPILE, &err);
+        /* GCC quotes names with typographic quotes in a UTF-8 locale */
+        char plain[sizeof err.msg];
+        size_t n = 0;
+        for (const char *p = err.msg; *p && n + 1 < sizeof plain; p++) {
+            if (strncmp(p, "\xe2\x80\x98", 3) == 0 || strncmp(p, "\xe2\x80\x99", 3) == 0) {
+                plain[n++] = '\'';
+                p += 2;
+            } else {
+                plain[n++] = *p;
+            }
+        }
+        plain[n] = '\0';
+        if (!strstr(plain, "force law 'w' (defined at w.lua:3): host C compiler failed on "
+                           "orrery_gen.c: ") || !strstr(plain, bad[k].cpu))
+            fail_msg("snippet \"%s\":\n  got  %s\n  want %s", bad[k].code, plain, bad[k].cpu);
+        if (bad[k].nvrtc && nvrtc_law(&law, &err) >= 0 && !strstr(err.msg, bad[k].nvrtc))
+            fail_msg("NVRTC, snippet \"%s\":\n  got  %s\n  want %s", bad[k].code, err.msg,
+                     bad[k].nvrtc);
+        orr_law_free(&law);
+    }
+    /* an extern that nothing defines compiles, but does not load */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "unlinked", "extern double orr_test_nowhere;\nf = mj * "
+                       "orr_test_nowhere;", "", "u.lua:8", &err), &err);
+    TU_OK(orr_law_validate(&law, &err), &err);
+    cpu_create_fails(&law, ORR_ERR_LOAD, &err);
+    assert_string_equal(err.msg, "force law 'unlinked' (defined at u.lua:8): the compiled CPU "
+                                 "kernel does not load: undefined symbol: orr_test_nowhere");
+    cpu_create_fails(&law, ORR_ERR_LOAD, &err);   /* again: compiled again, not from the cache */
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
+/* B6: the scale expression is checked for what it may use (numbers, the
+ * params, G, eps, eps2, real, the orr_ math functions), and compiled under
+ * a #line of its own, so a compiler's message about it names the script's
+ * line, not "<law x: generated>:10:23" (host compiler and NVRTC). */
+static void test_scale_checks(void **state)
+{
+    static const struct {
+        const char *scale, *msg;
+    } bad[] = {
+        {"G * mi", "s.lua:4 (force 's', scale):1: 'mi' is not in scope in the scale expression, "
+                   "which may use numbers, the law's params (k), G, eps, eps2, real and the orr_ "
+                   "math functions: it is evaluated once per body, and this is a pair's (use it "
+                   "in the pair snippet)"},
+        {"nan", "s.lua:4 (force 's', scale):1: 'nan' is not in scope in the scale expression, "
+                "which may use numbers, the law's params (k), G, eps, eps2, real and the orr_ "
+                "math functions"},
+        {"q_i * G", "s.lua:4 (force 's', scale):1: 'q_i' is not in scope in the scale "
+                    "expression"},
+        {"G ?", "s.lua:4 (force 's', scale):1: the scale expression ends with '?': an operand "
+                "is missing"},
+        {"k *\n  G +", "s.lua:4 (force 's', scale):2: the scale expression ends with '+'"},
+        {"[G]", "s.lua:4 (force 's', scale):1: '[' in the scale expression: no array is in "
+                "scope there"},
+        {"G[0]", "s.lua:4 (force 's', scale):1: '[' in the scale expression"},
+        {"G <:0:>", "s.lua:4 (force 's', scale):1: '<:' (the digraph of '[') in the scale"},
+        {"\"G\"", "s.lua:4 (force 's', scale):1: a string literal in the scale expression"},
+        {"G # 2", "s.lua:4 (force 's', scale):1: '#' in the scale expression"},
+        {"G @ 2", "s.lua:4 (force 's', scale):1: '@' in the scale expression"},
+        {"sqrt(G)", "s.lua:4 (force 's', scale):1: 'sqrt' is not in scope"},
+        {NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].scale; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "s", grav_pair, "", "s.lua:4", &err), &err);
+        TU_OK(orr_law_add_param(&law, "k", 2, &err), &err);
+        TU_OK(orr_law_add_attr(&law, "q", &err), &err);
+        snprintf(law.scale, sizeof law.scale, "%s", bad[k].scale);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("scale \"%s\":\n  got  %s\n  want %s...", bad[k].scale,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* what passes the checks: G, eps, eps2, params, numbers, casts, the
+     * orr_ math functions; gravity scaled by exactly 1 */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "scaled", grav_pair, grav_pot, "s.lua:4", &err), &err);
+    TU_OK(orr_law_add_param(&law, "k", 4, &err), &err);
+    law.finite_at_zero = 1;
+    snprintf(law.scale, sizeof law.scale, "G * (real)0.25 * k * orr_fmax(eps2 * 0, (real).5e+0) * "
+             "(double)2 /* a comment */ * orr_pow((real)0x1p+1, (real)0) * (eps >= 0 ? 1.0f : 2)");
+    TU_OK(orr_law_validate(&law, &err), &err);
+    assert_gravity_bitwise(&law);
+    int st = nvrtc_law(&law, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&law);
+    /* what only a compiler sees, at the scale's own line */
+    static const struct {
+        const char *scale, *cpu, *nvrtc;
+    } compiled[] = {
+        {"1/0", "s.lua:4 (force 's', scale):1:2: error: division by zero", NULL},
+        {"G ? 1", "s.lua:4 (force 's', scale):1:", "s.lua:4 (force 's', scale)(1): error"},
+        {"orr_pow(G)", "s.lua:4 (force 's', scale):1:", "s.lua:4 (force 's', scale)(1): error"},
+        {"G *\n(k k)", "s.lua:4 (force 's', scale):2:", "s.lua:4 (force 's', scale)(2): error"},
+        {NULL, NULL, NULL}};
+    for (int k = 0; compiled[k].scale; k++) {
+        TU_OK(orr_law_init(&law, "s", grav_pair, "", "s.lua:4", &err), &err);
+        TU_OK(orr_law_add_param(&law, "k", 2, &err), &err);
+        snprintf(law.scale, sizeof law.scale, "%s", compiled[k].scale);
+        TU_OK(orr_law_validate(&law, &err), &err);
+        cpu_create_fails(&law, ORR_ERR_COMPILE, &err);
+        if (!strstr(err.msg, compiled[k].cpu) || strstr(err.msg, "generated>"))
+            fail_msg("scale \"%s\":\n  got  %s\n  want %s", compiled[k].scale, err.msg,
+                     compiled[k].cpu);
+        if (compiled[k].nvrtc && nvrtc_law(&law, &err) >= 0 &&
+            (!strstr(err.msg, compiled[k].nvrtc) || strstr(err.msg, "generated>")))
+            fail_msg("NVRTC, scale \"%s\":\n  got  %s\n  want %s", compiled[k].scale, err.msg,
+                     compiled[k].nvrtc);
+        orr_law_free(&law);
+    }
+    orr_error_clear(&err);
+}
+
+/* B7: a macro that opens or closes a bracket for the code around it
+ * (#define END }) made the compilers report errors at orrery's lines, and
+ * so did `#define defined 1` (on NVRTC too): refused at the #define's
+ * line.  Brackets that balance in the body, or sit in its strings and
+ * comments, are fine. */
+static void test_macro_brackets(void **state)
+{
+    static const struct {
+        const char *code, *msg;
+    } bad[] = {
+        {"#define END }\nf = mj; END", "m.lua:6 (force 'm', pair):1: #define END: a macro's "
+                                       "body must balance its brackets, and this one has '}' "
+                                       "without a matching '{'"},
+        {"f = mj;\n#define OPEN {\nOPEN }", "m.lua:6 (force 'm', pair):2: #define OPEN: a "
+                                             "macro's body must balance its brackets, and this "
+                                             "one has '{' never closed"},
+        {"#define P (\nf = P mj);", "m.lua:6 (force 'm', pair):1: #define P: a macro's body must "
+                                    "balance its brackets, and this one has '(' never closed"},
+        {"#define F(x) ((x)\nf = F(mj));", "m.lua:6 (force 'm', pair):1: #define F: a macro's "
+                                           "body must balance its brackets, and this one has "
+                                           "'(' never closed"},
+        {"#define W(x) (x]\nf = W(mj);", "m.lua:6 (force 'm', pair):1: #define W: a macro's "
+                                         "body must balance its brackets, and this one has ']' "
+                                         "does not match the '(' at line 1"},
+        {"#define CLOSE \\\n  ]\nf = mj;", "m.lua:6 (force 'm', pair):2: #define CLOSE: a "
+                                            "macro's body must balance its brackets, and this "
+                                            "one has ']' without a matching '['"},
+        {"%:define END %>\nf = mj; END", "m.lua:6 (force 'm', pair):1: #define END: a macro's "
+                                         "body must balance its brackets, and this one has '%>' "
+                                         "(the digraph of '}') without a matching '{'"},
+        {"#define defined 1\nf = mj;", "m.lua:6 (force 'm', pair):1: #define defined: 'defined' "
+                                       "is the preprocessor's operator, not a macro name"},
+        {"f = mj;\n#undef defined", "m.lua:6 (force 'm', pair):2: #undef defined: 'defined' is "
+                                    "the preprocessor's operator"},
+        {"#define __VA_ARGS__ 1\nf = mj;", "m.lua:6 (force 'm', pair):1: #define __VA_ARGS__: a "
+                                           "snippet may not define"},
+        {"#define _Pragma(x)\nf = mj;", "m.lua:6 (force 'm', pair):1: #define _Pragma: a "
+                                        "snippet may not define"},
+        {NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].code; k++) {
+        orr_law law;
+        TU_OK(orr_law_init(&law, "m", bad[k].code, "", "m.lua:6", &err), &err);
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("pair snippet \"%s\":\n  got  %s\n  want %s...", bad[k].code,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* balanced bodies, brackets in a body's strings and comments, a
+     * function-like macro's parameters: gravity on both compilers */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "macros",
+                       "#define SQ(x) ((x) * (x))\n#define ARR(a, b) { a, b }\n"
+                       "#define S \"}\" /* ( */\n#define C ']' // {\n#define BLOCK(s) { s }\n"
+                       "const char *str = S; char ch = C; (void)str; (void)ch;\n"
+                       "real v[2] = ARR(0, 1);\n"
+                       "BLOCK(f = v[1] * SQ(mj) / (mj * mj) * mj * orr_rsqrt3_nz(r2););\n",
+                       grav_pot, "m.lua:9", &err), &err);
+    snprintf(law.scale, sizeof law.scale, "G");
+    law.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&law, &err), &err);
+    double pos[4 * 8], acc[3 * 8];
+    tu_random_bodies(8, 99, pos, NULL);
+    orr_engine *e = cpu_engine(&law, ORR_DOUBLE, 0.1, 8, pos, NULL);
+    TU_OK(orr_engine_accel(e, acc, &err), &err);
+    orr_engine_destroy(e);
+    int st = nvrtc_law(&law, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
+/* B10: a non-ASCII character outside comments and strings worked on the
+ * CPU (GCC takes UTF-8 names) but NVRTC refused it: both backends refuse
+ * it alike, before compiling, at its line.  In comments, strings and the
+ * text of #error it is fine.  #warning is refused: its message would
+ * never be seen (compiler output is shown only for a failure). */
+static void test_snippet_non_ascii(void **state)
+{
+    static const struct {
+        const char *what, *code, *msg;
+    } bad[] = {
+        {"pair", "real \xc3\xa9 = 1;\nf = mj * \xc3\xa9;",
+         "n.lua:2 (force 'n', pair):1: a non-ASCII character '\xc3\xa9' outside comments and "
+         "strings: NVRTC refuses it (names and operators are ASCII)"},
+        {"pair", "f = mj * 2 \xc3\x97 1;", "n.lua:2 (force 'n', pair):1: a non-ASCII character "
+                                           "'\xc3\x97'"},
+        {"pair", "f = mj;\n#define X \xe2\x88\x9a", "n.lua:2 (force 'n', pair):2: a non-ASCII "
+                                                     "character '\xe2\x88\x9a'"},
+        {"pair", "#if \xc3\xa9\n#endif\nf = mj;", "n.lua:2 (force 'n', pair):1: a non-ASCII "
+                                                   "character '\xc3\xa9'"},
+        {"pair", "f = mj; \xff", "n.lua:2 (force 'n', pair):1: a non-ASCII character (the byte "
+                                 "0xff)"},
+        {"potential", "\n\nu = 0; \xc2\xb5", "n.lua:2 (force 'n', potential):3: a non-ASCII "
+                                              "character '\xc2\xb5'"},
+        {"scale", "G \xc2\xb7 2", "n.lua:2 (force 'n', scale):1: a non-ASCII character '\xc2\xb7'"},
+        {"pair", "#warning this law is slow\nf = mj;", "n.lua:2 (force 'n', pair):1: #warning "
+                                                        "is not allowed in a snippet"},
+        {"pair", "%:warning this law is slow\nf = mj;", "n.lua:2 (force 'n', pair):1: #warning "
+                                                         "is not allowed"},
+        {NULL, NULL, NULL}};
+    orr_error err = {0};
+    for (int k = 0; bad[k].what; k++) {
+        orr_law law;
+        const int pair = strcmp(bad[k].what, "pair") == 0;
+        TU_OK(orr_law_init(&law, "n", pair ? bad[k].code : grav_pair, "", "n.lua:2", &err), &err);
+        if (strcmp(bad[k].what, "potential") == 0) {
+            free(law.potential);
+            law.potential = strdup(bad[k].code);
+        } else if (strcmp(bad[k].what, "scale") == 0) {
+            snprintf(law.scale, sizeof law.scale, "%s", bad[k].code);
+        }
+        orr_error_clear(&err);
+        if (orr_law_validate(&law, &err) != ORR_ERR_COMPILE ||
+            strncmp(err.msg, bad[k].msg, strlen(bad[k].msg)) != 0)
+            fail_msg("%s \"%s\":\n  got  %s\n  want %s...", bad[k].what, bad[k].code,
+                     err.code ? err.msg : "(accepted)", bad[k].msg);
+        orr_law_free(&law);
+    }
+    /* in comments, strings and #error's text: fine on both compilers */
+    orr_law law;
+    TU_OK(orr_law_init(&law, "utf8", "/* \xc3\xa9t\xc3\xa9 */ f = mj * orr_rsqrt3_nz(r2); "
+                       "// \xc2\xb5\nconst char *s = \"\xc3\xa9\"; (void)s;\n"
+                       "#if 0\n#error \xc3\xa9\n#endif\n", grav_pot, "n.lua:7", &err), &err);
+    snprintf(law.scale, sizeof law.scale, "G /* \xc3\x97 1 */");
+    law.finite_at_zero = 1;
+    TU_OK(orr_law_validate(&law, &err), &err);
+    assert_gravity_bitwise(&law);
+    int st = nvrtc_law(&law, &err);
+    if (st > 0)
+        print_message("NVRTC: %s\n", err.msg);
+    assert_true(st <= 0);
+    orr_law_free(&law);
+    orr_error_clear(&err);
+}
+
+/* B9: a law's origin (a script's path) is kept in full, however long: the
+ * checks' messages, the host compiler's and NVRTC's name it whole (4000
+ * bytes, near PATH_MAX: it was cut at 255), and a message longer than an
+ * error keeps ends in ORR_ERR_CUT, never cut silently. */
+static void test_long_origin(void **state)
+{
+    char origin[4100];
+    size_t used = 0;
+    for (int k = 0; used < 3990; k++)
+        used += (size_t)snprintf(origin + used, sizeof origin - used, "/dir%04d", k);
+    snprintf(origin + used, sizeof origin - used, "/law.lua:3");
+    char want[4300];
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_init(&law, "lo", "f = mj;\n}", "", origin, &err), &err);
+    assert_string_equal(law.origin, origin);
+    assert_int_equal(orr_law_validate(&law, &err), ORR_ERR_COMPILE);
+    snprintf(want, sizeof want, "%s (force 'lo', pair):2: '}' without a matching '{'", origin);
+    assert_string_equal(err.msg, want);
+    orr_error_clear(&err);
+    orr_law copy;
+    TU_OK(orr_law_copy(&copy, &law, &err), &err);
+    assert_string_equal(copy.origin, origin);
+    orr_law_free(&copy);
+    orr_law_free(&law);
+
+    TU_OK(orr_law_init(&law, "lo", "f = mj * nope;", "", origin, &err), &err);
+    TU_OK(orr_law_validate(&law, &err), &err);
+    orr_kspec s;
+    orr_kspec_default(&s, ORR_TARGET_CPU);
+    snprintf(s.phys.force, sizeof s.phys.force, "lo");
+    s.phys.law = &law;
+    orr_engine *e = NULL;
+    assert_int_equal(orr_engine_create(&e, ORR_BACKEND_CPU, &s, ORR_VARIANT_TILED, 10, 0, NULL, 0,
+                                       &err), ORR_ERR_COMPILE);
+    snprintf(want, sizeof want, "force law 'lo' (defined at %s): host C compiler failed on ", origin);
+    assert_non_null(strstr(err.msg, want));
+    snprintf(want, sizeof want, "%s (force 'lo', pair):1:", origin);
+    assert_non_null(strstr(err.msg, want));
+    assert_null(strstr(err.msg, ORR_ERR_CUT));
+    orr_error_clear(&err);
+    int major, minor;
+    if (orr_rtc_version(&major, &minor, &err) != ORR_OK) {
+        print_message("NVRTC unavailable (%s): GPU half skipped\n", err.msg);
+        orr_error_clear(&err);
+    } else {
+        orr_kspec_default(&s, ORR_TARGET_GPU);
+        snprintf(s.phys.force, sizeof s.phys.force, "lo");
+        s.phys.law = &law;
+        char *src = NULL;
+        TU_OK(orr_kspec_source(&s, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
+        const char *opts[ORR_KSPEC_MAX_OPTS];
+        orr_kexprs exprs;
+        orr_kexprs_make(&exprs, &orr_family_direct, s.phys.precision);
+        int nopts = orr_kspec_nvrtc_options(&s, opts);
+        orr_rtc_result r = {0};
+        assert_int_equal(orr_rtc_compile(src, "orrery_gen.cu", "sm_90", opts, nopts, exprs.expr,
+                                         exprs.count, ORR_EMIT_PTX, &r, &err), ORR_ERR_COMPILE);
+        snprintf(want, sizeof want, "NVRTC failed to compile orrery_gen.cu: %s (force 'lo', "
+                 "pair)(1): error", origin);
+        assert_non_null(strstr(err.msg, want));
+        free(src);
+        orr_error_clear(&err);
+    }
+    orr_law_free(&law);
+
+    /* longer than an error keeps: cut, and it says so (orr_fail and
+     * orr_error_context alike) */
+    char *big = malloc(ORR_ERR_MSG_MAX + 100);
+    assert_non_null(big);
+    memset(big, 'x', ORR_ERR_MSG_MAX + 99);
+    big[ORR_ERR_MSG_MAX + 99] = '\0';
+    orr_fail(&err, ORR_ERR_ARG, "%s", big);
+    assert_int_equal(strlen(err.msg), ORR_ERR_MSG_MAX - 1);
+    assert_string_equal(err.msg + strlen(err.msg) - strlen(ORR_ERR_CUT), ORR_ERR_CUT);
+    big[ORR_ERR_MSG_MAX - 200] = '\0';
+    orr_fail(&err, ORR_ERR_ARG, "%s", big);
+    assert_null(strstr(err.msg, ORR_ERR_CUT));
+    orr_error_context(&err, "%s", big);
+    assert_string_equal(err.msg + strlen(err.msg) - strlen(ORR_ERR_CUT), ORR_ERR_CUT);
+    orr_error_clear(&err);
+    orr_fail(&err, ORR_ERR_ARG, "inner");
+    orr_error_context(&err, "%s", origin);
+    snprintf(want, sizeof want, "%s: inner", origin);
+    assert_string_equal(err.msg, want);
+    orr_error_clear(&err);
+    free(big);
+}
+
 static void test_law_errors(void **state)
 {
     orr_error err = {0};
@@ -781,6 +1282,12 @@ int main(void)
         cmocka_unit_test(test_bad_snippet),
         cmocka_unit_test(test_snippet_checks),
         cmocka_unit_test(test_snippet_macros_scoped),
+        cmocka_unit_test(test_snippet_digraphs),
+        cmocka_unit_test(test_cpu_warnings_are_errors),
+        cmocka_unit_test(test_scale_checks),
+        cmocka_unit_test(test_macro_brackets),
+        cmocka_unit_test(test_snippet_non_ascii),
+        cmocka_unit_test(test_long_origin),
         cmocka_unit_test(test_law_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

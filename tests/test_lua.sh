@@ -8,7 +8,8 @@
 # directory (named in full, as written); arg; Ctrl-C (exit 130);
 # the energy log in a pipe (no progress bar) and on a terminal (a bar);
 # frames written in the background, at the end of a script and at os.exit,
-# and their failures (a full disk among them);
+# and their failures (a full disk among them); a law in a script whose path
+# is over 1000 bytes long; a law that crashes the process on the CPU;
 # scripts/core_collapse.lua stopping before a collapse, and resuming.
 # Prints cmocka-style summary lines so tests/run.sh can count it.
 #   bash tests/test_lua.sh BUILD_DIR [NAME ...]
@@ -430,6 +431,55 @@ expect deep-path-syntax-error 1 exp -- env -C work/here "$orr_abs" run "$rel/syn
 printf 'local orrery = require "orrery"\nreturn orrery.forc{ name = "x", pair = "f = r2;" }\n' >"$deep/law.lua"
 printf "orrery: bench: --force %s/law.lua: %s/law.lua:2: attempt to call a nil value (field 'forc')\n" "$rel" "$rel" >exp
 expect deep-path-law-script 1 exp -- env -C work/here "$orr_abs" bench --backend cpu --n 64 --steps 1 --force "$rel/law.lua"
+
+# a law defined in a script whose path is over 1000 bytes long (five
+# directories of 200): its origin, a snippet error found before compiling
+# and the host compiler's error name the path in full, never cut at 255
+# bytes (the origin's old buffer) or 1024 (an error message's)
+long=$tmp
+for c in a b c d e; do long=$long/$(printf "$c%.0s" $(seq 200)); done
+mkdir -p "$long"
+cat >"$long/law.lua" <<'EOF'
+local orrery = require "orrery"
+local law = orrery.force{ name = "nc", pair = "f = mj * nope;" }
+print(law.origin)
+print(select(2, pcall(orrery.force, { name = "bad", pair = "f = mj;\n}" })))
+local sim = orrery.simulation{ n = 8, backend = "cpu", force = law }
+EOF
+{
+  echo "$long/law.lua:2"
+  echo "$long/law.lua:4: orrery.force: $long/law.lua:4 (force 'bad', pair):2: '}' without a matching '{'"
+} >exp.out
+"$orr_abs" run "$long/law.lua" >out 2>err; rc=$?
+cmp -s out exp.out && ok long-path-law-origin ||
+  { bad long-path-law-origin; diff exp.out out | cut -c1-400 | sed 's/^/    /'; }
+want="$long/law.lua:5: orrery.simulation: force law 'nc' (defined at $long/law.lua:2): host C compiler failed on orrery_gen.c: $long/law.lua:2 (force 'nc', pair):1:10: error: "
+if [ "$rc" -eq 1 ] && head -1 err | grep -qF -- "$want"; then ok long-path-law-compile-error
+else bad "long-path-law-compile-error: exit $rc (want 1), stderr:"; head -3 err | cut -c1-600 | sed 's/^/    /'; fi
+
+# a force law whose snippet crashes the process on the CPU (a read out of
+# bounds: SIGSEGV in an OpenMP thread): the law and the script line that
+# defined it are named before the process dies of the signal (128 + 11), in
+# a script and behind `--force LAW.lua` alike (crashes: runs a command in
+# a shell of its own, which says "Segmentation fault" to /dev/null, without
+# a core dump, and echoes its exit status)
+crashes() { bash -c 'ulimit -c 0; "$@" >out 2>err; echo $?' crashes "$@" 2>/dev/null; }
+cat >crash.lua <<'EOF'
+local orrery = require "orrery"
+local law = orrery.force{ name = "crash", pair = "f = mj * *(volatile real *)16;" }
+local sim = orrery.simulation{ n = 64, backend = "cpu", force = law }
+sim:step(1)
+print("not reached")
+EOF
+printf 'local orrery = require "orrery"\n\nreturn orrery.force{ name = "crash", pair = "f = mj * *(volatile real *)16;" }\n' >crash_law.lua
+for how in run bench; do
+  if [ "$how" = run ]; then rc=$(crashes "$orr_abs" run crash.lua); at=crash.lua:2
+  else rc=$(crashes "$orr_abs" bench --backend cpu --n 64 --steps 1 --force crash_law.lua); at=crash_law.lua:3; fi
+  msg="orrery: SIGSEGV (invalid memory access) in the CPU code of force law 'crash' (defined at $at): its snippets crashed the process (a read or write out of bounds, a bad pointer?)"
+  if [ "$rc" = 139 ] && grep -qxF -- "$msg" err && [ "$(grep -c SIGSEGV err)" = 1 ] &&
+     ! grep -q "not reached" out; then ok "crashing-law-named-$how"
+  else bad "crashing-law-named-$how: exit $rc (want 139), stderr:"; sed 's/^/    /' err | head -5; fi
+done
 
 # pycheck PYTHON SCRIPT [EXTRA_LINES]: a Python check of tests/ run on
 # the orrery binary, its lines shown and its closing "[ RESULT   ]" line

@@ -273,4 +273,119 @@ T.test("snippet errors are reported at the snippet's own line, before compiling"
     pair = "#define real int\n" .. GRAV_PAIR, potential = GRAV_POT }, "#define real int")
 end)
 
+T.test("digraph directives (%:define, %:include) are directives to the checks too", function()
+  -- both compilers read %: as # and <% %> <: :> as { } [ ]: `%:define real
+  -- int` leaked out of its snippet (wrong numbers), %:include was compiled
+  same_as_gravity(orrery.force{ name = "digraph", scale = "G", finite_at_zero = true,
+    pair = "%:define real int\n" .. GRAV_PAIR, potential = GRAV_POT }, "%:define real int")
+  same_as_gravity(orrery.force{ name = "digraph2", scale = "G", finite_at_zero = true,
+    pair = "if (d2 >= 0) <% " .. GRAV_PAIR .. " %>", potential = GRAV_POT }, "<% %>")
+  local line = debug.getinfo(1, "l").currentline + 1
+  local ok, err = pcall(orrery.force, { name = "b", pair = "%:include <stdio.h>\nf = mj;" })
+  T.eq(ok, false)
+  local where = arg[0] .. ":" .. line
+  T.eq(err, where .. ": orrery.force: " .. where .. " (force 'b', pair):1: #include is not allowed in a snippet: what a snippet may use is in scope already (real, its variables, the orr_ math), and NVRTC has no system headers")
+  line = debug.getinfo(1, "l").currentline + 1
+  ok, err = pcall(orrery.force, { name = "b", pair = "%:define orr_rsqrt3_nz(x) 0\nf = mj * orr_rsqrt3_nz(r2);" })
+  where = arg[0] .. ":" .. line
+  T.eq(err, where .. ": orrery.force: " .. where .. " (force 'b', pair):1: #define orr_rsqrt3_nz: a snippet may not define or undefine names starting with orr_, ORR_, __ or _ and a capital letter")
+end)
+
+T.test("a misspelt function is the CPU compiler's error at the snippet's line", function()
+  -- GCC only warned about the implicit declaration: the kernel then failed
+  -- to load ("undefined symbol: rsqrt3", no law, no line) and was cached
+  local law = orrery.force{ name = "typo", scale = "G", pair = "real x = r2;\nf = mj * rsqrt3(x);" }
+  local line = debug.getinfo(1, "l").currentline - 1
+  for _ = 1, 2 do   -- the second time too: nothing was cached
+    local ok, err = pcall(orrery.simulation, { n = 8, force = law, backend = "cpu" })
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.ok(err:find("orrery.simulation: force law 'typo' (defined at " .. where .. "): host C compiler failed on orrery_gen.c: " ..
+      where .. " (force 'typo', pair):2:10: error: implicit declaration of function", 1, true), err)
+  end
+end)
+
+T.test("the scale expression: what it may use, and compiler errors at its own line", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'sc', scale):" .. want)
+  end
+  local also = "which may use numbers, the law's params (k), G, eps, eps2, real and the orr_ math functions"
+  raises_at("1: 'mi' is not in scope in the scale expression, " .. also ..
+    ": it is evaluated once per body, and this is a pair's (use it in the pair snippet)",
+    { name = "sc", pair = "f = mj;", scale = "G * mi", params = { k = 1 } })
+  raises_at("1: 'q_i' is not in scope in the scale expression, " .. also ..
+    ": it is evaluated once per body, and this is a pair's (use it in the pair snippet)",
+    { name = "sc", pair = "f = mj;", scale = "q_i", params = { k = 1 }, attributes = { "q" } })
+  raises_at("1: 'nan' is not in scope in the scale expression, " .. also,
+    { name = "sc", pair = "f = mj;", scale = "nan", params = { k = 1 } })
+  raises_at("1: the scale expression ends with '?': an operand is missing",
+    { name = "sc", pair = "f = mj;", scale = "G ?" })
+  raises_at("1: '[' in the scale expression: no array is in scope there",
+    { name = "sc", pair = "f = mj;", scale = "G[0]" })
+  -- what only the compiler sees: at the scale's line, not "<law sc: generated>:10"
+  local law = orrery.force{ name = "half", scale = "1/0", pair = GRAV_PAIR }
+  local line = debug.getinfo(1, "l").currentline - 1
+  local ok, err = pcall(orrery.simulation, { n = 8, force = law, backend = "cpu" })
+  T.eq(ok, false)
+  T.ok(err:find(arg[0] .. ":" .. line .. " (force 'half', scale):1:2: error: division by zero", 1, true), err)
+  T.ok(not err:find("generated>", 1, true), err)
+end)
+
+T.test("a macro may not hide a bracket, nor be named defined", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'mc', pair):" .. want)
+  end
+  raises_at("1: #define END: a macro's body must balance its brackets, and this one has '}' without a matching '{'",
+    { name = "mc", pair = "#define END }\nf = mj * orr_rsqrt3_nz(r2); END" })
+  raises_at("1: #define OPEN: a macro's body must balance its brackets, and this one has '{' never closed",
+    { name = "mc", pair = "#define OPEN {\nOPEN f = mj; }" })
+  raises_at("1: #define P: a macro's body must balance its brackets, and this one has '(' never closed",
+    { name = "mc", pair = "#define P (\nf = P mj);" })
+  raises_at("1: #define defined: 'defined' is the preprocessor's operator, not a macro name",
+    { name = "mc", pair = "#define defined 1\nf = mj * orr_rsqrt3_nz(r2);" })
+  -- balanced bodies are fine
+  same_as_gravity(orrery.force{ name = "sq", scale = "G", finite_at_zero = true,
+    pair = "#define SQ(x) ((x) * (x))\n#define BLOCK(s) { s }\nBLOCK(f = SQ(mj) / mj * orr_rsqrt3_nz(r2););",
+    potential = GRAV_POT }, "balanced macros")
+end)
+
+T.test("non-ASCII characters and NUL bytes in snippets are refused at their line", function()
+  local function raises_at(want, spec)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(orrery.force, spec)
+    T.eq(ok, false)
+    local where = arg[0] .. ":" .. line
+    T.eq(err, where .. ": orrery.force: " .. where .. " (force 'na', " .. want)
+  end
+  -- GCC took it, NVRTC did not: refused alike for both backends
+  raises_at("pair):1: a non-ASCII character '\u{e9}' outside comments and strings: NVRTC refuses it (names and operators are ASCII)",
+    { name = "na", pair = "real \u{e9} = 1;\nf = mj * \u{e9};" })
+  -- what followed a NUL was dropped silently
+  raises_at("pair):2: a NUL byte: a snippet is text, and what follows the NUL would be dropped",
+    { name = "na", pair = "f = mj;\nf = 0;\0 f = 1 / 0;" })
+  raises_at("scale):1: a NUL byte: a snippet is text, and what follows the NUL would be dropped",
+    { name = "na", pair = "f = mj;", scale = "G\0 * 2" })
+  T.raises("orrery.force: 'doc' has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na", pair = "f = mj;", doc = "a\0b" })
+  raises_at("jerk):3: a NUL byte: a snippet is text, and what follows the NUL would be dropped",
+    { name = "na", pair = "f = mj;", jerk = "g = 0;\n\ng = 1;\0" })
+  T.raises("orrery.force: 'name' has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na\0me", pair = "f = mj;" })
+  T.raises("orrery.force: 'attributes'[2] has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na", pair = "f = mj;", attributes = { "q", "s\0x" } })
+  T.raises("orrery.force: a 'params' name has a NUL byte (what follows it would be dropped)",
+    orrery.force, { name = "na", pair = "f = mj;", params = { ["k\0x"] = 1 } })
+  -- in comments and strings it is fine
+  same_as_gravity(orrery.force{ name = "utf8", scale = "G", finite_at_zero = true,
+    pair = "/* \u{e9}t\u{e9} */ " .. GRAV_PAIR, potential = GRAV_POT }, "UTF-8 in a comment")
+end)
+
 T.done()
