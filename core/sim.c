@@ -76,23 +76,31 @@ static void text_hash(const char *s, double out[2])
 
 /* Every rank must make the same simulation: the settings that shape it are
  * compared with rank 0's (an all-gather, so every rank sees a mismatch and
- * fails alike) and the first difference is named. */
+ * fails alike) and the first difference is named.  The law's source (its
+ * baked params with it) is compared as a hash, its params' values (the
+ * runtime ones are kernel arguments, not in the source) one by one. */
 static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
 {
-    enum { F_N, F_PREC, F_DIMS, F_EPS, F_G, F_BX, F_BY, F_BZ, F_DT, F_DAMP, F_LAW, F_LAW2,
-           F_INTEG, F_INTEG2, F_COUNT };
-    static const char *const names[F_COUNT] = {
+    enum { F_N, F_PREC, F_DIMS, F_EPS, F_G, F_BX, F_BY, F_BZ, F_DT, F_DAMP, F_ETA, F_ETA0,
+           F_DTMIN, F_LEN, F_MASS, F_LAW, F_LAW2, F_INTEG, F_INTEG2, F_PARAM,
+           F_COUNT = F_PARAM + ORR_LAW_MAX_PARAMS };
+    static const char *const names[F_PARAM] = {
         "n", "precision", "dims", "softening", "G", "box x", "box y", "box z", "dt", "damping",
-        "force law", "force law", "integrator", "integrator"};
+        "eta", "eta_start", "dt_min", "units length_cm", "units mass_g", "force law",
+        "force law", "integrator", "integrator"};
     double mine[F_COUNT] = {(double)s->cfg.n, (double)s->cfg.precision, (double)s->cfg.dims,
                             s->cfg.softening, s->cfg.G, s->cfg.box[0], s->cfg.box[1],
-                            s->cfg.box[2], s->cfg.dt, s->cfg.damping};
+                            s->cfg.box[2], s->cfg.dt, s->cfg.damping, s->cfg.eta,
+                            s->cfg.eta_start, s->cfg.dt_min, s->cfg.units.length_cm,
+                            s->cfg.units.mass_g};
     orr_buf law = {0};
     if (orr_law_emit(&s->law, &law))
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     text_hash(law.data, mine + F_LAW);
     orr_buf_free(&law);
     text_hash(s->integ->name, mine + F_INTEG);
+    for (int k = 0; k < s->law.nparams && k < ORR_LAW_MAX_PARAMS; k++)
+        mine[F_PARAM + k] = s->law.params[k].value;
     const int ranks = orr_comm_size(comm);
     double *all = malloc(sizeof mine * (size_t)ranks);
     if (!all)
@@ -103,6 +111,9 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
             const double a = all[f], b = all[(size_t)r * F_COUNT + f];
             if (a == b || (a != a && b != b))
                 continue;
+            char va[32], vb[32], pname[64];
+            if (f >= F_PARAM)
+                snprintf(pname, sizeof pname, "param '%s'", s->law.params[f - F_PARAM].name);
             if (f == F_PREC)
                 st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has precision %s, "
                               "rank 0 has %s (every rank must create the same simulation)", r,
@@ -113,9 +124,12 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
                               "than rank 0 (every rank must create the same simulation)", r,
                               names[f]);
             else
-                st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has %s = %.17g, "
-                              "rank 0 has %.17g (every rank must create the same simulation)",
-                              r, names[f], b, a);
+                st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has %s = %s, "
+                              "rank 0 has %s (every rank must create the same simulation)",
+                              r, f >= F_PARAM ? pname
+                                 : f == F_DT && s->integ->blocks ? "dt_max" : names[f],
+                              orr_shortest(vb, sizeof vb, b),
+                              orr_shortest(va, sizeof va, a));
             break;
         }
     if (st == ORR_ERR_ARG && err)

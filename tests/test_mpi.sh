@@ -126,10 +126,12 @@ fi
 # seconds, with one message naming rank 1; the run log before it appears once.
 # blowup: a blow-up every rank finds is said once (by rank 0), naming the
 # body and the rank whose slice holds it, for leapfrog and hermite.
-# write_fail, choices, gc_order, stale temporaries: every rank takes the
-# same path or all stop together (issue 24: a failed write on rank 0, choices
-# made per rank, collectives torn down from the garbage collector, files left
-# by a writer killed mid-write); each case is described where it runs.
+# write_fail, choices, agree, gc_order, stale temporaries:
+# every rank takes the same path or all stop together (issue 24: a failed
+# write on rank 0, choices made per rank, settings, restores and paths that
+# differ between ranks, collectives torn down from the garbage collector,
+# files left by a writer killed mid-write); each case is described where it
+# runs.
 if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   here=$(cd "$(dirname "$0")" && pwd)
   orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
@@ -493,6 +495,69 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       fi
     done
   done
+  # agree (issue 24 item 13): what a rank sets or reads for itself is the
+  # same on every rank before any rank acts on it (tests/mpi/agree.lua):
+  # checkpoints of another clock or other bodies restored on rank 1, params,
+  # eta, eta_start, dt_min and units at creation.  Each refused on every
+  # rank alike, naming the ranks, in pcall (one test each); every rank then
+  # goes on in step.  Before, these ran with other physics on rank 1.
+  said() {   # what agree.lua's ranks wrote (agree_RANK.out), to $tmp/said.out
+    cat "$tmp"/agree_[0-9]*.out >"$tmp/said.out" 2>/dev/null
+    rm -f "$tmp"/agree_[0-9]*.out
+  }
+  for np in 2 3; do
+    others="rank 0"; [ "$np" -eq 3 ] && others="ranks 0 and 2"
+    rm -f "$tmp"/ck_*.hdf5 "$tmp"/out*.csv "$tmp"/out.dat "$tmp"/snap_*.hdf5 "$tmp"/frame_*.png
+    why=""
+    run "$np" "$here/mpi/agree.lua" make || why="making the checkpoints: exit $?"
+    run "$np" "$here/mpi/agree.lua"; rc=$?; said
+    [ "$rc" -eq 0 ] || why="$why; exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out: a rank was left behind)')"
+    hex='"[0-9a-f]{16}"'
+    same="every rank must restore the same checkpoint: does a rank see another copy of the file"
+    for c in "restore clock|error .*orrery.restore: the ranks disagree on the checkpoint's clock: \"t = 0.03, step 3\" on $others, \"t = 0.05, step 5\" on rank 1 \\($same" \
+             "restore bodies|error .*orrery.restore: the ranks disagree on the checkpoint's bodies and integrator state \\(a hash of them\\): $hex on $others, $hex on rank 1 \\($same" \
+             "restore hermite|error .*orrery.restore: the ranks disagree on the checkpoint's bodies and integrator state \\(a hash of them\\): $hex on $others, $hex on rank 1" \
+             "restore same|ok" \
+             "param|error .*orrery.simulation: the ranks disagree: rank 1 has param 'a' = 3, rank 0 has 1 \\(every rank must create the same simulation\\)" \
+             "eta|error .*orrery.simulation: the ranks disagree: rank 1 has eta = 0.05, rank 0 has 0.02 " \
+             "eta_start|error .*orrery.simulation: the ranks disagree: rank 1 has eta_start = 0.02, rank 0 has 0.01 " \
+             "dt_min|error .*orrery.simulation: the ranks disagree: rank 1 has dt_min = 0.0009765625, rank 0 has 0 " \
+             "units|error .*orrery.simulation: the ranks disagree: rank 1 has units length_cm = 3.0856775814913673e\\+21, rank 0 has 3.0856775814913674e\\+18 "; do
+      what=${c%%|*} want=${c#*|}
+      got=$(sed -nE "s/^[0-9]+: $what: //p" "$tmp/said.out")
+      n=$(printf '%s\n' "$got" | grep -c .)
+      distinct=$(printf '%s\n' "$got" | sort -u | grep -c .)
+      if [ "$n" -eq "$np" ] && [ "$distinct" -eq 1 ] && printf '%s\n' "$got" | head -1 | grep -qE "^$want"; then
+        ok "agree -np $np $what: $([ "$want" = ok ] && echo 'alike, goes on' || echo 'refused alike on every rank, naming the ranks')"
+      else
+        bad "agree -np $np $what: $n of $np ranks, $distinct distinct results, not '$want'"
+        printf '%s\n' "$got" | sed 's/^/    /'
+      fi
+    done
+    dones=$(sed -nE 's/^[0-9]+: done //p' "$tmp/said.out")
+    [ "$(printf '%s\n' "$dones" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$dones" | sort -u | grep -c .)" -eq 1 ] ||
+      why="$why; not every rank done, with one energy"
+    if [ -z "$why" ]; then
+      ok "agree -np $np: every rank in step to the end"
+    else
+      bad "agree -np $np: ${why#; }"; sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
+    fi
+    # orrery run --resume with another checkpoint on rank 1: said once, no
+    # rank left waiting; the same checkpoint on every rank resumes
+    (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh -c \
+       'exec "$0" run --resume "ck_$([ "$OMPI_COMM_WORLD_RANK" = 1 ] && echo 5 || echo 3).hdf5" "$1" resumed' \
+       "$orr" "$here/mpi/agree.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; said
+    msgs=$(grep -c "^orrery: --resume: orrery.restore: the ranks disagree on the checkpoint's clock: \"t = 0.03, step 3\" on $others, \"t = 0.05, step 5\" on rank 1" "$tmp/run.err")
+    run "$np" --resume ck_5.hdf5 "$here/mpi/agree.lua" resumed; rc2=$?; said
+    resumed=$(grep -c '^[0-9]*: resumed at t = 0.05[0-9]*, step 5$' "$tmp/said.out")
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$msgs" -eq 1 ] && [ "$rc2" -eq 0 ] && [ "$resumed" -eq "$np" ]; then
+      ok "agree -np $np: --resume of another checkpoint on rank 1 refused, said once; the same one resumes"
+    else
+      bad "agree -np $np --resume: exit $rc, $msgs messages; alike: exit $rc2, $resumed of $np resumed"
+      sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
+    fi
+  done
+  rm -f "$tmp"/ck_*.hdf5 "$tmp"/out_all.csv
   # gc_order: simulations dropped without <close>, collected at different
   # moments on each rank; their exchanges' collective teardown (a stand-in
   # for NCCL's communicator, ORRERY_TEST_COLLECTIVE_TEARDOWN) waits for a
