@@ -222,6 +222,15 @@ void orr_sim_set_time_compensation(orr_sim *s, double c);
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err);
 
+/* Over several ranks the stepping calls below are collective, and each
+ * first compares what shapes its steps with rank 0's (one all-gather per
+ * call): the call and its arguments, the clock, dt, damping, eta,
+ * eta_start, dt_min, the law's param values and whether the bodies or
+ * attributes were written since the last step.  A difference (a setting
+ * changed on some ranks only) fails every rank alike before any step,
+ * err->shared, naming it and the ranks of each value: "the ranks disagree
+ * on dt: \"0.01\" on ranks 0 and 2, \"0.02\" on rank 1 (...)". */
+
 /* Advances k >= 0 steps (with block time steps: intervals of dt_max, the
  * first one ending the interval that orr_sim_block_steps left under way).
  * Checks *stop (may be NULL) between steps and returns ORR_ERR_INTERRUPTED

@@ -550,14 +550,19 @@ static int steps(lua_State *L, int intervals)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     lua_Integer k = luaL_optinteger(L, 2, 1);
-    if (k < 0)
-        luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
     orr_error err = {0};
     if (orr_lua_verify_mode && k > 0 && orr_sim_steps(s) == 0 && orr_sim_synchronized(s))
         orr_lua_verify_report(L, s, "before the first step");
     const int blocks = !intervals && orr_sim_integrator(s)->block;
-    if ((blocks ? orr_sim_block_steps : orr_sim_step)(s, (long)k, orr_lua_stop, &err))
+    if ((blocks ? orr_sim_block_steps : orr_sim_step)(s, (long)k, orr_lua_stop, &err)) {
+        /* a count below 0 is refused there, after the ranks have compared
+         * the call (one rank alone may have it): every rank alike */
+        if (k < 0 && !err.shared) {
+            orr_error_clear(&err);
+            luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
+        }
         return orr_lua_fail(L, &err, NULL);
+    }
     return 0;
 }
 
@@ -578,15 +583,20 @@ static int sim_advance(lua_State *L)
     orr_sim *s = orr_lua_checksim(L, 1);
     lua_Number t = luaL_checknumber(L, 2);
     const double now = orr_sim_time(s);
+    orr_error err = {0};
     /* a time a rounding before the clock is the clock's own: no step */
     if (!isfinite(t) ||
         (t < now && now - t > orr_sim_time_tolerance(orr_sim_config_of(s)->dt, now, t))) {
+        /* refused by orr_sim_advance too, after the ranks have compared the
+         * call (one rank alone may have it): every rank alike */
+        if (orr_sim_advance(s, (double)t, orr_lua_stop, &err) && err.shared)
+            return orr_lua_fail(L, &err, NULL);
+        orr_error_clear(&err);
         char a[32], b[32], msg[160];
         snprintf(msg, sizeof msg, "time must be finite and >= the current time %s (got %s)",
                  orr_lua_number(a, sizeof a, now), orr_lua_number(b, sizeof b, (double)t));
         luaL_argerror(L, 2, msg);
     }
-    orr_error err = {0};
     if (orr_lua_verify_mode && orr_sim_steps(s) == 0 && t > now)
         orr_lua_verify_report(L, s, "before the first step");
     if (orr_sim_advance(s, (double)t, orr_lua_stop, &err))

@@ -498,9 +498,11 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   # agree (issue 24 item 13): what a rank sets or reads for itself is the
   # same on every rank before any rank acts on it (tests/mpi/agree.lua):
   # checkpoints of another clock or other bodies restored on rank 1, params,
-  # eta, eta_start, dt_min and units at creation.  Each refused on every
-  # rank alike, naming the ranks, in pcall (one test each); every rank then
-  # goes on in step.  Before, these ran with other physics on rank 1.
+  # eta, eta_start, dt_min and units at creation, a param, dt, dt_max and
+  # the steps asked on rank 1 alone after it (a bad count or time on rank 1
+  # alone, a run's options).  Each refused on every rank alike, naming the
+  # ranks, in pcall (one test each); every rank then goes on in step.
+  # Before, these hung or ran with other physics on rank 1.
   said() {   # what agree.lua's ranks wrote (agree_RANK.out), to $tmp/said.out
     cat "$tmp"/agree_[0-9]*.out >"$tmp/said.out" 2>/dev/null
     rm -f "$tmp"/agree_[0-9]*.out
@@ -522,7 +524,20 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
              "eta|error .*orrery.simulation: the ranks disagree: rank 1 has eta = 0.05, rank 0 has 0.02 " \
              "eta_start|error .*orrery.simulation: the ranks disagree: rank 1 has eta_start = 0.02, rank 0 has 0.01 " \
              "dt_min|error .*orrery.simulation: the ranks disagree: rank 1 has dt_min = 0.0009765625, rank 0 has 0 " \
-             "units|error .*orrery.simulation: the ranks disagree: rank 1 has units length_cm = 3.0856775814913673e\\+21, rank 0 has 3.0856775814913674e\\+18 "; do
+             "units|error .*orrery.simulation: the ranks disagree: rank 1 has units length_cm = 3.0856775814913673e\\+21, rank 0 has 3.0856775814913674e\\+18 " \
+             "set_param|error .*agree.lua:[0-9]+: the ranks disagree on param 'a': \"1\" on $others, \"2\" on rank 1 \\(every rank must set it alike" \
+             "set_param alike|ok" \
+             "dt|error .*agree.lua:[0-9]+: the ranks disagree on dt: \"0.01\" on $others, \"0.02\" on rank 1 \\(every rank must set it alike" \
+             "steps|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"3 steps\" on $others, \"5 steps\" on rank 1 \\(every rank must make the same calls" \
+             "advance|error .*the ranks disagree on the steps asked: \"advance to t = 0.4\" on $others, \"advance to t = 0.5\" on rank 1 " \
+             "advance alike|ok" \
+             "step count|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"1 step\" on $others, \"-1 steps\" on rank 1 " \
+             "advance past|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"advance to t = [0-9.]+\" on $others, \"advance to t = 0\" on rank 1 " \
+             "step count alike|error .*agree.lua:[0-9]+: bad argument #1 to 'step' \\(step count must be >= 0 \\(got -1\\)\\)$" \
+             "run options|error .*agree.lua:[0-9]+: sim:run: the ranks disagree on the options: \"\\{steps = 2\\}\" on $others, \"\\{every = 1, steps = 2\\}\" on rank 1 \\(every rank must make the same calls" \
+             "run alike|ok" \
+             "block steps|error .*the ranks disagree on the steps asked: \"1 block step\" on $others, \"2 block steps\" on rank 1 " \
+             "dt_max|error .*the ranks disagree on dt_max: \"0.0625\" on $others, \"0.03125\" on rank 1 "; do
       what=${c%%|*} want=${c#*|}
       got=$(sed -nE "s/^[0-9]+: $what: //p" "$tmp/said.out")
       n=$(printf '%s\n' "$got" | grep -c .)

@@ -1,7 +1,8 @@
 -- agree: what a rank sets or reads for itself must be the same on every
 -- rank before any rank acts on it (issue 24 item 13): a restore of
--- different checkpoints, params, eta, dt_min and units at creation.  Each
--- case runs inside pcall:
+-- different checkpoints, params, eta, dt_min and units at creation, dt,
+-- a param and the steps asked changed on one rank after it (a bad
+-- argument on one rank, a run's options).  Each case runs inside pcall:
 -- every rank must come back with the same error (one message naming the
 -- ranks), and then go on in step (a step after each case is collective).
 -- Writes "RANK: CASE: ok|error MESSAGE" per case, then "RANK: done E", to
@@ -93,4 +94,37 @@ try("eta_start", make(hermite{ eta = 0.02, eta_start = me == 1 and 0.02 or 0.01 
 try("dt_min", make(hermite{ dt_min = me == 1 and 1 / 1024 or 0 }))
 try("units", make{ bodies = body, backend = "cpu",
   units = { length = me == 1 and "kpc" or "pc", mass = "Msun" } })
+
+-- settings changed on one rank after creation: refused at the next
+-- stepping call, and the same settings everywhere go on
+local p <close> = orrery.simulation{ bodies = body, backend = "cpu", force = law }
+try("set_param", function()
+  if me == 1 then p:set_param("a", 2) end
+  p:step(1)
+end)
+p:set_param("a", 2)
+try("set_param alike", function() p:step(1) end)
+try("dt", function()
+  if me == 1 then sim.dt = 0.02 end
+  local ok, msg = pcall(sim.step, sim, 3)
+  sim.dt = 0.01   -- alike again, for the next cases
+  assert(ok, msg)
+end)
+try("steps", function() sim:step(me == 1 and 5 or 3) end)
+try("advance", function() sim:advance(me == 1 and 0.5 or 0.4) end)
+try("advance alike", function() sim:advance(sim.time + 0.1) end)
+-- an argument one rank alone gets wrong: refused after the comparison
+try("step count", function() sim:step(me == 1 and -1 or 1) end)
+try("advance past", function() sim:advance(me == 1 and 0 or sim.time + 0.1) end)
+try("step count alike", function() sim:step(-1) end)
+-- a run's options (every: a log whose diagnostics are collectives)
+try("run options", function() sim:run{ steps = 2, every = me == 1 and 1 or nil } end)
+try("run alike", function() sim:run{ steps = 2 } end)
+local h <close> = orrery.simulation(hermite{})
+try("block steps", function() h:step(me == 1 and 2 or 1) end)
+try("dt_max", function()
+  if me == 1 then h.dt = 1 / 32 end
+  h:run{ steps = 1 }
+end)
+h.dt = 1 / 32
 say("%d: done %.17g", me, sim:energy().total)
