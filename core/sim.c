@@ -1634,8 +1634,8 @@ orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err)
 
 /* ---- output ---------------------------------------------------------------- */
 
-orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, void *ctx,
-                              orr_error *err)
+orr_status orr_sim_write_once(orr_sim *s, orr_status st, const char *path, orr_sim_writer write,
+                              void *ctx, orr_error *err)
 {
     orr_comm *c = s->dist ? orr_dist_comm(s->dist) : NULL;
     if (!c || orr_comm_size(c) == 1) {
@@ -1648,6 +1648,9 @@ orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, v
     orr_status sst = sync_state(s, st ? &scratch : err);
     orr_error_clear(&scratch);
     st = orr_comm_agree(c, st ? st : sst, 1, err);
+    if (!st)
+        st = orr_comm_same_text(c, path, "the file to write", "rank 0 writes it for every rank: "
+                                "name the same file on every rank", err);
     if (st)
         return st;
     if (orr_comm_rank(c) == 0)
@@ -1668,5 +1671,5 @@ orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
     /* an unknown format fails (in orr_text_write, before it needs the
      * bodies) before the state is read */
     orr_status st = orr_text_sep(path) ? ORR_OK : orr_text_write(path, 0, NULL, NULL, NULL, err);
-    return orr_sim_write_once(s, st, write_text, (void *)path, err);
+    return orr_sim_write_once(s, st, path, write_text, (void *)path, err);
 }

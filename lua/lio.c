@@ -263,6 +263,21 @@ static int is_ext(const char *path, const char *a, const char *b)
     return e && (strcasecmp(e, a) == 0 || (b && strcasecmp(e, b) == 0));
 }
 
+/* Over several ranks rank 0 writes the file for every rank, so every rank
+ * must name the same one: the path (or pattern) as given is compared
+ * first, before any check a rank could fail alone, and a difference
+ * raised on every rank alike, naming the ranks of each path. */
+static void same_path(lua_State *L, const char *who, const char *path)
+{
+    char what[64];
+    snprintf(what, sizeof what, "the path of %s", who);
+    orr_error err = {0};
+    if (orr_comm_same_text(orr_lua_comm, path, what, "rank 0 writes the file for every rank: "
+                           "give every rank the same path; orrery.rank is for the script's "
+                           "own files", &err))
+        orr_lua_fail(L, &err, NULL);
+}
+
 /* ---- orrery.read ---------------------------------------------------------------- */
 
 /* orrery.read(path) -> bodies, extra, time: an orrery.Bodies (what sim:load
@@ -355,6 +370,7 @@ static int io_write(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     const char *pattern = luaL_checkstring(L, 2);
+    same_path(L, "sim:write", pattern);
     if (!lua_isnoneornil(L, 3))
         luaL_checktype(L, 3, LUA_TTABLE);
     orr_output_state *o = state_of(L, 1);
@@ -392,6 +408,7 @@ static int io_checkpoint(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     const char *path = luaL_checkstring(L, 2);
+    same_path(L, "sim:checkpoint", path);
     if (!is_ext(path, ".hdf5", ".h5"))
         return orr_lua_error(L, "sim:checkpoint: the path must end in .hdf5 or .h5 (got \"%s\")",
                              path);
@@ -562,6 +579,7 @@ static int io_render(lua_State *L)
         pattern = render_options(L, 2, &o);
     else
         return luaL_typeerror(L, 2, "table or string");
+    same_path(L, RWHO, pattern);
     if (!is_ext(pattern, ".png", NULL))
         return orr_lua_error(L, RWHO ": 'path' must end in .png (got \"%s\")", pattern);
     orr_output_state *st = state_of(L, 1);

@@ -500,9 +500,11 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   # checkpoints of another clock or other bodies restored on rank 1, params,
   # eta, eta_start, dt_min and units at creation, a param, dt, dt_max and
   # the steps asked on rank 1 alone after it (a bad count or time on rank 1
-  # alone, a run's options).  Each refused on every rank alike, naming the
-  # ranks, in pcall (one test each); every rank then goes on in step.
-  # Before, these hung or ran with other physics on rank 1.
+  # alone, a run's options), and the path of a file rank 0 writes for every
+  # rank.  Each refused on every rank alike, naming the ranks, in pcall (one
+  # test each); every rank then goes on in step, and no file of a refused
+  # write is there.  Before, these hung, ran with other physics on rank 1,
+  # or wrote rank 0's file while rank 1 reported its own.
   said() {   # what agree.lua's ranks wrote (agree_RANK.out), to $tmp/said.out
     cat "$tmp"/agree_[0-9]*.out >"$tmp/said.out" 2>/dev/null
     rm -f "$tmp"/agree_[0-9]*.out
@@ -537,7 +539,13 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
              "run options|error .*agree.lua:[0-9]+: sim:run: the ranks disagree on the options: \"\\{steps = 2\\}\" on $others, \"\\{every = 1, steps = 2\\}\" on rank 1 \\(every rank must make the same calls" \
              "run alike|ok" \
              "block steps|error .*the ranks disagree on the steps asked: \"1 block step\" on $others, \"2 block steps\" on rank 1 " \
-             "dt_max|error .*the ranks disagree on dt_max: \"0.0625\" on $others, \"0.03125\" on rank 1 "; do
+             "dt_max|error .*the ranks disagree on dt_max: \"0.0625\" on $others, \"0.03125\" on rank 1 " \
+             "write|error .*the ranks disagree on the path of sim:write: \"out_0.csv\" on $others, \"out_1.csv\" on rank 1 \\(rank 0 writes the file for every rank" \
+             "write format|error .*the ranks disagree on the path of sim:write: \"out.csv\" on $others, \"out.dat\" on rank 1 " \
+             "snapshot|error .*the ranks disagree on the path of sim:write: \"snap_0.hdf5\" on $others, \"snap_1.hdf5\" on rank 1 " \
+             "checkpoint|error .*the ranks disagree on the path of sim:checkpoint: \"ck_0.hdf5\" on $others, \"ck_1.hdf5\" on rank 1 " \
+             "render|error .*the ranks disagree on the path of sim:render: \"frame_0.png\" on $others, \"frame_1.png\" on rank 1 " \
+             "write alike|ok"; do
       what=${c%%|*} want=${c#*|}
       got=$(sed -nE "s/^[0-9]+: $what: //p" "$tmp/said.out")
       n=$(printf '%s\n' "$got" | grep -c .)
@@ -552,8 +560,12 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     dones=$(sed -nE 's/^[0-9]+: done //p' "$tmp/said.out")
     [ "$(printf '%s\n' "$dones" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$dones" | sort -u | grep -c .)" -eq 1 ] ||
       why="$why; not every rank done, with one energy"
+    for f in out_0.csv out_1.csv out.csv out.dat snap_0.hdf5 snap_1.hdf5 ck_0.hdf5 ck_1.hdf5 frame_0.png frame_1.png; do
+      [ ! -e "$tmp/$f" ] || why="$why; $f was written"
+    done
+    [ -s "$tmp/out_all.csv" ] || why="$why; out_all.csv (the same path on every rank) was not written"
     if [ -z "$why" ]; then
-      ok "agree -np $np: every rank in step to the end"
+      ok "agree -np $np: every rank in step to the end, no file of a refused write"
     else
       bad "agree -np $np: ${why#; }"; sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
     fi

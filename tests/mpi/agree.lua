@@ -2,7 +2,8 @@
 -- rank before any rank acts on it (issue 24 item 13): a restore of
 -- different checkpoints, params, eta, dt_min and units at creation, dt,
 -- a param and the steps asked changed on one rank after it (a bad
--- argument on one rank, a run's options).  Each case runs inside pcall:
+-- argument on one rank, a run's options), and the path of a file rank 0
+-- writes for every rank.  Each case runs inside pcall:
 -- every rank must come back with the same error (one message naming the
 -- ranks), and then go on in step (a step after each case is collective).
 -- Writes "RANK: CASE: ok|error MESSAGE" per case, then "RANK: done E", to
@@ -127,4 +128,13 @@ try("dt_max", function()
   h:run{ steps = 1 }
 end)
 h.dt = 1 / 32
+
+-- files rank 0 writes for every rank: one path on every rank; a rank's
+-- own check of its path (an unknown format on rank 1) comes after
+try("write", sim.write, sim, ("out_%d.csv"):format(me == 1 and 1 or 0))
+try("write format", sim.write, sim, me == 1 and "out.dat" or "out.csv")
+try("snapshot", sim.write, sim, ("snap_%d.hdf5"):format(me == 1 and 1 or 0))
+try("checkpoint", sim.checkpoint, sim, ("ck_%d.hdf5"):format(me == 1 and 1 or 0))
+try("render", sim.render, sim, ("frame_%d.png"):format(me == 1 and 1 or 0))
+try("write alike", sim.write, sim, "out_all.csv")
 say("%d: done %.17g", me, sim:energy().total)
