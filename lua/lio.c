@@ -30,6 +30,7 @@
 #define CHECKPOINT_GUARD "orrery.io.checkpoint"
 #define FRAMES_KEY "orrery.io.frames"
 #define FRAMES_META "orrery.io.Frames"
+#define PENDING_KEY "orrery.io.pending"
 #define PATH_SIZE 4096
 
 /* ---- per-simulation output state ----------------------------------------------- */
@@ -130,6 +131,33 @@ static orr_frames *frames_of(lua_State *L, int sim, int create, orr_error *err)
     return b ? b->f : NULL;   /* the table keeps it while the sim lives */
 }
 
+/* Whether the simulation at index sim has frames queued since they were
+ * last flushed (sim:render, before sim:flush and the like), the same on
+ * every rank: rank 0 alone has a writer, but every rank counts its frames
+ * (a registry table with weak keys). */
+static void set_pending(lua_State *L, int sim, int pending)
+{
+    sim = lua_absindex(L, sim);
+    push_weak_table(L, PENDING_KEY);
+    lua_pushvalue(L, sim);
+    if (pending)
+        lua_pushboolean(L, 1);
+    else
+        lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+int orr_lua_frames_pending(lua_State *L, int sim)
+{
+    sim = lua_absindex(L, sim);
+    push_weak_table(L, PENDING_KEY);
+    lua_pushvalue(L, sim);
+    const int pending = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    return pending;
+}
+
 void orr_lua_frames_lost(orr_error *err)
 {
     fprintf(stderr, "orrery: %s\n", err->msg);
@@ -169,6 +197,7 @@ orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err)
     lua_pushnil(L);
     lua_rawset(L, -3);
     lua_pop(L, 1);
+    set_pending(L, sim, 0);
     orr_frames_destroy(f);
     return st;
 }
@@ -185,6 +214,7 @@ static void flush_frames(lua_State *L, int sim)
     orr_frames *f = frames_of(L, sim, 0, NULL);
     orr_error err = {0};
     orr_status st = f ? orr_frames_flush(f, &err) : ORR_OK;
+    set_pending(L, sim, 0);   /* every frame done, its failure reported here */
     if (orr_comm_agree(orr_lua_comm, st, 0, &err))
         orr_lua_fail(L, &err, NULL);
 }
@@ -589,6 +619,7 @@ static int io_render(lua_State *L)
     if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err))
         return orr_lua_fail(L, &err, NULL);
     orr_status rst = ORR_OK;
+    set_pending(L, 1, 1);   /* on every rank: sim:close agrees on the frames' outcome */
     if (orr_lua_rank0()) {
         orr_frames *f = frames_of(L, 1, 1, &err);
         rst = f ? orr_frames_render(f, s, path, &o, &st->view, &err) : err.code;

@@ -513,19 +513,34 @@ static long checkindex(lua_State *L, int arg, long n)
 }
 
 /* sim:close() and __close: its frames on disk first (a failure raised
- * after the simulation is freed). */
+ * after the simulation is freed).  Every rank takes the outcome of rank
+ * 0's frames where frames were queued since their last flush (every rank
+ * knows; with none, that flush raised every failure); else closing is no
+ * collective, so a rank that leaves a scope alone (an error on that rank,
+ * caught by pcall) leaves no other rank waiting.  While an error unwinds
+ * (__close's second argument, the error object) the error goes on, with
+ * no collective either (this rank may be unwinding alone): a frame that
+ * failed is not raised in its place (Lua would replace the error with it)
+ * but printed, by rank 0 (whose frames they are), and counted for the
+ * exit status. */
 static int sim_close(lua_State *L)
 {
     orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
+    const int unwinding = !lua_isnoneornil(L, 2);
+    const int together = !unwinding && orr_lua_frames_pending(L, 1);
     orr_error err = {0};
     orr_status st = orr_lua_frames_close(L, 1, &err);
-    /* rank 0's frames: every rank takes their outcome, but while an error
-     * unwinds (__close's second argument), when this rank may be alone */
-    if (lua_isnoneornil(L, 2))
+    if (together)   /* rank 0's frames: every rank takes their outcome */
         st = orr_comm_agree(orr_lua_comm, st, 0, &err);
     if (p->sim) {
         orr_sim_destroy(p->sim);
         p->sim = NULL;
+    }
+    if (st && unwinding) {
+        orr_error_context(&err, "note: while an error closed its simulation (the error goes "
+                          "on)");
+        orr_lua_frames_lost(&err);
+        return 0;
     }
     return st ? orr_lua_fail(L, &err, NULL) : 0;
 }

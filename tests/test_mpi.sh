@@ -583,8 +583,37 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       bad "agree -np $np --resume: exit $rc, $msgs messages; alike: exit $rc2, $resumed of $np resumed"
       sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
     fi
+    # simulations closed while an error unwinds: an error on every rank
+    # leaving a <close> simulation whose background frame failed (on rank
+    # 0) goes on, the same on every rank, and the frame's failure is a
+    # note, said once (it replaced the error on rank 0 alone); an error on
+    # rank 1 alone leaving a simulation (<close>, collected, its frames
+    # flushed first) leaves no other rank waiting in a collective of the
+    # closing (the next step met another collective: MPI_ERR_TRUNCATE)
+    run "$np" "$here/mpi/agree.lua" close; rc=$?; said
+    got=$(sed -nE 's/^[0-9]+: close: //p' "$tmp/said.out")
+    why=""
+    [ "$rc" -ne 124 ] || why="timed out"
+    [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] &&
+      printf '%s\n' "$got" | head -1 | grep -qE '^error .*agree.lua:[0-9]+: the real error$' ||
+      why="$why; not 'the real error' alike on every rank"
+    [ "$(grep -c "^orrery: note: while an error closed its simulation (the error goes on): cannot write '/proc/nope/f.png'" "$tmp/run.err")" -eq 1 ] ||
+      why="$why; the frame's failure not noted once"
+    for what in "close one" "gc one" "close flushed"; do
+      grep -qE "^1: $what: error .*agree.lua:[0-9]+: rank 1 alone$" "$tmp/said.out" &&
+        [ "$(grep -c "^[0-9]*: $what: ok$" "$tmp/said.out")" -eq $((np - 1)) ] ||
+        why="$why; $what: not rank 1's error on rank 1 and ok on the others"
+    done
+    dones=$(sed -nE 's/^[0-9]+: done //p' "$tmp/said.out")
+    [ "$(printf '%s\n' "$dones" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$dones" | sort -u | grep -c .)" -eq 1 ] ||
+      why="$why; not every rank went on, with one energy"
+    if [ -z "$why" ]; then
+      ok "agree -np $np: errors closing simulations (on every rank, a frame failed; on rank 1 alone) go on, in step"
+    else
+      bad "agree -np $np close: ${why#; }"; sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
+    fi
   done
-  rm -f "$tmp"/ck_*.hdf5 "$tmp"/out_all.csv
+  rm -f "$tmp"/ck_*.hdf5 "$tmp"/out_all.csv "$tmp"/frame_ok.png
   # gc_order: simulations dropped without <close>, collected at different
   # moments on each rank; their exchanges' collective teardown (a stand-in
   # for NCCL's communicator, ORRERY_TEST_COLLECTIVE_TEARDOWN) waits for a

@@ -10,8 +10,10 @@
 -- agree_RANK.out (a rank's own file: long lines on stdout, forwarded by
 -- mpirun, may come cut into pieces between another rank's).
 -- arg[1] == "make" writes the checkpoints the restore cases read (every
--- rank together); arg[1] == "resumed" only says the resumed simulation's
--- clock (orrery run --resume).
+-- rank together); arg[1] == "close" closes simulations while an error
+-- unwinds (on every rank, a background frame failed; on rank 1 alone, with
+-- <close>, by the collector, after a flush); arg[1] == "resumed" only
+-- says the resumed simulation's clock (orrery run --resume).
 local orrery = require "orrery"
 local me = orrery.rank
 local out
@@ -44,6 +46,47 @@ end
 
 if arg[1] == "resumed" then
   say("%d: resumed at t = %.17g, step %d", me, orrery.resumed.time, orrery.resumed.steps)
+  return
+end
+
+if arg[1] == "close" then
+  local sim <close> = plummer(1)
+  -- an error on every rank leaves a simulation whose frame failed on rank
+  -- 0 (a path under /proc): the error goes on, not the frame's
+  local ok, msg = pcall(function()
+    local s <close> = plummer(1)
+    s:render("/proc/nope/f.png")
+    s:step(1)
+    error("the real error")
+  end)
+  say("%d: close: %s", me, ok and "ok" or "error " .. tostring(msg))
+  sim:step(1)
+  -- an error on rank 1 alone leaves a simulation (closed, then collected
+  -- later): the other ranks close it with no collective to wait in
+  ok, msg = pcall(function()
+    local s <close> = plummer(1)
+    s:step(1)
+    if me == 1 then error("rank 1 alone") end
+  end)
+  say("%d: close one: %s", me, ok and "ok" or "error " .. tostring(msg))
+  sim:step(1)
+  ok, msg = pcall(function()
+    local s = plummer(1)
+    s:step(1)
+    if me == 1 then error("rank 1 alone") end
+  end)
+  collectgarbage()
+  say("%d: gc one: %s", me, ok and "ok" or "error " .. tostring(msg))
+  -- frames flushed, then an error on rank 1 alone: nothing left to agree on
+  ok, msg = pcall(function()
+    local s <close> = plummer(1)
+    s:render("frame_ok.png")
+    s:flush()
+    if me == 1 then error("rank 1 alone") end
+  end)
+  say("%d: close flushed: %s", me, ok and "ok" or "error " .. tostring(msg))
+  sim:step(1)
+  say("%d: done %.17g", me, sim:energy().total)
   return
 end
 
