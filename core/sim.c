@@ -422,6 +422,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         st = orr_backend_resolve(c->backend, c->device, &kind, notice, notice_size, err);
     if (!st && c->backend == ORR_BACKEND_AUTO)
         test_rank_backend(c->comm, &kind);
+    if (!st)   /* with one rank too: a value that is no exchange is not taken as automatic */
+        st = orr_dist_exchange_check(err);
     st = creation_agree(c, integ, st, kind, err);   /* before any rank acts on them */
     if (st)
         return st;

@@ -126,7 +126,7 @@ fi
 # seconds, with one message naming rank 1; the run log before it appears once.
 # blowup: a blow-up every rank finds is said once (by rank 0), naming the
 # body and the rank whose slice holds it, for leapfrog and hermite.
-# write_fail, choices, agree, gc_order, stale temporaries:
+# write_fail, choices, exchange values, agree, gc_order, stale temporaries:
 # every rank takes the same path or all stop together (issue 24: a failed
 # write on rank 0, choices made per rank, settings, restores and paths that
 # differ between ranks, collectives torn down from the garbage collector,
@@ -492,6 +492,38 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
         ok "choices -np $np $case: refused alike on every rank, naming the ranks"
       else
         bad "choices -np $np $case: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+      fi
+    done
+  done
+  # exchange values: ORRERY_EXCHANGE with a value that is no exchange
+  # ("bogus" on rank 1 alone, "none" on every rank, one rank too) was taken
+  # as automatic: now every rank fails alike, naming the variable, the
+  # value, the values it takes and (where some ranks have it) the rank
+  for np in 1 2 3; do
+    for case in bogus none; do
+      [ "$np" -eq 1 ] && [ "$case" = bogus ] && continue   # (no rank 1)
+      if [ "$case" = bogus ]; then
+        want='rank 1: ORRERY_EXCHANGE="bogus" is not an exchange \(expected "host" or "nccl"; unset or empty: automatic\)'
+        (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
+           ORRERY_EXCHANGE=bogus "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      else
+        want='ORRERY_EXCHANGE="none" is not an exchange \(expected "host" or "nccl"'
+        (cd "$tmp" && ORRERY_EXCHANGE=none TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_EXCHANGE \
+           -np "$np" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      fi
+      got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
+      why=""
+      [ "$rc" -ne 124 ] || why="timed out"
+      [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] ||
+        why="$why; not one create line per rank, all alike"
+      printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: $want" || why="$why; not '$want'"
+      # the environment stays: the next, uncaught creation fails too, said once
+      [ "$rc" -ne 0 ] && [ "$(grep -c 'is not an exchange' "$tmp/run.err")" -eq 1 ] &&
+        [ "$(grep -c '^orrery: rank ' "$tmp/run.err")" -eq 0 ] || why="$why; the uncaught failure was not said once (exit $rc)"
+      if [ -z "$why" ]; then
+        ok "exchange value -np $np $case: refused alike on every rank, naming it"
+      else
+        bad "exchange value -np $np $case: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
       fi
     done
   done
