@@ -488,10 +488,23 @@ static int l_simulation(lua_State *L)
         snprintf(build_note, sizeof build_note, "%s", built->note);
         fprintf(stderr, "orrery: note: %s\n", built->note);
     }
+    /* how the ranks exchange the bodies: once per process for the same
+     * words (a script making many simulations says it once) */
+    static char exchange_said[8][600];
     const char *note = NULL;
-    if (strcmp(orr_sim_exchange(p->sim, &note), "none") != 0 && orr_lua_rank0())
-        fprintf(stderr, "orrery: %d rank%s; %s\n", orr_comm_size(orr_lua_comm),
-                orr_comm_size(orr_lua_comm) == 1 ? "" : "s", note);
+    if (strcmp(orr_sim_exchange(p->sim, &note), "none") != 0 && orr_lua_rank0()) {
+        char line[sizeof exchange_said[0]];
+        snprintf(line, sizeof line, "orrery: %d rank%s; %s", orr_comm_size(orr_lua_comm),
+                 orr_comm_size(orr_lua_comm) == 1 ? "" : "s", note);
+        int k = 0;
+        while (k < 8 && exchange_said[k][0] && strcmp(exchange_said[k], line) != 0)
+            k++;
+        if (k == 8 || !exchange_said[k][0]) {
+            if (k < 8)
+                memcpy(exchange_said[k], line, sizeof line);
+            fprintf(stderr, "%s\n", line);
+        }
+    }
     if (nb >= 0) {
         const char *msg = load_from(L, p->sim, 2);
         if (msg)

@@ -534,9 +534,10 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   # the steps asked on rank 1 alone after it (a bad count or time on rank 1
   # alone, a run's options), and the path of a file rank 0 writes for every
   # rank.  Each refused on every rank alike, naming the ranks, in pcall (one
-  # test each); every rank then goes on in step, and no file of a refused
-  # write is there.  Before, these hung, ran with other physics on rank 1,
-  # or wrote rank 0's file while rank 1 reported its own.
+  # test each); every rank then goes on in step, no file of a refused write
+  # is there, and the exchange note of its many simulations is said once.
+  # Before, these hung, ran with other physics on rank 1, or wrote rank 0's
+  # file while rank 1 reported its own.
   said() {   # what agree.lua's ranks wrote (agree_RANK.out), to $tmp/said.out
     cat "$tmp"/agree_[0-9]*.out >"$tmp/said.out" 2>/dev/null
     rm -f "$tmp"/agree_[0-9]*.out
@@ -600,6 +601,14 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       ok "agree -np $np: every rank in step to the end, no file of a refused write"
     else
       bad "agree -np $np: ${why#; }"; sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
+    fi
+    # the exchange note of the script's many simulations: said once (by
+    # rank 0), not once per simulation
+    notes=$(grep -c 'positions exchanged' "$tmp/run.err")
+    if [ "$notes" -eq 1 ] && [ "$(grep -c '^orrery: '"$np"' ranks; positions exchanged through the host (MPI)$' "$tmp/run.err")" -eq 1 ]; then
+      ok "agree -np $np: the exchange note said once"
+    else
+      bad "agree -np $np: the exchange note said $notes times, not once"; sed 's/^/    /' "$tmp/run.err"
     fi
     # orrery run --resume with another checkpoint on rank 1: said once, no
     # rank left waiting; the same checkpoint on every rank resumes
