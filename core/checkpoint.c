@@ -6,12 +6,14 @@
 #include "h5util.h"
 #include "law.h"
 #include "textio.h"
+#include "util.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #define CHECKPOINT_FORMAT 1   /* Run/format: bump when the layout changes */
 
@@ -774,6 +776,50 @@ void orr_checkpoint_free(orr_checkpoint *ck)
     ck->config.law = NULL;
 }
 
+/* Over several ranks, each having read the checkpoint for itself (one node
+ * may see an older copy of the file): what it brings is the same on every
+ * rank, or every rank fails alike (err->shared), naming the ranks of each
+ * version.  The clock is compared as it reads; the rest (the clock's
+ * compensation, the bodies, their attributes and the integrator's fields)
+ * as a 64-bit hash.  Collective. */
+static orr_status same_checkpoint(const orr_checkpoint *ck, orr_comm *comm, orr_error *err)
+{
+    static const char hint[] = "every rank must restore the same checkpoint: does a rank see "
+                               "another copy of the file, an older one?";
+    char clock[ORR_COMM_CHOICE], t[32];
+    snprintf(clock, sizeof clock, "t = %s, step %ld",
+             orr_shortest(t, sizeof t, ck->time - ck->time_c), ck->steps);
+    orr_status st = orr_comm_same(comm, clock, "the checkpoint's clock", hint, err);
+    if (st)
+        return st;
+    XXH3_state_t *h = XXH3_createState();
+    st = h ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (h) {
+        const size_t n = (size_t)ck->bodies.n;
+        const long counts[3] = {ck->bodies.n, ck->nfields, ck->integ_current};
+        XXH3_64bits_reset(h);
+        XXH3_64bits_update(h, &ck->time_c, sizeof ck->time_c);
+        XXH3_64bits_update(h, counts, sizeof counts);
+        XXH3_64bits_update(h, ck->bodies.pos, sizeof(double) * 4 * n);
+        XXH3_64bits_update(h, ck->bodies.vel, sizeof(double) * 3 * n);
+        for (int k = 0; k < ck->bodies.nextra; k++) {
+            XXH3_64bits_update(h, ck->bodies.extra[k].name, strlen(ck->bodies.extra[k].name) + 1);
+            XXH3_64bits_update(h, ck->bodies.extra[k].values, sizeof(double) * n);
+        }
+        for (int k = 0; k < ck->nfields; k++) {
+            XXH3_64bits_update(h, ck->field_name[k], strlen(ck->field_name[k]) + 1);
+            XXH3_64bits_update(h, ck->field[k], sizeof(double) * n * (size_t)ck->field_comps[k]);
+        }
+    }
+    char hash[ORR_COMM_CHOICE] = "";
+    if (h)
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)XXH3_64bits_digest(h));
+    XXH3_freeState(h);
+    st = orr_comm_agree(comm, st, 1, err);
+    return st ? st : orr_comm_same(comm, hash, "the checkpoint's bodies and integrator state "
+                                   "(a hash of them)", hint, err);
+}
+
 orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char *notice,
                                   size_t notice_size, orr_error *err)
 {
@@ -819,6 +865,8 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
         if (!st)
             st = orr_comm_same(c.comm, ck->backend, "the checkpoint's backend",
                                "every rank must restore the same checkpoint", err);
+        if (!st)
+            st = same_checkpoint(ck, c.comm, err);
     }
     /* the stored kernel configuration, where it is meant for this backend
      * (every rank: it may differ from some ranks' own, and over several

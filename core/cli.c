@@ -1178,6 +1178,10 @@ static int cmd_bench(args_t *a)
         orr_comm_finalize();
         return rc;
     }
+    /* one rank: a value that is no exchange is not taken as automatic
+     * (over several ranks orr_dist_attach refuses it on every rank) */
+    if (!rc && orr_dist_exchange_check(&ce))
+        rc = report(&ce);
     if (!rc)
         rc = bench_describe(&b);
     if (rc)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* Pointers with the types of mpi.h's own prototypes. */
 #define MPI_FN(name) static __typeof__(&name) p_##name
@@ -494,6 +495,59 @@ static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
     *used = w < 0 ? size : *used + (size_t)w >= size ? size : *used + (size_t)w;
 }
 
+/* The message of a disagreement: group[r] is the lowest rank whose choice
+ * is rank r's, shown[r * w ..] (w bytes, NUL-padded) each rank's choice
+ * as the message shows it.  Every rank builds the same one (shared). */
+static orr_status disagree(const orr_comm *c, const int *group, const char *shown, int w,
+                           const char *what, const char *hint, orr_error *err)
+{
+    char text[sizeof err->msg];
+    size_t used = 0;
+    append(text, sizeof text, &used, "the ranks disagree on %s:", what);
+    for (int g = 0, seen = 0; g < c->size; g++) {
+        if (group[g] != g)
+            continue;
+        int members = 0, listed = 0;
+        for (int r = g; r < c->size; r++)
+            members += group[r] == g;
+        const char *v = shown + (size_t)g * (size_t)w;
+        append(text, sizeof text, &used, "%s \"%.*s\" on rank%s", seen++ ? "," : "", w - 1, v,
+               members > 1 ? "s" : "");
+        for (int r = g; r < c->size; r++) {
+            if (group[r] != g)
+                continue;
+            if (listed == 8 && members > 9) {   /* long lists: the first eight */
+                append(text, sizeof text, &used, " and %d more", members - listed);
+                break;
+            }
+            const char *sep = listed == 0 ? " " : listed == members - 1 ? " and " : ", ";
+            append(text, sizeof text, &used, "%s%d", sep, r);
+            listed++;
+        }
+    }
+    if (hint && *hint)
+        append(text, sizeof text, &used, " (%s)", hint);
+    orr_status st = orr_fail(err, ORR_ERR_ARG, "%s", text);
+    if (err)
+        err->shared = 1;   /* every rank found the same */
+    return st;
+}
+
+/* group[r]: the lowest rank whose key (w bytes at keys + r * w) is rank
+ * r's; returns how many groups. */
+static int group_keys(const orr_comm *c, const char *keys, size_t w, int *group)
+{
+    int groups = 0;
+    for (int r = 0; r < c->size; r++) {
+        group[r] = r;
+        for (int q = 0; q < r && group[r] == r; q++)
+            if (memcmp(keys + (size_t)q * w, keys + (size_t)r * w, w) == 0)
+                group[r] = group[q];
+        groups += group[r] == r;
+    }
+    return groups;
+}
+
 orr_status orr_comm_same(orr_comm *c, const char *mine, const char *what, const char *hint,
                          orr_error *err)
 {
@@ -509,47 +563,49 @@ orr_status orr_comm_same(orr_comm *c, const char *mine, const char *what, const 
     st = orr_comm_agree(c, st, 1, err);
     if (!st)
         st = orr_comm_allgather(c, own, all, W, err);
-    int groups = 0;
-    for (int r = 0; !st && r < c->size; r++) {   /* group[r]: the lowest rank with r's choice */
-        group[r] = r;
-        for (int q = 0; q < r && group[r] == r; q++)
-            if (memcmp(all + (size_t)q * W, all + (size_t)r * W, W) == 0)
-                group[r] = group[q];
-        groups += group[r] == r;
-    }
-    if (!st && groups > 1) {
-        char text[sizeof err->msg];
-        size_t used = 0;
-        append(text, sizeof text, &used, "the ranks disagree on %s:", what);
-        for (int g = 0, shown = 0; g < c->size; g++) {
-            if (group[g] != g)
-                continue;
-            int members = 0, listed = 0;
-            for (int r = g; r < c->size; r++)
-                members += group[r] == g;
-            const char *v = all + (size_t)g * W;
-            append(text, sizeof text, &used, "%s \"%.*s\" on rank%s", shown++ ? "," : "", W - 1,
-                   v, members > 1 ? "s" : "");
-            for (int r = g; r < c->size; r++) {
-                if (group[r] != g)
-                    continue;
-                if (listed == 8 && members > 9) {   /* long lists: the first eight */
-                    append(text, sizeof text, &used, " and %d more", members - listed);
-                    break;
-                }
-                const char *sep = listed == 0 ? " " : listed == members - 1 ? " and " : ", ";
-                append(text, sizeof text, &used, "%s%d", sep, r);
-                listed++;
-            }
-        }
-        if (hint && *hint)
-            append(text, sizeof text, &used, " (%s)", hint);
-        st = orr_fail(err, ORR_ERR_ARG, "%s", text);
-        if (err)
-            err->shared = 1;   /* every rank found the same */
-    }
+    if (!st && group_keys(c, all, W, group) > 1)
+        st = disagree(c, group, all, W, what, hint, err);
     free(all);
     free(group);
+    return st;
+}
+
+orr_status orr_comm_same_text(orr_comm *c, const char *mine, const char *what, const char *hint,
+                              orr_error *err)
+{
+    enum { SHOWN = 200 };   /* a text's bytes a message shows: its head and tail */
+    if (!c || c->size == 1)
+        return ORR_OK;
+    if (!mine)
+        mine = "";
+    const size_t len = strlen(mine);
+    /* the key: the text's length and a 64-bit hash of it */
+    uint64_t key[2] = {(uint64_t)len, (uint64_t)XXH3_64bits(mine, len)};
+    uint64_t *keys = malloc(sizeof key * (size_t)c->size);
+    int *group = malloc(sizeof(int) * (size_t)c->size);
+    char *shown = NULL;
+    orr_status st = keys && group ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    st = orr_comm_agree(c, st, 1, err);
+    if (!st)
+        st = orr_comm_allgather(c, key, keys, sizeof key, err);
+    if (!st && group_keys(c, (const char *)keys, sizeof key, group) > 1) {
+        /* only where they differ: every rank's text as the message shows it */
+        char own[SHOWN] = {0};
+        if (len < SHOWN)
+            memcpy(own, mine, len);
+        else
+            snprintf(own, sizeof own, "%.60s...%s", mine, mine + len - (SHOWN - 64));
+        shown = malloc((size_t)c->size * SHOWN);
+        st = orr_comm_agree(c, shown ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory"),
+                            1, err);
+        if (!st)
+            st = orr_comm_allgather(c, own, shown, SHOWN, err);
+        if (!st)
+            st = disagree(c, group, shown, SHOWN, what, hint, err);
+    }
+    free(keys);
+    free(group);
+    free(shown);
     return st;
 }
 

@@ -102,6 +102,12 @@ enum { ORR_COMM_CHOICE = 64 };
  * how many more).  One rank (or c NULL): ORR_OK. */
 orr_status orr_comm_same(orr_comm *c, const char *mine, const char *what, const char *hint,
                          orr_error *err);
+/* The same for a text of any length (a file's path), compared in full:
+ * every rank's length and 64-bit hash (XXH3) are gathered, and only where
+ * they differ the texts themselves, to name them (a text of 200 bytes or
+ * more shown as its first 60 and last 136).  Collective. */
+orr_status orr_comm_same_text(orr_comm *c, const char *mine, const char *what, const char *hint,
+                              orr_error *err);
 
 /* A vote: every rank's result of a step that each rank finishes in its own
  * time, heard without waiting, so that a rank still at work (inside a

@@ -187,9 +187,18 @@ static void retire(orr_dist *d)
 orr_exchange_ask orr_dist_exchange_asked(void)
 {
     const char *v = getenv("ORRERY_EXCHANGE");
-    return !v ? ORR_EXCHANGE_AUTO : strcmp(v, "host") == 0 ? ORR_EXCHANGE_HOST
+    return !v || !*v ? ORR_EXCHANGE_AUTO : strcmp(v, "host") == 0 ? ORR_EXCHANGE_HOST
            : strcmp(v, "nccl") == 0                     ? ORR_EXCHANGE_NCCL
                                                         : ORR_EXCHANGE_AUTO;
+}
+
+orr_status orr_dist_exchange_check(orr_error *err)
+{
+    const char *v = getenv("ORRERY_EXCHANGE");
+    if (!v || !*v || strcmp(v, "host") == 0 || strcmp(v, "nccl") == 0)
+        return ORR_OK;
+    return orr_fail(err, ORR_ERR_ARG, "ORRERY_EXCHANGE=\"%.100s\" is not an exchange (expected "
+                    "\"host\" or \"nccl\"; unset or empty: automatic)", v);
 }
 
 int orr_dist_device(const orr_comm *c)
@@ -408,8 +417,10 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
     const orr_exchange_ask ask = orr_dist_exchange_asked();
     if (d->ranks > 1) {   /* each rank reads its own environment: agreed before acting on it */
         static const char *const asked[] = {"unset (automatic)", "host", "nccl"};
-        orr_status st = orr_comm_same(d->comm, orr_engine_backend_name(e), "the backend", NULL,
-                                      err);
+        /* the lowest rank's whose value is no exchange, on every rank */
+        orr_status st = orr_comm_agree(d->comm, orr_dist_exchange_check(err), 1, err);
+        if (!st)
+            st = orr_comm_same(d->comm, orr_engine_backend_name(e), "the backend", NULL, err);
         if (!st)
             st = orr_comm_same(d->comm, asked[ask], "ORRERY_EXCHANGE",
                                "set it alike on every rank: mpirun -x ORRERY_EXCHANGE passes "

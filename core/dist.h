@@ -20,9 +20,15 @@
 typedef struct orr_dist orr_dist;
 
 /* The exchange asked for by ORRERY_EXCHANGE: "host", "nccl" (even for one
- * rank, to measure the path), else automatic. */
+ * rank, to measure the path), else automatic (unset or empty; another
+ * value too here: orr_dist_exchange_check refuses it). */
 typedef enum { ORR_EXCHANGE_AUTO, ORR_EXCHANGE_HOST, ORR_EXCHANGE_NCCL } orr_exchange_ask;
 orr_exchange_ask orr_dist_exchange_asked(void);
+/* ORR_OK where ORRERY_EXCHANGE is unset, empty, "host" or "nccl", else
+ * ORR_ERR_ARG naming the variable, its value and the values it takes
+ * (orr_sim_create and orr_dist_attach check it; this rank's environment
+ * alone, no collective). */
+orr_status orr_dist_exchange_check(orr_error *err);
 
 /* The GPU this rank uses: its local rank modulo the visible devices (0
  * with one rank on the host, or no GPU). */
@@ -83,9 +89,11 @@ orr_status orr_dist_shared_gpu(orr_comm *c, const char *gpu, int device, int *a,
  * and NCCL loads, else through the host.  The environment variable
  * ORRERY_EXCHANGE=host forces the host path, =nccl the NCCL path (even for
  * one rank, to measure what it costs; an error when NCCL cannot be used).  Collective; every rank
- * chooses alike: the engines' backends and ORRERY_EXCHANGE as each rank
- * read it are compared first (a difference fails on every rank, naming
- * the ranks), then the exchanges retired on every rank are torn down
+ * chooses alike: a value of ORRERY_EXCHANGE other than those (and unset
+ * or empty) fails every rank, naming the variable, the value and the rank
+ * whose environment has it; the engines' backends and ORRERY_EXCHANGE as
+ * each rank read it are compared (a difference fails on every rank,
+ * naming the ranks), then the exchanges retired on every rank are torn down
  * (orr_dist_destroy).  The choice and why, in words, is
  * orr_dist_exchange_note. */
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err);

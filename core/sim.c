@@ -57,6 +57,8 @@ struct orr_sim {
     int hermite_tuned;             /* 1: hermite below holds the engine's force + jerk
                                       launches (block steps on the GPU) */
     orr_htune_result hermite;      /* their tuning (or their checkpoint's) */
+    double *agreed;                /* every rank's settings at a stepping call (steps_agree),
+                                      made at the first */
 };
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
@@ -76,23 +78,31 @@ static void text_hash(const char *s, double out[2])
 
 /* Every rank must make the same simulation: the settings that shape it are
  * compared with rank 0's (an all-gather, so every rank sees a mismatch and
- * fails alike) and the first difference is named. */
+ * fails alike) and the first difference is named.  The law's source (its
+ * baked params with it) is compared as a hash, its params' values (the
+ * runtime ones are kernel arguments, not in the source) one by one. */
 static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
 {
-    enum { F_N, F_PREC, F_DIMS, F_EPS, F_G, F_BX, F_BY, F_BZ, F_DT, F_DAMP, F_LAW, F_LAW2,
-           F_INTEG, F_INTEG2, F_COUNT };
-    static const char *const names[F_COUNT] = {
+    enum { F_N, F_PREC, F_DIMS, F_EPS, F_G, F_BX, F_BY, F_BZ, F_DT, F_DAMP, F_ETA, F_ETA0,
+           F_DTMIN, F_LEN, F_MASS, F_LAW, F_LAW2, F_INTEG, F_INTEG2, F_PARAM,
+           F_COUNT = F_PARAM + ORR_LAW_MAX_PARAMS };
+    static const char *const names[F_PARAM] = {
         "n", "precision", "dims", "softening", "G", "box x", "box y", "box z", "dt", "damping",
-        "force law", "force law", "integrator", "integrator"};
+        "eta", "eta_start", "dt_min", "units length_cm", "units mass_g", "force law",
+        "force law", "integrator", "integrator"};
     double mine[F_COUNT] = {(double)s->cfg.n, (double)s->cfg.precision, (double)s->cfg.dims,
                             s->cfg.softening, s->cfg.G, s->cfg.box[0], s->cfg.box[1],
-                            s->cfg.box[2], s->cfg.dt, s->cfg.damping};
+                            s->cfg.box[2], s->cfg.dt, s->cfg.damping, s->cfg.eta,
+                            s->cfg.eta_start, s->cfg.dt_min, s->cfg.units.length_cm,
+                            s->cfg.units.mass_g};
     orr_buf law = {0};
     if (orr_law_emit(&s->law, &law))
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     text_hash(law.data, mine + F_LAW);
     orr_buf_free(&law);
     text_hash(s->integ->name, mine + F_INTEG);
+    for (int k = 0; k < s->law.nparams && k < ORR_LAW_MAX_PARAMS; k++)
+        mine[F_PARAM + k] = s->law.params[k].value;
     const int ranks = orr_comm_size(comm);
     double *all = malloc(sizeof mine * (size_t)ranks);
     if (!all)
@@ -103,6 +113,9 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
             const double a = all[f], b = all[(size_t)r * F_COUNT + f];
             if (a == b || (a != a && b != b))
                 continue;
+            char va[32], vb[32], pname[64];
+            if (f >= F_PARAM)
+                snprintf(pname, sizeof pname, "param '%s'", s->law.params[f - F_PARAM].name);
             if (f == F_PREC)
                 st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has precision %s, "
                               "rank 0 has %s (every rank must create the same simulation)", r,
@@ -113,9 +126,12 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
                               "than rank 0 (every rank must create the same simulation)", r,
                               names[f]);
             else
-                st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has %s = %.17g, "
-                              "rank 0 has %.17g (every rank must create the same simulation)",
-                              r, names[f], b, a);
+                st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has %s = %s, "
+                              "rank 0 has %s (every rank must create the same simulation)",
+                              r, f >= F_PARAM ? pname
+                                 : f == F_DT && s->integ->blocks ? "dt_max" : names[f],
+                              orr_shortest(vb, sizeof vb, b),
+                              orr_shortest(va, sizeof va, a));
             break;
         }
     if (st == ORR_ERR_ARG && err)
@@ -406,6 +422,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         st = orr_backend_resolve(c->backend, c->device, &kind, notice, notice_size, err);
     if (!st && c->backend == ORR_BACKEND_AUTO)
         test_rank_backend(c->comm, &kind);
+    if (!st)   /* with one rank too: a value that is no exchange is not taken as automatic */
+        st = orr_dist_exchange_check(err);
     st = creation_agree(c, integ, st, kind, err);   /* before any rank acts on them */
     if (st)
         return st;
@@ -546,6 +564,7 @@ void orr_sim_destroy(orr_sim *s)
     free(s->vel);
     free(s->attr);
     free(s->attr_up);
+    free(s->agreed);
     orr_law_free(&s->law);
     free(s);
 }
@@ -1291,11 +1310,125 @@ static orr_status end_interval(orr_sim *s, orr_error *err)
     return one_step(s, s->mid_h, err);
 }
 
+/* The stepping calls. */
+enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS };
+
+/* Over several ranks, at the start of every stepping call (every rank
+ * makes the same calls, so every rank reaches it at the same point): what
+ * shapes the steps, set on each rank for itself since creation (dt, a
+ * param, the clock of a restore, a write of the bodies), compared with
+ * rank 0's; the first difference fails every rank alike (err->shared),
+ * naming it and the ranks.  One all-gather of a few doubles per call, not
+ * per step (and an agreement on the room for them at the first).  call is
+ * CALL_*, k the steps or block steps asked (advance: at most), t_end
+ * advance's end. */
+static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, orr_error *err)
+{
+    if (!s->dist || orr_dist_ranks(s->dist) == 1)
+        return ORR_OK;
+    orr_comm *comm = orr_dist_comm(s->dist);
+    enum { A_CALL, A_K, A_TEND, A_TIME, A_TIMEC, A_STEPS, A_MID, A_MIDH, A_DT, A_DAMP, A_ETA,
+           A_ETA0, A_DTMIN, A_BODIES, A_ATTRS, A_PARAM,
+           A_COUNT = A_PARAM + ORR_LAW_MAX_PARAMS };
+    double mine[A_COUNT] = {call, (double)k, call == CALL_ADVANCE ? t_end : 0, s->time, s->time_c,
+                            (double)s->steps, s->mid, s->mid ? s->mid_h : 0, s->cfg.dt,
+                            s->cfg.damping, s->cfg.eta, s->cfg.eta_start, s->cfg.dt_min,
+                            s->host_dirty, s->attr_dirty};
+    for (int p = 0; p < s->law.nparams && p < ORR_LAW_MAX_PARAMS; p++)
+        mine[A_PARAM + p] = s->law.params[p].value;
+    const int ranks = orr_comm_size(comm);
+    orr_status st = ORR_OK;
+    if (!s->agreed) {   /* the first call: every rank has the room, or none goes on */
+        s->agreed = malloc(sizeof mine * (size_t)ranks);
+        st = orr_comm_agree(comm, s->agreed ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM,
+                                                                 "out of memory"), 1, err);
+        if (st) {
+            free(s->agreed);
+            s->agreed = NULL;
+            return st;
+        }
+    }
+    double *all = s->agreed;
+    st = orr_comm_allgather(comm, mine, all, sizeof mine, err);
+    int f = -1;   /* the first field that differs from rank 0's on some rank */
+    for (int a = 0; !st && f < 0 && a < A_COUNT; a++)
+        for (int r = 1; f < 0 && r < ranks; r++) {
+            const double x = all[a], y = all[(size_t)r * A_COUNT + a];
+            if (memcmp(&x, &y, sizeof x) != 0 && !(x != x && y != y))
+                f = a;
+        }
+    if (st || f < 0)
+        return st;
+    /* every rank found the same field: its value on each rank, in words,
+     * compared once more to name the ranks of each */
+    static const char *const what[A_PARAM] = {
+        "the steps asked", "the steps asked", "the steps asked", "the clock", "the clock's "
+        "rounding compensation", "the clock", "the block steps under way", "the block steps "
+        "under way", "dt", "damping", "eta", "eta_start", "dt_min", "whether the bodies were "
+        "written since the last step", "whether the attributes were written since the last "
+        "step"};
+    const char *hint = "every rank must set it alike: was it set on some ranks only?";
+    char text[ORR_COMM_CHOICE], a[32], name[ORR_COMM_CHOICE];
+    const char *about = f < A_PARAM ? what[f] : name;
+    if (f >= A_PARAM)
+        snprintf(name, sizeof name, "param '%s'", s->law.params[f - A_PARAM].name);
+    switch (f) {
+    case A_CALL: case A_K: case A_TEND:
+        if (call == CALL_ADVANCE && k == LONG_MAX)
+            snprintf(text, sizeof text, "advance to t = %s", orr_shortest(a, sizeof a, t_end));
+        else if (call == CALL_ADVANCE)
+            snprintf(text, sizeof text, "advance to t = %s, at most %ld steps",
+                     orr_shortest(a, sizeof a, t_end), k);
+        else
+            snprintf(text, sizeof text, "%ld %sstep%s", k, call == CALL_BLOCKS ? "block " : "",
+                     k == 1 ? "" : "s");
+        hint = "every rank must make the same calls with the same arguments";
+        break;
+    case A_TIME: case A_STEPS:
+        snprintf(text, sizeof text, "t = %s, step %ld",
+                 orr_shortest(a, sizeof a, s->time - s->time_c), s->steps);
+        hint = "every rank must restore the same checkpoint and make the same calls";
+        break;
+    case A_TIMEC:
+        orr_shortest(text, sizeof text, s->time_c);
+        hint = "every rank must restore the same checkpoint and make the same calls";
+        break;
+    case A_MID: case A_MIDH:
+        if (s->mid)
+            snprintf(text, sizeof text, "an interval to t = %s",
+                     orr_shortest(a, sizeof a, s->time + s->mid_h));
+        else
+            snprintf(text, sizeof text, "none");
+        hint = "every rank must make the same calls";
+        break;
+    case A_BODIES: case A_ATTRS:
+        snprintf(text, sizeof text, "%s", (f == A_BODIES ? s->host_dirty : s->attr_dirty)
+                                              ? "written" : "not written");
+        hint = "every rank must make the same writes; rank 0's values are taken";
+        break;
+    default:
+        orr_shortest(text, sizeof text, mine[f]);
+        if (f == A_DT && s->integ->blocks)
+            about = "dt_max";
+        break;
+    }
+    st = orr_comm_same(comm, text, about, hint, err);
+    if (!st) {   /* values apart that read the same */
+        st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree on %s (%s)", about, hint);
+        if (err)
+            err->shared = 1;
+    }
+    return st;
+}
+
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
+    orr_status st = steps_agree(s, CALL_STEP, k, 0, err);
+    if (st)
+        return st;
     if (k < 0)
         return orr_fail(err, ORR_ERR_ARG, "step count must be >= 0 (got %ld)", k);
-    orr_status st = s->mid ? ORR_OK : flush(s, err);
+    st = s->mid ? ORR_OK : flush(s, err);
     if (st)
         return st;
     const long steps0 = s->steps;
@@ -1308,7 +1441,6 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
         else
             st = one_step(s, s->cfg.dt, err);
     }
-    /* (k = 0 only flushes: the writers call it on the writing rank alone) */
     return st || k == 0 ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }
 
@@ -1317,6 +1449,9 @@ orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long 
 {
     if (taken)
         *taken = 0;
+    orr_status ast = steps_agree(s, CALL_ADVANCE, max_steps, t_end, err);
+    if (ast)
+        return ast;
     const double h = s->cfg.dt, now = orr_sim_time(s);
     /* a time a rounding before the clock is the clock's own (advance to
      * where a run with until = t ended: no step) */
@@ -1366,6 +1501,9 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
 
 orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
+    orr_status ast = steps_agree(s, CALL_BLOCKS, k, 0, err);
+    if (ast)
+        return ast;
     if (!s->integ->block)
         return orr_fail(err, ORR_ERR_ARG, "integrator '%s' has fixed steps: block steps are "
                         "hermite's", s->integ->name);
@@ -1503,8 +1641,8 @@ orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err)
 
 /* ---- output ---------------------------------------------------------------- */
 
-orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, void *ctx,
-                              orr_error *err)
+orr_status orr_sim_write_once(orr_sim *s, orr_status st, const char *path, orr_sim_writer write,
+                              void *ctx, orr_error *err)
 {
     orr_comm *c = s->dist ? orr_dist_comm(s->dist) : NULL;
     if (!c || orr_comm_size(c) == 1) {
@@ -1517,6 +1655,9 @@ orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, v
     orr_status sst = sync_state(s, st ? &scratch : err);
     orr_error_clear(&scratch);
     st = orr_comm_agree(c, st ? st : sst, 1, err);
+    if (!st)
+        st = orr_comm_same_text(c, path, "the file to write", "rank 0 writes it for every rank: "
+                                "name the same file on every rank", err);
     if (st)
         return st;
     if (orr_comm_rank(c) == 0)
@@ -1537,5 +1678,5 @@ orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
     /* an unknown format fails (in orr_text_write, before it needs the
      * bodies) before the state is read */
     orr_status st = orr_text_sep(path) ? ORR_OK : orr_text_write(path, 0, NULL, NULL, NULL, err);
-    return orr_sim_write_once(s, st, write_text, (void *)path, err);
+    return orr_sim_write_once(s, st, path, write_text, (void *)path, err);
 }

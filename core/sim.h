@@ -222,6 +222,15 @@ void orr_sim_set_time_compensation(orr_sim *s, double c);
 orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *source,
                              orr_error *err);
 
+/* Over several ranks the stepping calls below are collective, and each
+ * first compares what shapes its steps with rank 0's (one all-gather per
+ * call): the call and its arguments, the clock, dt, damping, eta,
+ * eta_start, dt_min, the law's param values and whether the bodies or
+ * attributes were written since the last step.  A difference (a setting
+ * changed on some ranks only) fails every rank alike before any step,
+ * err->shared, naming it and the ranks of each value: "the ranks disagree
+ * on dt: \"0.01\" on ranks 0 and 2, \"0.02\" on rank 1 (...)". */
+
 /* Advances k >= 0 steps (with block time steps: intervals of dt_max, the
  * first one ending the interval that orr_sim_block_steps left under way).
  * Checks *stop (may be NULL) between steps and returns ORR_ERR_INTERRUPTED
@@ -288,17 +297,20 @@ orr_status orr_sim_virial_ratio(orr_sim *s, double *q, orr_error *err);
 /* A writer of a file of s, called with the state in the host mirror
  * (orr_sim_pos and orr_sim_vel then exchange nothing). */
 typedef orr_status (*orr_sim_writer)(orr_sim *s, void *ctx, orr_error *err);
-/* Writes a file once, over any number of ranks: the state is gathered on
- * every rank (orr_sim_sync), then rank 0 alone calls write(s, ctx, err),
- * and every rank returns the same result, rank 0's (orr_comm_agree: the
- * message as it is, err->shared set).  st is what the caller found before
- * (its checks of the arguments): where it or the gathering fails on any
- * rank nothing is written and every rank returns the lowest such rank's
- * error ("rank R: ...").  Every rank calls it, at the same point; with one
+/* Writes the file path once, over any number of ranks: the state is
+ * gathered on every rank (orr_sim_sync), then rank 0 alone calls write(s,
+ * ctx, err), and every rank returns the same result, rank 0's
+ * (orr_comm_agree: the message as it is, err->shared set).  st is what the
+ * caller found before (its checks of the arguments): where it or the
+ * gathering fails on any rank nothing is written and every rank returns
+ * the lowest such rank's error ("rank R: ...").  Every rank names the same
+ * path (rank 0 writes it for all): a difference fails every rank alike
+ * before anything is written, naming the ranks of each path
+ * (orr_comm_same_text).  Every rank calls it, at the same point; with one
  * rank it is st, else the sync, then write.  The writers below (and
  * snapshot.h's, checkpoint.h's) go through it. */
-orr_status orr_sim_write_once(orr_sim *s, orr_status st, orr_sim_writer write, void *ctx,
-                              orr_error *err);
+orr_status orr_sim_write_once(orr_sim *s, orr_status st, const char *path, orr_sim_writer write,
+                              void *ctx, orr_error *err);
 
 /* Writes the bodies as text (textio.h): ".txt" whitespace-separated, ".csv"
  * commas; a header line of column names (id x y z vx vy vz m), one line per

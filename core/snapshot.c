@@ -291,7 +291,7 @@ orr_status orr_snapshot_write_with(orr_sim *s, const char *path, const orr_snaps
      * fix-ups, float rounding; then read back) on every rank, the file by
      * rank 0, its outcome every rank's */
     bodies_job job = {s, path, all, nall, more, ctx};
-    st = orr_sim_write_once(s, st, write_bodies, &job, err);
+    st = orr_sim_write_once(s, st, path, write_bodies, &job, err);
     free(all);
     return st;
 }

@@ -105,6 +105,16 @@ void orr_hexfloat(char *buf, size_t size, double v)
     snprintf(buf, size, "%a", v);
 }
 
+const char *orr_shortest(char *buf, size_t size, double v)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
 double orr_now_s(void)
 {
     struct timespec ts;

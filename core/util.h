@@ -52,5 +52,8 @@ void orr_note_add(char *note, size_t size, const char *fmt, ...)
 
 /* Formats a double as an exact C hex-float literal ("0x1.99999999999ap-4"). */
 void orr_hexfloat(char *buf, size_t size, double v);
+/* v in the fewest significant digits (15 to 17) that read back as v
+ * ("0.03", not "0.029999999999999999"), for messages; returns buf. */
+const char *orr_shortest(char *buf, size_t size, double v);
 
 #endif

@@ -30,6 +30,7 @@
 #define CHECKPOINT_GUARD "orrery.io.checkpoint"
 #define FRAMES_KEY "orrery.io.frames"
 #define FRAMES_META "orrery.io.Frames"
+#define PENDING_KEY "orrery.io.pending"
 #define PATH_SIZE 4096
 
 /* ---- per-simulation output state ----------------------------------------------- */
@@ -130,6 +131,33 @@ static orr_frames *frames_of(lua_State *L, int sim, int create, orr_error *err)
     return b ? b->f : NULL;   /* the table keeps it while the sim lives */
 }
 
+/* Whether the simulation at index sim has frames queued since they were
+ * last flushed (sim:render, before sim:flush and the like), the same on
+ * every rank: rank 0 alone has a writer, but every rank counts its frames
+ * (a registry table with weak keys). */
+static void set_pending(lua_State *L, int sim, int pending)
+{
+    sim = lua_absindex(L, sim);
+    push_weak_table(L, PENDING_KEY);
+    lua_pushvalue(L, sim);
+    if (pending)
+        lua_pushboolean(L, 1);
+    else
+        lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+int orr_lua_frames_pending(lua_State *L, int sim)
+{
+    sim = lua_absindex(L, sim);
+    push_weak_table(L, PENDING_KEY);
+    lua_pushvalue(L, sim);
+    const int pending = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    return pending;
+}
+
 void orr_lua_frames_lost(orr_error *err)
 {
     fprintf(stderr, "orrery: %s\n", err->msg);
@@ -169,6 +197,7 @@ orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err)
     lua_pushnil(L);
     lua_rawset(L, -3);
     lua_pop(L, 1);
+    set_pending(L, sim, 0);
     orr_frames_destroy(f);
     return st;
 }
@@ -185,6 +214,7 @@ static void flush_frames(lua_State *L, int sim)
     orr_frames *f = frames_of(L, sim, 0, NULL);
     orr_error err = {0};
     orr_status st = f ? orr_frames_flush(f, &err) : ORR_OK;
+    set_pending(L, sim, 0);   /* every frame done, its failure reported here */
     if (orr_comm_agree(orr_lua_comm, st, 0, &err))
         orr_lua_fail(L, &err, NULL);
 }
@@ -261,6 +291,21 @@ static int is_ext(const char *path, const char *a, const char *b)
 {
     const char *e = extension(path);
     return e && (strcasecmp(e, a) == 0 || (b && strcasecmp(e, b) == 0));
+}
+
+/* Over several ranks rank 0 writes the file for every rank, so every rank
+ * must name the same one: the path (or pattern) as given is compared
+ * first, before any check a rank could fail alone, and a difference
+ * raised on every rank alike, naming the ranks of each path. */
+static void same_path(lua_State *L, const char *who, const char *path)
+{
+    char what[64];
+    snprintf(what, sizeof what, "the path of %s", who);
+    orr_error err = {0};
+    if (orr_comm_same_text(orr_lua_comm, path, what, "rank 0 writes the file for every rank: "
+                           "give every rank the same path; orrery.rank is for the script's "
+                           "own files", &err))
+        orr_lua_fail(L, &err, NULL);
 }
 
 /* ---- orrery.read ---------------------------------------------------------------- */
@@ -355,6 +400,7 @@ static int io_write(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     const char *pattern = luaL_checkstring(L, 2);
+    same_path(L, "sim:write", pattern);
     if (!lua_isnoneornil(L, 3))
         luaL_checktype(L, 3, LUA_TTABLE);
     orr_output_state *o = state_of(L, 1);
@@ -392,6 +438,7 @@ static int io_checkpoint(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     const char *path = luaL_checkstring(L, 2);
+    same_path(L, "sim:checkpoint", path);
     if (!is_ext(path, ".hdf5", ".h5"))
         return orr_lua_error(L, "sim:checkpoint: the path must end in .hdf5 or .h5 (got \"%s\")",
                              path);
@@ -562,6 +609,7 @@ static int io_render(lua_State *L)
         pattern = render_options(L, 2, &o);
     else
         return luaL_typeerror(L, 2, "table or string");
+    same_path(L, RWHO, pattern);
     if (!is_ext(pattern, ".png", NULL))
         return orr_lua_error(L, RWHO ": 'path' must end in .png (got \"%s\")", pattern);
     orr_output_state *st = state_of(L, 1);
@@ -571,6 +619,7 @@ static int io_render(lua_State *L)
     if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err))
         return orr_lua_fail(L, &err, NULL);
     orr_status rst = ORR_OK;
+    set_pending(L, 1, 1);   /* on every rank: sim:close agrees on the frames' outcome */
     if (orr_lua_rank0()) {
         orr_frames *f = frames_of(L, 1, 1, &err);
         rst = f ? orr_frames_render(f, s, path, &o, &st->view, &err) : err.code;

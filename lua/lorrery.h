@@ -100,8 +100,12 @@ void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when);
  * alone), each writer's failure passed to orr_lua_frames_lost.
  * orr_lua_frames_lost: a failure no script can see any more (a simulation
  * collected, the process exiting) printed to stderr and counted in
- * orr_lua_frame_failures, for the exit status. */
+ * orr_lua_frame_failures, for the exit status.  orr_lua_frames_pending:
+ * whether the Sim userdata at index sim has frames queued since they were
+ * last flushed, the same on every rank (every rank counts rank 0's
+ * frames). */
 orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err);
+int orr_lua_frames_pending(lua_State *L, int sim);
 int orr_lua_frames_finish(lua_State *L);
 void orr_lua_frames_settle(lua_State *L);
 void orr_lua_frames_lost(orr_error *err);

@@ -488,10 +488,23 @@ static int l_simulation(lua_State *L)
         snprintf(build_note, sizeof build_note, "%s", built->note);
         fprintf(stderr, "orrery: note: %s\n", built->note);
     }
+    /* how the ranks exchange the bodies: once per process for the same
+     * words (a script making many simulations says it once) */
+    static char exchange_said[8][600];
     const char *note = NULL;
-    if (strcmp(orr_sim_exchange(p->sim, &note), "none") != 0 && orr_lua_rank0())
-        fprintf(stderr, "orrery: %d rank%s; %s\n", orr_comm_size(orr_lua_comm),
-                orr_comm_size(orr_lua_comm) == 1 ? "" : "s", note);
+    if (strcmp(orr_sim_exchange(p->sim, &note), "none") != 0 && orr_lua_rank0()) {
+        char line[sizeof exchange_said[0]];
+        snprintf(line, sizeof line, "orrery: %d rank%s; %s", orr_comm_size(orr_lua_comm),
+                 orr_comm_size(orr_lua_comm) == 1 ? "" : "s", note);
+        int k = 0;
+        while (k < 8 && exchange_said[k][0] && strcmp(exchange_said[k], line) != 0)
+            k++;
+        if (k == 8 || !exchange_said[k][0]) {
+            if (k < 8)
+                memcpy(exchange_said[k], line, sizeof line);
+            fprintf(stderr, "%s\n", line);
+        }
+    }
     if (nb >= 0) {
         const char *msg = load_from(L, p->sim, 2);
         if (msg)
@@ -513,19 +526,34 @@ static long checkindex(lua_State *L, int arg, long n)
 }
 
 /* sim:close() and __close: its frames on disk first (a failure raised
- * after the simulation is freed). */
+ * after the simulation is freed).  Every rank takes the outcome of rank
+ * 0's frames where frames were queued since their last flush (every rank
+ * knows; with none, that flush raised every failure); else closing is no
+ * collective, so a rank that leaves a scope alone (an error on that rank,
+ * caught by pcall) leaves no other rank waiting.  While an error unwinds
+ * (__close's second argument, the error object) the error goes on, with
+ * no collective either (this rank may be unwinding alone): a frame that
+ * failed is not raised in its place (Lua would replace the error with it)
+ * but printed, by rank 0 (whose frames they are), and counted for the
+ * exit status. */
 static int sim_close(lua_State *L)
 {
     orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
+    const int unwinding = !lua_isnoneornil(L, 2);
+    const int together = !unwinding && orr_lua_frames_pending(L, 1);
     orr_error err = {0};
     orr_status st = orr_lua_frames_close(L, 1, &err);
-    /* rank 0's frames: every rank takes their outcome, but while an error
-     * unwinds (__close's second argument), when this rank may be alone */
-    if (lua_isnoneornil(L, 2))
+    if (together)   /* rank 0's frames: every rank takes their outcome */
         st = orr_comm_agree(orr_lua_comm, st, 0, &err);
     if (p->sim) {
         orr_sim_destroy(p->sim);
         p->sim = NULL;
+    }
+    if (st && unwinding) {
+        orr_error_context(&err, "note: while an error closed its simulation (the error goes "
+                          "on)");
+        orr_lua_frames_lost(&err);
+        return 0;
     }
     return st ? orr_lua_fail(L, &err, NULL) : 0;
 }
@@ -550,14 +578,19 @@ static int steps(lua_State *L, int intervals)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     lua_Integer k = luaL_optinteger(L, 2, 1);
-    if (k < 0)
-        luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
     orr_error err = {0};
     if (orr_lua_verify_mode && k > 0 && orr_sim_steps(s) == 0 && orr_sim_synchronized(s))
         orr_lua_verify_report(L, s, "before the first step");
     const int blocks = !intervals && orr_sim_integrator(s)->block;
-    if ((blocks ? orr_sim_block_steps : orr_sim_step)(s, (long)k, orr_lua_stop, &err))
+    if ((blocks ? orr_sim_block_steps : orr_sim_step)(s, (long)k, orr_lua_stop, &err)) {
+        /* a count below 0 is refused there, after the ranks have compared
+         * the call (one rank alone may have it): every rank alike */
+        if (k < 0 && !err.shared) {
+            orr_error_clear(&err);
+            luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
+        }
         return orr_lua_fail(L, &err, NULL);
+    }
     return 0;
 }
 
@@ -578,15 +611,20 @@ static int sim_advance(lua_State *L)
     orr_sim *s = orr_lua_checksim(L, 1);
     lua_Number t = luaL_checknumber(L, 2);
     const double now = orr_sim_time(s);
+    orr_error err = {0};
     /* a time a rounding before the clock is the clock's own: no step */
     if (!isfinite(t) ||
         (t < now && now - t > orr_sim_time_tolerance(orr_sim_config_of(s)->dt, now, t))) {
+        /* refused by orr_sim_advance too, after the ranks have compared the
+         * call (one rank alone may have it): every rank alike */
+        if (orr_sim_advance(s, (double)t, orr_lua_stop, &err) && err.shared)
+            return orr_lua_fail(L, &err, NULL);
+        orr_error_clear(&err);
         char a[32], b[32], msg[160];
         snprintf(msg, sizeof msg, "time must be finite and >= the current time %s (got %s)",
                  orr_lua_number(a, sizeof a, now), orr_lua_number(b, sizeof b, (double)t));
         luaL_argerror(L, 2, msg);
     }
-    orr_error err = {0};
     if (orr_lua_verify_mode && orr_sim_steps(s) == 0 && t > now)
         orr_lua_verify_report(L, s, "before the first step");
     if (orr_sim_advance(s, (double)t, orr_lua_stop, &err))

@@ -12,8 +12,8 @@
  * empty block, gaps left untouched), allgather, sum, max and bcast with
  * exact expected values, each also through the piecewise path (a lowered
  * message limit), agreement on a result some ranks reach (orr_comm_agree)
- * and on a choice (orr_comm_same), a vote heard without waiting
- * (orr_comm_vote), two ranks on one GPU told by the GPUs' UUIDs
+ * and on a choice (orr_comm_same; orr_comm_same_text, a path of any
+ * length), a vote heard without waiting (orr_comm_vote), two ranks on one GPU told by the GPUs' UUIDs
  * (orr_dist_shared_gpu), then finalize.  Every rank runs the same tests and prints
  * its own cmocka summary.  Each test makes all its collective calls before
  * its first assertion, so a failure on one rank does not leave the others
@@ -111,6 +111,7 @@ static void test_one_vote_agree(void **state)
     assert_string_equal(err.msg, "mine");
     assert_int_equal(err.shared, 0);
     TU_OK(orr_comm_same(c, "x", "y", NULL, &err), &err);
+    TU_OK(orr_comm_same_text(c, "x", "y", NULL, &err), &err);
 }
 
 static void test_one_arguments(void **state)
@@ -524,6 +525,41 @@ static void test_mpi_same(void **state)
                                       "rank 1, \"v2\" on rank 2");
 }
 
+/* A text of any length (a path) every rank must share: compared in full,
+ * so texts alike in their first 63 bytes (what orr_comm_same compares) and
+ * apart in the last are told apart; a long one is shown by its head and
+ * tail. */
+static void test_mpi_same_text(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    char longpath[400];
+    memset(longpath, 'd', sizeof longpath);
+    memcpy(longpath, "/nfs/", 5);
+    snprintf(longpath + 300, sizeof longpath - 300, "/out_rank%d.csv", me == 1);
+    orr_error e[3] = {{0}};
+    orr_status st[3];
+    st[0] = orr_comm_same_text(c, "/same/everywhere.csv", "the path", NULL, &e[0]);
+    st[1] = orr_comm_same_text(c, longpath, "the path", "one file", &e[1]);
+    st[2] = orr_comm_same_text(c, me == 1 ? "b.csv" : "a.csv", "the path", NULL, &e[2]);
+
+    TU_OK(st[0], &e[0]);
+    assert_int_equal(st[1], ORR_ERR_ARG);
+    assert_int_equal(e[1].shared, 1);
+    assert_non_null(strstr(e[1].msg, "the ranks disagree on the path: \"/nfs/ddd"));
+    assert_non_null(strstr(e[1].msg, "ddd...ddd"));   /* the middle left out */
+    assert_non_null(strstr(e[1].msg, "ddd/out_rank0.csv\" on rank"));
+    assert_non_null(strstr(e[1].msg, "ddd/out_rank1.csv\" on rank 1 (one file)"));
+    assert_int_equal(st[2], ORR_ERR_ARG);
+    if (n == 2)
+        assert_string_equal(e[2].msg, "the ranks disagree on the path: \"a.csv\" on rank 0, "
+                                      "\"b.csv\" on rank 1");
+    else if (n == 3)
+        assert_string_equal(e[2].msg, "the ranks disagree on the path: \"a.csv\" on ranks 0 "
+                                      "and 2, \"b.csv\" on rank 1");
+}
+
 /* A vote: rank 1 fails at once while the others are "at work" until they
  * hear of it (as ranks inside NCCL's handshake would be), then give up;
  * every rank ends with every rank's code.  A second vote right after, all
@@ -634,6 +670,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_mpi_arguments),
             cmocka_unit_test(test_mpi_agree),
             cmocka_unit_test(test_mpi_same),
+            cmocka_unit_test(test_mpi_same_text),
             cmocka_unit_test(test_mpi_vote),
             cmocka_unit_test(test_mpi_shared_gpu),
             cmocka_unit_test(test_mpi_finalize),

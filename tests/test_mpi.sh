@@ -126,10 +126,12 @@ fi
 # seconds, with one message naming rank 1; the run log before it appears once.
 # blowup: a blow-up every rank finds is said once (by rank 0), naming the
 # body and the rank whose slice holds it, for leapfrog and hermite.
-# write_fail, choices, gc_order, stale temporaries: every rank takes the
-# same path or all stop together (issue 24: a failed write on rank 0, choices
-# made per rank, collectives torn down from the garbage collector, files left
-# by a writer killed mid-write); each case is described where it runs.
+# write_fail, choices, exchange values, agree, gc_order, stale temporaries:
+# every rank takes the same path or all stop together (issue 24: a failed
+# write on rank 0, choices made per rank, settings, restores and paths that
+# differ between ranks, collectives torn down from the garbage collector,
+# files left by a writer killed mid-write); each case is described where it
+# runs.
 if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   here=$(cd "$(dirname "$0")" && pwd)
   orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
@@ -493,6 +495,166 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       fi
     done
   done
+  # exchange values: ORRERY_EXCHANGE with a value that is no exchange
+  # ("bogus" on rank 1 alone, "none" on every rank, one rank too) was taken
+  # as automatic: now every rank fails alike, naming the variable, the
+  # value, the values it takes and (where some ranks have it) the rank
+  for np in 1 2 3; do
+    for case in bogus none; do
+      [ "$np" -eq 1 ] && [ "$case" = bogus ] && continue   # (no rank 1)
+      if [ "$case" = bogus ]; then
+        want='rank 1: ORRERY_EXCHANGE="bogus" is not an exchange \(expected "host" or "nccl"; unset or empty: automatic\)'
+        (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
+           ORRERY_EXCHANGE=bogus "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      else
+        want='ORRERY_EXCHANGE="none" is not an exchange \(expected "host" or "nccl"'
+        (cd "$tmp" && ORRERY_EXCHANGE=none TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_EXCHANGE \
+           -np "$np" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+      fi
+      got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
+      why=""
+      [ "$rc" -ne 124 ] || why="timed out"
+      [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] ||
+        why="$why; not one create line per rank, all alike"
+      printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: $want" || why="$why; not '$want'"
+      # the environment stays: the next, uncaught creation fails too, said once
+      [ "$rc" -ne 0 ] && [ "$(grep -c 'is not an exchange' "$tmp/run.err")" -eq 1 ] &&
+        [ "$(grep -c '^orrery: rank ' "$tmp/run.err")" -eq 0 ] || why="$why; the uncaught failure was not said once (exit $rc)"
+      if [ -z "$why" ]; then
+        ok "exchange value -np $np $case: refused alike on every rank, naming it"
+      else
+        bad "exchange value -np $np $case: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+      fi
+    done
+  done
+  # agree (issue 24 item 13): what a rank sets or reads for itself is the
+  # same on every rank before any rank acts on it (tests/mpi/agree.lua):
+  # checkpoints of another clock or other bodies restored on rank 1, params,
+  # eta, eta_start, dt_min and units at creation, a param, dt, dt_max and
+  # the steps asked on rank 1 alone after it (a bad count or time on rank 1
+  # alone, a run's options), and the path of a file rank 0 writes for every
+  # rank.  Each refused on every rank alike, naming the ranks, in pcall (one
+  # test each); every rank then goes on in step, no file of a refused write
+  # is there, and the exchange note of its many simulations is said once.
+  # Before, these hung, ran with other physics on rank 1, or wrote rank 0's
+  # file while rank 1 reported its own.
+  said() {   # what agree.lua's ranks wrote (agree_RANK.out), to $tmp/said.out
+    cat "$tmp"/agree_[0-9]*.out >"$tmp/said.out" 2>/dev/null
+    rm -f "$tmp"/agree_[0-9]*.out
+  }
+  for np in 2 3; do
+    others="rank 0"; [ "$np" -eq 3 ] && others="ranks 0 and 2"
+    rm -f "$tmp"/ck_*.hdf5 "$tmp"/out*.csv "$tmp"/out.dat "$tmp"/snap_*.hdf5 "$tmp"/frame_*.png
+    why=""
+    run "$np" "$here/mpi/agree.lua" make || why="making the checkpoints: exit $?"
+    run "$np" "$here/mpi/agree.lua"; rc=$?; said
+    [ "$rc" -eq 0 ] || why="$why; exit $rc$([ "$rc" -eq 124 ] && echo ' (timed out: a rank was left behind)')"
+    hex='"[0-9a-f]{16}"'
+    same="every rank must restore the same checkpoint: does a rank see another copy of the file"
+    for c in "restore clock|error .*orrery.restore: the ranks disagree on the checkpoint's clock: \"t = 0.03, step 3\" on $others, \"t = 0.05, step 5\" on rank 1 \\($same" \
+             "restore bodies|error .*orrery.restore: the ranks disagree on the checkpoint's bodies and integrator state \\(a hash of them\\): $hex on $others, $hex on rank 1 \\($same" \
+             "restore hermite|error .*orrery.restore: the ranks disagree on the checkpoint's bodies and integrator state \\(a hash of them\\): $hex on $others, $hex on rank 1" \
+             "restore same|ok" \
+             "param|error .*orrery.simulation: the ranks disagree: rank 1 has param 'a' = 3, rank 0 has 1 \\(every rank must create the same simulation\\)" \
+             "eta|error .*orrery.simulation: the ranks disagree: rank 1 has eta = 0.05, rank 0 has 0.02 " \
+             "eta_start|error .*orrery.simulation: the ranks disagree: rank 1 has eta_start = 0.02, rank 0 has 0.01 " \
+             "dt_min|error .*orrery.simulation: the ranks disagree: rank 1 has dt_min = 0.0009765625, rank 0 has 0 " \
+             "units|error .*orrery.simulation: the ranks disagree: rank 1 has units length_cm = 3.0856775814913673e\\+21, rank 0 has 3.0856775814913674e\\+18 " \
+             "set_param|error .*agree.lua:[0-9]+: the ranks disagree on param 'a': \"1\" on $others, \"2\" on rank 1 \\(every rank must set it alike" \
+             "set_param alike|ok" \
+             "dt|error .*agree.lua:[0-9]+: the ranks disagree on dt: \"0.01\" on $others, \"0.02\" on rank 1 \\(every rank must set it alike" \
+             "steps|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"3 steps\" on $others, \"5 steps\" on rank 1 \\(every rank must make the same calls" \
+             "advance|error .*the ranks disagree on the steps asked: \"advance to t = 0.4\" on $others, \"advance to t = 0.5\" on rank 1 " \
+             "advance alike|ok" \
+             "step count|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"1 step\" on $others, \"-1 steps\" on rank 1 " \
+             "advance past|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"advance to t = [0-9.]+\" on $others, \"advance to t = 0\" on rank 1 " \
+             "step count alike|error .*agree.lua:[0-9]+: bad argument #1 to 'step' \\(step count must be >= 0 \\(got -1\\)\\)$" \
+             "run options|error .*agree.lua:[0-9]+: sim:run: the ranks disagree on the options: \"\\{steps = 2\\}\" on $others, \"\\{every = 1, steps = 2\\}\" on rank 1 \\(every rank must make the same calls" \
+             "run alike|ok" \
+             "block steps|error .*the ranks disagree on the steps asked: \"1 block step\" on $others, \"2 block steps\" on rank 1 " \
+             "dt_max|error .*the ranks disagree on dt_max: \"0.0625\" on $others, \"0.03125\" on rank 1 " \
+             "write|error .*the ranks disagree on the path of sim:write: \"out_0.csv\" on $others, \"out_1.csv\" on rank 1 \\(rank 0 writes the file for every rank" \
+             "write format|error .*the ranks disagree on the path of sim:write: \"out.csv\" on $others, \"out.dat\" on rank 1 " \
+             "snapshot|error .*the ranks disagree on the path of sim:write: \"snap_0.hdf5\" on $others, \"snap_1.hdf5\" on rank 1 " \
+             "checkpoint|error .*the ranks disagree on the path of sim:checkpoint: \"ck_0.hdf5\" on $others, \"ck_1.hdf5\" on rank 1 " \
+             "render|error .*the ranks disagree on the path of sim:render: \"frame_0.png\" on $others, \"frame_1.png\" on rank 1 " \
+             "write alike|ok"; do
+      what=${c%%|*} want=${c#*|}
+      got=$(sed -nE "s/^[0-9]+: $what: //p" "$tmp/said.out")
+      n=$(printf '%s\n' "$got" | grep -c .)
+      distinct=$(printf '%s\n' "$got" | sort -u | grep -c .)
+      if [ "$n" -eq "$np" ] && [ "$distinct" -eq 1 ] && printf '%s\n' "$got" | head -1 | grep -qE "^$want"; then
+        ok "agree -np $np $what: $([ "$want" = ok ] && echo 'alike, goes on' || echo 'refused alike on every rank, naming the ranks')"
+      else
+        bad "agree -np $np $what: $n of $np ranks, $distinct distinct results, not '$want'"
+        printf '%s\n' "$got" | sed 's/^/    /'
+      fi
+    done
+    dones=$(sed -nE 's/^[0-9]+: done //p' "$tmp/said.out")
+    [ "$(printf '%s\n' "$dones" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$dones" | sort -u | grep -c .)" -eq 1 ] ||
+      why="$why; not every rank done, with one energy"
+    for f in out_0.csv out_1.csv out.csv out.dat snap_0.hdf5 snap_1.hdf5 ck_0.hdf5 ck_1.hdf5 frame_0.png frame_1.png; do
+      [ ! -e "$tmp/$f" ] || why="$why; $f was written"
+    done
+    [ -s "$tmp/out_all.csv" ] || why="$why; out_all.csv (the same path on every rank) was not written"
+    if [ -z "$why" ]; then
+      ok "agree -np $np: every rank in step to the end, no file of a refused write"
+    else
+      bad "agree -np $np: ${why#; }"; sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
+    fi
+    # the exchange note of the script's many simulations: said once (by
+    # rank 0), not once per simulation
+    notes=$(grep -c 'positions exchanged' "$tmp/run.err")
+    if [ "$notes" -eq 1 ] && [ "$(grep -c '^orrery: '"$np"' ranks; positions exchanged through the host (MPI)$' "$tmp/run.err")" -eq 1 ]; then
+      ok "agree -np $np: the exchange note said once"
+    else
+      bad "agree -np $np: the exchange note said $notes times, not once"; sed 's/^/    /' "$tmp/run.err"
+    fi
+    # orrery run --resume with another checkpoint on rank 1: said once, no
+    # rank left waiting; the same checkpoint on every rank resumes
+    (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh -c \
+       'exec "$0" run --resume "ck_$([ "$OMPI_COMM_WORLD_RANK" = 1 ] && echo 5 || echo 3).hdf5" "$1" resumed' \
+       "$orr" "$here/mpi/agree.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; said
+    msgs=$(grep -c "^orrery: --resume: orrery.restore: the ranks disagree on the checkpoint's clock: \"t = 0.03, step 3\" on $others, \"t = 0.05, step 5\" on rank 1" "$tmp/run.err")
+    run "$np" --resume ck_5.hdf5 "$here/mpi/agree.lua" resumed; rc2=$?; said
+    resumed=$(grep -c '^[0-9]*: resumed at t = 0.05[0-9]*, step 5$' "$tmp/said.out")
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$msgs" -eq 1 ] && [ "$rc2" -eq 0 ] && [ "$resumed" -eq "$np" ]; then
+      ok "agree -np $np: --resume of another checkpoint on rank 1 refused, said once; the same one resumes"
+    else
+      bad "agree -np $np --resume: exit $rc, $msgs messages; alike: exit $rc2, $resumed of $np resumed"
+      sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
+    fi
+    # simulations closed while an error unwinds: an error on every rank
+    # leaving a <close> simulation whose background frame failed (on rank
+    # 0) goes on, the same on every rank, and the frame's failure is a
+    # note, said once (it replaced the error on rank 0 alone); an error on
+    # rank 1 alone leaving a simulation (<close>, collected, its frames
+    # flushed first) leaves no other rank waiting in a collective of the
+    # closing (the next step met another collective: MPI_ERR_TRUNCATE)
+    run "$np" "$here/mpi/agree.lua" close; rc=$?; said
+    got=$(sed -nE 's/^[0-9]+: close: //p' "$tmp/said.out")
+    why=""
+    [ "$rc" -ne 124 ] || why="timed out"
+    [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] &&
+      printf '%s\n' "$got" | head -1 | grep -qE '^error .*agree.lua:[0-9]+: the real error$' ||
+      why="$why; not 'the real error' alike on every rank"
+    [ "$(grep -c "^orrery: note: while an error closed its simulation (the error goes on): cannot write '/proc/nope/f.png'" "$tmp/run.err")" -eq 1 ] ||
+      why="$why; the frame's failure not noted once"
+    for what in "close one" "gc one" "close flushed"; do
+      grep -qE "^1: $what: error .*agree.lua:[0-9]+: rank 1 alone$" "$tmp/said.out" &&
+        [ "$(grep -c "^[0-9]*: $what: ok$" "$tmp/said.out")" -eq $((np - 1)) ] ||
+        why="$why; $what: not rank 1's error on rank 1 and ok on the others"
+    done
+    dones=$(sed -nE 's/^[0-9]+: done //p' "$tmp/said.out")
+    [ "$(printf '%s\n' "$dones" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$dones" | sort -u | grep -c .)" -eq 1 ] ||
+      why="$why; not every rank went on, with one energy"
+    if [ -z "$why" ]; then
+      ok "agree -np $np: errors closing simulations (on every rank, a frame failed; on rank 1 alone) go on, in step"
+    else
+      bad "agree -np $np close: ${why#; }"; sed 's/^/    /' "$tmp/said.out" "$tmp/run.err"
+    fi
+  done
+  rm -f "$tmp"/ck_*.hdf5 "$tmp"/out_all.csv "$tmp"/frame_ok.png
   # gc_order: simulations dropped without <close>, collected at different
   # moments on each rank; their exchanges' collective teardown (a stand-in
   # for NCCL's communicator, ORRERY_TEST_COLLECTIVE_TEARDOWN) waits for a

@@ -25,6 +25,27 @@ local function describe(v)
   return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(v)
 end
 
+-- The options of a run in words, to compare over the ranks: keys in
+-- order, numbers to the last bit, a table's entries (render's options,
+-- cluster's fractions) likewise, a function as "function".
+local function words(v, depth)
+  if type(v) == "number" then
+    return math.type(v) == "integer" and tostring(v) or format("%.17g", v)
+  end
+  if type(v) ~= "table" or depth > 1 then return describe(v) end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b)
+    if type(a) ~= type(b) then return type(a) < type(b) end
+    return (type(a) == "number" or type(a) == "string") and a < b
+  end)
+  local parts = {}
+  for i, k in ipairs(keys) do
+    parts[i] = (type(k) == "string" and k or "[" .. words(k, 2) .. "]") .. " = " .. words(v[k], depth + 1)
+  end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
 -- Errors point at the caller of run: level 4 from here (bad < check_opts <
 -- run < caller), level 3 from check_opts itself.
 local function bad(fmt, ...) error(WHO .. ": " .. format(fmt, ...), 4) end
@@ -166,6 +187,13 @@ end
 -- (on_step, frames, checkpoints, the energy bound, the log).  Returns
 -- {steps=, seconds=}.
 function Sim:run(...)
+  -- over several ranks every rank makes the same run (its options decide
+  -- which collectives follow): compared before they are checked, which
+  -- fails every rank alike
+  if many then
+    core._same(WHO, words((...), 0), "the options",
+      "every rank must make the same calls with the same arguments")
+  end
   local steps, every, on_step, progress, out, upto = check_opts(self, select("#", ...), ...)
   -- between block steps (sim:step() with hermite) the interval under way
   -- ends first, as the run's first step: its steps are whole intervals of dt_max
