@@ -135,12 +135,18 @@ fi
 if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   here=$(cd "$(dirname "$0")" && pwd)
   orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
-  opts=(--oversubscribe)
+  # every rank's standard output (ORRERY_ALL_RANKS=1; unrank takes the
+  # "[rank R] " prefixes off run.out): these tests compare what each rank
+  # printed; "one voice" below runs without it
+  opts=(--oversubscribe -x ORRERY_ALL_RANKS=1)
   [ "$(id -u)" = 0 ] && opts+=(--allow-run-as-root)
+  unrank() { sed -i -E 's/^\[rank [0-9]+\] //' "$tmp/run.out"; }
   run() {   # run NP ARGS...: the orrery run under mpirun, output in $tmp/run.out / run.err
-    local np=$1; shift
+    local np=$1 rc; shift
     (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" "$orr" run "$@" \
-       >"$tmp/run.out" 2>"$tmp/run.err")
+       >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+    unrank
+    return $rc
   }
   for np in 1 2 3; do
     run "$np" "$here/mpi/bitwise.lua" "p${np}_" || { bad "bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
@@ -191,7 +197,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   # bench over 2 ranks: rank 0 alone prints, one CSV header and a row per N
   # with today's columns then ranks, times, share and efficiency
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
-     --n 1024,1536 --steps 3 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+     --n 1024,1536 --steps 3 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
   num='[0-9.e+-]+'
   rows=$(grep -cE "^(1024|1536),cpu,float,tiled,1024,4,1,$num,$num,$num,-1,2(,$num){7},$num,$num,0,1,1024,4,1,1,1,0,1,0$" "$tmp/run.out")
   heads=$(grep -c '^n,backend,precision,variant,block,unroll,split,ms_per_step,interactions_per_s,gflops,max_rel_err,ranks,ms_force,ms_comm,comm_share,single_rank_interactions_per_s,efficiency,ms_per_step_no_overlap,comm_share_no_overlap,ms_per_step_overlap,comm_share_overlap,overlap,ranges,single_block,single_unroll,single_split,single_ranges,ipt,prefetch,single_ipt,single_prefetch$' "$tmp/run.out")
@@ -208,7 +214,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   why=""
   for want in tuned store; do
     (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
-       --n 1536 --steps 3 --tune >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+       --n 1536 --steps 3 --tune >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
     [ "$rc" -eq 0 ] || why="$why; $want pass: exit $rc"
     grep -qE "^  N=1536: one rank: $want configuration \(block [0-9]+, unroll [0-9]+, split [0-9]+, ipt [0-9]+, threads [0-9]+, ranges [0-9]+(, prefetch)?\)" "$tmp/run.out" ||
       why="$why; $want pass: no one-rank $want line"
@@ -222,7 +228,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   else
     bad "bench --tune over 2 ranks: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
   fi
-  (cd "$tmp" && TMPDIR="$tmp" timeout 60 mpirun "${opts[@]}" -np 2 "$orr" info >"$tmp/run.out" 2>&1); rc=$?
+  (cd "$tmp" && TMPDIR="$tmp" timeout 60 mpirun "${opts[@]}" -np 2 "$orr" info >"$tmp/run.out" 2>&1); rc=$?; unrank
   if [ "$rc" -eq 0 ] && grep -q '^Ranks (mpirun): 2$' "$tmp/run.out" &&
      [ "$(grep -cE '^  rank [01]: .*, local rank [01]: ' "$tmp/run.out")" -eq 2 ] &&
      [ "$(grep -c '^orrery [0-9]' "$tmp/run.out")" -eq 1 ]; then
@@ -322,11 +328,11 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     # is in MPI); on one GPU through one rank's NCCL path
     if [ "$ngpu" -ge 2 ]; then
       (cd "$tmp" && ORRERY_TRACE=1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_TRACE -np 2 "$orr" run \
-         "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+         "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
       ncclnote=$(grep -c 'positions exchanged over NCCL' "$tmp/run.err")
     else
       (cd "$tmp" && ORRERY_TRACE=1 ORRERY_EXCHANGE=nccl TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_TRACE \
-         -x ORRERY_EXCHANGE -np 1 "$orr" run "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+         -x ORRERY_EXCHANGE -np 1 "$orr" run "$here/mpi/gc_order.lua" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
       ncclnote=$(grep -c 'positions exchanged over NCCL' "$tmp/run.err")
     fi
     if [ "$rc" -eq 0 ] && [ "$ncclnote" -ge 1 ] && [ "$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)" -eq 1 ]; then
@@ -342,7 +348,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     if [ "$ngpu" -ge 2 ]; then
       printf '#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK\nexec "$@"\n' >"$tmp/ownvisible.sh"
       (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 sh "$tmp/ownvisible.sh" "$orr" run \
-         "$here/mpi/bitwise.lua" "gv_" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+         "$here/mpi/bitwise.lua" "gv_" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
       if [ "$rc" -eq 0 ] && grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\)$' "$tmp/run.err" &&
          cmp -s "$tmp/g1_float_leapfrog.txt" "$tmp/gv_float_leapfrog.txt"; then
         ok "gpu: two ranks each seeing its own GPU as device 0 exchange over NCCL, bitwise as one rank"
@@ -466,10 +472,10 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
         backend) want="the backend: \"$mine\" on $others, \"$rank1\" on rank 1 \(backend = \"auto\" takes the GPU"
                  (cd "$tmp" && ORRERY_TEST_RANK_BACKEND=1=$rank1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" \
                     -x ORRERY_TEST_RANK_BACKEND -np "$np" "$orr" run "$here/mpi/choices.lua" \
-                    >"$tmp/run.out" 2>"$tmp/run.err"); rc=$? ;;
+                    >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank ;;
         exchange) want="ORRERY_EXCHANGE: \"unset \(automatic\)\" on $others, \"host\" on rank 1 \(set it alike"
                  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
-                    ORRERY_EXCHANGE=host "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$? ;;
+                    ORRERY_EXCHANGE=host "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank ;;
         tune) want="what to tune at creation: \"no tuning\" on $others, \"the force kernel\" on rank 1"
               run "$np" "$here/mpi/choices.lua" tune; rc=$? ;;
       esac
@@ -505,11 +511,11 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       if [ "$case" = bogus ]; then
         want='rank 1: ORRERY_EXCHANGE="bogus" is not an exchange \(expected "host" or "nccl"; unset or empty: automatic\)'
         (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
-           ORRERY_EXCHANGE=bogus "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+           ORRERY_EXCHANGE=bogus "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
       else
         want='ORRERY_EXCHANGE="none" is not an exchange \(expected "host" or "nccl"'
         (cd "$tmp" && ORRERY_EXCHANGE=none TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_EXCHANGE \
-           -np "$np" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+           -np "$np" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
       fi
       got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
       why=""
@@ -614,7 +620,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     # rank left waiting; the same checkpoint on every rank resumes
     (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh -c \
        'exec "$0" run --resume "ck_$([ "$OMPI_COMM_WORLD_RANK" = 1 ] && echo 5 || echo 3).hdf5" "$1" resumed' \
-       "$orr" "$here/mpi/agree.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; said
+       "$orr" "$here/mpi/agree.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank; said
     msgs=$(grep -c "^orrery: --resume: orrery.restore: the ranks disagree on the checkpoint's clock: \"t = 0.03, step 3\" on $others, \"t = 0.05, step 5\" on rank 1" "$tmp/run.err")
     run "$np" --resume ck_5.hdf5 "$here/mpi/agree.lua" resumed; rc2=$?; said
     resumed=$(grep -c '^[0-9]*: resumed at t = 0.05[0-9]*, step 5$' "$tmp/said.out")
@@ -663,7 +669,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   for np in 2 3; do
     (cd "$tmp" && ORRERY_TRACE=1 ORRERY_TEST_COLLECTIVE_TEARDOWN=1 TMPDIR="$tmp" timeout 120 \
        mpirun "${opts[@]}" -x ORRERY_TRACE -x ORRERY_TEST_COLLECTIVE_TEARDOWN -np "$np" "$orr" run \
-       "$here/mpi/gc_order.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?
+       "$here/mpi/gc_order.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
     dones=$(grep -c '^[0-9]*: done ' "$tmp/run.out")
     energies=$(sed -nE 's/^[0-9]+: done //p' "$tmp/run.out" | sort -u | grep -c .)
     downs=$(grep -c 'exchange torn down' "$tmp/run.err")
@@ -674,6 +680,61 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
     fi
   done
+  # one voice (issue 26): a script's standard output is rank 0's alone; with
+  # --all-ranks or ORRERY_ALL_RANKS=1 every rank's, each line behind its rank
+  vopts=(--oversubscribe); [ "$(id -u)" = 0 ] && vopts+=(--allow-run-as-root)
+  for np in 2 3; do
+    for how in quiet flag env; do
+      case $how in
+        quiet) (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np "$np" "$orr" run \
+                  "$here/../scripts/plummer.lua" 256 20 >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$? ;;
+        flag) (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np "$np" "$orr" run --all-ranks \
+                 "$here/../scripts/plummer.lua" 256 20 >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$? ;;
+        env) (cd "$tmp" && ORRERY_ALL_RANKS=1 TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -x ORRERY_ALL_RANKS \
+                -np "$np" "$orr" run "$here/../scripts/plummer.lua" 256 20 >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$? ;;
+      esac
+      heads=$(grep -c 'Plummer sphere: 256 bodies' "$tmp/voice.out")
+      ends=$(grep -c 't = .* after 20 steps' "$tmp/voice.out")
+      why=""
+      [ "$rc" -eq 0 ] || why="exit $rc"
+      if [ "$how" = quiet ]; then
+        [ "$heads" -eq 1 ] && [ "$ends" -eq 1 ] || why="$why; header $heads times, summary $ends times (want once)"
+        grep -q '^\[rank' "$tmp/voice.out" && why="$why; a rank prefix without the option"
+        grep -q '^Plummer sphere: 256 bodies' "$tmp/voice.out" || why="$why; the header is not rank 0's own line"
+      else
+        for r in $(seq 0 $((np - 1))); do
+          [ "$(grep -c "^\[rank $r\] Plummer sphere: 256 bodies" "$tmp/voice.out")" -eq 1 ] || why="$why; rank $r's header not once"
+          [ "$(grep -c "^\[rank $r\] t = .* after 20 steps" "$tmp/voice.out")" -eq 1 ] || why="$why; rank $r's summary not once"
+        done
+        [ "$heads" -eq "$np" ] || why="$why; $heads headers for $np ranks"
+        [ "$(grep -vc '^\[rank [0-9]*\] ' "$tmp/voice.out")" -eq 0 ] || why="$why; a line without its rank"
+      fi
+      if [ -z "$why" ]; then
+        ok "one voice -np $np $how: $([ "$how" = quiet ] && echo "the script's header and summary once, rank 0's" || echo "every rank's lines, each behind its rank")"
+      else
+        bad "one voice -np $np $how: ${why#; }"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"
+      fi
+    done
+  done
+  # errors stay every rank's: an error on rank 1 alone names rank 1 (stderr)
+  printf 'local orrery = require "orrery"\nprint("hello from " .. orrery.rank)\nif orrery.rank == 1 then error("only rank 1") end\n' >"$tmp/voice_err.lua"
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np 2 "$orr" run "$tmp/voice_err.lua" \
+     >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q 'rank 1 of 2 .*voice_err.lua:3: only rank 1' "$tmp/voice.err" &&
+     ! grep -q 'hello from 1' "$tmp/voice.out"; then
+    ok "one voice: an error on rank 1 is still reported by rank 1 (exit $rc), its print dropped"
+  else
+    bad "one voice: an error on rank 1 alone (exit $rc)"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"
+  fi
+  # bench --integrator hermite over ranks: refused, never the force pass instead
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np 2 "$orr" bench --backend cpu --n 1024 \
+     --integrator hermite >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
+  if [ "$rc" -eq 2 ] && grep -q 'bench: --integrator hermite times block steps on one rank only' "$tmp/voice.err" &&
+     ! grep -q 'ms/step' "$tmp/voice.out"; then
+    ok "bench --integrator hermite over 2 ranks: refused (exit 2), nothing timed"
+  else
+    bad "bench --integrator hermite over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"
+  fi
   # stale temporaries: rank 0 killed while it writes a checkpoint (the test
   # hook ORRERY_TEST_WRITE_CRASH: SIGKILL after the temporary file is
   # written, which ends the job) leaves the temporary file; the next write
@@ -682,7 +743,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     rm -rf "$tmp/crash"
     (cd "$tmp" && ORRERY_TEST_WRITE_CRASH=1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" \
        -x ORRERY_TEST_WRITE_CRASH -np "$np" "$orr" run "$here/mpi/checkpoint.lua" start crash/ck.hdf5 5 \
-       >"$tmp/run.out" 2>"$tmp/run.err"); rc1=$?
+       >"$tmp/run.out" 2>"$tmp/run.err"); rc1=$?; unrank
     left=$(ls "$tmp/crash" 2>/dev/null | grep -c '^ck\.hdf5\.tmp\.')
     run "$np" "$here/mpi/checkpoint.lua" start crash/ck.hdf5 5; rc2=$?
     after=$(ls "$tmp/crash" 2>/dev/null | grep -c '^ck\.hdf5\.tmp\.')
