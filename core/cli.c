@@ -17,6 +17,8 @@
 #include "rtc.h"
 #include "tune.h"
 #include "htune.h"
+#include "tunestore.h"
+#include "util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -399,14 +401,20 @@ static int cmd_info(args_t *a)
                orr_hostcc_flags(), orr_hostcc_precision_flags(0), cpu,
                sysconf(_SC_NPROCESSORS_ONLN));
     }
-    char dir[4096];
+    char dir[4096], why[4096 + 128];
     size_t entries = 0, bytes = 0;
-    if (orr_kcache_dir(dir, sizeof dir, &e) || orr_kcache_usage(&entries, &bytes, &e)) {
+    const orr_kcache_state ks = orr_kcache_check(dir, sizeof dir, why, sizeof why);
+    if (ks == ORR_KCACHE_UNUSABLE) {
+        printf("kernel cache: unusable: %s\n", why);
+    } else if (orr_kcache_usage(&entries, &bytes, &e)) {
         printf("kernel cache: unusable: %s\n", e.msg);
         orr_error_clear(&e);
     } else {
-        printf("kernel cache: %s, %zu entr%s, %.1f MiB\n", dir, entries, entries == 1 ? "y" : "ies",
-               bytes / 1048576.0);
+        printf("kernel cache: %s, %zu entr%s, %.1f MiB\n", dir, entries,
+               entries == 1 ? "y" : "ies", bytes / 1048576.0);
+        if (ks == ORR_KCACHE_READONLY)   /* lookups work: what is there is used */
+            printf("  read-only: %s; its kernels and tunings are used, new ones not stored\n",
+                   why);
     }
     int tunings = 0;
     printf("stored tunings:\n");
@@ -427,11 +435,19 @@ static void list_entry(const orr_kcache_entry *en, void *ctx)
     char when[32];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
     if (en->refused)
-        printf("%-44s %10zu  %s  (refused: %s; remove it or run 'orrery cache clear')\n",
-               en->name, en->bytes, when, en->refused);
+        printf("%-44s %10zu  %s  (refused: %s; %s)\n", en->name, en->bytes, when, en->refused,
+               en->advice);
     else
         printf("%-44s %10zu  %s%s\n", en->name, en->bytes, when, en->valid ? "" : "  (corrupt)");
     ++*(int *)ctx;
+}
+
+/* What cache clear leaves (not orrery's own: orr_kcache_clear), a line
+ * each, before the count. */
+static void left_entry(const char *path, const char *why, void *ctx)
+{
+    printf("left %s: %s; remove it yourself\n", path, why);
+    ++*(size_t *)ctx;
 }
 
 static int cmd_cache(args_t *a)
@@ -449,11 +465,16 @@ static int cmd_cache(args_t *a)
         printf("%d entr%s in %s\n", count, count == 1 ? "y" : "ies", dir);
         return 0;
     }
-    size_t removed = 0, tunings = 0;
-    if (orr_kcache_clear(&removed, &e) || orr_tune_store_clear(&tunings, &e))
+    size_t removed = 0, tunings = 0, left = 0;
+    if (orr_kcache_clear(&removed, NULL, left_entry, &left, &e) ||
+        orr_tune_store_clear(&tunings, left_entry, &left, &e))
         return report(&e);
-    printf("removed %zu entr%s and %zu stored tuning%s from %s\n", removed,
+    printf("removed %zu entr%s and %zu stored tuning%s from %s", removed,
            removed == 1 ? "y" : "ies", tunings, tunings == 1 ? "" : "s", dir);
+    if (left)
+        printf("; left %zu item%s that %s not orrery's own (above)", left, left == 1 ? "" : "s",
+               left == 1 ? "is" : "are");
+    printf("\n");
     return 0;
 }
 
@@ -652,6 +673,31 @@ static int parse_list(const char *cmd, const char *opt, const char *s, int all_o
     return 0;
 }
 
+/* "  note: LINE" for each line of a note (util.h: one entry per line) not
+ * printed before by this process (a read-only cache directory is said
+ * once, not for every body count), told by 64-bit FNV-1a hashes of the
+ * lines (a full table prints every later line: none is dropped wrongly). */
+static void print_note_lines(FILE *f, const char *note)
+{
+    static unsigned long long seen[256];
+    static int nseen;
+    while (*note) {
+        size_t len = strcspn(note, "\n");
+        unsigned long long h = 1469598103934665603ull;
+        for (size_t k = 0; k < len; k++)
+            h = (h ^ (unsigned char)note[k]) * 1099511628211ull;
+        int old = len == 0;
+        for (int k = 0; k < nseen && !old; k++)
+            old = seen[k] == h;
+        if (!old) {
+            if (nseen < (int)(sizeof seen / sizeof seen[0]))
+                seen[nseen++] = h;
+            fprintf(f, "  note: %.*s\n", (int)len, note);
+        }
+        note += len + (note[len] == '\n');
+    }
+}
+
 static void print_build(FILE *info, const orr_bench_row *r)
 {
     const orr_build_info *b = &r->build;
@@ -661,8 +707,7 @@ static void print_build(FILE *info, const orr_bench_row *r)
     else
         fprintf(info, "  kernels for %s: compiled in %.2f s (key %.12s), loaded in %.1f ms\n",
                 b->target, b->compile_s, b->key, b->load_s * 1e3);
-    if (b->note[0])
-        fprintf(info, "  note: %s\n", b->note);
+    print_note_lines(info, b->note);
 }
 
 /* Options shared by bench and tune: kernel spec, backend, body counts. */
@@ -905,8 +950,10 @@ static int bench_one(const bench_opts *b, orr_variant v, long n, orr_bench_row *
             return 1;
         }
         spec = tr.best;
+        char flat[sizeof tr.note + 64];
         fprintf(b->info, "  N=%ld: %s configuration (%d candidates tried now)%s%s\n", n,
-                tr.source, tr.ntrials, tr.note[0] ? "; " : "", tr.note);
+                tr.source, tr.ntrials, tr.note[0] ? "; " : "",
+                orr_note_flat(tr.note, flat, sizeof flat));
     }
     if (orr_bench_run(b->run.kind, &spec, v, n, (int)b->steps, row, NULL, 0, &e)) {
         orr_error_context(&e, "bench N=%ld %s", n, orr_variant_name(v));
@@ -990,19 +1037,23 @@ static orr_status ranks_tuning(const bench_opts *b, orr_comm *c, long n, int dev
     st = orr_comm_all_ok(c, st, err, "tune the one-rank configuration");
     if (!st)
         st = orr_dist_tune(c, b->run.kind, &b->run.spec, n, o, &rs, err);
+    char notes[2048];   /* what every group's tuning said */
+    if (!st)
+        st = orr_dist_notes(c, rs.note, notes, sizeof notes, err);
     if (st)
         return st;
     *single = *sliced = b->run.spec;
     single->launch = rank0 ? r1.best.launch : b->run.spec.launch;
     sliced->launch = rs.best.launch;
     if (rank0) {
-        char l1[160], ls[160];
+        char l1[160], ls[160], flat[sizeof notes + 64];
         orr_launch_describe(&single->launch, l1, sizeof l1);
         orr_launch_describe(&sliced->launch, ls, sizeof ls);
         fprintf(b->info, "  N=%ld: one rank: %s configuration (%s)%s%s\n", n, r1.source, l1,
-                r1.note[0] ? "; " : "", r1.note);
+                r1.note[0] ? "; " : "", orr_note_flat(r1.note, flat, sizeof flat));
         fprintf(b->info, "  N=%ld: each of %d ranks, its slice against all N: %s configuration "
-                "(%s)%s%s\n", n, ranks, rs.source, ls, rs.note[0] ? "; " : "", rs.note);
+                "(%s)%s%s\n", n, ranks, rs.source, ls, notes[0] ? "; " : "",
+                orr_note_flat(notes, flat, sizeof flat));
     }
     return ORR_OK;
 }
@@ -1091,8 +1142,10 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
 /* The Hermite tuner's choice for n, a line per bucket of active bodies. */
 static void print_hermite_choice(const orr_htune_result *h, long n)
 {
+    char flat[sizeof h->note + 64];
     printf("# force + jerk launches for N=%ld (%s, %.2f s; %d tried, %d rejected)%s%s\n", n,
-           h->source, h->elapsed_s, h->ntrials, h->nfailed, h->note[0] ? ": " : "", h->note);
+           h->source, h->elapsed_s, h->ntrials, h->nfailed, h->note[0] ? ": " : "",
+           orr_note_flat(h->note, flat, sizeof flat));
     for (int k = 0; k < h->nbuckets; k++) {
         char ms[32] = "-";
         if (h->ms[k] >= 0)
@@ -1171,6 +1224,8 @@ static int cmd_bench(args_t *a)
     if (!rc && (orr_comm_launched() || nccl1) && orr_comm_world(&c, &ce))
         rc = report(&ce);
     if (!rc && c && (orr_comm_size(c) > 1 || nccl1)) {
+        if (orr_comm_rank(c) != 0)
+            orr_tune_store_on_wait(NULL, NULL);   /* rank 0 alone talks */
         if (orr_comm_rank(c) == 0)
             rc = bench_describe(&b);
         if (!rc)
@@ -1337,8 +1392,7 @@ static int cmd_tune(args_t *a)
             orr_error_clear(&e);
             continue;
         }
-        if (r.note[0])
-            printf("  note: %s\n", r.note);
+        print_note_lines(stdout, r.note);
         const orr_launch *b = &r.best.launch;
         printf("  winner (%s) for N<=%ld: block %d unroll %d split %d ipt %d%s threads %d ranges %d: "
                "%.4g ms, %.3e interactions/s; %d tried, %d rejected, %.2f s\n", r.source,
@@ -1476,6 +1530,15 @@ static void install_crash_handler(void)
     }
 }
 
+/* A save of a tuning (tune, bench --tune, cache clear) that stands still
+ * for the store's lock says so as it waits. */
+static void store_wait(const char *msg, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "orrery: note: %s\n", msg);
+    fflush(stderr);
+}
+
 int orr_cli_main(int argc, char **argv, const orr_cli_command *extra, int nextra,
                  orr_cli_law_loader load_law)
 {
@@ -1510,6 +1573,7 @@ static int cli_main(int argc, char **argv, const orr_cli_command *extra, int nex
     for (int k = 0; k < nextra; k++)
         if (strcmp(cmd, extra[k].name) == 0)
             return extra[k].main(argc, argv);
+    orr_tune_store_on_wait(store_wait, NULL);
     for (size_t k = 0; k < NBUILTINS; k++)
         if (strcmp(cmd, builtins[k].name) == 0)
             return builtins[k].run(&a);

@@ -567,6 +567,71 @@ void orr_dist_set_overlap(orr_dist *d, int on)
     d->overlap = on != 0;
 }
 
+/* Whether text (lines) holds line (len bytes) as a whole line before stop. */
+static int has_line(const char *text, const char *stop, const char *line, size_t len)
+{
+    for (const char *p = text; p < stop && *p;) {
+        size_t n = strcspn(p, "\n");
+        if (n == len && memcmp(p, line, len) == 0)
+            return 1;
+        p += n + (p[n] == '\n');
+    }
+    return 0;
+}
+
+/* Every rank's note, each line once (see dist.h). */
+orr_status orr_dist_notes(orr_comm *comm, const char *mine, char *out, size_t size,
+                          orr_error *err)
+{
+    enum { NOTE = 512 };
+    const int ranks = comm ? orr_comm_size(comm) : 1;
+    if (ranks == 1) {
+        if (out != mine)
+            snprintf(out, size, "%s", mine);
+        return ORR_OK;
+    }
+    char mycopy[NOTE];
+    snprintf(mycopy, sizeof mycopy, "%s", mine);
+    char *all = calloc((size_t)ranks, NOTE);
+    orr_status st = all ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    st = orr_comm_all_ok(comm, st, err, "gather the ranks' notes");
+    if (!st)
+        st = orr_comm_allgather(comm, mycopy, all, NOTE, err);
+    if (st) {
+        free(all);
+        return st;
+    }
+    /* lines that do not fit whole are left out and counted, with room kept
+     * for saying so */
+    enum { RESERVE = 64 };
+    int dropped = 0;
+    if (size)
+        out[0] = '\0';
+    for (int r = 0; r < ranks; r++) {
+        char *text = all + (size_t)r * NOTE;
+        text[NOTE - 1] = '\0';
+        for (const char *line = text; *line;) {
+            size_t len = strcspn(line, "\n");
+            int seen = len == 0 || has_line(text, line, line, len);
+            for (int q = 0; q < r && !seen; q++)
+                seen = has_line(all + (size_t)q * NOTE, all + (size_t)(q + 1) * NOTE, line, len);
+            const size_t need = strlen(out) + 1 + len + (r > 0 ? 16 : 0) + RESERVE;
+            if (!seen && need > size)
+                dropped++;
+            else if (!seen && r > 0)
+                orr_note_add(out, size, "rank %d: %.*s", r, (int)len, line);
+            else if (!seen)
+                orr_note_add(out, size, "%.*s", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+    }
+    if (dropped)
+        orr_note_add(out, size, "(%d more note%s from other ranks not shown)", dropped,
+                     dropped == 1 ? "" : "s");
+    free(all);
+    return ORR_OK;
+}
+
 /* Tuning over the ranks (see dist.h).  The groups are those whose
  * identities the tuning store would answer alike; the wall time stays
  * within one budget per group (one group where the devices match, as the

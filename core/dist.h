@@ -69,9 +69,22 @@ orr_range orr_dist_mine(const orr_dist *d);
  * same identity (the same kind of device and slice bucket) form a group
  * whose lowest rank tunes, or finds the stored tuning, and gives it to the
  * rest; the groups take turns, so no two ranks time candidates on one
- * device at once.  A rank that fails makes every rank fail.  Collective. */
+ * device at once.  A rank that fails makes every rank fail.  res->note is
+ * this rank's own (its group's leader's tuning, the leader's alone);
+ * orr_dist_notes gathers them.  Collective. */
 orr_status orr_dist_tune(orr_comm *comm, orr_backend_kind kind, const orr_kspec *base, long n,
                         orr_tune_options o, orr_tune_result *res, orr_error *err);
+
+/* Every rank's note (mine, this rank's, up to 511 bytes: entries one per
+ * line, util.h; "" for none) into out (size bytes; may be mine) on every
+ * rank: each distinct line once, in rank order, one per line, a line first
+ * given by a rank R > 0 as "rank R: LINE"; lines that do not fit whole are
+ * left out, said in a last line "(K more notes from other ranks not
+ * shown)"; mine itself with comm NULL or one rank.  Tunings over ranks say
+ * so what any rank's tuner said.  Collective: every rank calls it, or none
+ * (after a collective that every rank passed). */
+orr_status orr_dist_notes(orr_comm *comm, const char *mine, char *out, size_t size,
+                          orr_error *err);
 
 /* Whether two ranks of c use one GPU (NCCL refuses them), told by the
  * GPUs themselves: gpu is this rank's GPU's identity (its UUID,

@@ -170,13 +170,20 @@ static orr_status save(const htuner *t, int k, const char *kernel, const orr_htu
     return orr_tune_store_put(&e, st, ntrials, t->r->note, sizeof t->r->note, err);
 }
 
-/* save(), a failure said in the note (not an error: the run goes on). */
+/* save(), a failure said in the note (not an error: the run goes on),
+ * once however many buckets it stops; a directory not usable or not
+ * writable in the kernel cache's words. */
 static void save_noted(const htuner *t, int k, const char *kernel, const orr_htune_trial *trials,
                        int ntrials)
 {
     orr_error se = {0};
-    if (save(t, k, kernel, trials, ntrials, &se) != ORR_OK)
-        orr_note_add(t->r->note, sizeof t->r->note, "Hermite tuning not saved: %s", se.msg);
+    if (save(t, k, kernel, trials, ntrials, &se) != ORR_OK) {
+        char text[ORR_NOTE_MAX];
+        snprintf(text, sizeof text, se.code == ORR_ERR_CACHE ? "%s" : "Hermite tuning not saved: %s",
+                 se.msg);
+        if (!strstr(t->r->note, text))
+            orr_note_add(t->r->note, sizeof t->r->note, "%s", text);
+    }
     orr_error_clear(&se);
 }
 

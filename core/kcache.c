@@ -26,9 +26,6 @@
 #define KC_KEY_LEN 32
 #define KC_HDR_SIZE (KC_MAGIC_LEN + KC_KEY_LEN + 8 + 8)
 #define KC_KIND_MAX 16
-/* what a refused entry's message advises */
-#define KC_ADVICE "remove it or run 'orrery cache clear'"
-
 /* ---- keys ---------------------------------------------------------------- */
 
 orr_status orr_kkey_begin(orr_kkey_builder *b, orr_error *err)
@@ -245,6 +242,27 @@ orr_status orr_kcache_dir(char *out, size_t size, orr_error *err)
     return ORR_OK;
 }
 
+orr_kcache_state orr_kcache_check(char *dir, size_t dsize, char *why, size_t why_size)
+{
+    orr_error e = {0};
+    if (orr_kcache_dir(dir, dsize, &e) != ORR_OK) {
+        if (dsize)
+            dir[0] = '\0';
+        snprintf(why, why_size, "%s", e.msg);
+        orr_error_clear(&e);
+        return ORR_KCACHE_UNUSABLE;
+    }
+    /* the effective user's rights, as open and rename will see them (a
+     * directory of one's own with mode 0500, a read-only file system) */
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
+        snprintf(why, why_size, "cache directory %s is not writable (%s)", dir, strerror(errno));
+        return ORR_KCACHE_READONLY;
+    }
+    if (why_size)
+        why[0] = '\0';
+    return ORR_KCACHE_USABLE;
+}
+
 /* Resolves the directory and the path of key/kind in it. */
 static orr_status entry_path(const orr_kkey *key, const char *kind, char *dir, size_t dsize,
                              char *path, size_t psize, orr_error *err)
@@ -365,6 +383,54 @@ static int entry_read(int fd, const char *keyhex, off_t fsize, void **data, size
     return ENTRY_OK;
 }
 
+/* Why an entry with these attributes (lstat or fstat) is refused, or NULL:
+ * loading a file someone else could have written would run their code. */
+static const char *refusal(const struct stat *sb)
+{
+    if (S_ISLNK(sb->st_mode))
+        return "a symbolic link";
+    if (S_ISDIR(sb->st_mode))
+        return "a directory";
+    if (!S_ISREG(sb->st_mode))
+        return "not a regular file";
+    if (sb->st_uid != geteuid())
+        return "not owned by you";
+    if (sb->st_mode & (S_IWGRP | S_IWOTH))
+        return "writable by group or others";
+    return NULL;
+}
+
+/* Whether orr_kcache_clear removes an item with these attributes: a
+ * regular file of one's own, nothing it would follow or descend into. */
+static int clearable(const struct stat *sb)
+{
+    return S_ISREG(sb->st_mode) && sb->st_uid == geteuid();
+}
+
+/* What to do about a refused entry (kcache.h). */
+static const char *advice(const struct stat *sb)
+{
+    return clearable(sb) ? ORR_KCACHE_ADVICE_CLEAR : ORR_KCACHE_ADVICE_OWN;
+}
+
+/* why, with the owner's uid for another user's file, into buf. */
+static const char *reason(const char *why, const struct stat *sb, char *buf, size_t size)
+{
+    if (sb && strcmp(why, "not owned by you") == 0)
+        snprintf(buf, size, "%s (uid %lu)", why, (unsigned long)sb->st_uid);
+    else
+        snprintf(buf, size, "%s", why);
+    return buf;
+}
+
+static orr_status refuse(orr_error *err, const char *path, const char *why,
+                         const struct stat *sb)
+{
+    char text[64];
+    return orr_fail(err, ORR_ERR_CACHE, "refusing cache entry %s: %s; %s", path,
+                    reason(why, sb, text, sizeof text), sb ? advice(sb) : ORR_KCACHE_ADVICE_OWN);
+}
+
 orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, size_t *len,
                           int *hit, char **note, orr_error *err)
 {
@@ -385,13 +451,24 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
-        if (errno == ENOENT)
+        int e = errno;
+        if (e == ENOENT)
             return ORR_OK;
-        if (errno == ELOOP)
-            return orr_fail(err, ORR_ERR_CACHE,
-                            "refusing cache entry %s: it is a symbolic link; " KC_ADVICE, path);
-        return orr_fail(err, ORR_ERR_CACHE, "cannot open cache entry %s: %s", path,
-                        strerror(errno));
+        struct stat lsb;
+        const int known = lstat(path, &lsb) == 0;
+        const char *why = e == ELOOP ? "a symbolic link" : known ? refusal(&lsb) : NULL;
+        if (why)
+            return refuse(err, path, why, known ? &lsb : NULL);
+        if (e == EACCES && known && S_ISREG(lsb.st_mode)) {
+            /* a file of one's own that one may not read (mode 000): no use
+             * to anyone, so a miss that the rebuilt entry replaces, as a
+             * corrupt one is */
+            if (note && asprintf(note, "cache entry %s cannot be read (%s); rebuilding", path,
+                                 strerror(e)) < 0)
+                *note = NULL;
+            return ORR_OK;
+        }
+        return orr_fail(err, ORR_ERR_CACHE, "cannot open cache entry %s: %s", path, strerror(e));
     }
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
@@ -399,22 +476,10 @@ orr_status orr_kcache_get(const orr_kkey *key, const char *kind, void **data, si
         close(fd);
         return orr_fail(err, ORR_ERR_IO, "cannot stat cache entry %s: %s", path, strerror(e));
     }
-    if (!S_ISREG(sb.st_mode)) {
+    const char *refused = refusal(&sb);
+    if (refused) {
         close(fd);
-        return orr_fail(err, ORR_ERR_CACHE,
-                        "refusing cache entry %s: not a regular file; " KC_ADVICE, path);
-    }
-    if (sb.st_uid != geteuid()) {
-        close(fd);
-        return orr_fail(err, ORR_ERR_CACHE,
-                        "refusing cache entry %s: not owned by you (uid %lu); " KC_ADVICE, path,
-                        (unsigned long)sb.st_uid);
-    }
-    if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
-        close(fd);
-        return orr_fail(err, ORR_ERR_CACHE,
-                        "refusing cache entry %s: writable by group or others; " KC_ADVICE,
-                        path);
+        return refuse(err, path, refused, &sb);
     }
 
     char why[160];
@@ -520,26 +585,23 @@ typedef struct {
     size_t entries, bytes;
 } list_ctx;
 
-/* Fills e for one entry; returns 0, or 1 if it vanished or is a directory.
- * Entries that orr_kcache_get would refuse get the reason in e->refused. */
+/* Fills e for one entry; returns 0, or 1 if it vanished.  Entries that
+ * orr_kcache_get would refuse (directories, FIFOs, sockets and symbolic
+ * links among them: never opened or followed) get the reason in
+ * e->refused; only regular files count bytes. */
 static int describe(const char *dir, int dfd, const char *name, int check, orr_kcache_entry *e)
 {
     (void)dir;
     struct stat sb;
-    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(sb.st_mode))
+    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
         return 1;
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s", name);
-    e->bytes = (size_t)sb.st_size;
+    e->bytes = S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0;
     e->mtime = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
-    if (S_ISLNK(sb.st_mode))
-        e->refused = "a symbolic link";
-    else if (!S_ISREG(sb.st_mode))
-        e->refused = "not a regular file";
-    else if (sb.st_uid != geteuid())
-        e->refused = "not owned by you";
-    else if (sb.st_mode & (S_IWGRP | S_IWOTH))
-        e->refused = "writable by group or others";
+    e->refused = refusal(&sb);
+    if (e->refused)
+        e->advice = advice(&sb);
     if (!check || e->refused)
         return 0;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -601,12 +663,32 @@ static int is_entry_or_temp(const char *name)
     return is_entry_name(name) || is_temp_name(name);
 }
 
+typedef struct {
+    size_t removed, left;
+    void (*on_left)(const char *path, const char *why, void *ctx);
+    void *ctx;
+} clear_ctx;
+
+/* Removes one item if it is orrery's own, a regular file of one's own
+ * (unlinked: a name replaced by a directory since is refused by unlinkat,
+ * a link removed itself, never followed); anything else named like an
+ * entry (a directory, a symbolic link, a FIFO, a socket, a device, another
+ * user's file) is not orrery's to judge: left, and given to on_left. */
 static orr_status clear_item(const char *dir, int dfd, const char *name, void *ctx,
                              orr_error *err)
 {
+    clear_ctx *cc = ctx;
     struct stat sb;
-    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(sb.st_mode))
-        return ORR_OK;   /* gone already, or not ours to remove */
+    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+        return ORR_OK;   /* gone already */
+    if (!clearable(&sb)) {
+        char path[PATH_MAX + 160], why[64];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        cc->left++;
+        if (cc->on_left)
+            cc->on_left(path, reason(refusal(&sb), &sb, why, sizeof why), cc->ctx);
+        return ORR_OK;
+    }
     if (unlinkat(dfd, name, 0) != 0) {
         if (errno == ENOENT)
             return ORR_OK;
@@ -614,17 +696,21 @@ static orr_status clear_item(const char *dir, int dfd, const char *name, void *c
                         strerror(errno));
     }
     if (is_entry_name(name))
-        ++*(size_t *)ctx;
+        cc->removed++;
     return ORR_OK;
 }
 
 /* Counts removed entries; stale temp files are removed but not counted. */
-orr_status orr_kcache_clear(size_t *removed, orr_error *err)
+orr_status orr_kcache_clear(size_t *removed, size_t *left,
+                            void (*on_left)(const char *path, const char *why, void *ctx),
+                            void *ctx, orr_error *err)
 {
-    size_t n = 0;
-    orr_status st = for_each(is_entry_or_temp, clear_item, &n, err);
+    clear_ctx cc = {0, 0, on_left, ctx};
+    orr_status st = for_each(is_entry_or_temp, clear_item, &cc, err);
     if (removed)
-        *removed = n;
+        *removed = cc.removed;
+    if (left)
+        *left = cc.left;
     return st;
 }
 
@@ -642,36 +728,54 @@ orr_status orr_kcache_build(const char *const *key_parts, int nparts, const char
     orr_kkey_finish(&kb, &key);
     memcpy(info->key, key.hex, sizeof info->key);
 
-    /* a cache directory that cannot be made or used: built uncached, and the
-     * note says why (as for a failed store below) */
-    char dir[PATH_MAX];
-    orr_error dir_err = {0};
-    if (orr_kcache_dir(dir, sizeof dir, &dir_err) != ORR_OK) {
-        snprintf(info->note, sizeof info->note, "kernel cache unusable, running uncached: %s",
-                 dir_err.msg);
-        orr_error_clear(&dir_err);
-        info->cached = 0;
+    /* a cache directory that cannot be made or used: built uncached; one
+     * that cannot be written: looked up, and what is built not stored.
+     * The note says why in the same words for every kernel, so a caller
+     * that shows each distinct note once says it once. */
+    char dir[PATH_MAX], why[PATH_MAX + 128];
+    const orr_kcache_state state = orr_kcache_check(dir, sizeof dir, why, sizeof why);
+    info->cached = 0;
+    if (state == ORR_KCACHE_UNUSABLE) {
+        snprintf(info->note, sizeof info->note, ORR_KCACHE_UNUSABLE_NOTE "%s", why);
         return build(ctx, data, len, &info->compile_s, err);
     }
 
     int hit = 0;
     char *note = NULL;
-    st = orr_kcache_get(&key, kind, data, len, &hit, &note, err);
+    orr_error get_err = {0};
+    st = orr_kcache_get(&key, kind, data, len, &hit, &note, &get_err);
     if (note) {
         snprintf(info->note, sizeof info->note, "%s", note);
         free(note);
     }
-    if (st)
+    if (st == ORR_ERR_CACHE || st == ORR_ERR_IO) {
+        /* an entry refused (a directory, FIFO, link, a file someone else
+         * could have written) or one that cannot be read: never loaded,
+         * left as it is, and the kernel built without the cache */
+        snprintf(info->note, sizeof info->note, "kernel built uncached: %.470s", get_err.msg);
+        orr_error_clear(&get_err);
+        return build(ctx, data, len, &info->compile_s, err);
+    }
+    if (st) {
+        if (err)
+            *err = get_err;
+        else
+            orr_error_clear(&get_err);
         return st;
+    }
     if (hit) {
         info->cached = 1;
         info->compile_s = 0;
         return ORR_OK;
     }
-    info->cached = 0;
     st = build(ctx, data, len, &info->compile_s, err);
     if (st)
         return st;   /* nothing is written to the cache for a failed build */
+    if (state == ORR_KCACHE_READONLY) {
+        if (!info->note[0])
+            snprintf(info->note, sizeof info->note, ORR_KCACHE_READONLY_NOTE "%s", why);
+        return ORR_OK;
+    }
     orr_error put_err = {0};
     if (orr_kcache_put(&key, kind, *data, *len, &put_err) != ORR_OK && !info->note[0])
         snprintf(info->note, sizeof info->note, "kernel not cached: %s", put_err.msg);

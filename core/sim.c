@@ -59,6 +59,8 @@ struct orr_sim {
     orr_htune_result hermite;      /* their tuning (or their checkpoint's) */
     double *agreed;                /* every rank's settings at a stepping call (steps_agree),
                                       made at the first */
+    char tune_note[2048];          /* what the last tuning said, every rank's
+                                      (orr_sim_tune_note) */
 };
 
 static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *err);
@@ -164,7 +166,15 @@ static orr_status hermite_tune(orr_sim *s, double budget, int retune, orr_error 
         st = ranks > 1 ? orr_comm_all_ok(comm, mine, err, "tune its Hermite kernel") : mine;
     }
     s->hermite_tuned = !st;
+    if (!st)   /* each rank tuned its own: what any of them said */
+        st = orr_dist_notes(ranks > 1 ? comm : NULL, s->hermite.note, s->tune_note,
+                            sizeof s->tune_note, err);
     return st;
+}
+
+const char *orr_sim_tune_note(const orr_sim *s)
+{
+    return s->tune_note;
 }
 
 const orr_htune_result *orr_sim_hermite_tuning(const orr_sim *s)
@@ -496,6 +506,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         o.device = c->device;
         orr_tune_result r;
         st = orr_dist_tune(c->comm, kind, &spec, c->n, o, &r, err);
+        if (!st)   /* what every rank's tuning said (collective: every rank is here) */
+            st = orr_dist_notes(c->comm, r.note, s->tune_note, sizeof s->tune_note, err);
         if (st) {
             orr_error_context(err, "tuning kernels for %ld bodies", c->n);
             orr_sim_destroy(s);
@@ -638,8 +650,9 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
         o.ctx = &rr;
     }
     orr_tune_result r;
-    orr_status st = orr_dist_tune(s->dist ? orr_dist_comm(s->dist) : NULL, s->cfg.backend, &base,
-                               s->cfg.n, o, &r, err);
+    orr_status st = orr_dist_tune(comm, s->cfg.backend, &base, s->cfg.n, o, &r, err);
+    if (!st)   /* collective: before anything that may fail on one rank alone */
+        st = orr_dist_notes(comm, r.note, s->tune_note, sizeof s->tune_note, err);
     orr_kspec k = base;
     k.launch = r.best.launch;
     if (!st)

@@ -165,6 +165,15 @@ const orr_htune_result *orr_sim_hermite_tuning(const orr_sim *s);
 orr_status orr_sim_set_hermite_launch(orr_sim *s, const orr_hlaunch *launch, int nbuckets,
                                       const char *source, orr_error *err);
 
+/* What the last tuning (at creation or orr_sim_tune, the force pass's or
+ * the Hermite kernel's) said: a tuning not saved and why (the store
+ * unreadable, its lock held past the wait, the cache directory unusable or
+ * read-only), a corrupt store rewritten, the defaults kept; over several
+ * ranks every rank's, each text once (orr_dist_notes), alike on every
+ * rank.  "" when nothing was said or nothing was tuned.  Owned by s, valid
+ * until the next tuning. */
+const char *orr_sim_tune_note(const orr_sim *s);
+
 /* Retunes the kernels for this simulation (budget seconds, or every
  * candidate when exhaustive) and switches to the winner; the state is kept.
  * report (may be NULL) sees every candidate (an orr_tune_trial, see tune.h).

@@ -1328,8 +1328,11 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         result->best_interactions_per_s = interactions(&t.id, win_ms);
         snprintf(result->source, sizeof result->source, "tuned");
         orr_error serr = {0};
-        if (save(&t, winner, win_ms, &serr) != ORR_OK)
-            orr_note_add(result->note, sizeof result->note, "tuning not saved: %s", serr.msg);
+        if (save(&t, winner, win_ms, &serr) != ORR_OK)   /* a directory not usable or not
+                                                            writable: its own words */
+            orr_note_add(result->note, sizeof result->note,
+                         serr.code == ORR_ERR_CACHE ? "%s" : "tuning not saved: %s",
+                         serr.msg);
         orr_error_clear(&serr);
     }
     result->ntrials = t.ntrials;

@@ -24,6 +24,7 @@
 #define STORE_TMP STORE_NAME ".tmp."   /* outfile.h's temporary names */
 #define STORE_LOCK STORE_NAME ".lock"
 #define LOCK_TIMEOUT_S 30.0            /* the longest wait for another save */
+#define WAIT_NOTICE_S 1.0              /* a wait this long is told to the wait hook */
 #define STORE_FORMAT "orrery-tuning"
 #define STORE_VERSION 1
 
@@ -245,6 +246,18 @@ static cJSON *store_find(const store *s, const char *device, const char *kernel,
 
 static pthread_mutex_t lock_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+/* orr_tune_store_on_wait's hook (set before any save, read under lock_mutex) */
+static void (*wait_hook)(const char *msg, void *ctx);
+static void *wait_hook_ctx;
+
+void orr_tune_store_on_wait(void (*fn)(const char *msg, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&lock_mutex);
+    wait_hook = fn;
+    wait_hook_ctx = ctx;
+    pthread_mutex_unlock(&lock_mutex);
+}
+
 typedef struct {
     int fd;           /* the lock file, locked; -1 when saving without a lock */
     int ofd;          /* 1: an open-file-description lock */
@@ -284,7 +297,11 @@ static orr_status store_lock_take(const char *dir, store_lock *lk, char *note, s
     lk->fd = -1;
     lk->ofd = 1;
     pthread_mutex_lock(&lock_mutex);
-    const double timeout = lock_timeout_s(), deadline = mono_s() + timeout;
+    const double timeout = lock_timeout_s(), start = mono_s(), deadline = start + timeout;
+    /* a wait that lasts is told before it goes on (half the wait when it is
+     * short, as tests make it) */
+    const double notice = timeout / 2 < WAIT_NOTICE_S ? timeout / 2 : WAIT_NOTICE_S;
+    int told = 0;
     const char *test_nolock = getenv("ORRERY_TEST_NOLOCK");   /* test hook (tunestore.h) */
     long pause_ms = 1;
     orr_status st = ORR_OK;
@@ -347,7 +364,15 @@ static orr_status store_lock_take(const char *dir, store_lock *lk, char *note, s
                           strerror(e));
             break;
         }
-        if (mono_s() >= deadline) {
+        const double now = mono_s();
+        if (!told && now - start >= notice && now < deadline && wait_hook) {
+            char msg[PATH_MAX + 160];
+            snprintf(msg, sizeof msg, "the tuning store is locked by another process: waiting up "
+                     "to %g s for %s", timeout, path);
+            wait_hook(msg, wait_hook_ctx);
+            told = 1;
+        }
+        if (now >= deadline) {
             st = orr_fail(err, ORR_ERR_IO,
                           "the tuning store is locked: waited %g s for %s, held by another "
                           "process (a save that hangs, or a lock left on an NFS server)",
@@ -381,7 +406,15 @@ static orr_status save_entry(cJSON *entry, const char *device, const char *kerne
     store s;
     memset(&s, 0, sizeof s);
     store_lock lk;
-    orr_status st = store_locate(&s, err);
+    /* a directory that cannot be used or written: said as the kernel cache
+     * says it (one note for both where a caller shows each once) */
+    char why[PATH_MAX + 128];
+    const orr_kcache_state ks = orr_kcache_check(s.dir, sizeof s.dir, why, sizeof why);
+    orr_status st = ks == ORR_KCACHE_UNUSABLE
+                        ? orr_fail(err, ORR_ERR_CACHE, ORR_KCACHE_UNUSABLE_NOTE "%s", why)
+                    : ks == ORR_KCACHE_READONLY
+                        ? orr_fail(err, ORR_ERR_CACHE, ORR_KCACHE_READONLY_NOTE "%s", why)
+                        : store_locate(&s, err);
     if (!st)
         st = store_lock_take(s.dir, &lk, note, note_size, err);
     if (st) {
@@ -615,7 +648,26 @@ orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), v
     return ORR_OK;
 }
 
-orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
+/* Why clear leaves the item with these attributes (lstat), or NULL for a
+ * regular file of one's own, orrery's to remove; buf holds the reason. */
+static const char *not_own(const struct stat *sb, char *buf, size_t size)
+{
+    if (S_ISREG(sb->st_mode) && sb->st_uid == geteuid())
+        return NULL;
+    if (S_ISLNK(sb->st_mode))
+        snprintf(buf, size, "a symbolic link");
+    else if (S_ISDIR(sb->st_mode))
+        snprintf(buf, size, "a directory");
+    else if (!S_ISREG(sb->st_mode))
+        snprintf(buf, size, "not a regular file");
+    else
+        snprintf(buf, size, "not owned by you (uid %lu)", (unsigned long)sb->st_uid);
+    return buf;
+}
+
+orr_status orr_tune_store_clear(size_t *removed,
+                                void (*on_left)(const char *path, const char *why, void *ctx),
+                                void *ctx, orr_error *err)
 {
     if (removed)
         *removed = 0;
@@ -639,18 +691,35 @@ orr_status orr_tune_store_clear(size_t *removed, orr_error *err)
         return st;
     }
     size_t count = s.corrupt[0] || s.unreadable[0] ? 0 : (size_t)cJSON_GetArraySize(s.entries);
-    if (unlink(s.path) != 0 && errno != ENOENT) {
+    /* the store and the temporaries of interrupted saves, where they are
+     * orrery's own (regular files of the user's); anything else there is
+     * left and named, never followed */
+    char why[64];
+    if (lstat(s.path, &sb) == 0 && not_own(&sb, why, sizeof why)) {
+        count = 0;
+        if (on_left)
+            on_left(s.path, why, ctx);
+    } else if (unlink(s.path) != 0 && errno != ENOENT) {
         st = orr_fail(err, ORR_ERR_IO, "cannot remove %s: %s", s.path, strerror(errno));
         store_lock_release(&lk);
         store_free(&s);
         return st;
     }
-    DIR *d = opendir(s.dir);   /* temp files of interrupted saves */
+    DIR *d = opendir(s.dir);
     if (d) {
         struct dirent *de;
-        while ((de = readdir(d)))
-            if (strncmp(de->d_name, STORE_TMP, strlen(STORE_TMP)) == 0)
+        while ((de = readdir(d))) {
+            if (strncmp(de->d_name, STORE_TMP, strlen(STORE_TMP)) != 0 ||
+                fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            if (!not_own(&sb, why, sizeof why)) {
                 unlinkat(dirfd(d), de->d_name, 0);
+            } else if (on_left) {
+                char tmp[PATH_MAX + 300];
+                snprintf(tmp, sizeof tmp, "%s/%s", s.dir, de->d_name);
+                on_left(tmp, why, ctx);
+            }
+        }
         closedir(d);
     }
     /* the lock file too, while it is held (or where there are no locks): a

@@ -48,7 +48,9 @@
  * The wait is bounded: a save that finds the lock held retries for 30 s,
  * then fails with "the tuning store is locked: waited 30 s for PATH.lock"
  * (the tuners turn a failed save into a note: the run goes on with the
- * tuning found, unsaved).
+ * tuning found, unsaved).  A wait that lasts 1 s is told, as it goes on, to
+ * the hook orr_tune_store_on_wait sets, so a program can say why it stands
+ * still.
  * orr_tune_store_clear removes the lock file while holding it; a waiting
  * save notices and locks a new one.
  *
@@ -132,9 +134,20 @@ orr_status orr_tune_store_get(const char *device, const char *kernel, orr_tune_e
  * one ...".  Fails (ORR_ERR_IO) when the store cannot be read ("cannot read
  * tuning store PATH (Permission denied); not replacing it"), the lock
  * cannot be taken or stays held past the wait, or the write fails; with
- * ORR_ERR_CACHE when the cache directory is unusable. */
+ * ORR_ERR_CACHE when the cache directory is unusable or cannot be written
+ * (orr_kcache_check), the message then in the kernel cache's words
+ * ("kernel cache unusable, running uncached: REASON", "kernel cache
+ * read-only, new kernels and tunings not stored: REASON"). */
 orr_status orr_tune_store_put(const orr_tune_entry *e, const orr_tune_stored_trial *trials,
                               int ntrials, char *note, size_t note_size, orr_error *err);
+
+/* Sets the hook told of a save's (or clear's) wait for the store's lock
+ * once it has lasted 1 s (half the wait, if that is shorter), from the
+ * waiting thread, with msg "the tuning store is locked by another process:
+ * waiting up to 30 s for PATH.lock"; fn NULL: none (the default).  fn is
+ * called with the store's in-process mutex held: it must not call into the
+ * tuning store.  The library prints nothing itself. */
+void orr_tune_store_on_wait(void (*fn)(const char *msg, void *ctx), void *ctx);
 
 /* Calls fn for every stored tuning, in file order; e is valid only during the
  * call.  A missing store lists nothing; a corrupt one returns ORR_ERR_CACHE
@@ -147,8 +160,14 @@ orr_status orr_tune_store_list(void (*fn)(const orr_tune_entry *e, void *ctx), v
 /* Removes the store (and stale temp files of interrupted saves, and the lock
  * file), holding the lock; where the lock cannot be taken and there is no
  * store (a read-only directory), there is nothing to do.  *removed (may be
- * NULL) gets the number of tunings it held (0 when missing, corrupt or
- * unreadable). */
-orr_status orr_tune_store_clear(size_t *removed, orr_error *err);
+ * NULL) gets the number of tunings it held (0 when missing, corrupt,
+ * unreadable or left).  A store or temporary that is not orrery's own (not
+ * a regular file of the user's: a directory, a symbolic link, a FIFO,
+ * another user's file) is left, never followed, and given to on_left (may
+ * be NULL) with its path and why ("a directory", "not owned by you (uid
+ * N)"), as orr_kcache_clear does. */
+orr_status orr_tune_store_clear(size_t *removed,
+                                void (*on_left)(const char *path, const char *why, void *ctx),
+                                void *ctx, orr_error *err);
 
 #endif

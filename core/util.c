@@ -200,14 +200,32 @@ double orr_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+const char *orr_note_flat(const char *note, char *buf, size_t size)
+{
+    size_t k = 0;
+    for (const char *c = note; size && *c && k + 1 < size; c++) {
+        if (*c != '\n') {
+            buf[k++] = *c;
+        } else if (k + 2 < size) {
+            buf[k++] = ';';
+            buf[k++] = ' ';
+        } else {
+            break;
+        }
+    }
+    if (size)
+        buf[k] = '\0';
+    return buf;
+}
+
 void orr_note_add(char *note, size_t size, const char *fmt, ...)
 {
     size_t len = strlen(note);
-    if (len + 3 >= size)
+    if (len + 2 >= size)
         return;
     if (len) {
-        memcpy(note + len, "; ", 3);
-        len += 2;
+        memcpy(note + len, "\n", 2);
+        len += 1;
     }
     va_list ap;
     va_start(ap, fmt);

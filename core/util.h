@@ -45,10 +45,16 @@ long orr_sample_index(long k, long n, long ni);
 /* The median of v[0..n) (sorted in place; a few values: insertion sort). */
 double orr_median(double *v, int n);
 
-/* Appends printf-style text to a note buffer of size bytes, "; " between
- * entries; text that does not fit is cut, ending in "...". */
+/* Appends printf-style text to a note buffer of size bytes, one entry per
+ * line ("\n" between entries, none at the end), so a caller can show each
+ * statement on a line of its own, or once where several notes repeat it
+ * (orr_note_flat joins them for one line); text that does not fit is cut,
+ * ending in "...". */
 void orr_note_add(char *note, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* note's entries on one line, "; " between them, into buf (size bytes, cut
+ * to fit); returns buf. */
+const char *orr_note_flat(const char *note, char *buf, size_t size);
 
 /* Formats a double as an exact C hex-float literal ("0x1.99999999999ap-4"). */
 void orr_hexfloat(char *buf, size_t size, double v);

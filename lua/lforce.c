@@ -458,6 +458,8 @@ static int sim_set_param(lua_State *L)
     orr_error err = {0};
     if (orr_sim_set_param(s, name, v, &recompiled, &err))
         return orr_lua_fail(L, &err, "sim:set_param");
+    if (recompiled)   /* how the new kernels were got */
+        orr_lua_sim_notes(s);
     lua_pushboolean(L, recompiled);
     return 1;
 }

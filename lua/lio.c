@@ -498,6 +498,7 @@ static int l_restore(lua_State *L)
         notice_shown = 1;
         fprintf(stderr, "orrery: %s\n", notice);
     }
+    orr_lua_sim_notes(p->sim);
     *state_of(L, -1) = ck->output;
     return 1;
 }

@@ -3,6 +3,7 @@
  * files share: errors positioned at the user's line, value descriptions for
  * messages, option-table key checks. */
 #include "lorrery.h"
+#include "tunestore.h"
 #include "util.h"
 
 #include <float.h>
@@ -24,6 +25,42 @@ orr_comm *orr_lua_comm = NULL;
 int orr_lua_rank0(void)
 {
     return !orr_lua_comm || orr_comm_rank(orr_lua_comm) == 0;
+}
+
+/* The notes shown so far, as 64-bit FNV-1a hashes of their text (a full
+ * table shows every later note: none is ever dropped wrongly). */
+#define MAX_NOTES 256
+static unsigned long long notes_seen[MAX_NOTES];
+static int nnotes;
+
+void orr_lua_note(const char *text)
+{
+    if (!text || !orr_lua_rank0())
+        return;
+    while (*text) {   /* a line per entry (util.h), each shown once */
+        size_t len = strcspn(text, "\n");
+        unsigned long long h = 1469598103934665603ull;
+        for (size_t k = 0; k < len; k++)
+            h = (h ^ (unsigned char)text[k]) * 1099511628211ull;
+        int seen = len == 0;
+        for (int k = 0; k < nnotes && !seen; k++)
+            seen = notes_seen[k] == h;
+        if (!seen) {
+            if (nnotes < MAX_NOTES)
+                notes_seen[nnotes++] = h;
+            fprintf(stderr, "orrery: note: %.*s\n", (int)len, text);
+            fflush(stderr);
+        }
+        text += len + (text[len] == '\n');
+    }
+}
+
+/* The tuning store's lock held by another process: said as the wait
+ * begins (the note after it says how it ended). */
+static void store_wait(const char *msg, void *ctx)
+{
+    (void)ctx;
+    orr_lua_note(msg);
 }
 
 /* ---- shared helpers -------------------------------------------------------- */
@@ -256,6 +293,7 @@ int orr_lua_open_core(lua_State *L)
     orr_error err = {0};
     if (!orr_lua_comm && orr_comm_world(&orr_lua_comm, &err))
         return orr_lua_fail(L, &err, NULL);
+    orr_tune_store_on_wait(store_wait, NULL);
     luaL_newlib(L, funcs);
     lua_pushliteral(L, ORR_VERSION);
     lua_setfield(L, -2, "version");

@@ -59,6 +59,17 @@ extern volatile int *orr_lua_stop;
 extern orr_comm *orr_lua_comm;
 /* Whether this process does the reporting and writing (rank 0). */
 int orr_lua_rank0(void);
+/* Prints "orrery: note: LINE" on stderr for each line of text (a note of
+ * several entries has one per line, util.h), on rank 0 only, once per
+ * process for each distinct line ("" and NULL print nothing): what the
+ * library returned as notes (how kernels were got, what a tuning said). */
+void orr_lua_note(const char *text);
+/* orr_lua_note for what a simulation's creation, retuning or recompiling
+ * has to say: how its kernels were got (an unusable or read-only kernel
+ * cache, an entry refused, not stored or rebuilt) and what its last tuning
+ * said (a tuning not saved and why, the defaults kept), over several ranks
+ * every rank's (lsim.c). */
+void orr_lua_sim_notes(const orr_sim *s);
 /* The GPU of this rank: its local rank modulo the visible devices (0 with
  * one rank or no GPU). */
 int orr_lua_default_device(void);

@@ -28,6 +28,12 @@ orr_sim *orr_lua_checksim(lua_State *L, int arg)
     return p->sim;
 }
 
+void orr_lua_sim_notes(const orr_sim *s)
+{
+    orr_lua_note(orr_engine_build_info(orr_sim_engine(s))->note);
+    orr_lua_note(orr_sim_tune_note(s));
+}
+
 /* ---- bodies as tables ------------------------------------------------------ */
 
 /* Reads the body table at idx over b[7] = x y z vx vy vz m (fields present
@@ -479,15 +485,7 @@ static int l_simulation(lua_State *L)
         notice_shown = 1;
         fprintf(stderr, "orrery: %s\n", notice);
     }
-    /* how its kernels were got, when there is something to say (an unusable
-     * kernel cache, an entry not stored, a corrupt one rebuilt): once per
-     * process for the same words */
-    static char build_note[sizeof ((orr_build_info *)NULL)->note];
-    const orr_build_info *built = orr_engine_build_info(orr_sim_engine(p->sim));
-    if (built->note[0] && strcmp(built->note, build_note) != 0 && orr_lua_rank0()) {
-        snprintf(build_note, sizeof build_note, "%s", built->note);
-        fprintf(stderr, "orrery: note: %s\n", built->note);
-    }
+    orr_lua_sim_notes(p->sim);
     /* how the ranks exchange the bodies: once per process for the same
      * words (a script making many simulations says it once) */
     static char exchange_said[8][600];
@@ -976,6 +974,7 @@ static int sim_tune(lua_State *L)
     orr_error err = {0};
     if (orr_sim_tune(s, budget, exhaustive, verbose ? tune_line : NULL, NULL, &err))
         return orr_lua_fail(L, &err, "orrery.Sim.tune");
+    orr_lua_sim_notes(s);
     lua_pushliteral(L, "config");
     lua_gettable(L, 1);
     return 1;

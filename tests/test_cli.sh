@@ -8,8 +8,12 @@
 # entry, the compiler command in the CPU cache key, a TMPDIR with blanks, a
 # law script under a directory named odd*, two processes compiling one
 # kernel at once, tunings saved at once, FIFOs in the cache directory, a
-# cache directory that cannot be made, the vectorised CPU all-pairs loop,
-# and test binaries that leave nothing in TMPDIR.  Prints cmocka-style
+# cache directory that cannot be made; issue 25's follow-up: bad entries
+# (FIFO, socket, directory, link, group-writable, another user's, mode
+# 000) never ending a run and left by cache clear, a read-only cache
+# directory said once, tuning notes (an unreadable store, a held lock)
+# printed by orrery run once; the vectorised CPU all-pairs loop, and test
+# binaries that leave nothing in TMPDIR.  Prints cmocka-style
 # summary lines so tests/run.sh can count it.
 set -u
 build=${1:-build}
@@ -188,10 +192,11 @@ check cc-command-in-key 0 '^differ$' -- sh -c "k1=\$(sed -n 's/.*(key \([0-9a-f]
 check cc-second-compiles 0 'kernels for cpu: compiled in' -- cat "$tmp/k2"
 check cc-first-cached 0 "kernels for cpu: from cache \(key $(key_of "$tmp/k1")\)" -- cat "$tmp/k3"
 
-# a refused entry (group-writable): the error says what to do; list flags it
+# a refused entry (group-writable): never loaded, the bench runs uncached
+# and the note says what to do; list flags it
 ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" bench --backend cpu --precision double --n 64 --steps 1 >/dev/null 2>&1
 chmod g+w "$tmp"/cache-ref/*.so
-check refused-advice 1 "refusing cache entry .*: writable by group or others; remove it or run 'orrery cache clear'" -- env ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" bench --backend cpu --precision double --n 64 --steps 1
+check refused-advice 0 "^  note: kernel built uncached: refusing cache entry .*: writable by group or others; remove it or run 'orrery cache clear'$" -- env ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" bench --backend cpu --precision double --n 64 --steps 1
 check refused-listed 0 "\(refused: writable by group or others; remove it or run 'orrery cache clear'\)" -- env ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" cache list
 check refused-cleared 0 'removed 1 entry' -- env ORRERY_CACHE_DIR="$tmp/cache-ref" "$orr" cache clear
 
@@ -224,14 +229,14 @@ done
 
 # a FIFO named like a cache entry or the tuning store: nothing blocks on it
 # (timeout turns a hang into exit 124); the entry is refused as a file that
-# is not regular, the store ignored and replaced
+# is not regular (the run goes on uncached), the store ignored and replaced
 fifo="$tmp/cache-fifo"
 printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = %s }\ns:step(1)\nprint("stepped")\n' false >"$tmp/plain.lua"
 printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = %s, tune_budget = 0.1 }\ns:step(1)\nprint("stepped")\n' true >"$tmp/tuned.lua"
 ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/plain.lua" >/dev/null 2>&1
 entry=$(ls "$fifo"/*.so | head -1)
 rm -f "$entry" && mkfifo "$entry"
-check fifo-entry-run 1 "refusing cache entry $entry: not a regular file; remove it or run 'orrery cache clear'" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/plain.lua"
+check fifo-entry-run 0 "^orrery: note: kernel built uncached: refusing cache entry $entry: not a regular file; remove it yourself \('orrery cache clear' leaves it\)$" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" run "$tmp/plain.lua"
 check fifo-entry-info 0 'kernel cache: .*, 1 entry' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
 rm -f "$entry" && mkfifo "$fifo/tuning.json"
 check fifo-store-info 0 "unreadable: tuning store $fifo/tuning\.json is corrupt \(not a regular file\)" -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
@@ -239,20 +244,180 @@ check fifo-store-run 0 '^stepped$' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$
 check fifo-store-replaced 0 'cpu gravity float N<=64: block' -- timeout 20 env ORRERY_CACHE_DIR="$fifo" "$orr" info
 
 # a cache directory that cannot be made (under a regular file: root cannot
-# either): runs go on uncached with one note, said once
+# either): runs go on uncached with one note, said once (a tuning's note
+# says it in the same words: no second line names the directory; what
+# else a short tuning may say, timings too noisy, is not counted)
 : >"$tmp/plainfile"
 nocache="$tmp/plainfile/cache"
 nocache_note="orrery: note: kernel cache unusable, running uncached: cannot create cache directory $nocache: Not a directory"
 for script in plain tuned; do
   ORRERY_CACHE_DIR="$nocache" timeout 20 "$orr" run "$tmp/$script.lua" >"$tmp/nc.out" 2>"$tmp/nc.err"; rc=$?
-  check nocache-run-$script 0 '^one note$' -- sh -c "[ $rc -eq 0 ] && grep -qx stepped '$tmp/nc.out' && [ \$(wc -l <'$tmp/nc.err') -eq 1 ] && grep -qxF '$nocache_note' '$tmp/nc.err' && echo one note || { echo exit $rc; cat '$tmp/nc.out' '$tmp/nc.err'; }"
+  check nocache-run-$script 0 '^one note$' -- sh -c "[ $rc -eq 0 ] && grep -qx stepped '$tmp/nc.out' && [ \$(grep -c '$nocache' '$tmp/nc.err') -eq 1 ] && grep -qxF '$nocache_note' '$tmp/nc.err' && echo one note || { echo exit $rc; cat '$tmp/nc.out' '$tmp/nc.err'; }"
 done
 check nocache-bench 0 "^  note: kernel cache unusable, running uncached: cannot create cache directory $nocache: Not a directory$" -- env ORRERY_CACHE_DIR="$nocache" "$orr" bench --backend cpu --n 100 --steps 1
-check nocache-tune 0 "^  note: (.*; )?tuning not saved: cannot create cache directory $nocache: Not a directory$" -- env ORRERY_CACHE_DIR="$nocache" "$orr" tune --backend cpu --n 100 --budget 0.1
+check nocache-tune 0 "^  note: kernel cache unusable, running uncached: cannot create cache directory $nocache: Not a directory$" -- env ORRERY_CACHE_DIR="$nocache" "$orr" tune --backend cpu --n 100 --budget 0.1
 # a directory that exists but cannot be written (/proc passes the
 # directory's checks for root alone): cache clear has nothing to do there
 if [ "$(id -u)" -eq 0 ]; then
   check readonly-cache-clear 0 '^removed 0 entries and 0 stored tunings from /proc$' -- env ORRERY_CACHE_DIR=/proc "$orr" cache clear
+fi
+
+# ---- what a tester found after issue 25 (B1 to B3) -------------------------
+entry_of() { ls "$1"/*.so | head -1; }
+
+# B2: an entry that is not a regular file of one's own (a FIFO, a socket, a
+# directory, a symbolic link, another user's file) or is writable by others
+# is never loaded, and never ends a run: the kernel is built uncached with
+# one note (the entry left as it is), saying what to do; `cache list` shows
+# it without opening it; `cache clear` removes orrery's own files only (the
+# group-writable one) and names each thing it leaves
+have_py=0; command -v python3 >/dev/null && have_py=1
+for kind in fifo socket dir symlink groupw other; do
+  [ "$kind" = other ] && [ "$(id -u)" -ne 0 ] && continue   # chown needs root
+  [ "$kind" = socket ] && [ "$have_py" -eq 0 ] && continue  # python3 binds it
+  bd="$tmp/cache-bad-$kind"
+  ORRERY_CACHE_DIR="$bd" "$orr" run "$tmp/plain.lua" >/dev/null 2>&1
+  e=$(entry_of "$bd")
+  advice="remove it yourself ('orrery cache clear' leaves it)"
+  case $kind in
+    fifo) rm -f "$e" && mkfifo "$e"; why="not a regular file"; test_kind="-p";;
+    socket) rm -f "$e" && python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$e"
+            why="not a regular file"; test_kind="-S";;
+    dir) rm -f "$e" && mkdir "$e"; why="a directory"; test_kind="-d";;
+    symlink) mv "$e" "$e.target" && ln -s "$e.target" "$e"; why="a symbolic link"; test_kind="-L";;
+    groupw) chmod g+w "$e"; why="writable by group or others"; test_kind="-f"
+            advice="remove it or run 'orrery cache clear'";;
+    other) chown 12345:12345 "$e"; why="not owned by you (uid 12345)"; test_kind="-f";;
+  esac
+  note="orrery: note: kernel built uncached: refusing cache entry $e: $why; $advice"
+  for start in 1 2; do
+    timeout 20 env ORRERY_CACHE_DIR="$bd" "$orr" run "$tmp/plain.lua" >"$tmp/bad.out" 2>"$tmp/bad.err"; rc=$?
+    check bad-entry-$kind-run-$start 0 '^uncached, one note$' -- sh -c "[ $rc -eq 0 ] && grep -qx stepped '$tmp/bad.out' && [ \$(wc -l <'$tmp/bad.err') -eq 1 ] && [ \$(grep -cxF \"\$1\" '$tmp/bad.err') -eq 1 ] && [ $test_kind '$e' ] && echo uncached, one note || { echo exit $rc; cat '$tmp/bad.out' '$tmp/bad.err'; }" sh "$note"
+  done
+  check bad-entry-$kind-listed 0 "^$(basename "$e") .*\(refused: ${why%% (*}; $(printf '%s' "$advice" | sed 's/[()]/\\&/g')\)$" -- timeout 20 env ORRERY_CACHE_DIR="$bd" "$orr" cache list
+  if [ "$kind" = groupw ]; then
+    check bad-entry-$kind-cleared 0 "^removed [1-9][0-9]* entr(y|ies) and 0 stored tunings from $bd$" -- env ORRERY_CACHE_DIR="$bd" "$orr" cache clear
+    check bad-entry-$kind-gone 0 '^gone$' -- sh -c "[ ! -e '$e' ] && echo gone"
+  else
+    timeout 20 env ORRERY_CACHE_DIR="$bd" "$orr" cache clear >"$tmp/clear.out" 2>&1; rc=$?
+    check bad-entry-$kind-clear-says 0 "^left $e: $(printf '%s' "$why" | sed 's/[()]/\\&/g'); remove it yourself$" -- cat "$tmp/clear.out"
+    check bad-entry-$kind-clear-counts 0 "^removed [0-9]+ entr(y|ies) and 0 stored tunings from $bd; left 1 item that is not orrery's own \(above\)$" -- sh -c "cat '$tmp/clear.out'; exit $rc"
+    check bad-entry-$kind-kept 0 '^kept$' -- sh -c "[ $test_kind '$e' ] && echo kept"
+  fi
+done
+check bad-entry-symlink-target-kept 0 '^kept$' -- sh -c "ls '$tmp'/cache-bad-symlink/*.so.target >/dev/null && echo kept"
+# a directory with something in it: its contents untouched
+bd="$tmp/cache-bad-fulldir"
+ORRERY_CACHE_DIR="$bd" "$orr" run "$tmp/plain.lua" >/dev/null 2>&1
+e=$(entry_of "$bd"); rm -f "$e" && mkdir "$e" && : >"$e/something"
+check bad-entry-fulldir-run 0 "^orrery: note: kernel built uncached: refusing cache entry $e: a directory; remove it yourself" -- env ORRERY_CACHE_DIR="$bd" "$orr" run "$tmp/plain.lua"
+check bad-entry-fulldir-clear 0 "^left $e: a directory; remove it yourself$" -- env ORRERY_CACHE_DIR="$bd" "$orr" cache clear
+check bad-entry-fulldir-kept 0 '^kept$' -- sh -c "[ -f '$e/something' ] && echo kept"
+# the tuning store as a directory or a symbolic link: left by cache clear
+# and named, never followed (it used to fail "cannot remove ...: Is a
+# directory" after removing the kernels)
+: >"$tmp/store-target"
+for kind in dir symlink; do
+  bd="$tmp/cache-bad-store-$kind"
+  mkdir -p "$bd" && chmod 700 "$bd"
+  if [ "$kind" = dir ]; then mkdir "$bd/tuning.json"; why="a directory"
+  else ln -s "$tmp/store-target" "$bd/tuning.json"; why="a symbolic link"; fi
+  check bad-store-$kind-clear 0 "^left $bd/tuning.json: $why; remove it yourself$" -- env ORRERY_CACHE_DIR="$bd" "$orr" cache clear
+  check bad-store-$kind-kept 0 '^kept$' -- sh -c "[ -e '$bd/tuning.json' ] || [ -L '$bd/tuning.json' ] && [ -e '$tmp/store-target' ] && echo kept"
+done
+
+# B1, B2, B3 as a user for whom file modes count (root reads and writes any
+# file): as root, nobody through setpriv, with a copy of the binary in a
+# directory of nobody's; as any other user, that user; skipped where root
+# has no setpriv
+asuser=()
+if [ "$(id -u)" -eq 0 ]; then
+  if command -v setpriv >/dev/null && setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
+    asuser=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+  else
+    asuser=(unavailable)
+  fi
+fi
+if [ "${asuser[0]:-}" = unavailable ]; then
+  echo "cache modes: root without setpriv (util-linux): the tests as an unprivileged user are skipped"
+else
+  ub=$(mktemp -d)
+  trap 'chmod -R u+rwx "$ub" 2>/dev/null; rm -rf "$tmp" "$ub"' EXIT
+  cp "$orr" "$ub/orrery" && cp "$tmp/plain.lua" "$tmp/tuned.lua" "$ub/" && chmod -R a+rX "$ub"
+  [ "$(id -u)" -eq 0 ] && chown -R nobody:nogroup "$ub"
+  uorr="$ub/orrery"
+  # as CMD...: CMD run as that user, in its directory, TMPDIR there too
+  as() { (cd "$ub" && "${asuser[@]}" env TMPDIR="$ub" "$@"); }
+  printf 'local o = require "orrery"\nfor _ = 1, 2 do\n  local s <close> = o.simulation{ n = 64, backend = "cpu", tune = true, tune_budget = 0.1 }\n  s:step(1)\nend\nprint("stepped")\n' >"$ub/tuned2.lua"
+  printf 'local o = require "orrery"\nfor _, p in ipairs{ "float", "double" } do for _, f in ipairs{ "gravity", "gravity_spline" } do\n  local s <close> = o.simulation{ n = 64, backend = "cpu", tune = false, precision = p, force = f }\n  s:step(1)\nend end\nprint("stepped")\n' >"$ub/many.lua"
+  chmod a+r "$ub"/*.lua
+
+  # B1: a tuning store that cannot be read: a run that tunes says on every
+  # start that its tuning is not saved, and why, once however many tune
+  us="$ub/cache-store"
+  as env ORRERY_CACHE_DIR="$us" "$uorr" run tuned.lua >/dev/null 2>&1
+  as chmod 000 "$us/tuning.json"
+  note="orrery: note: tuning not saved: cannot read tuning store $us/tuning.json (Permission denied); not replacing it"
+  for start in 1 2; do
+    as env ORRERY_CACHE_DIR="$us" "$uorr" run tuned2.lua >"$tmp/u.out" 2>"$tmp/u.err"; rc=$?
+    check store-unreadable-run-note-$start 0 '^said once$' -- sh -c "[ $rc -eq 0 ] && grep -qx stepped '$tmp/u.out' && [ \$(grep -cxF \"\$1\" '$tmp/u.err') -eq 1 ] && echo said once || { echo exit $rc; cat '$tmp/u.out' '$tmp/u.err'; }" sh "$note"
+  done
+  check store-unreadable-kept 0 '^----------$' -- stat -c %A "$us/tuning.json"
+
+  # B2: an entry of one's own that cannot be read (mode 000) is corrupt:
+  # rebuilt and replaced, with a note; the next run loads it
+  ue="$ub/cache-000"
+  as env ORRERY_CACHE_DIR="$ue" "$uorr" run plain.lua >/dev/null 2>&1
+  e=$(entry_of "$ue"); as chmod 000 "$e"
+  check unreadable-entry-run 0 "^orrery: note: cache entry $e cannot be read \(Permission denied\); rebuilding$" -- as env ORRERY_CACHE_DIR="$ue" "$uorr" run plain.lua
+  check unreadable-entry-replaced 0 '^-rw-------$' -- stat -c %A "$e"
+  check_not unreadable-entry-then-quiet 0 'note' -- as env ORRERY_CACHE_DIR="$ue" "$uorr" run plain.lua
+  check_not unreadable-entry-listed-valid 0 'corrupt' -- as env ORRERY_CACHE_DIR="$ue" "$uorr" cache list
+
+  # B3: a cache directory of one's own that one may not write (mode 0500):
+  # one note for the whole run, however many kernels it builds, tuning
+  # included; what is in it is still loaded; orrery info says read-only
+  ur="$ub/cache-ro"
+  as env ORRERY_CACHE_DIR="$ur" "$uorr" run plain.lua >/dev/null 2>&1
+  as chmod 0500 "$ur"
+  ro_note="orrery: note: kernel cache read-only, new kernels and tunings not stored: cache directory $ur is not writable (Permission denied)"
+  for script in many tuned2; do
+    as env ORRERY_CACHE_DIR="$ur" "$uorr" run $script.lua >"$tmp/u.out" 2>"$tmp/u.err"; rc=$?
+    check readonly-dir-$script-one-note 0 '^one note$' -- sh -c "[ $rc -eq 0 ] && grep -qx stepped '$tmp/u.out' && [ \$(grep -cxF \"\$1\" '$tmp/u.err') -eq 1 ] && [ \$(grep -c '$ur' '$tmp/u.err') -eq 1 ] && echo one note || { echo exit $rc; cat '$tmp/u.out' '$tmp/u.err'; }" sh "$ro_note"
+  done
+  check readonly-dir-hit 0 'kernels for cpu: from cache' -- as env ORRERY_CACHE_DIR="$ur" "$uorr" bench --backend cpu --n 64 --steps 1
+  check readonly-dir-info 0 "^  read-only: cache directory $ur is not writable \(Permission denied\); its kernels and tunings are used, new ones not stored$" -- as env ORRERY_CACHE_DIR="$ur" "$uorr" info
+  check readonly-dir-tune 0 "^  note: kernel cache read-only, new kernels and tunings not stored: cache directory $ur is not writable \(Permission denied\)$" -- as env ORRERY_CACHE_DIR="$ur" "$uorr" tune --backend cpu --n 100 --budget 0.1
+  # bench and tune over several body counts (a kernel built for each): said once
+  for cmd in "bench --backend cpu --precision double --n 64,100 --steps 1" "tune --backend cpu --n 100,300 --budget 0.1"; do
+    as env ORRERY_CACHE_DIR="$ur" "$uorr" $cmd >"$tmp/u.out" 2>&1; rc=$?
+    check readonly-dir-${cmd%% *}-once 0 '^said once$' -- sh -c "[ $rc -eq 0 ] && [ \$(grep -c '^  note: kernel cache read-only' '$tmp/u.out') -eq 1 ] && echo said once || { echo exit $rc; cat '$tmp/u.out'; }"
+  done
+  check readonly-dir-unchanged 0 '^1$' -- sh -c "ls -A '$ur' | wc -l"
+fi
+
+# B1: the store's lock held by another process: a run says, as it waits,
+# why it stands still, and after, that its tuning was not saved and why;
+# sim:tune alike (python3 holds the lock: an fcntl lock, as orrery takes)
+if command -v python3 >/dev/null; then
+  lk="$tmp/cache-locked"
+  ORRERY_CACHE_DIR="$lk" "$orr" run "$tmp/plain.lua" >/dev/null 2>&1
+  printf 'local o = require "orrery"\nlocal s <close> = o.simulation{ n = 64, backend = "cpu", tune = false }\ns:tune{ budget = 0.1 }\nprint("retuned")\n' >"$tmp/retune.lua"
+  python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(60)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
+  for _ in $(seq 100); do [ -f "$tmp/lock-held" ] && break; sleep 0.1; done
+  wait_note="orrery: note: the tuning store is locked by another process: waiting up to 2 s for $lk/tuning.json.lock"
+  done_note="orrery: note: tuning not saved: the tuning store is locked: waited 2 s for $lk/tuning.json.lock, held by another process (a save that hangs, or a lock left on an NFS server)"
+  for script in tuned retune; do
+    ORRERY_TEST_LOCK_TIMEOUT=2 ORRERY_CACHE_DIR="$lk" "$orr" run "$tmp/$script.lua" >"$tmp/l.out" 2>"$tmp/l.err"; rc=$?
+    check locked-store-$script-notes 0 '^said before and after$' -- sh -c "[ $rc -eq 0 ] && [ \$(grep -cxF \"\$1\" '$tmp/l.err') -eq 1 ] && [ \$(grep -cxF \"\$2\" '$tmp/l.err') -eq 1 ] && [ \$(grep -nxF \"\$1\" '$tmp/l.err' | cut -d: -f1) -lt \$(grep -nxF \"\$2\" '$tmp/l.err' | cut -d: -f1) ] && echo said before and after || { echo exit $rc; cat '$tmp/l.out' '$tmp/l.err'; }" sh "$wait_note" "$done_note"
+  done
+  kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+else
+  echo "locked store: no python3 to hold the lock: skipped"
 fi
 
 # the CPU all-pairs loop vectorises: the generated source, compiled with the

@@ -13,7 +13,7 @@
  * exact expected values, each also through the piecewise path (a lowered
  * message limit), agreement on a result some ranks reach (orr_comm_agree)
  * and on a choice (orr_comm_same; orr_comm_same_text, a path of any
- * length), a vote heard without waiting (orr_comm_vote), two ranks on one GPU told by the GPUs' UUIDs
+ * length), every rank's notes gathered (orr_dist_notes), a vote heard without waiting (orr_comm_vote), two ranks on one GPU told by the GPUs' UUIDs
  * (orr_dist_shared_gpu), then finalize.  Every rank runs the same tests and prints
  * its own cmocka summary.  Each test makes all its collective calls before
  * its first assertion, so a failure on one rank does not leave the others
@@ -525,6 +525,39 @@ static void test_mpi_same(void **state)
                                       "rank 1, \"v2\" on rank 2");
 }
 
+/* Every rank's notes on every rank (orr_dist_notes): each line once, in
+ * rank order, another rank's named; "" from all is ""; lines that do not
+ * fit whole are left out and counted.  Collectives first, then checks. */
+static void test_mpi_notes(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    int n = orr_comm_size(c), me = orr_comm_rank(c);
+    orr_error e[3] = {{0}};
+    orr_status st[3];
+    char mine[512], out[2048], none[64] = "x", small[512];
+    snprintf(mine, sizeof mine, "said by all\nsaid by rank %d\nsaid by all", me);
+    st[0] = orr_dist_notes(c, mine, out, sizeof out, &e[0]);
+    st[1] = orr_dist_notes(c, "", none, sizeof none, &e[1]);
+    char line[301];   /* a line per rank, 300 bytes: only rank 0's fits in 512 */
+    memset(line, 'a' + me, 300);
+    line[300] = '\0';
+    st[2] = orr_dist_notes(c, line, small, sizeof small, &e[2]);
+
+    for (int k = 0; k < 3; k++)
+        TU_OK(st[k], &e[k]);
+    char want[2048] = "said by all\nsaid by rank 0";
+    for (int r = 1; r < n; r++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "\nrank %d: said by rank %d",
+                 r, r);
+    assert_string_equal(out, want);
+    assert_string_equal(none, "");
+    memset(line, 'a', 300);
+    snprintf(want, sizeof want, "%s\n(%d more note%s from other ranks not shown)", line, n - 1,
+             n == 2 ? "" : "s");
+    assert_string_equal(small, want);
+}
+
 /* A text of any length (a path) every rank must share: compared in full,
  * so texts alike in their first 63 bytes (what orr_comm_same compares) and
  * apart in the last are told apart; a long one is shown by its head and
@@ -671,6 +704,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_mpi_agree),
             cmocka_unit_test(test_mpi_same),
             cmocka_unit_test(test_mpi_same_text),
+            cmocka_unit_test(test_mpi_notes),
             cmocka_unit_test(test_mpi_vote),
             cmocka_unit_test(test_mpi_shared_gpu),
             cmocka_unit_test(test_mpi_finalize),

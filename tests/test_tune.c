@@ -5,13 +5,15 @@
  * all-wrong case falling back to the default, the exhaustive search, the
  * report callback seeing every trial, clearing the store, the winner
  * checked against a plain double loop written here, and the store shared:
- * processes and threads saving at once, the lock's bounded wait, a store
- * that cannot be read, a FIFO in its place, a cache directory that cannot
- * be made. */
+ * processes and threads saving at once, the lock's bounded wait (and the
+ * hook told of it as it goes on), a store that cannot be read, a FIFO in
+ * its place, a cache directory that cannot be made or written (said in the
+ * kernel cache's words, on a line of the note's own). */
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -22,6 +24,7 @@
 
 #include "trial.h"
 #include "engine.h"
+#include "kcache.h"
 #include "ksrc.h"
 #include "tune.h"
 
@@ -106,7 +109,7 @@ static double steady_recheck(const orr_kspec *c, int phase, double ms, void *ctx
 static void clear_store(void)
 {
     orr_error err = {0};
-    TU_OK(orr_tune_store_clear(NULL, &err), &err);
+    TU_OK(orr_tune_store_clear(NULL, NULL, NULL, &err), &err);
 }
 
 static void store_path(char *buf, size_t size)
@@ -148,6 +151,16 @@ static void print_result(const char *what, const orr_tune_result *r)
                   "%d trials (%d failed), %.3f s%s%s\n", what, r->source, r->best.launch.block,
                   r->best.launch.threads, r->best_ms, r->best_interactions_per_s, r->ntrials,
                   r->nfailed, r->elapsed_s, r->note[0] ? "; note: " : "", r->note);
+}
+
+/* 1 when one line of note (entries one per line, util.h) is exactly line. */
+static int has_line(const char *note, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = note; (p = strstr(p, line)) != NULL; p++)
+        if ((p == note || p[-1] == '\n') && (p[n] == '\0' || p[n] == '\n'))
+            return 1;
+    return 0;
 }
 
 static void print_trials(const recorder *rec)
@@ -681,7 +694,7 @@ static void test_store_clear(void **state)
     assert_int_equal(access(path, F_OK), 0);
 
     size_t removed = 99;
-    TU_OK(orr_tune_store_clear(&removed, &err), &err);
+    TU_OK(orr_tune_store_clear(&removed, NULL, NULL, &err), &err);
     assert_int_equal(removed, 1);
     assert_int_equal(access(path, F_OK), -1);
     assert_int_equal(access(stale, F_OK), -1);
@@ -691,7 +704,7 @@ static void test_store_clear(void **state)
     lister ls = {0};
     TU_OK(orr_tune_store_list(on_entry, &ls, &err), &err);
     assert_int_equal(ls.count, 0);
-    TU_OK(orr_tune_store_clear(&removed, &err), &err);
+    TU_OK(orr_tune_store_clear(&removed, NULL, NULL, &err), &err);
     assert_int_equal(removed, 0);
 }
 
@@ -1193,7 +1206,7 @@ static void test_lock_bounded(void **state)
     assert_non_null(strstr(err.msg, want));
     assert_true(waited >= 0.25 && waited < 10);
     orr_error_clear(&err);
-    assert_int_equal(orr_tune_store_clear(NULL, &err), ORR_ERR_IO);
+    assert_int_equal(orr_tune_store_clear(NULL, NULL, NULL, &err), ORR_ERR_IO);
     assert_non_null(strstr(err.msg, want));
     orr_error_clear(&err);
     orr_tune_entry got;
@@ -1230,7 +1243,7 @@ static void test_lock_bounded(void **state)
     /* a clear removes the lock file with the store */
     assert_int_equal(access(lock, F_OK), 0);
     size_t removed = 0;
-    TU_OK(orr_tune_store_clear(&removed, &err), &err);
+    TU_OK(orr_tune_store_clear(&removed, NULL, NULL, &err), &err);
     assert_int_equal(removed, 3);
     assert_int_equal(access(lock, F_OK), -1);
     assert_int_equal(access(path, F_OK), -1);
@@ -1342,6 +1355,71 @@ static void test_fifo_store(void **state)
     alarm(0);
 }
 
+/* What clear left, a line each: "PATH: WHY\n". */
+static void on_left(const char *path, const char *why, void *ctx)
+{
+    char *out = ctx;
+    size_t len = strlen(out);
+    snprintf(out + len, 8192 - len, "%s: %s\n", path, why);
+}
+
+/* Clearing a store that is not orrery's own (a directory, a symbolic link
+ * to a store elsewhere, a FIFO, named like the store or its temporaries)
+ * leaves it as it is, never followed, and says so; a save's regular
+ * temporary of one's own goes, as the store does once it is a file. */
+static void test_store_clear_leaves(void **state)
+{
+    clear_store();
+    char path[4200], dir[4200], target[4300], ftmp[4300], rtmp[4300];
+    store_path(path, sizeof path);
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    snprintf(target, sizeof target, "%s/elsewhere.json", dir);
+    snprintf(ftmp, sizeof ftmp, "%s.tmp.Fa1fo0", path);
+    snprintf(rtmp, sizeof rtmp, "%s.tmp.Rg1ar0", path);
+    orr_error err = {0};
+    const char *a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    TU_OK(put_entry(a, NULL, 0, &err), &err);
+    assert_int_equal(rename(path, target), 0);   /* a store of one entry, elsewhere */
+    alarm(30);   /* a FIFO waited on fails the test */
+    for (int kind = 0; kind < 3; kind++) {
+        const char *why = kind == 0 ? "a directory" : kind == 1 ? "a symbolic link"
+                                                                : "not a regular file";
+        if (kind == 0)
+            assert_int_equal(mkdir(path, 0700), 0);
+        else if (kind == 1)
+            assert_int_equal(symlink(target, path), 0);
+        else
+            assert_int_equal(mkfifo(path, 0600), 0);
+        assert_int_equal(mkfifo(ftmp, 0600), 0);
+        spit(rtmp, "{");
+        size_t removed = 9;
+        char said[8192] = "", want[9000];
+        TU_OK(orr_tune_store_clear(&removed, on_left, said, &err), &err);
+        print_message("left:\n%s", said);
+        assert_int_equal(removed, 0);
+        snprintf(want, sizeof want, "%s: %s\n%s: not a regular file\n", path, why, ftmp);
+        assert_string_equal(said, want);
+        struct stat sb;
+        assert_int_equal(lstat(path, &sb), 0);   /* left as it was */
+        assert_int_equal(sb.st_mode & S_IFMT, kind == 0 ? S_IFDIR : kind == 1 ? S_IFLNK : S_IFIFO);
+        assert_int_equal(lstat(ftmp, &sb), 0);
+        assert_int_equal(lstat(rtmp, &sb), -1);   /* orrery's own temporary */
+        assert_int_equal(stat(target, &sb), 0);   /* a link's target untouched */
+        assert_int_equal(kind == 0 ? rmdir(path) : unlink(path), 0);
+        assert_int_equal(unlink(ftmp), 0);
+    }
+    alarm(0);
+    /* the store itself, a file again: removed, its tuning counted */
+    assert_int_equal(rename(target, path), 0);
+    size_t removed = 0;
+    char said[8192] = "";
+    TU_OK(orr_tune_store_clear(&removed, on_left, said, &err), &err);
+    assert_int_equal(removed, 1);
+    assert_string_equal(said, "");
+    assert_int_equal(access(path, F_OK), -1);
+}
+
 /* A cache directory that cannot be made (here under a regular file, which
  * stops root too): lookups miss without an error, and a tuning runs
  * uncached and says that it was not saved. */
@@ -1377,14 +1455,173 @@ static void test_unusable_cache_dir(void **state)
         print_message("tune: %s\n", err.msg);
     assert_int_equal(st, ORR_OK);
     print_result("tune without a cache directory", &r);
-    assert_non_null(strstr(r.note, "tuning not saved: cannot create cache directory"));
-    assert_non_null(strstr(r.note, "Not a directory"));
+    char want[600];   /* in the kernel cache's words, one line */
+    snprintf(want, sizeof want, ORR_KCACHE_UNUSABLE_NOTE "cannot create cache directory %s: "
+             "Not a directory", cache);
+    assert_true(has_line(r.note, want));
     setenv("ORRERY_CACHE_DIR", old, 1);
     free(old);
 }
 
-int main(void)
+/* A save that waits for the lock says so to the wait hook once, before it
+ * fails, and not at all when it does not wait. */
+typedef struct {
+    int calls;
+    double at;
+    char msg[4400];
+} waited;
+
+static void on_wait(const char *msg, void *ctx)
 {
+    waited *w = ctx;
+    w->calls++;
+    w->at = now_s();
+    snprintf(w->msg, sizeof w->msg, "%s", msg);
+}
+
+static void test_lock_wait_told(void **state)
+{
+    clear_store();
+    char path[4200], lock[4300];
+    store_path(path, sizeof path);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    const char *a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", *b = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    orr_error err = {0};
+    static waited w;
+    memset(&w, 0, sizeof w);
+    orr_tune_store_on_wait(on_wait, &w);
+    TU_OK(put_entry(a, NULL, 0, &err), &err);
+    assert_int_equal(w.calls, 0);   /* no wait, nothing told */
+    int locked[2], release[2];
+    assert_int_equal(pipe(locked), 0);
+    assert_int_equal(pipe(release), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {   /* holds the lock until told */
+        close(release[1]);
+        close(locked[0]);
+        int fd = open(lock, O_RDWR | O_CREAT, 0600);
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fd < 0 || fcntl(fd, F_SETLK, &fl) != 0)
+            _exit(1);
+        char c = 'l';
+        if (write(locked[1], &c, 1) != 1 || read(release[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(locked[1]);
+    close(release[0]);
+    char c;
+    assert_int_equal(read(locked[0], &c, 1), 1);
+    setenv("ORRERY_TEST_LOCK_TIMEOUT", "1", 1);
+    double t0 = now_s();
+    assert_int_equal(put_entry(b, NULL, 0, &err), ORR_ERR_IO);
+    double t1 = now_s();
+    unsetenv("ORRERY_TEST_LOCK_TIMEOUT");
+    print_message("told after %.2f s: %s\nfailed after %.2f s: %s\n", w.at - t0, w.msg, t1 - t0,
+                  err.msg);
+    assert_int_equal(w.calls, 1);
+    char want[4500];
+    snprintf(want, sizeof want,
+             "the tuning store is locked by another process: waiting up to 1 s for %s", lock);
+    assert_string_equal(w.msg, want);
+    assert_true(w.at - t0 >= 0.45 && w.at < t1);
+    snprintf(want, sizeof want, "the tuning store is locked: waited 1 s for %s", lock);
+    assert_non_null(strstr(err.msg, want));
+    orr_error_clear(&err);
+    close(release[1]);
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    close(locked[0]);
+    orr_tune_store_on_wait(NULL, NULL);
+}
+
+/* A cache directory of one's own that one may not write (mode 0500): the
+ * tuning runs from what it can read and says, in the kernel cache's words
+ * and on a line of its own, that nothing is stored (not "cannot lock the
+ * tuning store: ... Permission denied"); the directory is left as it was. */
+static int readonly_child(const char *base)
+{
+    int bad = 0;
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "read-only store: line %d: %s fails\n", __LINE__, #cond); \
+            bad = 1;                                                                 \
+        }                                                                            \
+    } while (0)
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/cache", base);
+    setenv("ORRERY_CACHE_DIR", cache, 1);
+    CHECK(mkdir(cache, 0500) == 0);
+    orr_kspec base_s;
+    base_spec(&base_s);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    orr_tune_options o;
+    options(&o, &rec, 0.1);
+    orr_tune_result r;
+    orr_error err = {0};
+    CHECK(orr_tune(ORR_BACKEND_CPU, &base_s, 100, &o, &r, &err) == ORR_OK);
+    fprintf(stderr, "note: %s\n", r.note);
+    char want[700];
+    snprintf(want, sizeof want, ORR_KCACHE_READONLY_NOTE "cache directory %s is not writable "
+             "(Permission denied)", cache);
+    CHECK(has_line(r.note, want));
+    CHECK(!strstr(r.note, "tuning not saved"));
+    CHECK(access(cache, F_OK) == 0);
+    char lock[400];
+    snprintf(lock, sizeof lock, "%s/tuning.json.lock", cache);
+    CHECK(access(lock, F_OK) != 0);
+#undef CHECK
+    return bad;
+}
+
+/* Runs readonly_child(dir) in a fresh process (this binary again, as
+ * "--readonly-child DIR"): a child only forked would inherit the OpenMP
+ * runtime of the CPU tunings before it, which does not survive fork(), and
+ * hang in its first tuning.  As root it runs as nobody (file modes mean
+ * nothing to root); skipped where that cannot be done. */
+static void test_readonly_cache_dir(void **state)
+{
+    char dir[256];
+    tu_temp_dir(dir, sizeof dir, "orrery-tunero");
+    tu_remove_at_exit(dir);
+    const uid_t nobody = 65534;
+    if (geteuid() == 0) {
+        assert_int_equal(chown(dir, nobody, nobody), 0);
+        assert_int_equal(chmod(dir, 0700), 0);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 &&
+            (setgroups(0, NULL) != 0 || setgid(nobody) != 0 || setuid(nobody) != 0))
+            _exit(3);
+        if (access(dir, W_OK | X_OK) != 0)
+            _exit(4);   /* a TMPDIR that nobody cannot reach */
+        char *args[] = {"test_tune", "--readonly-child", dir, NULL};
+        execv("/proc/self/exe", args);
+        _exit(5);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    if (geteuid() == 0)   /* whatever the child left, removable at exit */
+        chmod(dir, 0700);
+    assert_true(WIFEXITED(ws));
+    if (WEXITSTATUS(ws) == 3 || WEXITSTATUS(ws) == 4) {
+        print_message("cannot run as an unprivileged user here: skipped\n");
+        skip();
+    }
+    assert_int_equal(WEXITSTATUS(ws), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--readonly-child") == 0)
+        return readonly_child(argv[2]);   /* test_readonly_cache_dir's */
     tu_private_cache();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -1407,7 +1644,10 @@ int main(void)
         cmocka_unit_test(test_lock_bounded),
         cmocka_unit_test(test_unreadable_store),
         cmocka_unit_test(test_fifo_store),
+        cmocka_unit_test(test_store_clear_leaves),
         cmocka_unit_test(test_unusable_cache_dir),
+        cmocka_unit_test(test_lock_wait_told),
+        cmocka_unit_test(test_readonly_cache_dir),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
 }
