@@ -11,6 +11,10 @@
 CUDA_PATH ?= /usr/local/cuda
 CC        ?= cc
 BUILD     ?= build
+# core/ by layer, bottom up (docs/ARCHITECTURE.md): base, kernel, engine, tune,
+# ranks, integrate, physics, sim, io, cli.  Every source file of a layer is in
+# the library but cli/cli.c (the command line: it talks to the user).
+CORE_DIRS := base kernel engine tune ranks integrate physics sim io cli
 
 # Expanded when used (after tools/deps.sh has run), not when the Makefile is read.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
@@ -21,7 +25,7 @@ HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/includ
 HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 PNG_CFLAGS  = $(shell pkg-config --cflags libpng 2>/dev/null)
 PNG_LIBS    = $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)
-# Open MPI's <mpi.h>, for core/comm.c's types only: libmpi.so.40 is opened
+# Open MPI's <mpi.h>, for core/ranks/comm.c's types only: libmpi.so.40 is opened
 # with dlopen at run time, never linked.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -I/usr/lib/x86_64-linux-gnu/openmpi/include)
 
@@ -31,17 +35,17 @@ CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-protot
 # Instrumentation for every object and link (make sanitize-test sets it).
 SANITIZE ?=
 # core/ sees its own headers only (it never includes the Lua layer's); lua/ adds its own.
-CPPFLAGS += -D_GNU_SOURCE -iquote core -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
+# Headers are included by their bare names ("engine.h"), from every layer's folder.
+CPPFLAGS += -D_GNU_SOURCE $(foreach d,$(CORE_DIRS),-iquote core/$(d)) -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
             $(HDF5_CFLAGS) $(PNG_CFLAGS)
 LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) -ldl -lm -pthread
 
 VERSION  := 0.1.0
 
-CORE_SRC := core/err.c core/util.c core/ksrc.c core/kcache.c core/cuda.c core/rtc.c \
-            core/hostcc.c core/law.c core/kspec.c core/ic.c core/kfamily.c core/integrator.c core/hermite.c core/diag.c core/dist.c core/engine.c core/backend_cpu.c \
-            core/backend_cuda.c core/bench.c core/sim.c core/tune.c core/htune.c core/tunestore.c \
-            core/units.c core/outfile.c core/textio.c core/h5util.c core/snapshot.c core/checkpoint.c \
-            core/render.c core/frames.c core/comm.c core/nccl.c core/trial.c core/backends.c
+# Every source file of a layer is in the library but cli/cli.c (the command
+# line: it talks to the user).
+CORE_SRC := $(filter-out core/cli/cli.c,$(sort $(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.c))))
+CORE_HDR := $(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.h))
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
 KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
 
@@ -53,9 +57,9 @@ LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 
 # The program: main() (lua/main.c) runs the command line's own commands
-# (core/cli.c, not part of the library: it talks to the user) plus the Lua
+# (core/cli/cli.c, not part of the library: it talks to the user) plus the Lua
 # layer's run.
-MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli.o
+MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_hostcc test_ic test_sim test_tune test_law test_gpu \
             test_snapshot test_render test_comm test_nccl test_diag
@@ -68,11 +72,11 @@ $(BUILD)/.deps: tools/deps.sh
 	@bash tools/deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
-$(BUILD)/obj/%.o: core/%.c core/*.h | $(BUILD)/.deps
+$(BUILD)/obj/%.o: core/%.c $(CORE_HDR) | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DORR_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/comm.o: CPPFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/ranks/comm.o: CPPFLAGS += $(MPI_CFLAGS)
 
 $(BUILD)/embed: tools/embed.c | $(BUILD)/.deps
 	@mkdir -p $(BUILD)
@@ -86,7 +90,7 @@ $(BUILD)/obj/ksrc_embed.o: $(BUILD)/gen/ksrc_embed.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/lua/%.o: lua/%.c lua/*.h core/*.h | $(BUILD)/.deps
+$(BUILD)/obj/lua/%.o: lua/%.c lua/*.h $(CORE_HDR) | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote lua -DORR_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
 

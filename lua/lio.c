@@ -12,6 +12,7 @@
  * raised there; a writer collected with its simulation, or flushed by
  * os.exit (lrun.c), prints its error, and the run exits non-zero. */
 #include "lorrery.h"
+#include "textio.h"
 #include "checkpoint.h"
 #include "frames.h"
 #include "outfile.h"
@@ -418,7 +419,7 @@ static int io_write(lua_State *L)
         if (!lua_isnoneornil(L, 3))
             return orr_lua_error(L, "sim:write: extra datasets need an HDF5 file (.hdf5 or .h5), "
                                  "not '%s'", path);
-        st = orr_sim_write(s, path, &err);
+        st = orr_text_write_sim(s, path, &err);
     } else {
         return orr_lua_error(L, "cannot write '%s': unknown format (expected .txt, .csv, .hdf5 "
                              "or .h5)", path);

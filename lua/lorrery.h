@@ -8,9 +8,9 @@
  *   lio.c      files: orrery.read, orrery.restore, sim:write (HDF5, numbered
  *              paths), sim:checkpoint, sim:render
  *   lrun.c     `orrery run SCRIPT.lua`: the state, preloads, Ctrl-C, reports;
- *              the run command for core/cli.c, law scripts for --force
+ *              the run command for core/cli/cli.c, law scripts for --force
  *   lsource.c  scripts named in full in messages (Lua shortens long paths)
- *   main.c     main(): core/cli.c's commands plus run
+ *   main.c     main(): core/cli/cli.c's commands plus run
  * The Lua-side parts (lua/orrery/NAME.lua) are embedded at build time into
  * orr_lua_embedded and installed in package.preload. */
 #ifndef ORR_LORRERY_H

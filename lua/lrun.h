@@ -1,5 +1,5 @@
 /* lrun: `orrery run SCRIPT.lua [ARGS...]` and `--force LAW.lua`, what the
- * command line (lua/main.c, core/cli.h) needs from the Lua layer. */
+ * command line (lua/main.c, core/cli/cli.h) needs from the Lua layer. */
 #ifndef ORR_LRUN_H
 #define ORR_LRUN_H
 

@@ -6,6 +6,7 @@
  * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
  * table, which the module exposes as orrery.Sim so Lua code can add methods. */
 #include "lorrery.h"
+#include "textio.h"
 #include "diag.h"
 #include "dist.h"
 #include "tune.h"
@@ -824,7 +825,7 @@ static int sim_virial_ratio(lua_State *L)
 
 /* sim:cluster{fractions = {...}, k = 6, about = "density" | "mass", gamma = 0.11}:
  * Lagrangian radii, the Casertano & Hut core, the half-mass radius and
- * relaxation time (core/diag.h). */
+ * relaxation time (core/physics/diag.h). */
 static int sim_cluster(lua_State *L)
 {
     static const char *const who = "sim:cluster";
@@ -915,7 +916,7 @@ static int sim_write(lua_State *L)
     orr_sim *s = orr_lua_checksim(L, 1);
     const char *path = luaL_checkstring(L, 2);
     orr_error err = {0};
-    if (orr_sim_write(s, path, &err))
+    if (orr_text_write_sim(s, path, &err))
         return orr_lua_fail(L, &err, NULL);
     return 0;
 }

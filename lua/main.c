@@ -1,4 +1,4 @@
-/* main: the orrery program: the command line's own commands (core/cli.c)
+/* main: the orrery program: the command line's own commands (core/cli/cli.c)
  * with the Lua layer's `run` added, and `--force LAW.lua` loading law scripts
  * through Lua.  The one place where core/cli and the Lua layer meet. */
 #include "cli.h"

@@ -1,4 +1,4 @@
-/* test_comm: the ranks of a distributed run (core/comm.c).
+/* test_comm: the ranks of a distributed run (core/ranks/comm.c).
  *
  * Run plainly (make test): the one-rank world without MPI (rank 0 of 1,
  * collectives leave the data as given, argument checks), which launcher

@@ -1,4 +1,4 @@
-/* test_diag: cluster diagnostics (core/diag.h) against what does not depend
+/* test_diag: cluster diagnostics (core/physics/diag.h) against what does not depend
  * on them: the k-d tree's neighbours against brute force, bit for bit; the
  * Lagrangian radii of a 100000-body Plummer sphere against the model's
  * analytic mass profile; the Casertano & Hut density of a uniform sphere

@@ -1,4 +1,4 @@
-/* test_nccl: NCCL through dlopen (core/nccl.c).
+/* test_nccl: NCCL through dlopen (core/ranks/nccl.c).
  *
  * Run plainly (make test), without a GPU: nothing of NCCL is mapped before
  * the first call (it is never linked); in child processes of this binary

@@ -4,6 +4,7 @@
  * angular momentum, Euler damping, the 2D and 3D periodic boxes, the host mirror,
  * text output, validation messages and interruption. */
 #include "testutil.h"
+#include "textio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -879,7 +880,7 @@ static void test_write(void **state)
     for (int f = 0; f < 2; f++) {
         char path[256];
         snprintf(path, sizeof path, "%s/bodies.%s", dir, exts[f]);
-        TU_OK(orr_sim_write(s, path, &err), &err);
+        TU_OK(orr_text_write_sim(s, path, &err), &err);
         char *text = tu_slurp(path);
         const char sep = f ? ',' : ' ';
         char *save = NULL, *line = strtok_r(text, "\n", &save);
@@ -908,16 +909,16 @@ static void test_write(void **state)
     }
 
     /* an unknown extension */
-    assert_int_equal(orr_sim_write(s, "x.dat", &err), ORR_ERR_ARG);
+    assert_int_equal(orr_text_write_sim(s, "x.dat", &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "cannot write 'x.dat': unknown format (expected .txt or .csv)");
-    assert_int_equal(orr_sim_write(s, "noext", &err), ORR_ERR_ARG);
+    assert_int_equal(orr_text_write_sim(s, "noext", &err), ORR_ERR_ARG);
 
     /* a missing directory is created, as for HDF5 snapshots */
     char path[320], sub[256];
     for (int f = 0; f < 2; f++) {
         snprintf(sub, sizeof sub, "%s/missing%d/deeper", dir, f);
         snprintf(path, sizeof path, "%s/out.%s", sub, exts[f]);
-        TU_OK(orr_sim_write(s, path, &err), &err);
+        TU_OK(orr_text_write_sim(s, path, &err), &err);
         char *text = tu_slurp(path);
         assert_true(strncmp(text, f ? "id,x," : "id x ", 5) == 0);
         free(text);
@@ -933,7 +934,7 @@ static void test_write(void **state)
     assert_non_null(plain);
     fclose(plain);
     snprintf(path, sizeof path, "%s/plain/out.txt", dir);
-    assert_int_equal(orr_sim_write(s, path, &err), ORR_ERR_IO);
+    assert_int_equal(orr_text_write_sim(s, path, &err), ORR_ERR_IO);
     print_message("write under a file: %s\n", err.msg);
     assert_non_null(strstr(err.msg, path));
     snprintf(path, sizeof path, "%s/plain", dir);
@@ -942,7 +943,7 @@ static void test_write(void **state)
     /* the rename fails (a directory is in the way): the temporary goes */
     snprintf(path, sizeof path, "%s/taken.csv", dir);
     assert_int_equal(mkdir(path, 0700), 0);
-    assert_int_equal(orr_sim_write(s, path, &err), ORR_ERR_IO);
+    assert_int_equal(orr_text_write_sim(s, path, &err), ORR_ERR_IO);
     print_message("write over a directory: %s\n", err.msg);
     assert_non_null(strstr(err.msg, path));
     assert_no_temps(dir);
@@ -972,11 +973,11 @@ static void test_write_fail(void **state)
     for (int f = 0; f < 2; f++) {
         char path[256];
         snprintf(path, sizeof path, "%s/keep.%s", dir, exts[f]);
-        TU_OK(orr_sim_write(s, path, &err), &err);
+        TU_OK(orr_text_write_sim(s, path, &err), &err);
         char *before = tu_slurp(path);
         TU_OK(orr_sim_step(s, 3, NULL, &err), &err);   /* a different state */
         setenv("ORRERY_TEST_WRITE_FAIL", "1", 1);
-        orr_status st = orr_sim_write(s, path, &err);
+        orr_status st = orr_text_write_sim(s, path, &err);
         unsetenv("ORRERY_TEST_WRITE_FAIL");
         assert_int_equal(st, ORR_ERR_IO);
         char want[400];

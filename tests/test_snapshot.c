@@ -7,6 +7,7 @@
  * box; a non-default kernel configuration), and physical units as the
  * snapshots and checkpoints state them. */
 #include "testutil.h"
+#include "textio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -254,7 +255,7 @@ static void test_roundtrip(void **state_)
         /* the text output reads back exactly too */
         for (int k = 0; k < 2; k++) {
             p = tmp_path(k ? "round.csv" : "round.txt");
-            TU_OK(orr_sim_write(s, p, &err), &err);
+            TU_OK(orr_text_write_sim(s, p, &err), &err);
             TU_OK(orr_snapshot_read(p, &snap, &err), &err);
             expect_same_bodies(&snap, s);
             assert_true(snap.time == 0);

@@ -2,10 +2,10 @@
 # deps: installs the Debian packages orrery needs when they are missing (as
 # root, with apt-get); otherwise prints the exact command to run.  Also checks
 # for the CUDA toolkit headers (cuda.h, nvrtc.h, nccl.h under $CUDA_PATH;
-# core/nccl.c takes NCCL's types from nccl.h and opens libnccl.so.2 at run
+# core/ranks/nccl.c takes NCCL's types from nccl.h and opens libnccl.so.2 at run
 # time, never linked), and warns when NVRTC (libnvrtc.so.13) cannot be found where orrery looks for it: the
 # CPU backend works without it, GPU compilation and its tests do not.
-# Open MPI (openmpi-bin, libopenmpi-dev): core/comm.c is built against its
+# Open MPI (openmpi-bin, libopenmpi-dev): core/ranks/comm.c is built against its
 # <mpi.h> for the types only and opens libmpi.so.40 at run time, and the mpi
 # test runs mpirun; a binary built here starts without MPI installed.
 # REBOUND (PyPI, pinned) goes into .venv-rebound (python3-venv): the test

@@ -13,6 +13,7 @@
 #define ORR_TEXTIO_H
 
 #include "err.h"
+#include "sim.h"
 #include "snapshot.h"
 
 /* The column separator for path's extension: ' ' for ".txt", ',' for ".csv"
@@ -27,6 +28,13 @@ char orr_text_sep(const char *path);
  * write 'PATH': REASON". */
 orr_status orr_text_write(const char *path, long n, const double *pos, const double *vel,
                           const char *comment, orr_error *err);
+
+/* Writes the bodies of s as text: ".txt" whitespace-separated, ".csv"
+ * commas, the simulation's units in the comment line; atomically, so a
+ * failed write never leaves a half file in place.  An unknown format fails
+ * before the state is read.  Over several ranks every rank calls it and
+ * rank 0 writes (sim.h: orr_sim_write_once). */
+orr_status orr_text_write_sim(orr_sim *s, const char *path, orr_error *err);
 
 /* Reads a .txt or .csv file (separator by orr_text_sep; path must be one)
  * into out (heap, orr_snapshot_free; time 0, no extra columns).  Messages

@@ -6,7 +6,7 @@
 #include "util.h"
 
 /* The toolkit's header, for the types only (the build names the project's
- * headers with -iquote, so <cuda.h> is never core/cuda.h). */
+ * headers with -iquote, so <cuda.h> is never core/engine/cuda.h). */
 #include <cuda.h>
 
 #include <dlfcn.h>

@@ -2,6 +2,7 @@
  * (see textio.h). */
 #include "textio.h"
 #include "outfile.h"
+#include "units.h"
 #include "util.h"
 
 #include <errno.h>
@@ -197,4 +198,25 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
         st = orr_read_failed(path, err, "no bodies (only a header line)");
     out->n = n;
     return st;
+}
+
+static orr_status write_sim(orr_sim *s, void *ctx, orr_error *err)
+{
+    const orr_sim_config *c = orr_sim_config_of(s);
+    char units[256], comment[280] = "";
+    if (orr_units_describe(&c->units, c->G, units, sizeof units)[0])
+        snprintf(comment, sizeof comment, "units: %s", units);
+    double *pos, *vel;
+    orr_status st = orr_sim_pos(s, &pos, err);
+    if (!st)
+        st = orr_sim_vel(s, &vel, err);
+    return st ? st : orr_text_write(ctx, orr_sim_n(s), pos, vel, comment, err);
+}
+
+orr_status orr_text_write_sim(orr_sim *s, const char *path, orr_error *err)
+{
+    /* an unknown format fails (in orr_text_write, before it needs the
+     * bodies) before the state is read */
+    orr_status st = orr_text_sep(path) ? ORR_OK : orr_text_write(path, 0, NULL, NULL, NULL, err);
+    return orr_sim_write_once(s, st, path, write_sim, (void *)path, err);
 }

@@ -321,12 +321,4 @@ typedef orr_status (*orr_sim_writer)(orr_sim *s, void *ctx, orr_error *err);
 orr_status orr_sim_write_once(orr_sim *s, orr_status st, const char *path, orr_sim_writer write,
                               void *ctx, orr_error *err);
 
-/* Writes the bodies as text (textio.h): ".txt" whitespace-separated, ".csv"
- * commas; a header line of column names (id x y z vx vy vz m), one line per
- * body, full precision (%.17g).  Written atomically (outfile.h: missing
- * directories created, a temporary file renamed into place), so a failed
- * write never leaves a half file in place.  Over several ranks every rank
- * calls it and rank 0 writes (orr_sim_write_once). */
-orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err);
-
 #endif

@@ -10,7 +10,6 @@
 #include "sim.h"
 #include "trial.h"
 #include "dist.h"
-#include "textio.h"
 #include "tune.h"
 #include "util.h"
 
@@ -1678,18 +1677,3 @@ orr_status orr_sim_write_once(orr_sim *s, orr_status st, const char *path, orr_s
     return orr_comm_agree(c, st, 0, err);   /* rank 0's outcome, every rank's */
 }
 
-static orr_status write_text(orr_sim *s, void *ctx, orr_error *err)
-{
-    char units[256], comment[280] = "";
-    if (orr_units_describe(&s->cfg.units, s->cfg.G, units, sizeof units)[0])
-        snprintf(comment, sizeof comment, "units: %s", units);
-    return orr_text_write(ctx, s->cfg.n, s->pos, s->vel, comment, err);
-}
-
-orr_status orr_sim_write(orr_sim *s, const char *path, orr_error *err)
-{
-    /* an unknown format fails (in orr_text_write, before it needs the
-     * bodies) before the state is read */
-    orr_status st = orr_text_sep(path) ? ORR_OK : orr_text_write(path, 0, NULL, NULL, NULL, err);
-    return orr_sim_write_once(s, st, path, write_text, (void *)path, err);
-}

@@ -13,7 +13,7 @@
 #include "nccl.h"
 
 /* The toolkit's header, for the types only (the build names the project's
- * headers with -iquote, so <nccl.h> is never core/nccl.h).  It declares
+ * headers with -iquote, so <nccl.h> is never core/ranks/nccl.h).  It declares
  * ncclGroupStart() and a few others without prototypes. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
