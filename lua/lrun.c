@@ -7,6 +7,7 @@
  * Lua's with the frames still being written put on disk first. */
 #include "lrun.h"
 #include "cli.h"
+#include "comm.h"
 #include "law.h"
 
 #include "lorrery.h"
@@ -84,6 +85,11 @@ static int os_exit(lua_State *L)
     }
     if (status == EXIT_SUCCESS && orr_lua_frame_failures)
         status = EXIT_FAILURE;
+    /* one rank under mpirun: MPI finalised, so the launcher takes the status
+     * as given (over several ranks MPI_Finalize would wait for every rank,
+     * and os.exit waits for none: the launcher ends the job) */
+    if (orr_lua_comm && orr_comm_size(orr_lua_comm) == 1)
+        orr_comm_finalize();
     exit(status);
 }
 
@@ -194,15 +200,15 @@ int orr_lua_run(const char *script, int argc, char **argv)
     interrupted = 0;
     orr_lua_shared_error[0] = '\0';
     orr_lua_frame_failures = 0;
-    /* under mpirun: the ranks known before the script writes anything (a
-     * failure is the orrery module's to report when the script requires it) */
-    orr_error ce = {0};
-    if (!orr_lua_comm && orr_comm_launched() && orr_comm_world(&orr_lua_comm, &ce))
-        orr_lua_comm = NULL;
-    if (orr_lua_comm && orr_lua_voice_begin(orr_comm_rank(orr_lua_comm),
-                                            orr_comm_size(orr_lua_comm)) != 0)
+    /* under mpirun: the rank as the launcher gives it, before the script
+     * writes anything (MPI itself starts when the script requires orrery) */
+    int rank, size;
+    orr_comm_env_rank(&rank, &size);
+    if (size == 0)   /* a rank without a size (PMIx alone): several where it is not 0 */
+        size = rank > 0 ? rank + 1 : 2;
+    if (orr_lua_voice_begin(rank, size) != 0)
         fprintf(stderr, "orrery: rank %d: standard output left as it is (every rank's shows): "
-                "%s\n", orr_comm_rank(orr_lua_comm), strerror(errno));
+                "%s\n", rank, strerror(errno));
     lua_pushcfunction(L, setup);
     lua_pushlightuserdata(L, (void *)script);
     lua_pushinteger(L, argc);
@@ -337,10 +343,12 @@ void orr_lua_set_verify(int on)
  * in any order; ORRERY_ALL_RANKS=1 is --all-ranks. */
 static int run_main(int argc, char **argv)
 {
-    int first = 2;
+    int first = 2, rank, size;
+    orr_comm_env_rank(&rank, &size);
     const char *env = getenv("ORRERY_ALL_RANKS");
-    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
-        return orr_cli_usage_error("run: ORRERY_ALL_RANKS must be 0 or 1 (got '%s')", env);
+    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)   /* said by rank 0 */
+        return rank ? 2 : orr_cli_usage_error("run: ORRERY_ALL_RANKS must be 0 or 1 (got '%s')",
+                                              env);
     orr_lua_voice_all(env && strcmp(env, "1") == 0);
     for (; argc > first && strncmp(argv[first], "--", 2) == 0; first++) {
         if (strcmp(argv[first], "--verify") == 0) {
@@ -348,9 +356,12 @@ static int run_main(int argc, char **argv)
         } else if (strcmp(argv[first], "--all-ranks") == 0) {
             orr_lua_voice_all(1);
         } else if (strcmp(argv[first], "--resume") == 0) {
-            if (argc <= first + 1)
+            if (argc <= first + 1 || strncmp(argv[first + 1], "--", 2) == 0)
                 return orr_cli_usage_error("run: --resume needs a checkpoint file (orrery run "
-                                           "--resume CKPT SCRIPT.lua [ARGS...])");
+                                           "--resume CKPT SCRIPT.lua [ARGS...])%s%s%s",
+                                           argc > first + 1 ? "; got the option '" : "",
+                                           argc > first + 1 ? argv[first + 1] : "",
+                                           argc > first + 1 ? "'" : "");
             orr_lua_set_resume(argv[++first]);
         } else {
             return orr_cli_usage_error("run: unknown option '%s' (before the script: --verify, "
@@ -360,6 +371,12 @@ static int run_main(int argc, char **argv)
     if (argc <= first)
         return orr_cli_usage_error("run: missing script (orrery run [--verify] [--resume CKPT] "
                                    "[--all-ranks] SCRIPT.lua [ARGS...])");
+    /* mpirun gives standard input to rank 0 alone: the others would run an
+     * empty script and rank 0 wait for them in the first collective */
+    if (strcmp(argv[first], "-") == 0 && (size > 1 || rank > 0))
+        return rank ? 2 : orr_cli_usage_error("run: a script from standard input ('-') runs on "
+                                              "one rank only (mpirun gives standard input to "
+                                              "rank 0 alone); pass the script's path");
     return orr_lua_run(argv[first], argc - first - 1, argv + first + 1);
 }
 

@@ -40,10 +40,12 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* Copies the pipe to the real standard output, each line behind the prefix
- * (a line is written whole where it fits the buffer, so lines of the ranks
- * stay whole where mpirun merges them).  A write that fails (the terminal
- * gone) drops the rest but keeps reading: the script never blocks on it. */
+/* Copies the pipe to the real standard output, each line behind the prefix,
+ * a line in one write where it fits the buffer.  (Open MPI forwards a
+ * rank's output in pieces of its own, so with much output a line of one
+ * rank may still be split by another's: LUA_API.md says so.)  A write that
+ * fails (the terminal gone) drops the rest but keeps reading: the script
+ * never blocks on it. */
 static void *pump(void *arg)
 {
     (void)arg;
@@ -109,6 +111,10 @@ int orr_lua_voice_begin(int rank, int size)
     int err = keep < 0 || dup2(target, STDOUT_FILENO) < 0 ? errno : 0;
     close(target);
     if (!err && all_ranks) {
+        /* line by line, as to the terminal mpirun's stdout would be: a line
+         * reaches the pump when written (in order with a child's output,
+         * and not lost in a buffer when the job is ended) */
+        setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
         snprintf(prefix, sizeof prefix, "[rank %d] ", rank);
         prefix_len = strlen(prefix);
         pipe_in = fds[0];

@@ -70,12 +70,16 @@ check bench-csv 0 '^n,backend,precision,variant,block,unroll,split,ms_per_step,i
 "$orr" bench --backend cpu --n 2000 --steps 1 --csv >"$tmp/csv" 2>/dev/null
 check bench-accuracy 0 'ok' -- awk -F, 'NR==2 { if ($11 + 0 <= 1e-5 && $11 + 0 >= 0 && $2 == "cpu") print "ok"; else print "bad " $11 }' "$tmp/csv"
 check bench-cached 0 'from cache' -- "$orr" bench --backend cpu --n 600 --steps 2
-check bench-hermite 0 '^600,cpu,double,(64|600),[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' -- "$orr" bench --backend cpu --precision double --n 600 --integrator hermite --active 64,600,1000 --steps 1 --csv
+check bench-hermite 0 '^600,cpu,double,(64|600),[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' -- "$orr" bench --backend cpu --precision double --n 600 --integrator hermite --active 64,600 --steps 1 --csv
 check bench-hermite-bad 2 'bench: --integrator takes hermite' -- "$orr" bench --integrator leapfrog
 # --active names itself in its errors, and takes `all` (N) as the help says
 check bench-active-bad 2 "bench: --active expects an integer from 1 to 1073741824, got 'x'" -- "$orr" bench --backend cpu --integrator hermite --n 600 --active 64,x
-check bench-active-empty 2 "bench: --active needs at least one count of bodies \\(or all\\)" -- "$orr" bench --backend cpu --integrator hermite --active ,
+check bench-active-empty 2 "bench: --active has an empty item in ','" -- "$orr" bench --backend cpu --integrator hermite --active ,
 check bench-active-all 0 '^600,cpu,double,600,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$' -- "$orr" bench --backend cpu --precision double --n 600 --integrator hermite --active all --steps 1 --csv
+check bench-active-over-n 1 "bench: --active 5000 is more than N = 1024: no row" -- "$orr" bench --backend cpu --integrator hermite --n 1024 --active 5000
+check bench-active-alone 2 "bench: --active is for --integrator hermite" -- "$orr" bench --backend cpu --active 64
+check bench-n-empty-item 2 "bench: --n has an empty item in '64,,'" -- "$orr" bench --backend cpu --n 64,,
+check bench-hermite-nojerk-once 0 "^1$" -- sh -c "'$orr' bench --backend cpu --integrator hermite --force lennard_jones --n 256,512 --active 64,128 2>&1 | grep -c 'has no jerk'"
 check tune-n-bad 2 "tune: --n expects an integer from 1 to 1073741824, got 'y'" -- "$orr" tune --backend cpu --n 5,y
 check tune-hermite-bad 2 'tune: --integrator takes hermite \(the force \+ jerk kernel' -- "$orr" tune --integrator leapfrog
 check tune-hermite-cpu 1 'tune --integrator hermite: the Hermite tuner is for the GPU \(the cpu backend is in use\)' -- "$orr" tune --integrator hermite --backend cpu --n 100

@@ -151,6 +151,12 @@ check arg 0 $rc $'^2\targs.lua\tone\ttwo words\tone\ttwo words$' out
 check missing-script 1 $rc '^orrery: cannot open missing\.lua' out
 "$orr_abs" run >out 2>&1; rc=$?
 check run-without-script 2 $rc "run: missing script" out
+"$orr_abs" run --resume --all-ranks empty.lua >out 2>&1; rc=$?
+check run-resume-then-option 2 $rc "run: --resume needs a checkpoint file .*; got the option '--all-ranks'" out
+"$orr_abs" run --bogus empty.lua >out 2>&1; rc=$?
+check run-unknown-option 2 $rc "run: unknown option '--bogus' \(before the script: --verify, --resume CKPT, --all-ranks\)" out
+"$orr_abs" run --all-ranks --verify empty.lua >out 2>&1; rc=$?
+[ "$rc" -eq 0 ] && [ ! -s out ] && ok run-options-any-order || bad "run-options-any-order: exit $rc"
 "$orr_abs" --help >out 2>&1; rc=$?
 check help-mentions-run 0 $rc '^  run SCRIPT\.lua \[ARGS\.\.\.\]' out
 

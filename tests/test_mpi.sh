@@ -766,10 +766,47 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
   else
     bad "one voice: an error on rank 1 alone (exit $rc)"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"
   fi
+  # --all-ranks is line buffered: a rank's lines in the order written, a
+  # child's (os.execute) among them
+  printf 'io.write("1 io.write line\\n")\nos.execute("echo 2 child line")\nprint("3 print line")\n' >"$tmp/voice_order.lua"
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np 2 "$orr" run --all-ranks "$tmp/voice_order.lua" \
+     >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
+  why=""
+  for r in 0 1; do
+    got=$(sed -nE "s/^\[rank $r\] ([0-9]) .*/\1/p" "$tmp/voice.out" | tr -d '\n')
+    [ "$got" = 123 ] || why="$why; rank $r's lines in the order $got"
+  done
+  if [ "$rc" -eq 0 ] && [ -z "$why" ]; then
+    ok "one voice --all-ranks: each rank's lines in the order written, a child's among them"
+  else
+    bad "one voice --all-ranks order: exit $rc${why}"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"
+  fi
+  # os.exit(0) of a script that never starts MPI (no require) exits 0; a
+  # script from standard input and a bad ORRERY_ALL_RANKS are refused, said once
+  printf 'print("x")\nos.exit(0)\n' >"$tmp/voice_exit.lua"
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np 2 "$orr" run "$tmp/voice_exit.lua" \
+     >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
+  [ "$rc" -eq 0 ] && [ "$(cat "$tmp/voice.out")" = x ] && ok "one voice: os.exit(0) without MPI started exits 0 over 2 ranks, printed once" ||
+    { bad "one voice: os.exit(0) over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"; }
+  (cd "$tmp" && echo 'print(1)' | TMPDIR="$tmp" timeout 60 mpirun "${vopts[@]}" -np 2 "$orr" run - \
+     >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
+  [ "$rc" -eq 2 ] && [ "$(grep -c "run: a script from standard input ('-') runs on one rank only" "$tmp/voice.err")" -eq 1 ] &&
+    ok "one voice: 'run -' over 2 ranks refused (exit 2), said once" ||
+    { bad "one voice: 'run -' over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"; }
+  (cd "$tmp" && ORRERY_ALL_RANKS=yes TMPDIR="$tmp" timeout 60 mpirun "${vopts[@]}" -x ORRERY_ALL_RANKS -np 2 "$orr" run \
+     "$tmp/voice_exit.lua" >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
+  [ "$rc" -eq 2 ] && [ "$(grep -c "run: ORRERY_ALL_RANKS must be 0 or 1 (got 'yes')" "$tmp/voice.err")" -eq 1 ] &&
+    ok "one voice: a bad ORRERY_ALL_RANKS over 2 ranks refused (exit 2), said once" ||
+    { bad "one voice: a bad ORRERY_ALL_RANKS: exit $rc"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"; }
+  # bench under mpirun -np 1 finalises MPI: its status is its own
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np 1 "$orr" bench --backend cpu --n 512 \
+     --integrator hermite --active 64 --steps 1 --csv >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
+  [ "$rc" -eq 0 ] && grep -qE '^512,cpu,float,64,' "$tmp/voice.out" && ok "bench under mpirun -np 1: its row and exit 0" ||
+    { bad "bench under mpirun -np 1: exit $rc"; sed 's/^/    /' "$tmp/voice.out" "$tmp/voice.err"; }
   # bench --integrator hermite over ranks: refused, never the force pass instead
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${vopts[@]}" -np 2 "$orr" bench --backend cpu --n 1024 \
      --integrator hermite >"$tmp/voice.out" 2>"$tmp/voice.err"); rc=$?
-  if [ "$rc" -eq 2 ] && grep -q 'bench: --integrator hermite times block steps on one rank only' "$tmp/voice.err" &&
+  if [ "$rc" -eq 2 ] && [ "$(grep -c 'bench: --integrator hermite times block steps on one rank only' "$tmp/voice.err")" -eq 1 ] &&
      ! grep -q 'ms/step' "$tmp/voice.out"; then
     ok "bench --integrator hermite over 2 ranks: refused (exit 2), nothing timed"
   else

@@ -659,6 +659,9 @@ static int parse_list(const char *cmd, const char *opt, const char *s, int all_o
     if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
         return orr_cli_usage_error("%s: %s: the list is longer than %zu characters", cmd, opt,
                                    sizeof buf - 1);
+    const size_t len = strlen(buf);
+    if (len && (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,")))
+        return orr_cli_usage_error("%s: %s has an empty item in '%s'", cmd, opt, s);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (*count >= max)
             return orr_cli_usage_error("%s: %s takes at most %d values", cmd, opt, max);
@@ -845,6 +848,9 @@ static int bench_parse(args_t *a, bench_opts *b)
             bad = orr_cli_usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
     }
+    if (!bad && b->nactive && !b->hermite)
+        bad = orr_cli_usage_error("bench: --active is for --integrator hermite (the bodies of "
+                                  "one block step)");
     b->info = b->csv ? stderr : stdout;
     return bad;
 }
@@ -1067,10 +1073,12 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
 {
     if (b->nv != 1 || b->variants[0] != ORR_VARIANT_TILED)
         return orr_cli_usage_error("bench: over several ranks only the tiled variant runs");
-    if (b->hermite)   /* never time something other than what was asked */
-        return orr_cli_usage_error("bench: --integrator hermite times block steps on one rank "
-                                   "only; over several ranks they are not measured yet (run "
-                                   "it without mpirun)");
+    if (b->hermite)   /* never time something other than what was asked; said once */
+        return orr_comm_rank(c) ? 2
+                                : orr_cli_usage_error("bench: --integrator hermite times block "
+                                                      "steps on one rank only; over several "
+                                                      "ranks they are not measured yet (run it "
+                                                      "without mpirun)");
     const int rank0 = orr_comm_rank(c) == 0, ranks = orr_comm_size(c);
     const int device = rank_device(c, b->run.kind);
     orr_error ae = {0};   /* each rank resolved its backend: agreed before any rank acts on it */
@@ -1185,16 +1193,23 @@ static int bench_hermite(const bench_opts *b)
             print_hermite_choice(&h, n);
         for (int j = 0; j < na; j++) {
             const long act = b->nactive && b->active[j] ? b->active[j] : n;
-            if (act > n)
+            if (act > n) {   /* said, never skipped in silence */
+                fprintf(stderr, "orrery: bench: --active %ld is more than N = %ld: no row\n", act,
+                        n);
+                rc = 1;
                 continue;
+            }
             double ms = 0;
             orr_error e = {0};
             if (orr_bench_hermite(b->run.kind, &b->run.spec, n, act, tuned ? h.launch : NULL,
                                   b->steps > 0 ? (int)b->steps : 5, &ms, &e)) {
                 orr_error_context(&e, "bench --integrator hermite N=%ld active %ld", n, act);
+                const int every_row = e.code == ORR_ERR_ARG;   /* the law, not the row */
                 report(&e);
                 orr_error_clear(&e);
                 rc = 1;
+                if (every_row)
+                    return rc;
                 continue;
             }
             const double rate = (double)act * (double)n / (ms * 1e-3);
@@ -1211,7 +1226,18 @@ static int bench_hermite(const bench_opts *b)
     return rc;
 }
 
+static int bench_main(args_t *a);
+
+/* bench, then MPI finalised whatever the path (a run under mpirun -np 1
+ * that left it open ended "improperly", exit 1, after its rows) */
 static int cmd_bench(args_t *a)
+{
+    int rc = bench_main(a);
+    orr_comm_finalize();
+    return rc;
+}
+
+static int bench_main(args_t *a)
 {
     bench_opts b;
     int rc = bench_parse(a, &b);

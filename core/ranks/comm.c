@@ -160,6 +160,27 @@ int orr_comm_launched(void)
     return 0;
 }
 
+static int env_int(const char *const *vars, int fallback)
+{
+    for (; *vars; vars++) {
+        const char *v = getenv(*vars);
+        char *end;
+        long x = v && *v ? strtol(v, &end, 10) : -1;
+        if (v && *v && !*end && x >= 0 && x < (1L << 30))
+            return (int)x;
+    }
+    return fallback;
+}
+
+void orr_comm_env_rank(int *rank, int *size)
+{
+    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
+    const int launched = orr_comm_launched();
+    *rank = launched ? env_int(ranks, 0) : 0;
+    *size = launched ? env_int(sizes, 0) : 1;
+}
+
 /* Opens the MPI library and fills the table; on failure nothing stays open. */
 static orr_status mpi_load(orr_error *err)
 {

@@ -22,6 +22,13 @@ typedef struct orr_comm orr_comm;
  * a Slurm job step without an MPI plugin runs independent one-rank worlds. */
 int orr_comm_launched(void);
 
+/* This process's rank and the number of ranks as the launcher's environment
+ * gives them, without starting MPI (OMPI_COMM_WORLD_RANK/SIZE, PMIX_RANK,
+ * PMI_RANK/SIZE): *rank 0 and *size 1 when not launched; *size 0 where the
+ * launcher gives a rank but no size (PMIx alone).  MPI's own numbering,
+ * once started, is the same. */
+void orr_comm_env_rank(int *rank, int *size);
+
 /* The process's communicator over all ranks, made on the first call (MPI
  * initialised there when launched) and the same object on later calls.
  * Not launched: one rank, rank 0, without MPI.  Launched but libmpi.so.40
