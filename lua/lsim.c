@@ -509,6 +509,7 @@ static int l_simulation(lua_State *L)
         if (msg)
             orr_lua_error(L, WHO ": 'bodies': %s", msg);
     }
+    orr_sim_writes_agreed(p->sim);   /* creation is compared over the ranks */
     return 1;
 }
 
@@ -1222,8 +1223,81 @@ static int sim_newindex(lua_State *L)
                          orr_lua_describe(L, 2));
 }
 
+/* orrery._gate(sim, who, call): over several ranks, the call (its text:
+ * the method and its arguments in words) and the simulation's settings
+ * compared before a collective method runs (orr_sim_agree_call; the Lua
+ * side: lua/orrery/agree.lua); a difference raised on every rank alike at
+ * the user's line, "who: the ranks disagree on ...".  Nothing with one
+ * rank or a closed simulation (the method says so). */
+static int l_gate(lua_State *L)
+{
+    orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
+    const char *who = luaL_checkstring(L, 2), *call = luaL_checkstring(L, 3);
+    if (!p->sim || !orr_lua_comm || orr_comm_size(orr_lua_comm) == 1)
+        return 0;
+    orr_error err = {0};
+    (void)who;
+    if (orr_sim_agree_call(p->sim, call, &err))
+        return orr_lua_fail(L, &err, NULL);
+    return 0;
+}
+
+/* A collective method with its call compared first: upvalues the method's
+ * C function, its name ("sim:step") and words (agree.lua: a value in words).
+ * The method runs in this very frame (called, not through Lua), so its
+ * errors name it as before ("bad argument #1 to 'step'"). */
+static int gated(lua_State *L)
+{
+    lua_CFunction raw = lua_tocfunction(L, lua_upvalueindex(1));
+    orr_lua_sim *p = luaL_testudata(L, 1, ORR_LUA_SIM);
+    if (p && p->sim && orr_lua_comm && orr_comm_size(orr_lua_comm) > 1) {
+        const int n = lua_gettop(L);
+        luaL_checkstack(L, 2 * n + 4, "too many arguments");
+        lua_pushvalue(L, lua_upvalueindex(2));
+        lua_pushliteral(L, "(");
+        for (int i = 2; i <= n; i++) {
+            if (i > 2)
+                lua_pushliteral(L, ", ");
+            lua_pushvalue(L, lua_upvalueindex(3));
+            lua_pushvalue(L, i);
+            lua_pushinteger(L, 0);
+            lua_call(L, 2, 1);
+        }
+        lua_pushliteral(L, ")");
+        lua_concat(L, lua_gettop(L) - n);
+        orr_error err = {0};
+        if (orr_sim_agree_call(p->sim, lua_tostring(L, -1), &err))
+            return orr_lua_fail(L, &err, NULL);
+        lua_settop(L, n);
+    }
+    return raw(L);
+}
+
+/* orrery._gate_methods(Sim, names, words): each C method named replaced by
+ * a gated one (agree.lua, over several ranks). */
+static int l_gate_methods(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    luaL_checktype(L, 3, LUA_TFUNCTION);
+    for (lua_Integer i = 1; lua_geti(L, 2, i) == LUA_TSTRING; i++) {
+        const char *name = lua_tostring(L, -1);
+        lua_getfield(L, 1, name);
+        if (!lua_tocfunction(L, -1))
+            return luaL_error(L, "orrery.Sim.%s is not a C function", name);
+        lua_pushfstring(L, "sim:%s", name);
+        lua_pushvalue(L, 3);
+        lua_pushcclosure(L, gated, 3);
+        lua_setfield(L, 1, name);
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
 static const luaL_Reg funcs[] = {
     {"simulation", l_simulation},
+    {"_gate", l_gate},
+    {"_gate_methods", l_gate_methods},
     {NULL, NULL},
 };
 

@@ -1036,6 +1036,13 @@ static void test_macro_brackets(void **state)
                                            "snippet may not define"},
         {"#define _Pragma(x)\nf = mj;", "m.lua:6 (force 'm', pair):1: #define _Pragma: a "
                                         "snippet may not define"},
+        /* line splices, which the compilers remove before they see comments:
+         * "*\\<newline>/" ends a comment, "/\\<newline>*" opens one (a tester's
+         * '}' went past the check as comment text and broke orrery's code) */
+        {"f = mj; /* end *\\\n/ } /* */", "m.lua:6 (force 'm', pair):2: '}' without a "
+                                          "matching '{'"},
+        {"f = mj; /\\\n* { */ }", "m.lua:6 (force 'm', pair):2: '}' without a matching '{'"},
+        {"f = mj; /\\\n/ {\n}", "m.lua:6 (force 'm', pair):3: '}' without a matching '{'"},
         {NULL, NULL}};
     orr_error err = {0};
     for (int k = 0; bad[k].code; k++) {

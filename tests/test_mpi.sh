@@ -606,29 +606,38 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
              "eta_start|error .*orrery.simulation: the ranks disagree: rank 1 has eta_start = 0.02, rank 0 has 0.01 " \
              "dt_min|error .*orrery.simulation: the ranks disagree: rank 1 has dt_min = 0.0009765625, rank 0 has 0 " \
              "units|error .*orrery.simulation: the ranks disagree: rank 1 has units length_cm = 3.0856775814913673e\\+21, rank 0 has 3.0856775814913674e\\+18 " \
-             "set_param|error .*agree.lua:[0-9]+: the ranks disagree on param 'a': \"1\" on $others, \"2\" on rank 1 \\(every rank must set it alike" \
+             "set_param|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:step\\(1\\)\" on $others, \"sim:set_param\\(\"a\", 2\\)\" on rank 1 \\(every rank must make the same calls" \
              "set_param alike|ok" \
              "dt|error .*agree.lua:[0-9]+: the ranks disagree on dt: \"0.01\" on $others, \"0.02\" on rank 1 \\(every rank must set it alike" \
-             "steps|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"3 steps\" on $others, \"5 steps\" on rank 1 \\(every rank must make the same calls" \
-             "advance|error .*the ranks disagree on the steps asked: \"advance to t = 0.4\" on $others, \"advance to t = 0.5\" on rank 1 " \
+             "steps|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:step\\(3\\)\" on $others, \"sim:step\\(5\\)\" on rank 1 \\(every rank must make the same calls" \
+             "advance|error .*the ranks disagree on the call: \"sim:advance\\(0.4\\)\" on $others, \"sim:advance\\(0.5\\)\" on rank 1 " \
              "advance alike|ok" \
-             "step count|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"1 step\" on $others, \"-1 steps\" on rank 1 " \
-             "advance past|error .*agree.lua:[0-9]+: the ranks disagree on the steps asked: \"advance to t = [0-9.]+\" on $others, \"advance to t = 0\" on rank 1 " \
+             "step count|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:step\\(1\\)\" on $others, \"sim:step\\(-1\\)\" on rank 1 " \
+             "advance past|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:advance\\([0-9.]+\\)\" on $others, \"sim:advance\\(0\\)\" on rank 1 " \
              "step count alike|error .*agree.lua:[0-9]+: bad argument #1 to 'step' \\(step count must be >= 0 \\(got -1\\)\\)$" \
-             "run options|error .*agree.lua:[0-9]+: sim:run: the ranks disagree on the options: \"\\{steps = 2\\}\" on $others, \"\\{every = 1, steps = 2\\}\" on rank 1 \\(every rank must make the same calls" \
+             "run options|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:run\\(\\{steps = 2\\}\\)\" on $others, \"sim:run\\(\\{every = 1, steps = 2\\}\\)\" on rank 1 \\(every rank must make the same calls" \
              "run alike|ok" \
-             "block steps|error .*the ranks disagree on the steps asked: \"1 block step\" on $others, \"2 block steps\" on rank 1 " \
+             "block steps|error .*the ranks disagree on the call: \"sim:step\\(1\\)\" on $others, \"sim:step\\(2\\)\" on rank 1 " \
              "dt_max|error .*the ranks disagree on dt_max: \"0.0625\" on $others, \"0.03125\" on rank 1 " \
-             "write|error .*the ranks disagree on the path of sim:write: \"out_0.csv\" on $others, \"out_1.csv\" on rank 1 \\(rank 0 writes the file for every rank" \
-             "write format|error .*the ranks disagree on the path of sim:write: \"out.csv\" on $others, \"out.dat\" on rank 1 " \
-             "snapshot|error .*the ranks disagree on the path of sim:write: \"snap_0.hdf5\" on $others, \"snap_1.hdf5\" on rank 1 " \
-             "checkpoint|error .*the ranks disagree on the path of sim:checkpoint: \"ck_0.hdf5\" on $others, \"ck_1.hdf5\" on rank 1 " \
-             "render|error .*the ranks disagree on the path of sim:render: \"frame_0.png\" on $others, \"frame_1.png\" on rank 1 " \
-             "write alike|ok"; do
+             "write|error .*the ranks disagree on the call: \"sim:write\\(\"out_0.csv\"\\)\" on $others, \"sim:write\\(\"out_1.csv\"\\)\" on rank 1 \\(every rank must make the same calls" \
+             "write format|error .*the ranks disagree on the call: \"sim:write\\(\"out.csv\"\\)\" on $others, \"sim:write\\(\"out.dat\"\\)\" on rank 1 " \
+             "snapshot|error .*the ranks disagree on the call: \"sim:write\\(\"snap_0.hdf5\"\\)\" on $others, \"sim:write\\(\"snap_1.hdf5\"\\)\" on rank 1 " \
+             "checkpoint|error .*the ranks disagree on the call: \"sim:checkpoint\\(\"ck_0.hdf5\"\\)\" on $others, \"sim:checkpoint\\(\"ck_1.hdf5\"\\)\" on rank 1 " \
+             "render|error .*the ranks disagree on the call: \"sim:render\\(\"frame_0.png\"\\)\" on $others, \"sim:render\\(\"frame_1.png\"\\)\" on rank 1 " \
+             "write alike|ok" \
+             "step kind|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:step\\(1\\)\" on $others, \"sim:step\\(2.5\\)\" on rank 1 " \
+             "step or run|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:step\\(1\\)\" on $others, \"sim:run\\(\\{steps = 1\\}\\)\" on rank 1 " \
+             "on_step error|error .*agree.lua:[0-9]+: sim:run: the ranks disagree on on_step at step 2: \"went on\" on $others, \"raised an error: .*on_step failed here\" on rank 1 \\(on_step must do the same on every rank" \
+             "on_step stop|error .*agree.lua:[0-9]+: sim:run: the ranks disagree on on_step at step 2: \"went on\" on $others, \"stopped\" on rank 1 " \
+             "write before the first step|error .*agree.lua:[0-9]+: the ranks disagree on the call: \"sim:step\\(1\\)\" on $others, \"sim:set_body\\(1, \\{x = 5\\}\\)\" on rank 1 " \
+             "buffer write|error .*agree.lua:[0-9]+: the ranks disagree on the bodies \\(written since the ranks last compared\\?\\): \"not written\" on $others, \"written \\(1 change\\)\" on rank 1 \\(every rank must make the same writes; rank 0's values are taken" \
+             "bodies after|ok" \
+             "energy after a refused write|ok"; do
       what=${c%%|*} want=${c#*|}
       got=$(sed -nE "s/^[0-9]+: $what: //p" "$tmp/said.out")
       n=$(printf '%s\n' "$got" | grep -c .)
-      distinct=$(printf '%s\n' "$got" | sort -u | grep -c .)
+      # alike but for the line (a rank refused at another call of the case)
+      distinct=$(printf '%s\n' "$got" | sed -E 's/agree\.lua:[0-9]+: //' | sort -u | grep -c .)
       if [ "$n" -eq "$np" ] && [ "$distinct" -eq 1 ] && printf '%s\n' "$got" | head -1 | grep -qE "^$want"; then
         ok "agree -np $np $what: $([ "$want" = ok ] && echo 'alike, goes on' || echo 'refused alike on every rank, naming the ranks')"
       else

@@ -868,6 +868,8 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
         if (!st)
             st = same_checkpoint(ck, c.comm, err);
     }
+    if (!st)   /* the same checkpoint on every rank: its writes are alike */
+        orr_sim_writes_agreed(s);
     /* the stored kernel configuration, where it is meant for this backend
      * (every rank: it may differ from some ranks' own, and over several
      * ranks the call is collective) */

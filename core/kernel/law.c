@@ -426,14 +426,43 @@ static int scan_literal(scanner *sc, int in_dir)
     }
 }
 
-/* A block comment from its opening slash. */
+/* p past any backslash-newlines (line splices, which the compilers remove
+ * before they see comments: "*\\<newline>/" ends a comment), *lines
+ * counting them (NULL: not counted). */
+static const char *past_splices(const char *p, int *lines)
+{
+    while (p[0] == '\\' && (p[1] == '\n' || (p[1] == '\r' && p[2] == '\n'))) {
+        p += p[1] == '\n' ? 2 : 3;
+        if (lines)
+            (*lines)++;
+    }
+    return p;
+}
+
+/* The character after the one at p, as the compilers see it (line splices
+ * removed): a comment may open as "/\\<newline>*". */
+static char next_char(const char *p)
+{
+    return *past_splices(p + 1, NULL);
+}
+
+/* A block comment from its opening slash (splices between its characters
+ * as the compilers take them). */
 static int scan_comment(scanner *sc)
 {
     const int line = sc->line;
-    for (sc->p += 2; *sc->p; sc->p++) {
-        if (sc->p[0] == '*' && sc->p[1] == '/') {
-            sc->p += 2;
-            return 0;
+    int n = 0;
+    sc->p = past_splices(sc->p + 1, &n) + 1;   /* past the '*' */
+    sc->line += n;
+    for (; *sc->p; sc->p++) {
+        if (sc->p[0] == '*') {
+            n = 0;
+            const char *q = past_splices(sc->p + 1, &n);
+            if (*q == '/') {
+                sc->line += n;
+                sc->p = q + 1;
+                return 0;
+            }
         }
         sc->line += *sc->p == '\n';
     }
@@ -465,10 +494,10 @@ static int scan_rest_of_line(scanner *sc, int raw)
         const char c = *sc->p;
         if (!c || c == '\n')
             return 0;
-        if (!raw && c == '/' && sc->p[1] == '*') {
+        if (!raw && c == '/' && next_char(sc->p) == '*') {
             if (scan_comment(sc))
                 return -1;
-        } else if (!raw && c == '/' && sc->p[1] == '/') {
+        } else if (!raw && c == '/' && next_char(sc->p) == '/') {
             return scan_rest_of_line(sc, 1);
         } else if (!raw && (c == '"' || c == '\'')) {
             if (scan_literal(sc, 1))
@@ -562,10 +591,10 @@ static int scan_macro_body(scanner *sc, const char *macro)
         int len;
         if (!c || c == '\n')
             break;
-        if (c == '/' && sc->p[1] == '*') {
+        if (c == '/' && next_char(sc->p) == '*') {
             if (scan_comment(sc))
                 return -1;
-        } else if (c == '/' && sc->p[1] == '/') {
+        } else if (c == '/' && next_char(sc->p) == '/') {
             if (scan_rest_of_line(sc, 1))
                 return -1;
         } else if (c == '"' || c == '\'') {
@@ -655,10 +684,10 @@ static int scan_code(scanner *sc)
             bol = 1;
         } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
             sc->p++;
-        } else if (c == '/' && sc->p[1] == '*') {
+        } else if (c == '/' && next_char(sc->p) == '*') {
             if (scan_comment(sc))
                 return -1;
-        } else if (c == '/' && sc->p[1] == '/') {
+        } else if (c == '/' && next_char(sc->p) == '/') {
             if (sc->expr)
                 return scan_fail(sc, sc->line, "a // comment in the scale expression would "
                                  "hide the code after it (write /* */)");

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -36,6 +37,8 @@ struct orr_sim {
     double *vel;                   /* 3n */
     int host_valid;                /* mirror matches (or is newer than) the engine */
     int host_dirty;                /* mirror written, engine needs an upload */
+    long writes, attr_writes;      /* the script's writes of the bodies and of the attributes
+                                      since the ranks last compared (steps_agree) */
     int attr_dirty;                /* attribute mirror written, engine needs an upload (the
                                       attribute mirror is always current: steps never
                                       change attributes) */
@@ -981,11 +984,18 @@ void orr_sim_touch(orr_sim *s)
     if (s->host_valid)
         s->host_dirty = 1;
     s->attr_dirty = 1;
+    s->writes++;
+}
+
+void orr_sim_writes_agreed(orr_sim *s)
+{
+    s->writes = s->attr_writes = 0;
 }
 
 void orr_sim_touch_attr(orr_sim *s)
 {
     s->attr_dirty = 1;
+    s->attr_writes++;
 }
 
 /* ---- force law --------------------------------------------------------------- */
@@ -1322,8 +1332,9 @@ static orr_status end_interval(orr_sim *s, orr_error *err)
     return one_step(s, s->mid_h, err);
 }
 
-/* The stepping calls. */
-enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS };
+/* The calls the ranks compare: the stepping calls, and any other (a call
+ * of the script named by its text: orr_sim_agree_call). */
+enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS, CALL_OTHER };
 
 /* Over several ranks, at the start of every stepping call (every rank
  * makes the same calls, so every rank reaches it at the same point): what
@@ -1334,18 +1345,45 @@ enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS };
  * per step (and an agreement on the room for them at the first).  call is
  * CALL_*, k the steps or block steps asked (advance: at most), t_end
  * advance's end. */
-static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, orr_error *err)
+static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
+                                 int *writes_apart, orr_error *err);
+
+static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const char *text,
+                              orr_error *err)
 {
     if (!s->dist || orr_dist_ranks(s->dist) == 1)
         return ORR_OK;
+    int apart = 0;
+    orr_status st = steps_compare(s, call, k, t_end, text, &apart, err);
+    /* writes compared, counted afresh; where the ranks disagreed on them,
+     * every rank takes rank 0's mirror at the next upload (reads are
+     * collective, so the mirrors are current on every rank or on none),
+     * so that no rank uploads alone and the next call finds them alike */
+    if (apart) {   /* now, so that a read before the upload shows them too */
+        s->host_dirty = s->host_valid;
+        s->attr_dirty = 1;
+        orr_error scratch = {0};
+        if (share_mirror(s, &scratch) && !st)
+            st = orr_fail(err, scratch.code, "%s", scratch.msg);
+        orr_error_clear(&scratch);
+    }
+    s->writes = s->attr_writes = 0;
+    return st;
+}
+
+static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
+                                int *writes_apart, orr_error *err)
+{
     orr_comm *comm = orr_dist_comm(s->dist);
-    enum { A_CALL, A_K, A_TEND, A_TIME, A_TIMEC, A_STEPS, A_MID, A_MIDH, A_DT, A_DAMP, A_ETA,
-           A_ETA0, A_DTMIN, A_BODIES, A_ATTRS, A_PARAM,
+    enum { A_CALL, A_K, A_TEND, A_TEXT, A_TIME, A_TIMEC, A_STEPS, A_MID, A_MIDH, A_DT, A_DAMP,
+           A_ETA, A_ETA0, A_DTMIN, A_BODIES, A_ATTRS, A_PARAM,
            A_COUNT = A_PARAM + ORR_LAW_MAX_PARAMS };
-    double mine[A_COUNT] = {call, (double)k, call == CALL_ADVANCE ? t_end : 0, s->time, s->time_c,
-                            (double)s->steps, s->mid, s->mid ? s->mid_h : 0, s->cfg.dt,
+    /* a call's text by its hash (53 bits: a double holds them exactly) */
+    const double hash = text ? (double)(XXH3_64bits(text, strlen(text)) >> 11) : 0;
+    double mine[A_COUNT] = {call, (double)k, call == CALL_ADVANCE ? t_end : 0, hash, s->time,
+                            s->time_c, (double)s->steps, s->mid, s->mid ? s->mid_h : 0, s->cfg.dt,
                             s->cfg.damping, s->cfg.eta, s->cfg.eta_start, s->cfg.dt_min,
-                            s->host_dirty, s->attr_dirty};
+                            (double)s->writes, (double)s->attr_writes};
     for (int p = 0; p < s->law.nparams && p < ORR_LAW_MAX_PARAMS; p++)
         mine[A_PARAM + p] = s->law.params[p].value;
     const int ranks = orr_comm_size(comm);
@@ -1369,62 +1407,87 @@ static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, orr_er
             if (memcmp(&x, &y, sizeof x) != 0 && !(x != x && y != y))
                 f = a;
         }
+    for (int r = 1; !st && r < ranks; r++)   /* whatever differs first */
+        *writes_apart = *writes_apart || all[A_BODIES] != all[(size_t)r * A_COUNT + A_BODIES] ||
+                        all[A_ATTRS] != all[(size_t)r * A_COUNT + A_ATTRS];
     if (st || f < 0)
         return st;
     /* every rank found the same field: its value on each rank, in words,
      * compared once more to name the ranks of each */
     static const char *const what[A_PARAM] = {
-        "the steps asked", "the steps asked", "the steps asked", "the clock", "the clock's "
-        "rounding compensation", "the clock", "the block steps under way", "the block steps "
-        "under way", "dt", "damping", "eta", "eta_start", "dt_min", "whether the bodies were "
-        "written since the last step", "whether the attributes were written since the last "
-        "step"};
+        "the steps asked", "the steps asked", "the steps asked", "the call", "the clock",
+        "the clock's rounding compensation", "the clock", "the block steps under way",
+        "the block steps under way", "dt", "damping", "eta", "eta_start", "dt_min",
+        "the bodies (written since the ranks last compared?)", "the attributes (written since "
+        "the ranks last compared?)"};
     const char *hint = "every rank must set it alike: was it set on some ranks only?";
-    char text[ORR_COMM_CHOICE], a[32], name[ORR_COMM_CHOICE];
+    char words[ORR_COMM_CHOICE], a[32], name[ORR_COMM_CHOICE];
     const char *about = f < A_PARAM ? what[f] : name;
     if (f >= A_PARAM)
         snprintf(name, sizeof name, "param '%s'", s->law.params[f - A_PARAM].name);
+    /* a call of the script and a stepping call, or two calls apart: each in words */
+    int other = call == CALL_OTHER;
+    for (int r = 0; r < ranks; r++)
+        other = other || all[(size_t)r * A_COUNT + A_CALL] == CALL_OTHER;
+    if (f <= A_TEXT && other) {
+        char own[ORR_COMM_CHOICE];
+        if (!text)
+            snprintf(own, sizeof own, "sim:%s", call == CALL_ADVANCE ? "advance" : "step");
+        st = orr_comm_same_text(comm, text ? text : own, "the call",
+                                "every rank must make the same calls with the same arguments",
+                                err);
+        if (!st)   /* texts alike, hashes apart: not seen; said in general */
+            st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree on the call (every rank must "
+                          "make the same calls with the same arguments)");
+        if (err)
+            err->shared = 1;
+        return st;
+    }
     switch (f) {
     case A_CALL: case A_K: case A_TEND:
         if (call == CALL_ADVANCE && k == LONG_MAX)
-            snprintf(text, sizeof text, "advance to t = %s", orr_shortest(a, sizeof a, t_end));
+            snprintf(words, sizeof words, "advance to t = %s", orr_shortest(a, sizeof a, t_end));
         else if (call == CALL_ADVANCE)
-            snprintf(text, sizeof text, "advance to t = %s, at most %ld steps",
+            snprintf(words, sizeof words, "advance to t = %s, at most %ld steps",
                      orr_shortest(a, sizeof a, t_end), k);
         else
-            snprintf(text, sizeof text, "%ld %sstep%s", k, call == CALL_BLOCKS ? "block " : "",
+            snprintf(words, sizeof words, "%ld %sstep%s", k, call == CALL_BLOCKS ? "block " : "",
                      k == 1 ? "" : "s");
         hint = "every rank must make the same calls with the same arguments";
         break;
     case A_TIME: case A_STEPS:
-        snprintf(text, sizeof text, "t = %s, step %ld",
+        snprintf(words, sizeof words, "t = %s, step %ld",
                  orr_shortest(a, sizeof a, s->time - s->time_c), s->steps);
         hint = "every rank must restore the same checkpoint and make the same calls";
         break;
     case A_TIMEC:
-        orr_shortest(text, sizeof text, s->time_c);
+        orr_shortest(words, sizeof words, s->time_c);
         hint = "every rank must restore the same checkpoint and make the same calls";
         break;
     case A_MID: case A_MIDH:
         if (s->mid)
-            snprintf(text, sizeof text, "an interval to t = %s",
+            snprintf(words, sizeof words, "an interval to t = %s",
                      orr_shortest(a, sizeof a, s->time + s->mid_h));
         else
-            snprintf(text, sizeof text, "none");
+            snprintf(words, sizeof words, "none");
         hint = "every rank must make the same calls";
         break;
-    case A_BODIES: case A_ATTRS:
-        snprintf(text, sizeof text, "%s", (f == A_BODIES ? s->host_dirty : s->attr_dirty)
-                                              ? "written" : "not written");
+    case A_BODIES: case A_ATTRS: {
+        const long w = f == A_BODIES ? s->writes : s->attr_writes;
+        if (w)
+            snprintf(words, sizeof words, "written (%ld change%s)", w, w == 1 ? "" : "s");
+        else
+            snprintf(words, sizeof words, "not written");
         hint = "every rank must make the same writes; rank 0's values are taken";
         break;
+    }
     default:
-        orr_shortest(text, sizeof text, mine[f]);
+        orr_shortest(words, sizeof words, mine[f]);
         if (f == A_DT && s->integ->blocks)
             about = "dt_max";
         break;
     }
-    st = orr_comm_same(comm, text, about, hint, err);
+    st = orr_comm_same(comm, words, about, hint, err);
     if (!st) {   /* values apart that read the same */
         st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree on %s (%s)", about, hint);
         if (err)
@@ -1433,9 +1496,14 @@ static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, orr_er
     return st;
 }
 
+orr_status orr_sim_agree_call(orr_sim *s, const char *call, orr_error *err)
+{
+    return steps_agree(s, CALL_OTHER, 0, 0, call, err);
+}
+
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
-    orr_status st = steps_agree(s, CALL_STEP, k, 0, err);
+    orr_status st = steps_agree(s, CALL_STEP, k, 0, NULL, err);
     if (st)
         return st;
     if (k < 0)
@@ -1461,7 +1529,7 @@ orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long 
 {
     if (taken)
         *taken = 0;
-    orr_status ast = steps_agree(s, CALL_ADVANCE, max_steps, t_end, err);
+    orr_status ast = steps_agree(s, CALL_ADVANCE, max_steps, t_end, NULL, err);
     if (ast)
         return ast;
     const double h = s->cfg.dt, now = orr_sim_time(s);
@@ -1513,7 +1581,7 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
 
 orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
-    orr_status ast = steps_agree(s, CALL_BLOCKS, k, 0, err);
+    orr_status ast = steps_agree(s, CALL_BLOCKS, k, 0, NULL, err);
     if (ast)
         return ast;
     if (!s->integ->block)

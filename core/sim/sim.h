@@ -103,6 +103,10 @@ void orr_sim_touch(orr_sim *s);
 /* After writing attributes only (orr_sim_attr): they are uploaded before
  * the next step; the bodies stay the engine's. */
 void orr_sim_touch_attr(orr_sim *s);
+/* The writes of the bodies and attributes so far are the same on every
+ * rank (the bodies a simulation is created with, a restore that the ranks
+ * compared): the next comparison (orr_sim_agree_call) counts afresh. */
+void orr_sim_writes_agreed(orr_sim *s);
 
 /* Pictures (render.h): the deposit of every body (engine.h:
  * orr_engine_deposit) where the bodies are: on the engine (with CUDA on
@@ -239,6 +243,17 @@ orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *sour
  * changed on some ranks only) fails every rank alike before any step,
  * err->shared, naming it and the ranks of each value: "the ranks disagree
  * on dt: \"0.01\" on ranks 0 and 2, \"0.02\" on rank 1 (...)". */
+
+/* Over several ranks, at the start of a call of the script that is
+ * collective (sim:energy(), sim:write(path), ...: call is its text, e.g.
+ * "sim:energy()", the arguments in words): the call, the settings that
+ * shape what follows (dt, params, the clock, the writes of the bodies and
+ * attributes since the last comparison) compared over the ranks, as at
+ * every stepping call; a difference fails every rank alike (err->shared),
+ * naming it and the ranks ("the ranks disagree on the call: \"sim:step(1)\"
+ * on rank 0, \"sim:step(2.5)\" on rank 1"), and writes the ranks disagree
+ * on are dropped on every rank.  Nothing with one rank. */
+orr_status orr_sim_agree_call(orr_sim *s, const char *call, orr_error *err);
 
 /* Advances k >= 0 steps (with block time steps: intervals of dt_max, the
  * first one ending the interval that orr_sim_block_steps left under way).

@@ -4,6 +4,7 @@
 -- and a progress bar with ETA on stderr, only when stderr is a terminal (and
 -- $CI is unset): never in pipes or CI logs.
 local core = require "orrery.core"
+local agree_mod = require "orrery.agree"
 local Sim = core.Sim
 local clock, isatty, time_tolerance = core._clock, core._isatty, core._time_tolerance
 -- over several ranks rank 0 alone prints, and every decision that changes
@@ -16,35 +17,7 @@ local KEYS = { steps = true, ["until"] = true, every = true, on_step = true, pro
   cluster = true, max_energy_error = true,
   checkpoint_every = true, checkpoint = true, render_every = true, render = true }
 
--- A value as error messages show it: strings quoted, numbers as written.
-local function describe(v)
-  if type(v) == "string" then return format("%q", v) end
-  if type(v) == "number" then return v ~= v and "nan" or tostring(v) end
-  if type(v) == "boolean" then return tostring(v) end
-  local mt = getmetatable(v)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(v)
-end
-
--- The options of a run in words, to compare over the ranks: keys in
--- order, numbers to the last bit, a table's entries (render's options,
--- cluster's fractions) likewise, a function as "function".
-local function words(v, depth)
-  if type(v) == "number" then
-    return math.type(v) == "integer" and tostring(v) or format("%.17g", v)
-  end
-  if type(v) ~= "table" or depth > 1 then return describe(v) end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b)
-    if type(a) ~= type(b) then return type(a) < type(b) end
-    return (type(a) == "number" or type(a) == "string") and a < b
-  end)
-  local parts = {}
-  for i, k in ipairs(keys) do
-    parts[i] = (type(k) == "string" and k or "[" .. words(k, 2) .. "]") .. " = " .. words(v[k], depth + 1)
-  end
-  return "{" .. table.concat(parts, ", ") .. "}"
-end
+local words, describe = agree_mod.words, agree_mod.describe
 
 -- Errors point at the caller of run: level 4 from here (bad < check_opts <
 -- run < caller), level 3 from check_opts itself.
@@ -188,11 +161,11 @@ end
 -- {steps=, seconds=}.
 function Sim:run(...)
   -- over several ranks every rank makes the same run (its options decide
-  -- which collectives follow): compared before they are checked, which
-  -- fails every rank alike
-  if many then
-    core._same(WHO, words((...), 0), "the options",
-      "every rank must make the same calls with the same arguments")
+  -- which collectives follow): the call is compared before its options are
+  -- checked, as every collective method's (orrery.agree), which fails
+  -- every rank alike
+  if many and select("#", ...) >= 1 and type(self) == "userdata" then
+    core._gate(self, WHO, "sim:run(" .. words((...), 0) .. ")")
   end
   local steps, every, on_step, progress, out, upto = check_opts(self, select("#", ...), ...)
   -- between block steps (sim:step() with hermite) the interval under way
@@ -335,8 +308,19 @@ function Sim:run(...)
       chunk = dt > 0 and math.max(1, floor(k * 0.2 / dt)) or chunk * 2
       if many then chunk = agree(chunk) end
     end
-    local stop = on_step and on_step(self, done) == false
-    if many and on_step then stop = agree(stop) end
+    local stop = false
+    if on_step and many then
+      -- every rank's outcome compared (an error on one rank, or a stop
+      -- there alone, would leave the others stepping): alike, each goes
+      -- on or raises its own error; apart, every rank fails alike
+      local ok, r = pcall(on_step, self, done)
+      stop = ok and r == false
+      core._same(WHO, ok and (stop and "stopped" or "went on") or "raised an error: " .. tostring(r),
+        format("on_step at step %d", done), "on_step must do the same on every rank")
+      if not ok then error(r, 0) end
+    elseif on_step then
+      stop = on_step(self, done) == false
+    end
     if out.r_every and self.steps % out.r_every == 0 then self:render(out.render) end
     if out.ck_every and self.steps % out.ck_every == 0 then
       self:checkpoint(out.ck_path)

@@ -180,4 +180,38 @@ try("snapshot", sim.write, sim, ("snap_%d.hdf5"):format(me == 1 and 1 or 0))
 try("checkpoint", sim.checkpoint, sim, ("ck_%d.hdf5"):format(me == 1 and 1 or 0))
 try("render", sim.render, sim, ("frame_%d.png"):format(me == 1 and 1 or 0))
 try("write alike", sim.write, sim, "out_all.csv")
+
+-- every collective call compared before it runs: an argument of the wrong
+-- kind on one rank (caught there before any collective), another method on
+-- one rank, on_step failing or stopping on one rank, a body written on one
+-- rank before the first step (then rank 0's bodies on every rank)
+try("step kind", function() sim:step(me == 1 and 2.5 or 1) end)
+try("step or run", function()
+  if me == 1 then sim:run{ steps = 1 } else sim:step(1) end
+end)
+try("on_step error", function()
+  sim:run{ steps = 3, on_step = function(_, k)
+    if me == 1 and k == 2 then error("on_step failed here") end
+  end }
+end)
+try("on_step stop", function()
+  sim:run{ steps = 3, on_step = function(_, k) if me == 1 and k == 2 then return false end end }
+end)
+local w <close> = plummer(3)
+try("write before the first step", function()
+  if me == 1 then w:set_body(1, { x = 5 }) end
+  w:step(1)
+end)
+try("bodies after", function() assert(w:body(1).x ~= 5, "rank 1's write kept") w:step(1) end)
+-- a write through a buffer on one rank: refused at the next call, which
+-- then takes rank 0's bodies on every rank (the energy alike, no rank left)
+local x1 = w:body(1).x
+try("buffer write", function()
+  if me == 1 then w.pos[1] = { 9, 0, 0 } end
+  w:energy()
+end)
+try("energy after a refused write", function()
+  assert(w:body(1).x == x1, "rank 1's write kept")
+  assert(w:energy().total == w:energy().total)
+end)
 say("%d: done %.17g", me, sim:energy().total)
