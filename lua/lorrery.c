@@ -27,11 +27,7 @@ int orr_lua_rank0(void)
     return !orr_lua_comm || orr_comm_rank(orr_lua_comm) == 0;
 }
 
-/* The notes shown so far, as 64-bit FNV-1a hashes of their text (a full
- * table shows every later note: none is ever dropped wrongly). */
-#define MAX_NOTES 256
-static unsigned long long notes_seen[MAX_NOTES];
-static int nnotes;
+static orr_seen_lines notes_seen;   /* the note lines shown so far */
 
 void orr_lua_note(const char *text)
 {
@@ -39,15 +35,7 @@ void orr_lua_note(const char *text)
         return;
     while (*text) {   /* a line per entry (util.h), each shown once */
         size_t len = strcspn(text, "\n");
-        unsigned long long h = 1469598103934665603ull;
-        for (size_t k = 0; k < len; k++)
-            h = (h ^ (unsigned char)text[k]) * 1099511628211ull;
-        int seen = len == 0;
-        for (int k = 0; k < nnotes && !seen; k++)
-            seen = notes_seen[k] == h;
-        if (!seen) {
-            if (nnotes < MAX_NOTES)
-                notes_seen[nnotes++] = h;
+        if (orr_line_is_new(&notes_seen, text, len)) {
             fprintf(stderr, "orrery: note: %.*s\n", (int)len, text);
             fflush(stderr);
         }

@@ -234,3 +234,18 @@ void orr_note_add(char *note, size_t size, const char *fmt, ...)
     if ((n < 0 || (size_t)n >= size - len) && size - len > 4)
         memcpy(note + size - 4, "...", 4);   /* cut, and says so */
 }
+
+int orr_line_is_new(orr_seen_lines *seen, const char *line, size_t len)
+{
+    if (len == 0)
+        return 0;
+    unsigned long long h = 1469598103934665603ull;
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (unsigned char)line[k]) * 1099511628211ull;
+    for (int k = 0; k < seen->n; k++)
+        if (seen->hash[k] == h)
+            return 0;
+    if (seen->n < (int)(sizeof seen->hash / sizeof seen->hash[0]))
+        seen->hash[seen->n++] = h;
+    return 1;
+}

@@ -62,4 +62,15 @@ void orr_hexfloat(char *buf, size_t size, double v);
  * ("0.03", not "0.029999999999999999"), for messages; returns buf. */
 const char *orr_shortest(char *buf, size_t size, double v);
 
+/* The lines of notes shown so far (each note line said once per process):
+ * 64-bit FNV-1a hashes of their text; a full set calls every later line
+ * new, so none is ever dropped wrongly. */
+typedef struct {
+    unsigned long long hash[256];
+    int n;
+} orr_seen_lines;
+/* 1 when the line (len bytes) is new to seen (and now remembered), 0 when
+ * it was seen before or is empty. */
+int orr_line_is_new(orr_seen_lines *seen, const char *line, size_t len);
+
 #endif

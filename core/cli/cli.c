@@ -682,21 +682,11 @@ static int parse_list(const char *cmd, const char *opt, const char *s, int all_o
  * lines (a full table prints every later line: none is dropped wrongly). */
 static void print_note_lines(FILE *f, const char *note)
 {
-    static unsigned long long seen[256];
-    static int nseen;
+    static orr_seen_lines seen;
     while (*note) {
         size_t len = strcspn(note, "\n");
-        unsigned long long h = 1469598103934665603ull;
-        for (size_t k = 0; k < len; k++)
-            h = (h ^ (unsigned char)note[k]) * 1099511628211ull;
-        int old = len == 0;
-        for (int k = 0; k < nseen && !old; k++)
-            old = seen[k] == h;
-        if (!old) {
-            if (nseen < (int)(sizeof seen / sizeof seen[0]))
-                seen[nseen++] = h;
+        if (orr_line_is_new(&seen, note, len))
             fprintf(f, "  note: %.*s\n", (int)len, note);
-        }
         note += len + (note[len] == '\n');
     }
 }
