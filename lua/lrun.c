@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile int interrupted;
 static lua_State *running;
@@ -176,8 +177,19 @@ static void report_error(const char *msg)
 {
     if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1 && msg && orr_lua_shared_error[0] &&
         strstr(msg, orr_lua_shared_error)) {
-        if (orr_comm_rank(orr_lua_comm) == 0)
+        /* every rank raised it, but one may have caught it (pcall) and gone
+         * on to a collective that no other rank will reach: rank 0 says it
+         * and ends the job; the others give rank 0 time to say it, then
+         * end it too (a rank that only returned would leave a rank that
+         * caught it waiting, or wait itself in MPI's finalize) */
+        orr_lua_voice_end();
+        if (orr_comm_rank(orr_lua_comm) == 0) {
             fprintf(stderr, "%s\n", msg);
+            fflush(stderr);
+        } else {
+            sleep(2);
+        }
+        orr_comm_abort(orr_lua_comm, 1);
         return;
     }
     if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1) {

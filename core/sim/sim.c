@@ -37,6 +37,8 @@ struct orr_sim {
     double *vel;                   /* 3n */
     int host_valid;                /* mirror matches (or is newer than) the engine */
     int host_dirty;                /* mirror written, engine needs an upload */
+    long serial;                   /* this process's simulations in the order made (the same
+                                      on every rank: creation is collective) */
     long writes, attr_writes;      /* the script's writes of the bodies and of the attributes
                                       since the ranks last compared (steps_agree) */
     int attr_dirty;                /* attribute mirror written, engine needs an upload (the
@@ -443,6 +445,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     orr_sim *s = calloc(1, sizeof *s);
     if (!s)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    static long made;   /* the same count on every rank: every rank makes every simulation */
+    s->serial = ++made;
     s->cfg = *c;
     s->integ = integ;
     st = c->law ? orr_law_copy(&s->law, c->law, err)
@@ -891,12 +895,25 @@ static orr_integ_env *env_of(orr_sim *s)
 
 /* Downloads the engine's state when the mirror is stale, after the
  * integrator brought every body to the simulation's time. */
+/* The calls the ranks compare: the stepping calls, and any other (a call
+ * of the script named by its text: orr_sim_agree_call). */
+enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS, CALL_OTHER };
+
+static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const char *text,
+                              orr_error *err);
+
 static orr_status fetch(orr_sim *s, orr_error *err)
 {
     if (s->host_valid)
         return ORR_OK;
     if (s->mid)
         return mid_interval(s, "reading the bodies", err);
+    /* over several ranks a read is collective (the velocities gathered):
+     * compared first, as a call, so that a read on one rank alone (a
+     * buffer read after a step) fails every rank instead of waiting */
+    orr_status ast = steps_agree(s, CALL_OTHER, 0, 0, "a read of the bodies after a step", err);
+    if (ast)
+        return ast;
     orr_status st = s->integ->synchronize ? s->integ->synchronize(s->istate, env_of(s), err)
                                           : ORR_OK;
     if (!st && s->dist)   /* each rank's velocities are current on its slice only */
@@ -1332,9 +1349,6 @@ static orr_status end_interval(orr_sim *s, orr_error *err)
     return one_step(s, s->mid_h, err);
 }
 
-/* The calls the ranks compare: the stepping calls, and any other (a call
- * of the script named by its text: orr_sim_agree_call). */
-enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS, CALL_OTHER };
 
 /* Over several ranks, at the start of every stepping call (every rank
  * makes the same calls, so every rank reaches it at the same point): what
@@ -1376,28 +1390,24 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
 {
     orr_comm *comm = orr_dist_comm(s->dist);
     enum { A_CALL, A_K, A_TEND, A_TEXT, A_TIME, A_TIMEC, A_STEPS, A_MID, A_MIDH, A_DT, A_DAMP,
-           A_ETA, A_ETA0, A_DTMIN, A_BODIES, A_ATTRS, A_PARAM,
+           A_ETA, A_ETA0, A_DTMIN, A_BODIES, A_ATTRS, A_SIM, A_PARAM,
            A_COUNT = A_PARAM + ORR_LAW_MAX_PARAMS };
     /* a call's text by its hash (53 bits: a double holds them exactly) */
     const double hash = text ? (double)(XXH3_64bits(text, strlen(text)) >> 11) : 0;
     double mine[A_COUNT] = {call, (double)k, call == CALL_ADVANCE ? t_end : 0, hash, s->time,
                             s->time_c, (double)s->steps, s->mid, s->mid ? s->mid_h : 0, s->cfg.dt,
                             s->cfg.damping, s->cfg.eta, s->cfg.eta_start, s->cfg.dt_min,
-                            (double)s->writes, (double)s->attr_writes};
+                            (double)s->writes, (double)s->attr_writes, (double)s->serial};
     for (int p = 0; p < s->law.nparams && p < ORR_LAW_MAX_PARAMS; p++)
         mine[A_PARAM + p] = s->law.params[p].value;
     const int ranks = orr_comm_size(comm);
     orr_status st = ORR_OK;
-    if (!s->agreed) {   /* the first call: every rank has the room, or none goes on */
-        s->agreed = malloc(sizeof mine * (size_t)ranks);
-        st = orr_comm_agree(comm, s->agreed ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM,
-                                                                 "out of memory"), 1, err);
-        if (st) {
-            free(s->agreed);
-            s->agreed = NULL;
-            return st;
-        }
-    }
+    /* the room at the first call, with no collective of its own: a rank
+     * whose first call on this simulation is another rank's call on
+     * another simulation still meets it in the all-gather below (a few
+     * kilobytes; out of memory here, this rank stops the job) */
+    if (!s->agreed && !(s->agreed = malloc(sizeof mine * (size_t)ranks)))
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     double *all = s->agreed;
     st = orr_comm_allgather(comm, mine, all, sizeof mine, err);
     int f = -1;   /* the first field that differs from rank 0's on some rank */
@@ -1410,6 +1420,9 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
     for (int r = 1; !st && r < ranks; r++)   /* whatever differs first */
         *writes_apart = *writes_apart || all[A_BODIES] != all[(size_t)r * A_COUNT + A_BODIES] ||
                         all[A_ATTRS] != all[(size_t)r * A_COUNT + A_ATTRS];
+    for (int r = 1; !st && r < ranks && f >= 0; r++)   /* another simulation: said first */
+        if (all[A_SIM] != all[(size_t)r * A_COUNT + A_SIM])
+            f = A_SIM;
     if (st || f < 0)
         return st;
     /* every rank found the same field: its value on each rank, in words,
@@ -1419,7 +1432,7 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
         "the clock's rounding compensation", "the clock", "the block steps under way",
         "the block steps under way", "dt", "damping", "eta", "eta_start", "dt_min",
         "the bodies (written since the ranks last compared?)", "the attributes (written since "
-        "the ranks last compared?)"};
+        "the ranks last compared?)", "the simulation"};
     const char *hint = "every rank must set it alike: was it set on some ranks only?";
     char words[ORR_COMM_CHOICE], a[32], name[ORR_COMM_CHOICE];
     const char *about = f < A_PARAM ? what[f] : name;
@@ -1429,7 +1442,7 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
     int other = call == CALL_OTHER;
     for (int r = 0; r < ranks; r++)
         other = other || all[(size_t)r * A_COUNT + A_CALL] == CALL_OTHER;
-    if (f <= A_TEXT && other) {
+    if (f != A_SIM && f <= A_TEXT && other) {
         char own[ORR_COMM_CHOICE];
         if (!text)
             snprintf(own, sizeof own, "sim:%s", call == CALL_ADVANCE ? "advance" : "step");
@@ -1471,6 +1484,10 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
         else
             snprintf(words, sizeof words, "none");
         hint = "every rank must make the same calls";
+        break;
+    case A_SIM:
+        snprintf(words, sizeof words, "simulation %ld (in the order made)", s->serial);
+        hint = "every rank must make the same calls on the same simulations";
         break;
     case A_BODIES: case A_ATTRS: {
         const long w = f == A_BODIES ? s->writes : s->attr_writes;

@@ -32,7 +32,11 @@ function M.words(v, depth)
     end
     return format("%.17g", v)
   end
-  if type(v) ~= "table" or depth > 1 then return M.describe(v) end
+  if type(v) ~= "table" or depth > 1 then
+    local d = M.describe(v)
+    -- bodies to load: their count (their values are rank 0's, as every write's)
+    return d == "orrery.Bodies" and format("orrery.Bodies(n = %d)", #v) or d
+  end
   local keys = {}
   for k in pairs(v) do keys[#keys + 1] = k end
   table.sort(keys, function(a, b)

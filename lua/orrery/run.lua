@@ -315,8 +315,12 @@ function Sim:run(...)
       -- on or raises its own error; apart, every rank fails alike
       local ok, r = pcall(on_step, self, done)
       stop = ok and r == false
-      core._same(WHO, ok and (stop and "stopped" or "went on") or "raised an error: " .. tostring(r),
-        format("on_step at step %d", done), "on_step must do the same on every rank")
+      -- through the same comparison as every collective call, so that a
+      -- rank whose on_step failed between two of its collective calls
+      -- meets the others' next call and not another kind of collective
+      core._gate(self, WHO, format("on_step at step %d: %s", done,
+        ok and (stop and "stopped" or "went on")
+        or "raised an error: " .. (type(r) == "string" and r or "a " .. type(r) .. " value")))
       if not ok then error(r, 0) end
     elseif on_step then
       stop = on_step(self, done) == false

@@ -214,4 +214,14 @@ try("energy after a refused write", function()
   assert(w:body(1).x == x1, "rank 1's write kept")
   assert(w:energy().total == w:energy().total)
 end)
+-- a read through a buffer on one rank alone after a step (a collective:
+-- the velocities gathered) meets the others' next call
+w:step(1)
+try("buffer read alone", function()
+  if me == 1 then local _ = w.vel[1] end
+  w:energy()
+end)
+-- two simulations alike but for their bodies: a call on one of them on
+-- rank 1 and on the other elsewhere is refused, naming the simulations
+try("two simulations", function() if me == 1 then w:step(1) else sim:step(1) end end)
 say("%d: done %.17g", me, sim:energy().total)
