@@ -253,26 +253,11 @@ const char *orr_lua_number(char *buf, size_t size, double x)
     return orr_shortest(buf, size, x);
 }
 
-/* orrery._same(who, text, what, hint): text (a call's arguments in words)
- * compared over the ranks (orr_comm_same_text); a difference raised on
- * every rank alike, "who: the ranks disagree on what: ...", at the user's
- * line.  Collective; nothing with one rank. */
-static int l_same(lua_State *L)
-{
-    const char *who = luaL_checkstring(L, 1), *text = luaL_checkstring(L, 2);
-    const char *what = luaL_checkstring(L, 3), *hint = luaL_optstring(L, 4, NULL);
-    orr_error err = {0};
-    if (orr_comm_same_text(orr_lua_comm, text, what, hint, &err))
-        return orr_lua_fail(L, &err, who);
-    return 0;
-}
-
 static const luaL_Reg funcs[] = {
     {"_isatty", l_isatty},
     {"_time_tolerance", l_time_tolerance},
     {"_clock", l_clock},
     {"_agree", l_agree},
-    {"_same", l_same},
     {NULL, NULL},
 };
 

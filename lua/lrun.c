@@ -357,9 +357,11 @@ static int run_main(int argc, char **argv)
 {
     int first = 2, rank, size;
     orr_comm_env_rank(&rank, &size);
+    /* a usage error under mpirun: every rank exits 2, rank 0 says it */
+#define USAGE(...) (rank ? 2 : orr_cli_usage_error(__VA_ARGS__))
     const char *env = getenv("ORRERY_ALL_RANKS");
     if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)   /* said by rank 0 */
-        return rank ? 2 : orr_cli_usage_error("run: ORRERY_ALL_RANKS must be 0 or 1 (got '%s')",
+        return USAGE("run: ORRERY_ALL_RANKS must be 0 or 1 (got '%s')",
                                               env);
     orr_lua_voice_all(env && strcmp(env, "1") == 0);
     for (; argc > first && strncmp(argv[first], "--", 2) == 0; first++) {
@@ -369,28 +371,30 @@ static int run_main(int argc, char **argv)
             orr_lua_voice_all(1);
         } else if (strcmp(argv[first], "--resume") == 0) {
             if (argc <= first + 1 || strncmp(argv[first + 1], "--", 2) == 0)
-                return orr_cli_usage_error("run: --resume needs a checkpoint file (orrery run "
+                return USAGE("run: --resume needs a checkpoint file (orrery run "
                                            "--resume CKPT SCRIPT.lua [ARGS...])%s%s%s",
                                            argc > first + 1 ? "; got the option '" : "",
                                            argc > first + 1 ? argv[first + 1] : "",
                                            argc > first + 1 ? "'" : "");
             orr_lua_set_resume(argv[++first]);
         } else {
-            return orr_cli_usage_error("run: unknown option '%s' (before the script: --verify, "
+            return USAGE("run: unknown option '%s' (before the script: --verify, "
                                        "--resume CKPT, --all-ranks)", argv[first]);
         }
     }
     if (argc <= first)
-        return orr_cli_usage_error("run: missing script (orrery run [--verify] [--resume CKPT] "
+        return USAGE("run: missing script (orrery run [--verify] [--resume CKPT] "
                                    "[--all-ranks] SCRIPT.lua [ARGS...])");
     /* mpirun gives standard input to rank 0 alone: the others would run an
      * empty script and rank 0 wait for them in the first collective */
     if (strcmp(argv[first], "-") == 0 && (size > 1 || rank > 0))
-        return rank ? 2 : orr_cli_usage_error("run: a script from standard input ('-') runs on "
+        return USAGE("run: a script from standard input ('-') runs on "
                                               "one rank only (mpirun gives standard input to "
                                               "rank 0 alone); pass the script's path");
     return orr_lua_run(argv[first], argc - first - 1, argv + first + 1);
 }
+
+#undef USAGE
 
 const orr_cli_command orr_lua_run_command = {
     .name = "run",

@@ -1223,20 +1223,19 @@ static int sim_newindex(lua_State *L)
                          orr_lua_describe(L, 2));
 }
 
-/* orrery._gate(sim, who, call): over several ranks, the call (its text:
- * the method and its arguments in words) and the simulation's settings
- * compared before a collective method runs (orr_sim_agree_call; the Lua
- * side: lua/orrery/agree.lua); a difference raised on every rank alike at
- * the user's line, "who: the ranks disagree on ...".  Nothing with one
- * rank or a closed simulation (the method says so). */
+/* orrery._gate(sim, call): over several ranks, the call (its text: the
+ * method and its arguments in words, or an on_step's outcome) and the
+ * simulation's settings compared before collective work (sim:run, in
+ * lua/orrery/run.lua; the C methods are gated below); a difference raised
+ * on every rank alike at the user's line.  Nothing with one rank or a
+ * closed simulation (the method says so). */
 static int l_gate(lua_State *L)
 {
     orr_lua_sim *p = luaL_checkudata(L, 1, ORR_LUA_SIM);
-    const char *who = luaL_checkstring(L, 2), *call = luaL_checkstring(L, 3);
+    const char *call = luaL_checkstring(L, 2);
     if (!p->sim || !orr_lua_comm || orr_comm_size(orr_lua_comm) == 1)
         return 0;
     orr_error err = {0};
-    (void)who;
     if (orr_sim_agree_call(p->sim, call, &err))
         return orr_lua_fail(L, &err, NULL);
     return 0;

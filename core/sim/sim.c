@@ -1350,15 +1350,16 @@ static orr_status end_interval(orr_sim *s, orr_error *err)
 }
 
 
-/* Over several ranks, at the start of every stepping call (every rank
- * makes the same calls, so every rank reaches it at the same point): what
- * shapes the steps, set on each rank for itself since creation (dt, a
- * param, the clock of a restore, a write of the bodies), compared with
- * rank 0's; the first difference fails every rank alike (err->shared),
- * naming it and the ranks.  One all-gather of a few doubles per call, not
- * per step (and an agreement on the room for them at the first).  call is
- * CALL_*, k the steps or block steps asked (advance: at most), t_end
- * advance's end. */
+/* Over several ranks, at the start of every stepping call and of every
+ * other collective call (orr_sim_agree_call, a read of the bodies in
+ * fetch; every rank makes the same calls, so every rank reaches it at the
+ * same point): the simulation, the call (text: its words, hashed), what
+ * shapes the steps, set on each rank for itself (dt, a param, the clock of
+ * a restore) and the writes since the last comparison, compared with rank
+ * 0's; the first difference fails every rank alike (err->shared), naming
+ * it and the ranks.  One all-gather of a few doubles per call, not per
+ * step.  call is CALL_*, k the steps or block steps asked (advance: at
+ * most), t_end advance's end. */
 static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
                                  int *writes_apart, orr_error *err);
 

@@ -165,7 +165,7 @@ function Sim:run(...)
   -- checked, as every collective method's (orrery.agree), which fails
   -- every rank alike
   if many and select("#", ...) >= 1 and type(self) == "userdata" then
-    core._gate(self, WHO, "sim:run(" .. words((...), 0) .. ")")
+    core._gate(self, "sim:run(" .. words((...), 0) .. ")")
   end
   local steps, every, on_step, progress, out, upto = check_opts(self, select("#", ...), ...)
   -- between block steps (sim:step() with hermite) the interval under way
@@ -318,7 +318,7 @@ function Sim:run(...)
       -- through the same comparison as every collective call, so that a
       -- rank whose on_step failed between two of its collective calls
       -- meets the others' next call and not another kind of collective
-      core._gate(self, WHO, format("on_step at step %d: %s", done,
+      core._gate(self, format("on_step at step %d: %s", done,
         ok and (stop and "stopped" or "went on")
         or "raised an error: " .. (type(r) == "string" and r or "a " .. type(r) .. " value")))
       if not ok then error(r, 0) end
