@@ -26,6 +26,8 @@
  *   orr_cpu_drift      x += v dt, wrapped into the box on periodic axes
  *                      (kick and drift take the arrays of the targets) */
 
+#include <omp.h>
+
 #define ORR_EXPORT __attribute__((visibility("default")))
 
 /* A loop of `work` pair interactions runs on one thread for each
@@ -40,7 +42,6 @@
  * core of the development machine), so a region's start (a few us) stays
  * a small part of it. */
 #define ORR_OMP_GRAIN 131072
-int omp_get_max_threads(void);
 static inline int orr_omp_threads(double work)
 {
     const int most = ORR_THREADS > 0 ? ORR_THREADS : omp_get_max_threads();
