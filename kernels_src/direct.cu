@@ -346,19 +346,116 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
 
 /* ---- block time steps: the Hermite integrator (core/hermite.c) ---------------
  * Every body has its own time tick[i] within the interval (ticks of
- * H / 2^ORR_HMAX) and its own step END >> level[i].  A block: orr_hnext
- * takes the smallest next time, orr_hpredict predicts every body to it
- * (xp, vp; positions to 3rd order, velocities to 2nd) and lists the active
- * bodies (act, count: in any order, each body's sums do not depend on it),
- * orr_accel_jerk{64,128,256} sum their accelerations and jerks from all predicted
- * bodies (j-range blockIdx.y, partials pa, pj at row y, stride `stride`),
- * orr_jerk_combine adds the rows in a fixed order, and orr_hcorrect
- * corrects them (in double) and chooses their next steps (Aarseth's
- * criterion).  In a block step the correction adds the rows itself, and
- * for a small n one block does orr_hnext and orr_hpredict
- * (orr_hnext_predict): three kernels a block step.  The same steps as the host path in hermite.c. */
+ * H / 2^ORR_HMAX) and its own step END >> level[i].  A block step is four
+ * kernels whose launches never depend on the block, so that the host can
+ * queue a whole interval of them without reading anything back (a CUDA
+ * graph whose while loop runs them until the interval ends, or batches of
+ * plain launches; backend_cuda.c):
+ *
+ *   orr_hnext      the smallest next time, into the control words (orr_hctl);
+ *   orr_hpredict   every body predicted to it (xp, vp; positions to 3rd
+ *                  order, velocities to 2nd) and the active bodies listed
+ *                  (act, count: in any order, each body's sums do not depend
+ *                  on it); for a small n one block does both
+ *                  (orr_hnext_predict);
+ *   orr_accel_jerk{64,128,256}  the active bodies' accelerations and jerks
+ *                  from all predicted bodies: each kernel reads the active
+ *                  count and finds its shape (orr_hshape_of: the bucket's
+ *                  tile and j-split, engine.c's orr_hlaunch_ranges), does
+ *                  nothing unless the tile is its own, and walks the shape's
+ *                  (i-block, j-range) items with however many blocks it was
+ *                  launched with (partials pa, pj at row y, stride count);
+ *                  in a graph a switch node launches only the one whose tile
+ *                  it is (the last block of orr_hpredict sets it);
+ *   orr_hcorrect   the active bodies corrected (in double; adding the
+ *                  j-ranges' rows in a fixed order) and their next steps
+ *                  chosen (Aarseth's criterion);
+ *   orr_hloop      the block's statistics, the control words reset for the
+ *                  next one, and whether one is left (the while node's
+ *                  condition in a graph; `done`, which every kernel reads
+ *                  first, for plain launches).
+ *
+ * The shape of a block depends on its active count only, whatever queued
+ * it, so every path gives the same bits (and those of the host path in
+ * hermite.c, to the rounding of the predictor). */
 #define ORR_HMAX 40
+#define ORR_HBUCKETS 13   /* engine.h's; backend_cuda.c checks that they agree */
 typedef unsigned long long orr_tick;
+typedef unsigned long long orr_cond_handle;   /* a graph conditional's handle */
+extern "C" __device__ void cudaGraphSetConditional(orr_cond_handle handle, unsigned value);
+
+/* The block steps' control words (device memory; backend_cuda.c's hctl). */
+struct orr_hctl {
+    orr_tick next;               /* the block's time: the smallest next time */
+    unsigned count;              /* its active bodies */
+    int deepest;                 /* the finest level used since the interval began */
+    orr_tick last;               /* the last finished block's time */
+    unsigned long long blocks;   /* blocks finished since the interval began */
+    unsigned long long active;   /* their active bodies, summed */
+    unsigned last_count;         /* the last finished block's active bodies */
+    unsigned arrived;            /* blocks of orr_hpredict finished (the last one plans) */
+    unsigned done;               /* no block is left: the interval ended or max_blocks */
+    unsigned pad;
+};
+
+/* The interval's parameters (device memory, written as it begins). */
+struct orr_hparams {
+    double H, eta, unit;             /* unit = H / 2^ORR_HMAX */
+    unsigned long long max_blocks;   /* done after this many blocks (a stall) */
+    int hi;                          /* the finest level dt_min allows */
+    int pad;
+};
+
+/* The force + jerk launch per bucket of active bodies (engine.h:
+ * orr_hlaunch, the defaults resolved), and the SMs. */
+struct orr_hplan {
+    int tile[ORR_HBUCKETS], per_sm[ORR_HBUCKETS];
+    int sms;
+};
+
+/* A block's force + jerk shape: the tile, the blocks of active bodies, the
+ * j-ranges and the bodies of each. */
+struct orr_hshape {
+    int tile, split, iblocks, ranges, jlen;
+};
+
+/* The shape for nact active bodies of n: engine.c's orr_hbucket and
+ * orr_hlaunch_ranges, in the same integer arithmetic. */
+static __device__ __forceinline__ orr_hshape orr_hshape_of(const orr_hplan &p, int n, int nact)
+{
+    int k = 0;
+    while (k < ORR_HBUCKETS - 1 && (long long)nact > (64LL << (2 * k)))
+        k++;
+    orr_hshape s;
+    s.tile = p.tile[k];
+    s.split = 1;
+    if (nact < 1) {
+        s.iblocks = 0, s.ranges = 1, s.jlen = n;
+        return s;
+    }
+    const long long tiles = ((long long)n + s.tile - 1) / s.tile,
+                    want = (long long)p.per_sm[k] * p.sms;
+    while (s.split < 32 && ((long long)nact * s.split + s.tile - 1) / s.tile * tiles < want)
+        s.split *= 2;
+    const int per = s.tile / s.split;
+    s.iblocks = (nact + per - 1) / per;
+    long long r = (want + s.iblocks - 1) / s.iblocks;
+    r = r > 256 ? 256 : r;
+    r = r > tiles ? tiles : r;
+    r = r > 4LL * n / nact ? 4LL * n / nact : r;
+    r = r < 1 ? 1 : r;
+    const long long each = ((long long)n + r - 1) / r,
+                    len = (each + s.tile - 1) / s.tile * s.tile;
+    s.jlen = (int)len;
+    s.ranges = (int)(((long long)n + len - 1) / len);
+    return s;
+}
+
+/* The switch value of a tile: 0, 1, 2 for 64, 128, 256. */
+static __device__ __forceinline__ unsigned orr_tile_index(int tile)
+{
+    return tile == 64 ? 0u : tile == 128 ? 1u : 2u;
+}
 
 /* A pair's acceleration (scale f d) and jerk (f v + 2 g (d . v) d) into u[6]. */
 template <typename T>
@@ -376,8 +473,10 @@ static __device__ __forceinline__ void orr_jerk_add(T *u, T dx, T dy, T dz, T du
 
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
-orr_hnext(const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_tick *next, int n)
+orr_hnext(const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_hctl *hc, int n)
 {
+    if (hc->done)
+        return;
     const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
     orr_tick t = i < n ? tick[i] + ((1ULL << ORR_HMAX) >> level[i]) : ~0ULL;
     for (int off = 16; off > 0; off /= 2) {
@@ -385,7 +484,7 @@ orr_hnext(const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_
         t = o < t ? o : t;
     }
     if (threadIdx.x % 32 == 0)
-        atomicMin(next, t);
+        atomicMin(&hc->next, t);
 }
 
 /* Body i predicted to time t (x to 3rd order, v to 2nd) into xp, vp; and
@@ -412,38 +511,66 @@ orr_predict_one(int i, orr_tick t, const typename orr_vec4<real>::type *__restri
     return tick[i] + ((1ULL << ORR_HMAX) >> level[i]) == t;
 }
 
+/* In a graph (sw != 0): the switch node's value for this block's count. */
+static __device__ __forceinline__ void orr_set_switch(orr_cond_handle sw, const orr_hplan &plan,
+                                                      int n, unsigned count)
+{
+    if (sw)
+        cudaGraphSetConditional(sw, orr_tile_index(orr_hshape_of(plan, n, (int)count).tile));
+}
+
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
              const typename orr_vec4<real>::type *__restrict__ vel,
              const typename orr_vec4<real>::type *__restrict__ acc,
              const typename orr_vec4<real>::type *__restrict__ jerk,
-             const orr_tick *__restrict__ tick, const int *__restrict__ level,
-             const orr_tick *__restrict__ next, double unit,
-             typename orr_vec4<real>::type *__restrict__ xp,
-             typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
-             unsigned *count, int n)
+             const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_hctl *hc,
+             const orr_hparams *__restrict__ hp, typename orr_vec4<real>::type *__restrict__ xp,
+             typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act, int n,
+             orr_hplan plan, orr_cond_handle sw)
 {
+    if (hc->done)
+        return;
     const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (i < n && orr_predict_one<real>(i, *next, pos, vel, acc, jerk, tick, level, unit, xp, vp))
-        act[atomicAdd(count, 1u)] = i;
+    if (i < n &&
+        orr_predict_one<real>(i, hc->next, pos, vel, acc, jerk, tick, level, hp->unit, xp, vp))
+        act[atomicAdd(&hc->count, 1u)] = i;
+    if (!sw)
+        return;
+    /* the last block to finish has the whole count: it sets the switch */
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&hc->arrived, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        __threadfence();
+        hc->arrived = 0;
+        orr_set_switch(sw, plan, n, atomicAdd(&hc->count, 0u));
+    }
 }
 
 /* orr_hnext and orr_hpredict in one block, for a small n (the host's
  * choice): the smallest next time by a block reduction, then every body
- * predicted to it and the active ones listed; it writes next and count
- * itself (no reset before it), and the same values as the pair. */
+ * predicted to it and the active ones listed; the same values as the
+ * pair. */
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_hnext_predict(const typename orr_vec4<real>::type *__restrict__ pos,
                   const typename orr_vec4<real>::type *__restrict__ vel,
                   const typename orr_vec4<real>::type *__restrict__ acc,
                   const typename orr_vec4<real>::type *__restrict__ jerk,
-                  const orr_tick *__restrict__ tick, const int *__restrict__ level,
-                  orr_tick *next, double unit, typename orr_vec4<real>::type *__restrict__ xp,
-                  typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
-                  unsigned *count, int n)
+                  const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_hctl *hc,
+                  const orr_hparams *__restrict__ hp,
+                  typename orr_vec4<real>::type *__restrict__ xp,
+                  typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act, int n,
+                  orr_hplan plan, orr_cond_handle sw)
 {
+    if (hc->done)
+        return;
     __shared__ orr_tick wmin[ORR_BLOCK / 32];
     __shared__ unsigned listed;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -467,29 +594,31 @@ orr_hnext_predict(const typename orr_vec4<real>::type *__restrict__ pos,
             const orr_tick o = __shfl_down_sync(0xffffffffu, t, off);
             t = o < t ? o : t;
         }
-        if (lane == 0) {
+        if (lane == 0)
             wmin[0] = t;
-            *next = t;
-        }
     }
     __syncthreads();
     t = wmin[0];
+    const double unit = hp->unit;
     for (int i = threadIdx.x; i < n; i += ORR_BLOCK)
         if (orr_predict_one<real>(i, t, pos, vel, acc, jerk, tick, level, unit, xp, vp))
             act[atomicAdd(&listed, 1u)] = i;
     __syncthreads();
-    if (threadIdx.x == 0)
-        *count = listed;
+    if (threadIdx.x == 0) {
+        hc->next = t;
+        hc->count = listed;
+        orr_set_switch(sw, plan, n, listed);
+    }
 }
 
 template <typename real, int TILE>
 static __device__ __forceinline__ void
 orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
                     const typename orr_vec4<real>::type *__restrict__ vp,
-                    const real *__restrict__ attr, const int *__restrict__ act,
-                    const unsigned *__restrict__ count, const orr_rtparams &rtp,
-                    typename orr_vec4<real>::type *__restrict__ pa,
-                    typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)
+                    const real *__restrict__ attr, const int *__restrict__ act, int nact,
+                    const orr_rtparams &rtp, typename orr_vec4<real>::type *__restrict__ pa,
+                    typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride,
+                    int split, int ib, int y)
 {
     typedef typename orr_vec4<real>::type vec4;
 #if ORR_MIXED
@@ -500,8 +629,10 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
 #endif
     __shared__ real tattr[ORR_NATTR > 0 ? TILE * ORR_NATTR : 1];
     ORR_RT_LOAD(rt, rtp);
-    const int t = threadIdx.x, k = blockIdx.x * TILE + t;
-    const bool active = k < (int)*count;
+    /* split adjacent threads share a body, each taking every split-th
+     * source of a tile; their sums are added by shuffles at the end */
+    const int t = threadIdx.x, part = t % split, k = ib * (TILE / split) + t / split;
+    const bool active = k < nact;
     const int i = active ? act[k] : 0;
     const vec4 pi = xp[i], vi = vp[i];
     real ai[ORR_NATTRS];
@@ -510,7 +641,7 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
         ai[a] = ORR_NATTR > 0 ? attr[i * ORR_NATTR + a] : (real)0;
     real s[6] = {0, 0, 0, 0, 0, 0}, c[6] = {0, 0, 0, 0, 0, 0};
     const vec4 zero = {0, 0, 0, 0};
-    const int jbeg = blockIdx.y * jlen, jend = min(n, jbeg + jlen);
+    const int jbeg = y * jlen, jend = min(n, jbeg + jlen);
 #if ORR_MIXED
     float aif[ORR_NATTRS], rtf[ORR_NRTS];
 #pragma unroll
@@ -552,7 +683,7 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
          * of the pair, and the tile's sums, in float; the tiles' in double */
         float u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(TILE, jend - base);
-        for (int q = 0; q < m; q++) {
+        for (int q = part; q < m; q += split) {
             const float4 h = th[q], l = tl[q], vj = tv[q];
             float ajf[ORR_NATTRS];
 #pragma unroll
@@ -575,7 +706,7 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
 #else
         real u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(TILE, jend - base);
-        for (int q = 0; q < m; q++) {
+        for (int q = part; q < m; q += split) {
             const vec4 pj4 = tx[q], vj = tv[q];
             const real *aj = &tattr[ORR_NATTR > 0 ? q * ORR_NATTR : 0];
             const real dx = orr_min_image(pj4.x - pi.x, X), dy = orr_min_image(pj4.y - pi.y, Y),
@@ -593,15 +724,44 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
 #endif
         __syncthreads();
     }
-    if (active) {
+    for (int off = split / 2; off > 0; off /= 2)
+#pragma unroll
+        for (int d = 0; d < 6; d++)
+            s[d] += __shfl_xor_sync(0xffffffffu, s[d], off);
+    if (active && part == 0) {
         const real g = orr_law_scale<real>(rt);
-        const size_t at = (size_t)blockIdx.y * stride + k;
+        const size_t at = (size_t)y * stride + k;
         vec4 a = {g * s[0], g * s[1], g * s[2], 0}, jk = {g * s[3], g * s[4], g * s[5], 0};
         pa[at] = a;
         pj[at] = jk;
     }
 }
 
+
+/* Item (i-block ib, j-range y) of a block's force + jerk: the active
+ * bodies' count read from the control words, the shape from the plan;
+ * nothing unless the shape's tile is TILE.  Launched with any number of
+ * blocks: they walk the items. */
+template <typename real, int TILE>
+static __device__ __forceinline__ void
+orr_accel_jerk_items(const typename orr_vec4<real>::type *__restrict__ xp,
+                     const typename orr_vec4<real>::type *__restrict__ vp,
+                     const real *__restrict__ attr, const int *__restrict__ act,
+                     const orr_hctl *__restrict__ hc, const orr_rtparams &rtp,
+                     const orr_hplan &plan, typename orr_vec4<real>::type *__restrict__ pa,
+                     typename orr_vec4<real>::type *__restrict__ pj, int n)
+{
+    if (hc->done)
+        return;
+    const int nact = (int)hc->count;
+    const orr_hshape s = orr_hshape_of(plan, n, nact);
+    if (s.tile != TILE)
+        return;
+    const int items = s.iblocks * s.ranges;
+    for (int w = blockIdx.x; w < items; w += gridDim.x)
+        orr_accel_jerk_tile<real, TILE>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen, nact,
+                                        s.split, w % s.iblocks, w / s.iblocks);
+}
 
 /* The force + jerk kernel in three tile sizes (threads per block, bodies
  * per shared-memory tile): the Hermite tuner (htune.h) picks one and the
@@ -611,47 +771,58 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
     __global__ void __launch_bounds__(TILE) orr_accel_jerk##TILE(                               \
         const typename orr_vec4<real>::type *__restrict__ xp,                                   \
         const typename orr_vec4<real>::type *__restrict__ vp, const real *__restrict__ attr,    \
-        const int *__restrict__ act, const unsigned *__restrict__ count, orr_rtparams rtp,     \
-        typename orr_vec4<real>::type *__restrict__ pa,                                         \
-        typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride)            \
+        const int *__restrict__ act, const orr_hctl *__restrict__ hc, orr_rtparams rtp,        \
+        orr_hplan plan, typename orr_vec4<real>::type *__restrict__ pa,                         \
+        typename orr_vec4<real>::type *__restrict__ pj, int n)                                  \
     {                                                                                           \
-        orr_accel_jerk_tile<real, TILE>(xp, vp, attr, act, count, rtp, pa, pj, n, jlen, stride); \
+        orr_accel_jerk_items<real, TILE>(xp, vp, attr, act, hc, rtp, plan, pa, pj, n);          \
     }
 ORR_ACCEL_JERK_KERNEL(64)
 ORR_ACCEL_JERK_KERNEL(128)
 ORR_ACCEL_JERK_KERNEL(256)
 
 /* Active body k's acceleration and jerk: the sum of its `ranges` rows of
- * partials (stride apart), in a fixed order and in double. */
+ * partials (stride apart), by the 32 lanes of a warp: lane l adds rows l,
+ * l + 32, ... in double, then the lanes' sums are added by a fixed tree,
+ * so the result does not depend on scheduling.  Lane 0 has it. */
 template <typename real>
 static __device__ __forceinline__ void
 orr_jerk_sum(const typename orr_vec4<real>::type *__restrict__ pa,
              const typename orr_vec4<real>::type *__restrict__ pj, int k, int ranges, int stride,
-             typename orr_vec4<real>::type &a, typename orr_vec4<real>::type &j)
+             int lane, typename orr_vec4<real>::type &a, typename orr_vec4<real>::type &j)
 {
     double s[6] = {0, 0, 0, 0, 0, 0};
-    for (int r = 0; r < ranges; r++) {
+    for (int r = lane; r < ranges; r += 32) {
         const typename orr_vec4<real>::type u = pa[(size_t)r * stride + k],
                                             w = pj[(size_t)r * stride + k];
         s[0] += u.x, s[1] += u.y, s[2] += u.z, s[3] += w.x, s[4] += w.y, s[5] += w.z;
     }
+#pragma unroll
+    for (int d = 0; d < 6; d++)
+        for (int off = 16; off > 0; off /= 2)
+            s[d] += __shfl_down_sync(0xffffffffu, s[d], off);
     a = {(real)s[0], (real)s[1], (real)s[2], 0};
     j = {(real)s[3], (real)s[4], (real)s[5], 0};
 }
 
+/* The j-ranges' rows of every active body added into row 0 (a warp per
+ * body, as the correction adds them). */
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
-                 typename orr_vec4<real>::type *__restrict__ pj,
-                 const unsigned *__restrict__ count, int ranges, int stride)
+                 typename orr_vec4<real>::type *__restrict__ pj, const orr_hctl *__restrict__ hc,
+                 int ranges, int stride)
 {
-    const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (k >= (int)*count)
+    const int k = (blockIdx.x * ORR_BLOCK + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    if (k >= (int)hc->count)
         return;
     typename orr_vec4<real>::type a, j;
-    orr_jerk_sum<real>(pa, pj, k, ranges, stride, a, j);
-    pa[k] = a;
-    pj[k] = j;
+    orr_jerk_sum<real>(pa, pj, k, ranges, stride, lane, a, j);
+    __syncwarp();   /* every lane has read row 0 before lane 0 writes it */
+    if (lane == 0) {
+        pa[k] = a;
+        pj[k] = j;
+    }
 }
 
 template <typename real>
@@ -664,52 +835,93 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
              const typename orr_vec4<real>::type *__restrict__ vp,
              const typename orr_vec4<real>::type *__restrict__ an,
              const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
-             const unsigned *__restrict__ count, const orr_tick *__restrict__ next, double H,
-             double eta, int hi, int *deepest, int ranges, int stride)
+             orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_hplan plan, int n)
 {
     typedef typename orr_vec4<real>::type vec4;
-    const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
-    if (k >= (int)*count)
+    if (hc->done)
         return;
-    const int i = act[k];
-    const orr_tick t = *next, end = 1ULL << ORR_HMAX;
-    const double dt = (double)(end >> level[i]) * (H / (double)end);
-    vec4 a14 = an[k], j14 = jn[k];   /* with several j-ranges: their sum, as orr_jerk_combine */
-    if (ranges > 1)
-        orr_jerk_sum<real>(an, jn, k, ranges, stride, a14, j14);
-    const vec4 a04 = acc[i], j04 = jerk[i], x4 = xp[i], v4 = vp[i];
-    const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
-    const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
-    const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
-    double x[3], v[3], a2[3], a3[3];
-    const double dt3 = dt * dt * dt, dt4 = dt3 * dt;
-    for (int d = 0; d < 3; d++) {
-        const double da = a0[d] - a1[d];
-        a2[d] = (-6 * da - dt * (4 * j0[d] + 2 * j1[d])) / (dt * dt);
-        a3[d] = (12 * da + 6 * dt * (j0[d] + j1[d])) / dt3;
-        x[d] = xq[d] + dt4 / 24 * a2[d] + dt4 * dt / 120 * a3[d];
-        v[d] = vq[d] + dt3 / 6 * a2[d] + dt4 / 24 * a3[d];
-        a2[d] += dt * a3[d];
+    const int nact = (int)hc->count;
+    const int ranges = orr_hshape_of(plan, n, nact).ranges, stride = nact;
+    const orr_tick t = hc->next, end = 1ULL << ORR_HMAX;
+    const double H = hp->H, eta = hp->eta;
+    const int hi = hp->hi;
+    int deepest = 0;
+    /* with several j-ranges a warp per active body (its lanes add the
+     * rows, lane 0 corrects), else a thread per body */
+    const int lanes = ranges > 1 ? 32 : 1, lane = threadIdx.x % lanes,
+              step = gridDim.x * ORR_BLOCK / lanes;
+    for (int k = (blockIdx.x * ORR_BLOCK + threadIdx.x) / lanes; k < nact; k += step) {
+        vec4 a14, j14;
+        if (ranges > 1)
+            orr_jerk_sum<real>(an, jn, k, ranges, stride, lane, a14, j14);
+        else
+            a14 = an[k], j14 = jn[k];
+        if (lane != 0)
+            continue;
+        const int i = act[k];
+        const double dt = (double)(end >> level[i]) * (H / (double)end);
+        const vec4 a04 = acc[i], j04 = jerk[i], x4 = xp[i], v4 = vp[i];
+        const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
+        const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
+        const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
+        double x[3], v[3], a2[3], a3[3];
+        const double dt3 = dt * dt * dt, dt4 = dt3 * dt;
+        for (int d = 0; d < 3; d++) {
+            const double da = a0[d] - a1[d];
+            a2[d] = (-6 * da - dt * (4 * j0[d] + 2 * j1[d])) / (dt * dt);
+            a3[d] = (12 * da + 6 * dt * (j0[d] + j1[d])) / dt3;
+            x[d] = xq[d] + dt4 / 24 * a2[d] + dt4 * dt / 120 * a3[d];
+            v[d] = vq[d] + dt3 / 6 * a2[d] + dt4 / 24 * a3[d];
+            a2[d] += dt * a3[d];
+        }
+        vec4 px = {(real)x[0], (real)x[1], (real)x[2], x4.w},
+             pv = {(real)v[0], (real)v[1], (real)v[2], 0};
+        pos[i] = px;
+        vel[i] = pv;
+        acc[i] = a14;
+        jerk[i] = j14;
+        const double an_ = sqrt(a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2]),
+                     jn_ = sqrt(j1[0] * j1[0] + j1[1] * j1[1] + j1[2] * j1[2]),
+                     sn = sqrt(a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2]),
+                     cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
+        const double den = jn_ * cn + sn * sn;
+        const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
+        int l = level[i] > 0 ? level[i] - 1 : 0;
+        while (l < hi && H / (double)(1ULL << l) > crit)
+            l++;
+        while (l < ORR_HMAX && t % (end >> l) != 0)
+            l++;
+        level[i] = l;
+        tick[i] = t;
+        deepest = l > deepest ? l : deepest;
     }
-    vec4 px = {(real)x[0], (real)x[1], (real)x[2], x4.w}, pv = {(real)v[0], (real)v[1], (real)v[2], 0};
-    pos[i] = px;
-    vel[i] = pv;
-    acc[i] = a14;
-    jerk[i] = j14;
-    const double an_ = sqrt(a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2]),
-                 jn_ = sqrt(j1[0] * j1[0] + j1[1] * j1[1] + j1[2] * j1[2]),
-                 sn = sqrt(a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2]),
-                 cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
-    const double den = jn_ * cn + sn * sn;
-    const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
-    int l = level[i] > 0 ? level[i] - 1 : 0;
-    while (l < hi && H / (double)(1ULL << l) > crit)
-        l++;
-    while (l < ORR_HMAX && t % (end >> l) != 0)
-        l++;
-    level[i] = l;
-    tick[i] = t;
-    atomicMax(deepest, l);
+    if (deepest > 0)
+        atomicMax(&hc->deepest, deepest);
+}
+
+
+/* The block's end (one thread): its time and count into the statistics,
+ * the control words reset for the next block, and whether one is left
+ * (in a graph, the while node's condition loop). */
+template <typename real>
+__global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_cond_handle loop)
+{
+    if (hc->done) {
+        if (loop)
+            cudaGraphSetConditional(loop, 0u);
+        return;
+    }
+    const orr_tick t = hc->next;
+    hc->last = t;
+    hc->last_count = hc->count;
+    hc->blocks += 1;
+    hc->active += hc->count;
+    hc->next = ~0ULL;
+    hc->count = 0;
+    const unsigned done = t >= (1ULL << ORR_HMAX) || hc->blocks >= hp->max_blocks;
+    hc->done = done;
+    if (loop)
+        cudaGraphSetConditional(loop, done ? 0u : 1u);
 }
 
 /* Start of an interval where the accelerations and jerks are new (xp, vp =

@@ -481,6 +481,70 @@ static void test_hermite_restored_steps(void **state)
     tu_check_restored_steps(ORR_BACKEND_CUDA);
 }
 
+/* An interval's blocks queued three ways (backend_cuda.c, ORRERY_HBLOCKS):
+ * one block at a time with the host reading each back, batches of plain
+ * launches, and a graph whose while node runs the blocks on the device;
+ * the same bits, the same blocks and active counts, in double and mixed,
+ * for a small n (one GPU block predicts) and a larger one, with launches
+ * per bucket of every tile (so the graph's switch takes each branch). */
+static void test_hermite_queueing(void **state)
+{
+    NEED_GPU();
+    static const char *modes[] = {"block", "batch", "graph"};
+    static const long ns[] = {300, 5000};
+    for (int k = 0; k < 2; k++)
+        for (int prec = 0; prec < 2; prec++) {
+            const long n = ns[k];
+            double *first = NULL;
+            long blocks0 = 0, active0 = 0;
+            for (int m = 0; m < 3; m++) {
+                setenv("ORRERY_HBLOCKS", modes[m], 1);
+                orr_error err = {0};
+                orr_sim_config c;
+                orr_sim_config_default(&c);
+                c.n = n;
+                c.precision = prec ? ORR_MIXED : ORR_DOUBLE;
+                c.integrator = "hermite";
+                c.dt = 1.0 / 16;
+                c.softening = 4.0 / n;
+                c.backend = ORR_BACKEND_CUDA;
+                c.tune = ORR_SIM_TUNE_OFF;
+                orr_sim *s = NULL;
+                TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+                orr_hlaunch l[ORR_HBUCKETS];
+                for (int b = 0; b < ORR_HBUCKETS; b++)
+                    l[b] = (orr_hlaunch){b == 0 ? 64 : b == 1 ? 128 : 256, b == 1 ? 8 : 16};
+                TU_OK(orr_sim_set_hermite_launch(s, l, orr_hbucket(n) + 1, "test", &err), &err);
+                double *sp, *sv;
+                TU_OK(orr_sim_pos(s, &sp, &err), &err);
+                TU_OK(orr_sim_vel(s, &sv, &err), &err);
+                TU_OK(orr_ic_plummer(n, 4242, 1.0, sp, sv, &err), &err);
+                orr_sim_touch(s);
+                TU_OK(orr_sim_step(s, 3, NULL, &err), &err);
+                long blocks, active;
+                double smallest;
+                orr_sim_blocks(s, &blocks, &active, &smallest);
+                double *p;
+                TU_OK(orr_sim_pos(s, &p, &err), &err);
+                print_message("hermite %s n=%ld %s: %ld blocks, %ld active\n", modes[m], n,
+                              prec ? "mixed" : "double", blocks, active);
+                assert_true(blocks > 3 && active > blocks);
+                if (!first) {
+                    first = malloc(sizeof(double) * 4 * n);
+                    memcpy(first, p, sizeof(double) * 4 * n);
+                    blocks0 = blocks, active0 = active;
+                } else {
+                    assert_int_equal(blocks, blocks0);
+                    assert_int_equal(active, active0);
+                    assert_memory_equal(p, first, sizeof(double) * 4 * n);
+                }
+                orr_sim_destroy(s);
+            }
+            free(first);
+        }
+    unsetenv("ORRERY_HBLOCKS");
+}
+
 static void test_sim_cuda_matches_cpu(void **state)
 {
     NEED_GPU();
@@ -817,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_deposit),
         cmocka_unit_test(test_hermite_launches),
         cmocka_unit_test(test_hermite_restored_steps),
+        cmocka_unit_test(test_hermite_queueing),
         cmocka_unit_test(test_bench_hermite),
         cmocka_unit_test(test_tune_long_pass),
         cmocka_unit_test(test_uuid),

@@ -13,6 +13,8 @@
 #include "cuda.h"
 #include "rtc.h"
 
+#include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,15 @@ typedef struct {
     orr_devptr hpos0, hvel0;      /* the positions and velocities as the interval began */
     orr_devptr hpa, hpj;          /* 4n real4 each: partial accelerations, jerks */
     orr_devptr htick, hlevel, hact, hiota;   /* n each: u64, int, int, int (0 .. n-1) */
-    orr_devptr hcnt;              /* u64 next block time, u32 active count, i32 finest level */
+    orr_devptr hcnt;              /* the control words (hctl, direct.cu's orr_hctl) */
+    orr_devptr hpar;              /* the interval's parameters (hpar, orr_hparams) */
+    int hmode;                    /* how an interval's blocks are queued (HMODE_*) */
+    long hgrid[3];                /* blocks of the force + jerk launch of tile 64, 128, 256 */
+    void *graph, *gexec;          /* the interval as a graph (HMODE_GRAPH), and its key: */
+    unsigned char gkey[sizeof(double) * ORR_LAW_MAX_RUNTIME + 2 * sizeof(int) * ORR_HBUCKETS +
+                       sizeof(orr_devptr)];
+    int hgrid_key[2 * ORR_HBUCKETS];   /* the launches per bucket hgrid was made for */
+    int hgrid_ok;                 /* ... once made */
     orr_devptr flag;              /* u64: the first blow-up, step << 32 | body; all ones: none */
     /* pictures (orr_engine_deposit): the render family, built when first used */
     void *rmodule;
@@ -127,8 +137,9 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->attr);
     orr_cuda_free(c->parts);
     orr_cuda_free(c->grid);
+    orr_cuda_graph_destroy(c->graph, c->gexec);
     orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpos0, c->hvel0, c->hpa, c->hpj, c->htick,
-                      c->hlevel, c->hact, c->hiota, c->hcnt};
+                      c->hlevel, c->hact, c->hiota, c->hcnt, c->hpar};
     for (size_t k = 0; k < sizeof h / sizeof h[0]; k++)
         orr_cuda_free(h[k]);
     if (c->ev0)
@@ -681,6 +692,44 @@ static orr_status cuda_time_steps(orr_engine *e, orr_range all, int steps, int f
 /* ---- block time steps (the Hermite integrator; kernels in direct.cu) ---- */
 
 #define HMAX 40
+_Static_assert(ORR_HBUCKETS == 13, "direct.cu's ORR_HBUCKETS must be engine.h's");
+
+/* direct.cu's orr_hctl, orr_hparams and orr_hplan, as the host sees them. */
+typedef struct {
+    unsigned long long next;
+    unsigned count;
+    int deepest;
+    unsigned long long last, blocks, active;
+    unsigned last_count, arrived, done, pad;
+} hctl;
+typedef struct {
+    double H, eta, unit;
+    unsigned long long max_blocks;
+    int hi, pad;
+} hpar;
+typedef struct {
+    int tile[ORR_HBUCKETS], per_sm[ORR_HBUCKETS];
+    int sms;
+} hplan;
+
+/* How an interval's blocks are queued (ORRERY_HBLOCKS; docs/PERFORMANCE.md
+ * has the measurements): a graph whose while node repeats the block's
+ * kernels until the interval ends and whose switch node launches the
+ * force + jerk kernel of the block's tile (graph, the default where the
+ * driver has conditional nodes); batches of plain launches, every kernel
+ * of every tile, which do nothing once the interval is done (batch); or
+ * one block at a time with its time and count read back (block). */
+enum { HMODE_UNSET, HMODE_GRAPH, HMODE_BATCH, HMODE_BLOCK };
+
+static int hmode_of(const cuda_impl *c)
+{
+    const char *m = getenv("ORRERY_HBLOCKS");
+    if (m && strcmp(m, "block") == 0)
+        return HMODE_BLOCK;
+    if (m && strcmp(m, "batch") == 0)
+        return HMODE_BATCH;
+    return orr_cuda_graphs_available() && c->info.cc_major >= 7 ? HMODE_GRAPH : HMODE_BATCH;
+}
 
 static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
 {
@@ -704,8 +753,10 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_alloc(&c->hact, 4 * n, err);
     if (!st)
         st = orr_cuda_alloc(&c->hiota, 4 * n, err);
-    if (!st)
-        st = orr_cuda_alloc(&c->hcnt, 16, err);
+    if (!st && !(st = orr_cuda_alloc(&c->hpar, sizeof(hpar), err)))
+        st = orr_cuda_memset32(c->hpar, 0, sizeof(hpar) / 4, err);
+    if (!st && !(st = orr_cuda_alloc(&c->hcnt, sizeof(hctl), err)))
+        st = orr_cuda_memset32(c->hcnt, 0, sizeof(hctl) / 4, err);
     int *iota = st ? NULL : malloc(4 * n);
     if (!st && !iota)
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
@@ -716,39 +767,75 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
     free(iota);
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "the Hermite integrator's state of %ld bodies", e->n);
+    if (!st)
+        c->hmode = hmode_of(c);
     return st;
 }
 
-/* The force + jerk kernel on the nact bodies act[] (count on the device)
- * from all predicted bodies, and (combine) the combine of its j-ranges into
- * row 0 of hpa, hpj (*nranges, when not NULL, gets how many), with the launch of nact's bucket (orr_engine_hlaunch: the
- * tile, and the j-split: ranges until the blocks number about per_sm per
- * SM, so a block with few active bodies still fills the GPU; at most 256
- * ranges, and at most 4n partials). */
+/* The force + jerk launches per bucket, as the kernels take them. */
+static hplan plan_of(const orr_engine *e, const cuda_impl *c)
+{
+    hplan p;
+    memset(&p, 0, sizeof p);
+    for (int k = 0; k < ORR_HBUCKETS; k++) {
+        const orr_hlaunch l = orr_engine_hlaunch(e, k);
+        p.tile[k] = l.tile;
+        p.per_sm[k] = l.per_sm;
+    }
+    p.sms = c->info.sm_count;
+    return p;
+}
+
+static int tile_kernel(int tile)
+{
+    return tile == 64 ? ORR_K_ACCEL_JERK64 : tile == 128 ? ORR_K_ACCEL_JERK128
+                                                         : ORR_K_ACCEL_JERK256;
+}
+
+/* The force + jerk kernel on the nact bodies act[] (count in the control
+ * words), from all predicted bodies, with the launch of nact's bucket
+ * (orr_engine_hlaunch: the tile, and the j-split: ranges until the blocks
+ * number about per_sm per SM, so a block with few active bodies still
+ * fills the GPU; at most 256 ranges, and at most 4n partials), one block
+ * per item; then (combine) the combine of its j-ranges into row 0 of hpa,
+ * hpj. */
 static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long nact,
-                             int combine, int *nranges, orr_error *err)
+                             int combine, orr_error *err)
 {
     const orr_hlaunch l = orr_engine_hlaunch(e, orr_hbucket(nact));
-    const int tile = l.tile;
     int n = (int)e->n, stride = (int)nact;
-    long len = 0;
-    int ranges = orr_hlaunch_ranges(e->n, nact, l, c->info.sm_count, &len), jlen = (int)len;
-    const long iblocks = (nact + tile - 1) / tile;
+    long iblocks = 0;
+    int ranges = orr_hlaunch_shape(e->n, nact, l, c->info.sm_count, NULL, &iblocks, NULL);
+    const long items = iblocks * ranges;
     rtparams rtp = runtime_params(e);
-    orr_devptr cnt = c->hcnt + 8;
-    void *args[] = {&c->hxp, &c->hvp, &c->attr, &act, &cnt, &rtp, &c->hpa, &c->hpj, &n, &jlen,
-                    &stride};
-    const int fn = tile == 64 ? ORR_K_ACCEL_JERK64 : tile == 128 ? ORR_K_ACCEL_JERK128
-                                                                 : ORR_K_ACCEL_JERK256;
-    orr_status st = orr_cuda_launch_2d(c->fn[fn], (unsigned)iblocks, (unsigned)ranges,
-                                       (unsigned)tile, 0, c->stream, args, err);
-    if (nranges)
-        *nranges = ranges;
+    hplan plan = plan_of(e, c);
+    void *args[] = {&c->hxp, &c->hvp, &c->attr, &act, &c->hcnt, &rtp, &plan, &c->hpa, &c->hpj,
+                    &n};
+    orr_status st = orr_cuda_launch(c->fn[tile_kernel(l.tile)], (unsigned)items,
+                                    (unsigned)l.tile, 0, c->stream, args, err);
     if (st || ranges == 1 || !combine)
         return st;
-    void *cargs[] = {&c->hpa, &c->hpj, &cnt, &ranges, &stride};
-    return orr_cuda_launch(c->fn[ORR_K_JERK_COMBINE], blocks_for(nact, e->spec.launch.block),
+    void *cargs[] = {&c->hpa, &c->hpj, &c->hcnt, &ranges, &stride};
+    return orr_cuda_launch(c->fn[ORR_K_JERK_COMBINE], blocks_for(32 * nact, e->spec.launch.block),
                            (unsigned)e->spec.launch.block, 0, c->stream, cargs, err);
+}
+
+/* The control words as an interval begins: no block yet. */
+static orr_status ctl_reset(cuda_impl *c, orr_error *err)
+{
+    const hctl h = {.next = ~0ULL};
+    return orr_cuda_htod_async(c->hcnt, &h, sizeof h, c->stream, err);
+}
+
+/* The active count of a host-driven force + jerk, and not done; the
+ * interval's statistics are left as they are (a tuning between the
+ * blocks of an interval: orr_sim_tune after sim:step()). */
+static orr_status set_count(cuda_impl *c, unsigned count, orr_error *err)
+{
+    const hctl h = {.next = ~0ULL, .count = count};
+    orr_status st = orr_cuda_htod_async(c->hcnt, &h, offsetof(hctl, deepest), c->stream, err);
+    return st ? st : orr_cuda_htod_async(c->hcnt + offsetof(hctl, done), &h.done,
+                                         sizeof h.done, c->stream, err);
 }
 
 /* The ni bodies idx as the active list, and the positions and
@@ -763,11 +850,9 @@ static orr_status jerk_inputs(orr_engine *e, cuda_impl *c, long ni, const long *
     if (!st && !ix)
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     for (long k = 0; !st && k < ni; k++)
-        ix[k + 1] = (unsigned)idx[k];
-    if (ix)
-        ix[0] = (unsigned)ni;
-    if (!st && !(st = orr_cuda_htod_async(c->hact, ix + 1, 4 * (size_t)ni, c->stream, err)) &&
-        !(st = orr_cuda_htod_async(c->hcnt + 8, ix, 4, c->stream, err)) &&
+        ix[k] = (unsigned)idx[k];
+    if (!st && !(st = orr_cuda_htod_async(c->hact, ix, 4 * (size_t)ni, c->stream, err)) &&
+        !(st = set_count(c, (unsigned)ni, err)) &&
         !(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)))
         st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err);
     free(ix);   /* pageable: the driver has staged it when the copy call returns */
@@ -783,7 +868,7 @@ static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, doubl
     cuda_impl *c = e->impl;
     orr_status st = jerk_inputs(e, c, ni, idx, err);
     if (!st)
-        st = accel_jerk(e, c, c->hact, ni, 1, NULL, err);
+        st = accel_jerk(e, c, c->hact, ni, 1, err);
     if (!st)
         st = download(c, c->hpa, acc, 3, 3, ni, err);
     if (!st)
@@ -799,7 +884,7 @@ static orr_status cuda_time_accel_jerk(orr_engine *e, long ni, const long *idx, 
     if (!st)
         st = orr_cuda_event_record(c->ev0, c->stream, err);
     for (int k = 0; !st && k < reps; k++)
-        st = accel_jerk(e, c, c->hact, ni, 1, NULL, err);
+        st = accel_jerk(e, c, c->hact, ni, 1, err);
     return st ? st : timed_end(c, reps, ms, err);
 }
 
@@ -809,84 +894,293 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     cuda_impl *c = e->impl;
     orr_status st = blocks_alloc(e, c, err);
     const size_t vec = 4 * c->elem * (size_t)e->n;
+    const hpar par = {p->H, p->eta, p->H / (double)(1LL << HMAX),
+                      p->max_blocks > 0 ? (unsigned long long)p->max_blocks : ~0ULL, p->hi, 0};
     if (!st)
         st = orr_cuda_memset32(c->htick, 0, 2 * (size_t)e->n, err);
     if (!st)
-        st = orr_cuda_memset32(c->hcnt + 12, 0, 1, err);   /* finest level in use */
+        st = orr_cuda_htod_async(c->hpar, &par, sizeof par, c->stream, err);
     if (!st)   /* the start, for cuda_blocks_abort */
         st = orr_cuda_dtod_async(c->hpos0, c->buf[ORR_BUF_POS], vec, c->stream, err);
     if (!st)
         st = orr_cuda_dtod_async(c->hvel0, c->buf[ORR_BUF_VEL], vec, c->stream, err);
-    if (st || !fresh)
-        return st;
-    /* the accelerations and jerks of every body at the synchronised state */
-    unsigned all = (unsigned)e->n;
-    if (!(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
-        !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)) &&
-        !(st = orr_cuda_htod_async(c->hcnt + 8, &all, 4, c->stream, err)))
-        st = accel_jerk(e, c, c->hiota, e->n, 1, NULL, err);
-    int n = (int)e->n, hi = p->hi, keep = keep_steps;
-    double H = p->H, eta_start = p->eta_start;
-    void *args[] = {&c->hpa, &c->hpj, &c->buf[ORR_BUF_ACC], &c->hjerk, &c->hlevel, &H,
-                    &eta_start, &hi, &keep, &n};
+    if (!st && fresh) {   /* the accelerations and jerks of every body at the synchronised state */
+        if (!(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
+            !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)) &&
+            !(st = set_count(c, (unsigned)e->n, err)))
+            st = accel_jerk(e, c, c->hiota, e->n, 1, err);
+        int n = (int)e->n, hi = p->hi, keep = keep_steps;
+        double H = p->H, eta_start = p->eta_start;
+        void *args[] = {&c->hpa, &c->hpj, &c->buf[ORR_BUF_ACC], &c->hjerk, &c->hlevel, &H,
+                        &eta_start, &hi, &keep, &n};
+        if (!st)
+            st = orr_cuda_launch(c->fn[ORR_K_HSTART], blocks_for(e->n, e->spec.launch.block),
+                                 (unsigned)e->spec.launch.block, 0, c->stream, args, err);
+    }
     if (!st)
-        st = orr_cuda_launch(c->fn[ORR_K_HSTART], blocks_for(e->n, e->spec.launch.block),
-                             (unsigned)e->spec.launch.block, 0, c->stream, args, err);
+        st = ctl_reset(c, err);
     return st ? st : orr_cuda_stream_sync(c->stream, err);
 }
 
 /* Up to this many bodies one block finds the next time and predicts
- * (orr_hnext_predict): one launch and no reset instead of three.  Above it
- * one block's loop over every body costs more than the launches it saves
- * (H100, double, 16-256 active: 4096 bodies 0.071-0.077 ms a block step
- * with the grid-wide pair against 0.076-0.084 with one block; 1536 and 2048
- * bodies 0.066-0.070 with one block against 0.072-0.102 over the grid;
+ * (orr_hnext_predict): one launch instead of two.  Above it one block's
+ * loop over every body costs more than the launch it saves (H100, double,
+ * 16-256 active: 4096 bodies 0.071-0.077 ms a block step with the
+ * grid-wide pair against 0.076-0.084 with one block; 1536 and 2048 bodies
+ * 0.066-0.070 with one block against 0.072-0.102 over the grid;
  * docs/PERFORMANCE.md). */
 #define HSMALL_N 2048
 
+/* The blocks of the force + jerk kernel of each tile when the host does
+ * not know the active count: the most items any count of its buckets
+ * makes (the blocks walk the items, so fewer would do too, in more
+ * rounds). */
+static void force_grids(const orr_engine *e, const cuda_impl *c, long grid[3])
+{
+    grid[0] = grid[1] = grid[2] = 0;   /* 0: no bucket has the tile */
+    for (long nact = 1; nact <= e->n; nact++) {
+        const orr_hlaunch l = orr_engine_hlaunch(e, orr_hbucket(nact));
+        long iblocks = 0;
+        const long items =
+            orr_hlaunch_shape(e->n, nact, l, c->info.sm_count, NULL, &iblocks, NULL) * iblocks;
+        const int k = l.tile == 64 ? 0 : l.tile == 128 ? 1 : 2;
+        grid[k] = items > grid[k] ? items : grid[k];
+    }
+}
+
+/* The arguments of a block's kernels, held while they are queued. */
+typedef struct {
+    int n;
+    rtparams rtp;
+    hplan plan;
+    unsigned long long sw, loop;   /* the graph's conditional handles; 0 outside one */
+    void *pargs[14], *fargs[10], *cargs[15], *largs[3], *nargs[4];
+} block_args;
+
+static void block_args_make(orr_engine *e, cuda_impl *c, block_args *a)
+{
+    a->n = (int)e->n;
+    a->rtp = runtime_params(e);
+    a->plan = plan_of(e, c);
+    void *p[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
+                 &c->htick, &c->hlevel, &c->hcnt, &c->hpar, &c->hxp, &c->hvp, &c->hact, &a->n,
+                 &a->plan, &a->sw};
+    void *f[] = {&c->hxp, &c->hvp, &c->attr, &c->hact, &c->hcnt, &a->rtp, &a->plan, &c->hpa,
+                 &c->hpj, &a->n};
+    void *k[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
+                 &c->htick, &c->hlevel, &c->hxp, &c->hvp, &c->hpa, &c->hpj, &c->hact, &c->hcnt,
+                 &c->hpar, &a->plan, &a->n};
+    void *l[] = {&c->hcnt, &c->hpar, &a->loop};
+    void *x[] = {&c->htick, &c->hlevel, &c->hcnt, &a->n};
+    memcpy(a->pargs, p, sizeof p);
+    memcpy(a->fargs, f, sizeof f);
+    memcpy(a->cargs, k, sizeof k);
+    memcpy(a->largs, l, sizeof l);
+    memcpy(a->nargs, x, sizeof x);
+}
+
+/* The blocks of the correction (their warps walk the active bodies, one
+ * each). */
+static unsigned correct_grid(const orr_engine *e, const cuda_impl *c)
+{
+    const unsigned all = blocks_for(32 * e->n, e->spec.launch.block),
+                   most = 4 * (unsigned)(c->info.sm_count > 0 ? c->info.sm_count : 1);
+    return all < most ? all : most;
+}
+
+/* One block's kernels queued on the stream, every tile's force + jerk
+ * kernel among them (the one whose tile the block has does the work). */
+static orr_status queue_block(orr_engine *e, cuda_impl *c, block_args *a, orr_error *err)
+{
+    const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, block);
+    orr_status st;
+    if (e->n <= HSMALL_N) {
+        st = orr_cuda_launch(c->fn[ORR_K_HNEXT_PREDICT], 1, block, 0, c->stream, a->pargs, err);
+    } else {
+        st = orr_cuda_launch(c->fn[ORR_K_HNEXT], grid, block, 0, c->stream, a->nargs, err);
+        if (!st)
+            st = orr_cuda_launch(c->fn[ORR_K_HPREDICT], grid, block, 0, c->stream, a->pargs,
+                                 err);
+    }
+    static const int tiles[3] = {64, 128, 256};
+    for (int k = 0; !st && k < 3; k++)
+        if (c->hgrid[k] > 0)
+            st = orr_cuda_launch(c->fn[tile_kernel(tiles[k])], (unsigned)c->hgrid[k],
+                                 (unsigned)tiles[k], 0, c->stream, a->fargs, err);
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HCORRECT], correct_grid(e, c), block, 0, c->stream,
+                             a->cargs, err);
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HLOOP], 1, 1, 0, c->stream, a->largs, err);
+    return st;
+}
+
+/* The grids of the force + jerk kernels, made again when the launches
+ * per bucket change. */
+static void hgrid_update(orr_engine *e, cuda_impl *c)
+{
+    const hplan plan = plan_of(e, c);
+    int key[2 * ORR_HBUCKETS];
+    memcpy(key, plan.tile, sizeof plan.tile);
+    memcpy(key + ORR_HBUCKETS, plan.per_sm, sizeof plan.per_sm);
+    if (c->hgrid_ok && memcmp(key, c->hgrid_key, sizeof key) == 0)
+        return;
+    force_grids(e, c, c->hgrid);
+    memcpy(c->hgrid_key, key, sizeof key);
+    c->hgrid_ok = 1;
+}
+
+static orr_status read_ctl(cuda_impl *c, hctl *h, orr_error *err)
+{
+    orr_status st = orr_cuda_dtoh_async(h, c->hcnt, sizeof *h, c->stream, err);
+    return st ? st : orr_cuda_stream_sync(c->stream, err);
+}
+
+/* One block step: queued, then its time and count read back. */
 static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                              orr_error *err)
 {
+    (void)p;
     cuda_impl *c = e->impl;
-    const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, block);
-    int n = (int)e->n, hi = p->hi;
-    double H = p->H, eta = p->eta, unit = p->H / (double)(1LL << HMAX);
-    orr_devptr next = c->hcnt, cnt = c->hcnt + 8, deepest = c->hcnt + 12;
-    void *pargs[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC],
-                     &c->hjerk, &c->htick, &c->hlevel, &next, &unit, &c->hxp, &c->hvp,
-                     &c->hact, &cnt, &n};
-    orr_status st;
-    if (e->n <= HSMALL_N) {
-        st = orr_cuda_launch(c->fn[ORR_K_HNEXT_PREDICT], 1, block, 0, c->stream, pargs, err);
-    } else {
-        const unsigned long long reset[2] = {~0ULL, 0};   /* next time, active count */
-        st = orr_cuda_htod_async(c->hcnt, reset, 12, c->stream, err);
-        void *nargs[] = {&c->htick, &c->hlevel, &next, &n};
-        if (!st)
-            st = orr_cuda_launch(c->fn[ORR_K_HNEXT], grid, block, 0, c->stream, nargs, err);
-        if (!st)
-            st = orr_cuda_launch(c->fn[ORR_K_HPREDICT], grid, block, 0, c->stream, pargs, err);
-    }
-    unsigned long long got[2] = {0, 0};
+    block_args a;
+    memset(&a, 0, sizeof a);
+    block_args_make(e, c, &a);
+    hgrid_update(e, c);
+    hctl h;
+    orr_status st = queue_block(e, c, &a, err);
     if (!st)
-        st = orr_cuda_dtoh_async(got, c->hcnt, 16, c->stream, err);
-    if (!st)
-        st = orr_cuda_stream_sync(c->stream, err);
+        st = read_ctl(c, &h, err);
     if (st)
         return st;
-    *t = (long long)got[0];
-    *nact = (long)(unsigned)(got[1] & 0xffffffffu);
+    *t = (long long)h.last;
+    *nact = (long)h.last_count;
     if (*nact < 1 || *nact > e->n)
         return orr_fail(err, ORR_ERR_CUDA, "block step: %ld active bodies of %ld", *nact, e->n);
-    int ranges = 1, stride = (int)*nact;   /* the correction adds the j-ranges itself */
-    st = accel_jerk(e, c, c->hact, *nact, 0, &ranges, err);
-    void *cargs[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
-                     &c->htick, &c->hlevel, &c->hxp, &c->hvp, &c->hpa, &c->hpj, &c->hact, &cnt,
-                     &next, &H, &eta, &hi, &deepest, &ranges, &stride};
+    return ORR_OK;
+}
+
+/* What the interval's graph depends on beyond the engine's buffers: the
+ * runtime params, the launches per bucket, the attributes' buffer. */
+static void graph_key(const orr_engine *e, const cuda_impl *c, unsigned char *key)
+{
+    const rtparams rtp = runtime_params(e);
+    const hplan plan = plan_of(e, c);
+    memcpy(key, rtp.v, sizeof rtp.v);
+    memcpy(key + sizeof rtp.v, plan.tile, sizeof plan.tile);
+    memcpy(key + sizeof rtp.v + sizeof plan.tile, plan.per_sm, sizeof plan.per_sm);
+    memcpy(key + sizeof rtp.v + sizeof plan.tile + sizeof plan.per_sm, &c->attr, sizeof c->attr);
+}
+
+/* The interval as a graph: a while node whose body is a block's kernels,
+ * the force + jerk kernel under a switch node on the block's tile. */
+static orr_status graph_build(orr_engine *e, cuda_impl *c, orr_error *err)
+{
+    block_args a;
+    memset(&a, 0, sizeof a);
+    block_args_make(e, c, &a);
+    hgrid_update(e, c);
+    void *g = NULL, *body = NULL, *tiles[3] = {NULL, NULL, NULL}, *exec = NULL, *pred = NULL,
+         *sw = NULL, *cor = NULL;
+    const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, block);
+    orr_status st = orr_cuda_graph_create(&g, err);
     if (!st)
-        st = orr_cuda_launch(c->fn[ORR_K_HCORRECT], blocks_for(*nact, block), block, 0,
-                             c->stream, cargs, err);
-    return st;
+        st = orr_cuda_graph_handle(g, ORR_GRAPH_WHILE, 1, &a.loop, err);
+    if (!st)
+        st = orr_cuda_graph_conditional(g, ORR_GRAPH_WHILE, 1, a.loop, NULL, 0, &body, NULL, err);
+    if (!st)
+        st = orr_cuda_graph_handle(body, ORR_GRAPH_SWITCH, 0, &a.sw, err);
+    if (!st && e->n <= HSMALL_N) {
+        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HNEXT_PREDICT], 1, 1, block, a.pargs, NULL, 0,
+                                   &pred, err);
+    } else if (!st) {
+        void *nx = NULL;
+        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HNEXT], grid, 1, block, a.nargs, NULL, 0,
+                                   &nx, err);
+        if (!st)
+            st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HPREDICT], grid, 1, block, a.pargs, &nx,
+                                       1, &pred, err);
+    }
+    if (!st)
+        st = orr_cuda_graph_conditional(body, ORR_GRAPH_SWITCH, 3, a.sw, &pred, 1, tiles, &sw,
+                                        err);
+    for (int k = 0; !st && k < 3; k++)
+        st = orr_cuda_graph_kernel(tiles[k], c->fn[tile_kernel(64 << k)],
+                                   (unsigned)(c->hgrid[k] > 0 ? c->hgrid[k] : 1), 1,
+                                   (unsigned)(64 << k), a.fargs, NULL, 0, NULL, err);
+    if (!st)
+        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HCORRECT], correct_grid(e, c), 1, block,
+                                   a.cargs, &sw, 1, &cor, err);
+    if (!st)
+        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HLOOP], 1, 1, 1, a.largs, &cor, 1, NULL,
+                                   err);
+    if (!st)
+        st = orr_cuda_graph_instantiate(g, &exec, err);
+    if (st) {
+        orr_cuda_graph_destroy(g, exec);
+        return st;
+    }
+    orr_cuda_graph_destroy(c->graph, c->gexec);
+    c->graph = g;
+    c->gexec = exec;
+    graph_key(e, c, c->gkey);
+    return ORR_OK;
+}
+
+/* The interval's blocks until it ends (or max_blocks), queued as
+ * c->hmode says, the control words read once at the end (once a batch). */
+static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long long *t,
+                                  long *blocks, long *active, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    hctl h;
+    memset(&h, 0, sizeof h);
+    orr_status st = ORR_OK;
+    if (c->hmode == HMODE_GRAPH) {
+        unsigned char key[sizeof c->gkey];
+        graph_key(e, c, key);
+        if (!c->gexec || memcmp(key, c->gkey, sizeof key) != 0) {
+            orr_error why = {0};
+            if (graph_build(e, c, &why) != ORR_OK)   /* a driver without conditional nodes */
+                c->hmode = HMODE_BATCH;
+            orr_error_clear(&why);
+        }
+        if (c->hmode == HMODE_GRAPH) {
+            st = orr_cuda_graph_launch(c->gexec, c->stream, err);
+            if (!st)
+                st = read_ctl(c, &h, err);
+        }
+    }
+    if (!st && c->hmode == HMODE_BATCH) {
+        block_args a;
+        memset(&a, 0, sizeof a);
+        block_args_make(e, c, &a);
+        hgrid_update(e, c);
+        for (int batch = 8; !st; batch = batch < 256 ? 2 * batch : 256) {
+            for (int k = 0; !st && k < batch; k++)
+                st = queue_block(e, c, &a, err);
+            if (!st)
+                st = read_ctl(c, &h, err);
+            if (st || h.done)
+                break;
+        }
+    }
+    if (!st && c->hmode == HMODE_BLOCK) {
+        long long at = 0;
+        long nact = 0, nb = 0;
+        const long most = p->max_blocks > 0 ? p->max_blocks : LONG_MAX;
+        while (!st && at < (1LL << HMAX) && nb < most) {
+            st = cuda_block(e, p, &at, &nact, err);
+            nb++;
+        }
+        if (!st)
+            st = read_ctl(c, &h, err);
+    }
+    if (st)
+        return st;
+    *t = (long long)h.last;
+    *blocks = (long)h.blocks;
+    *active = (long)h.active;
+    return ORR_OK;
 }
 
 static orr_status cuda_blocks_field(orr_engine *e, int k, double *io, int set, int *deepest,
@@ -1057,6 +1351,7 @@ const orr_backend_ops orr_backend_cuda = {
     .blowup = cuda_blowup,
     .blocks_begin = cuda_blocks_begin,
     .block = cuda_block,
+    .blocks_run = cuda_blocks_run,
     .blocks_field = cuda_blocks_field,
     .blocks_levels = cuda_blocks_levels,
     .blocks_abort = cuda_blocks_abort,

@@ -194,18 +194,32 @@ long orr_hbucket_top(int k)
     return 64L << (2 * k);
 }
 
-int orr_hlaunch_ranges(long n, long nact, orr_hlaunch l, int sms, long *jlen)
+int orr_hlaunch_shape(long n, long nact, orr_hlaunch l, int sms, int *split, long *iblocks,
+                      long *jlen)
 {
-    const long iblocks = (nact + l.tile - 1) / l.tile, tiles = (n + l.tile - 1) / l.tile;
-    long r = ((long)l.per_sm * sms + iblocks - 1) / iblocks;
+    const long tiles = (n + l.tile - 1) / l.tile, want = (long)l.per_sm * sms;
+    int sp = 1;
+    while (sp < 32 && (nact * sp + l.tile - 1) / l.tile * tiles < want)
+        sp *= 2;
+    const long per = l.tile / sp, ib = (nact + per - 1) / per;
+    long r = (want + ib - 1) / ib;
     r = r > 256 ? 256 : r;
     r = r > tiles ? tiles : r;
     r = r > 4 * n / nact ? 4 * n / nact : r;
     r = r < 1 ? 1 : r;
-    const long per = (n + r - 1) / r, len = (per + l.tile - 1) / l.tile * l.tile;
+    const long each = (n + r - 1) / r, len = (each + l.tile - 1) / l.tile * l.tile;
+    if (split)
+        *split = sp;
+    if (iblocks)
+        *iblocks = ib;
     if (jlen)
         *jlen = len;
     return (int)((n + len - 1) / len);
+}
+
+int orr_hlaunch_ranges(long n, long nact, orr_hlaunch l, int sms, long *jlen)
+{
+    return orr_hlaunch_shape(n, nact, l, sms, NULL, NULL, jlen);
 }
 
 static int tile_ok(int t)
@@ -300,6 +314,14 @@ orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long 
     if (!e->ops->block)
         return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
     return e->ops->block(e, p, t, nact, err);
+}
+
+orr_status orr_engine_blocks_run(orr_engine *e, const orr_block_params *p, long long *t,
+                                 long *blocks, long *active, orr_error *err)
+{
+    if (!e->ops->blocks_run)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    return e->ops->blocks_run(e, p, t, blocks, active, err);
 }
 
 orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, int *deepest,

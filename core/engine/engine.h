@@ -139,6 +139,7 @@ typedef struct {
     double eta;         /* Aarseth's parameter (inside the root) */
     double eta_start;   /* first steps: eta_start |a| / |jerk| */
     int hi;             /* the finest level dt_min allows */
+    long max_blocks;    /* an interval stops after this many blocks (a stall); 0: no limit */
 } orr_block_params;
 /* 1 when the engine keeps block steps itself (else the integrator does,
  * through orr_engine_accel_jerk). */
@@ -152,6 +153,15 @@ orr_status orr_engine_blocks_begin(orr_engine *e, const orr_block_params *p, int
 /* One block step: *t the block's time (ticks), *nact its active bodies. */
 orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                             orr_error *err);
+/* The interval's blocks until its end, without the host waiting on any
+ * (the GPU: a graph or batches of launches; ORRERY_HBLOCKS, backend_cuda.c):
+ * they stop at the block that reaches the interval's end or at
+ * p->max_blocks blocks since orr_engine_blocks_begin.  *t is the last
+ * block's time (ticks: 2^40 at the end), *blocks and *active the blocks
+ * and their active bodies summed since orr_engine_blocks_begin.  The same
+ * steps, bit for bit, as orr_engine_block one at a time. */
+orr_status orr_engine_blocks_run(orr_engine *e, const orr_block_params *p, long long *t,
+                                 long *blocks, long *active, orr_error *err);
 /* Field k of every body (0 acceleration, 1 jerk: 3n values), read into io
  * or (set) written from it; *deepest (when not NULL, instead) the finest
  * level used since the interval began. */
@@ -188,6 +198,14 @@ long orr_hbucket_top(int k);     /* its largest count, 64 * 4^k */
  * and at most 4n partial sums; *jlen (may be NULL) gets the bodies of
  * each, a multiple of the tile. */
 int orr_hlaunch_ranges(long n, long nact, orr_hlaunch l, int sms, long *jlen);
+/* The whole shape (kernels_src/direct.cu: orr_hshape_of does the same):
+ * *split adjacent threads share an active body, each taking every
+ * split-th source (1 to 32: doubled while the blocks, at one tile per
+ * range, would be fewer than per_sm per SM), so a block holds tile /
+ * split active bodies; *iblocks such blocks hold them all; the j-ranges
+ * are returned, as orr_hlaunch_ranges.  Any pointer may be NULL. */
+int orr_hlaunch_shape(long n, long nact, orr_hlaunch l, int sms, int *split, long *iblocks,
+                      long *jlen);
 /* Validates and sets bucket k's launch (ORR_ERR_ARG naming the bad field),
  * or reads it back (the defaults resolved). */
 orr_status orr_engine_set_hlaunch(orr_engine *e, int k, orr_hlaunch l, orr_error *err);

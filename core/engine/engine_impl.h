@@ -36,6 +36,8 @@ typedef struct {
                                int keep_steps, orr_error *err);
     orr_status (*block)(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                         orr_error *err);
+    orr_status (*blocks_run)(orr_engine *e, const orr_block_params *p, long long *t,
+                             long *blocks, long *active, orr_error *err);
     orr_status (*blocks_field)(orr_engine *e, int k, double *io, int set, int *deepest,
                                orr_error *err);
     orr_status (*blocks_levels)(orr_engine *e, int *level, int set, orr_error *err);

@@ -99,6 +99,7 @@ typedef struct {
     int on_engine;        /* ... and its blocks run on the engine (the GPU) */
     long long t;          /* ... and its last block's time, in ticks */
     long nb;              /* ... and its blocks so far */
+    long nact;            /* ... and their active bodies, summed (on the engine) */
     int hi;               /* ... and the finest level dt_min allows in it */
     /* over several ranks: the gathered records of a block's corrected bodies
      * (REC doubles each), and each rank's count and offset of them */
@@ -370,7 +371,7 @@ static orr_status ranks_setup(herm *h, const orr_integ_env *env, orr_error *err)
 /* The block parameters of an engine that keeps the block steps itself. */
 static orr_block_params engine_params(const herm *h, const orr_integ_env *env)
 {
-    const orr_block_params p = {env->dt, env->eta, env->eta_start, h->hi};
+    const orr_block_params p = {env->dt, env->eta, env->eta_start, h->hi, MAX_BLOCKS};
     return p;
 }
 
@@ -397,6 +398,7 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     h->on_engine = h->ranks == 1 && orr_engine_has_blocks(env->engine);
     h->t = 0;
     h->nb = 0;
+    h->nact = 0;
     h->hi = finest(env);
     h->H = env->dt;
     const int fresh = !env->acc_valid || (h->restored && h->restored != 7);
@@ -469,7 +471,24 @@ static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
     orr_status st = orr_engine_block(env->engine, &p, &h->t, &nact, err);
     h->blocks++;
     h->active += nact;
+    h->nact += nact;
     return st;
+}
+
+/* The rest of the interval under way on the engine, without the host
+ * waiting on each block (orr_engine_blocks_run). */
+static orr_status rest_on_engine(herm *h, orr_integ_env *env, orr_error *err)
+{
+    const orr_block_params p = engine_params(h, env);
+    long nb = 0, nact = 0;
+    orr_status st = orr_engine_blocks_run(env->engine, &p, &h->t, &nb, &nact, err);
+    if (st)
+        return st;
+    h->blocks += nb - h->nb;
+    h->active += nact - h->nact;
+    h->nb = nb;
+    h->nact = nact;
+    return h->t < END ? stalled(env, h->t, err) : ORR_OK;
 }
 
 /* The interval's last block is done: every body is at its end, and its
@@ -523,6 +542,8 @@ static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
 {
     herm *h = state;
     orr_status st = h->busy ? ORR_OK : begin(h, env, err);
+    if (!st && h->on_engine && h->t < END)
+        st = rest_on_engine(h, env, err);
     while (!st && h->t < END)
         st = next_block(h, env, err);
     if (!st)

@@ -55,7 +55,8 @@ typedef struct orr_kfamily {
 extern const orr_kfamily orr_family_direct;
 enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL, ORR_K_COMBINE,
        ORR_K_HNEXT, ORR_K_HPREDICT, ORR_K_HNEXT_PREDICT, ORR_K_ACCEL_JERK64, ORR_K_ACCEL_JERK128,
-       ORR_K_ACCEL_JERK256, ORR_K_JERK_COMBINE, ORR_K_HCORRECT, ORR_K_HSTART };
+       ORR_K_ACCEL_JERK256, ORR_K_JERK_COMBINE, ORR_K_HCORRECT, ORR_K_HSTART,
+       ORR_K_HLOOP };
 /* The render family (GPU only: no CPU source or entries, no buffers). */
 extern const orr_kfamily orr_family_render;
 enum { ORR_K_DEPOSIT_CLEAR, ORR_K_DEPOSIT };

@@ -252,10 +252,14 @@ static orr_status tune_bucket(htuner *t, int k, const char *kernel, orr_error *e
             if (t->o->stop && *t->o->stop)
                 return orr_fail(err, ORR_ERR_INTERRUPTED, "Hermite tuning interrupted");
             orr_hlaunch l = {tiles[a], per_sms[b]};
-            const int rg = orr_hlaunch_ranges(t->n, active, l, t->sms, NULL);
+            int sp = 1;
+            const int rg = orr_hlaunch_shape(t->n, active, l, t->sms, &sp, NULL, NULL);
             int seen = 0;   /* a launch that another candidate already makes */
-            for (int c = 0; c < ntr; c++)
-                seen |= trials[c].launch.tile == l.tile && trials[c].ranges == rg;
+            for (int c = 0; c < ntr; c++) {
+                int sc = 1;
+                orr_hlaunch_shape(t->n, active, trials[c].launch, t->sms, &sc, NULL, NULL);
+                seen |= trials[c].launch.tile == l.tile && trials[c].ranges == rg && sc == sp;
+            }
             if (seen || t->spent_s > t->budget_s)
                 continue;
             orr_htune_trial *tr = &trials[ntr++];
