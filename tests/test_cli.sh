@@ -80,6 +80,48 @@ check bench-active-over-n 1 "bench: --active 5000 is more than N = 1024: no row"
 check bench-active-alone 2 "bench: --active is for --integrator hermite" -- "$orr" bench --backend cpu --active 64
 check bench-n-empty-item 2 "bench: --n has an empty item in '64,,'" -- "$orr" bench --backend cpu --n 64,,
 check bench-hermite-nojerk-once 0 "^1$" -- sh -c "'$orr' bench --backend cpu --integrator hermite --force lennard_jones --n 256,512 --active 64,128 2>&1 | grep -c 'has no jerk'"
+# bench --integrator hermite --run T: a real run of block steps (CPU, 256
+# bodies, 4 intervals of 1/16 timed): the CSV's header and a row with blocks,
+# active bodies per block within 1..N, a fraction of the all-active rate,
+# the energy error and a wall time; the plain table; the usage errors
+hrun_head='^n,ranks,backend,precision,eta,softening,dt_max,T,wall_s,s_per_time_unit,blocks,mean_active,interactions_per_s,gflops,all_active_interactions_per_s,fraction,dE_over_E,launches$'
+"$orr" bench --backend cpu --integrator hermite --run 0.25 --n 256 --csv >"$tmp/hrun.csv" 2>"$tmp/hrun.err"
+check bench-hrun-header 0 "$hrun_head" -- head -1 "$tmp/hrun.csv"
+check bench-hrun-row 0 '^ok 1$' -- awk -F, 'NR == 2 { ok = $1 == 256 && $2 == 1 && $3 == "cpu" && $4 == "double" && $5 == 0.02 && $6 == 0.015625 && $7 == 0.0625 && $8 == 0.25 && $9 > 0 && $10 > 0 && $11 > 0 && $12 >= 1 && $12 <= 256 && $13 > 0 && $15 > 0 && $16 > 0 && $17 < 1e-4 && $18 == "-"; row = $0 } END { print (ok && NR == 2 ? "ok 1" : "bad (" NR - 1 " rows): " row) }' "$tmp/hrun.csv"
+check bench-hrun-say 0 'softening 4/N, G 1; Plummer sphere \(seed 7\); Hermite block steps, eta 0.02, dt_max 0.0625: one interval untimed, then T = 0.25 timed \(4 intervals\)' -- cat "$tmp/hrun.err"
+check bench-hrun-table 0 '^ +256 +1 +double +0.125 .*%' -- "$orr" bench --backend cpu --integrator hermite --run 0.125 --n 256
+# the blocks and active bodies of the timed part are those sim.blocks gives
+# in `orrery run` of the same model (one interval, then four)
+cat >"$tmp/hrun.lua" <<'LUA'
+local orrery = require "orrery"
+local n = 256
+local sim <close> = orrery.simulation{
+  bodies = orrery.ic.plummer{ n = n, seed = 7 }, precision = "double", backend = "cpu",
+  softening = 4 / n, integrator = "hermite", dt_max = 1 / 16, eta = 0.02 }
+sim:run{ steps = 1 }
+local b0 = sim.blocks
+sim:run{ steps = 4 }
+local b1 = sim.blocks
+print(("%d,%.6g"):format(b1.blocks - b0.blocks, (b1.active - b0.active) / (b1.blocks - b0.blocks)))
+LUA
+"$orr" run "$tmp/hrun.lua" >"$tmp/hrun.lua.out" 2>&1
+check bench-hrun-as-run 0 '^same$' -- sh -c "[ \"\$(awk -F, 'NR == 2 { print \$11 \",\" \$12 }' '$tmp/hrun.csv')\" = \"\$(cat '$tmp/hrun.lua.out')\" ] && echo same || { echo differ; cat '$tmp/hrun.lua.out'; }"
+check bench-hrun-not-multiple 2 "^orrery: bench: --run 0.1 is not a multiple of --dt-max 0.0625 \(T / dt_max whole intervals are timed\)" -- "$orr" bench --backend cpu --integrator hermite --run 0.1
+check bench-hrun-not-multiple-dt 2 "^orrery: bench: --run 0.25 is not a multiple of --dt-max 0.1 " -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --dt-max 0.1
+check bench-hrun-zero 2 "^orrery: bench: --run expects a positive time \(T time units, a multiple of --dt-max\), got '0'" -- "$orr" bench --backend cpu --integrator hermite --run 0
+check bench-hrun-negative 2 "^orrery: bench: --run expects a positive time \(T time units, a multiple of --dt-max\), got '-0.5'" -- "$orr" bench --backend cpu --integrator hermite --run -0.5
+check bench-hrun-nan 2 "^orrery: bench: --run expects a number, got 'soon'" -- "$orr" bench --backend cpu --integrator hermite --run soon
+check bench-hrun-no-hermite 2 "^orrery: bench: --run is for --integrator hermite \(a real run of Hermite block steps\)" -- "$orr" bench --backend cpu --run 0.25
+check bench-hrun-active 2 "^orrery: bench: --run times a whole run, whose blocks have the active bodies the run gives them; --active \(one block step\) does not go with it" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --active 64
+check bench-hrun-eta-alone 2 "^orrery: bench: --eta is for --integrator hermite --run T \(a real run of block steps\)" -- "$orr" bench --backend cpu --integrator hermite --eta 0.01
+check bench-hrun-seed-alone 2 "^orrery: bench: --seed is for --integrator hermite --run T" -- "$orr" bench --backend cpu --seed 3
+check bench-hrun-eta-bad 2 "^orrery: bench: --eta expects a number, got 'x'" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --eta x
+check bench-hrun-eta-zero 2 "^orrery: bench: --eta expects a positive number, got '0'" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --eta 0
+check bench-hrun-dtmax-bad 2 "^orrery: bench: --dt-max expects a number, got '1/8'" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --dt-max 1/8
+check bench-hrun-dtmax-neg 2 "^orrery: bench: --dt-max expects a positive number, got '-1'" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --dt-max=-1
+check bench-hrun-seed-bad 2 "^orrery: bench: --seed expects an integer from 0 to [0-9]+, got 'x'" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --seed x
+check bench-hrun-launch 2 "^orrery: bench: --run times the kernels a run uses \(on the GPU the force \+ jerk launches tuned per N\); --block is not taken with it \(--force, --softening, --G and --threads are\)" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --block 64
+check bench-hrun-nojerk 1 "^orrery: bench --integrator hermite --run N=64: force law 'lennard_jones' has no jerk" -- "$orr" bench --backend cpu --integrator hermite --run 0.0625 --force lennard_jones --n 64,128
 check tune-n-bad 2 "tune: --n expects an integer from 1 to 1073741824, got 'y'" -- "$orr" tune --backend cpu --n 5,y
 check tune-hermite-bad 2 'tune: --integrator takes hermite \(the force \+ jerk kernel' -- "$orr" tune --integrator leapfrog
 check tune-hermite-cpu 1 'tune --integrator hermite: the Hermite tuner is for the GPU \(the cpu backend is in use\)' -- "$orr" tune --integrator hermite --backend cpu --n 100

@@ -11,7 +11,7 @@
  * blocks of different sizes (the rank count not dividing the total, an
  * empty block, gaps left untouched), allgather, sum, max and bcast with
  * exact expected values, each also through the piecewise path (a lowered
- * message limit), agreement on a result some ranks reach (orr_comm_agree)
+ * message limit), the seconds spent in collectives (orr_comm_busy_s), agreement on a result some ranks reach (orr_comm_agree)
  * and on a choice (orr_comm_same; orr_comm_same_text, a path of any
  * length), every rank's notes gathered (orr_dist_notes), a vote heard without waiting (orr_comm_vote), two ranks on one GPU told by the GPUs' UUIDs
  * (orr_dist_shared_gpu), then finalize.  Every rank runs the same tests and prints
@@ -22,9 +22,11 @@
 
 #include <limits.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "comm.h"
 #include "dist.h"
+#include "util.h"
 
 /* ---- one rank, no launcher ------------------------------------------------ */
 
@@ -76,6 +78,7 @@ static void test_one_collectives(void **state)
     TU_OK(orr_comm_bcast(c, buf, sizeof buf, 0, &err), &err);
     assert_memory_equal(buf, want, sizeof buf);
     TU_OK(orr_comm_barrier(c, &err), &err);
+    assert_true(orr_comm_busy_s(c) == 0);   /* no MPI: no time in collectives */
 
     /* finalize and abort do nothing without MPI; the world still works */
     orr_comm_finalize();
@@ -403,6 +406,35 @@ static void test_mpi_sum_max(void **state)
     }
 }
 
+/* The seconds in collectives (orr_comm_busy_s) grow with every collective,
+ * the waiting for a late rank included: rank 0 sleeps 50 ms before a
+ * barrier, so every other rank spends about that long inside it, and the
+ * rank's wall over the stretch bounds its time in collectives. */
+static void test_mpi_busy(void **state)
+{
+    (void)state;
+    orr_comm *c = world();
+    orr_error err = {0};
+    const int me = orr_comm_rank(c);
+    orr_status st[3];
+    st[0] = orr_comm_barrier(c, &err);
+    const double b0 = orr_comm_busy_s(c), t0 = orr_now_s();
+    if (me == 0)
+        usleep(50000);
+    st[1] = orr_comm_barrier(c, &err);
+    double v = me;
+    st[2] = orr_comm_max(c, &v, 1, &err);
+    const double b1 = orr_comm_busy_s(c), wall = orr_now_s() - t0;
+
+    for (int k = 0; k < 3; k++)
+        TU_OK(st[k], &err);
+    assert_true(b0 >= 0);
+    if (!(b1 > b0 && b1 - b0 <= wall))
+        fail_msg("rank %d: %.6f s in collectives over a wall of %.6f s", me, b1 - b0, wall);
+    if (me != 0 && b1 - b0 < 0.04)
+        fail_msg("rank %d: %.6f s in collectives while rank 0 slept 0.05 s", me, b1 - b0);
+}
+
 static void test_mpi_bcast(void **state)
 {
     (void)state;
@@ -699,6 +731,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_mpi_allgatherv),
             cmocka_unit_test(test_mpi_allgather),
             cmocka_unit_test(test_mpi_sum_max),
+            cmocka_unit_test(test_mpi_busy),
             cmocka_unit_test(test_mpi_bcast),
             cmocka_unit_test(test_mpi_arguments),
             cmocka_unit_test(test_mpi_agree),

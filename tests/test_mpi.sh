@@ -128,6 +128,7 @@ fi
 # body and the rank whose slice holds it, for leapfrog and hermite.
 # tuning notes: what the ranks' tunings said (a held store lock) printed
 # by rank 0 alone, each line once, another rank's named.
+# bench over ranks: the force pass's rows, and a real Hermite run (--run).
 # write_fail, choices, exchange values, agree, gc_order, stale temporaries:
 # every rank takes the same path or all stop together (issue 24: a failed
 # write on rank 0, choices made per rank, settings, restores and paths that
@@ -207,6 +208,51 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     ok "bench over 2 ranks: one header and one row per N, from rank 0"
   else
     bad "bench over 2 ranks: exit $rc, $heads headers, $rows rows"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+  # bench --integrator hermite --run over 2 ranks: rank 0 alone prints, one
+  # header and the aggregate row (the one-rank columns, then the
+  # communication, rank 0 alone and each rank's wall and time in
+  # collectives); the blocks and active bodies are one rank's (the CPU:
+  # P ranks give the bits of one); the table names each rank's times; a
+  # usage error is said once, every rank exiting 2
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
+     --integrator hermite --run 0.25 --n 256 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+  "$orr" bench --backend cpu --integrator hermite --run 0.25 --n 256 --csv >"$tmp/hrun1.csv" 2>/dev/null
+  one=$(awk -F, 'NR == 2 { print $11 "," $12 }' "$tmp/hrun1.csv")
+  why=$(awk -F, -v one="$one" '
+    NR == 1 { if ($0 != "n,ranks,backend,precision,eta,softening,dt_max,T,wall_s,s_per_time_unit,blocks,mean_active,interactions_per_s,gflops,all_active_interactions_per_s,fraction,dE_over_E,launches,comm_s,comm_share,single_wall_s,single_interactions_per_s,speedup,efficiency,rank_wall_s,rank_comm_s") print "header " $0; next }
+    NR == 2 {
+      if (NF != 26 || $1 != 256 || $2 != 2 || $3 != "cpu" || $4 != "double") print "row " $0
+      if (!($9 > 0 && $11 > 0 && $12 >= 1 && $12 <= 256 && $13 > 0 && $15 > 0 && $16 > 0 && $17 < 1e-4)) print "figures " $0
+      if ($11 "," $12 != one) print "blocks " $11 "," $12 " against one rank'"'"'s " one
+      if (!($19 >= 0 && $20 >= 0 && $20 <= 1 && $21 > 0 && $22 > 0 && $23 > 0 && $24 > 0)) print "ranks " $0
+      if (split($25, w, ";") != 2 || split($26, c, ";") != 2 || !(w[1] > 0 && w[2] > 0) ||
+          !(c[1] >= 0 && c[1] <= w[1] && c[2] >= 0 && c[2] <= w[2])) print "per rank " $25 " " $26
+      next }
+    { print "extra line " $0 }
+    END { if (NR < 2) print "no row" }' "$tmp/run.out")
+  if [ "$rc" -eq 0 ] && [ -n "$one" ] && [ -z "$why" ]; then
+    ok "bench --integrator hermite --run over 2 ranks: the aggregate row from rank 0, blocks as on one rank"
+  else
+    bad "bench --integrator hermite --run over 2 ranks: exit $rc; $why"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
+     --integrator hermite --run 0.125 --n 256 >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+  if [ "$rc" -eq 0 ] && [ "$(grep -cE '^ +256 +2 +double +0.125 .*%' "$tmp/run.out")" -eq 1 ] &&
+     grep -qE '^  N=256 rank 0: wall [0-9.]+ s, in MPI collectives [0-9.]+ s' "$tmp/run.out" &&
+     grep -qE '^  N=256 rank 1: wall [0-9.]+ s, in MPI collectives [0-9.]+ s' "$tmp/run.out" &&
+     [ "$(grep -c 'orrery bench: cpu' "$tmp/run.out")" -eq 1 ]; then
+    ok "bench --integrator hermite --run over 2 ranks: the table once, each rank's times"
+  else
+    bad "bench --integrator hermite --run over 2 ranks (table): exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
+     --integrator hermite --run 0.1 >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+  if [ "$rc" -eq 2 ] && [ "$(grep -c 'bench: --run 0.1 is not a multiple of --dt-max 0.0625' "$tmp/run.err")" -eq 1 ] &&
+     [ ! -s "$tmp/run.out" ]; then
+    ok "bench --integrator hermite --run over 2 ranks: a usage error said once (exit 2)"
+  else
+    bad "bench --integrator hermite --run 0.1 over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
   fi
   # bench --tune over 2 ranks: rank 0 tunes the one-rank configuration for
   # all N, the ranks (one group: the same device) their slice's; a second

@@ -7,6 +7,7 @@
 #include "util.h"
 #include "ksrc.h"
 #include "hostcc.h"
+#include "sim.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -497,5 +498,253 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
     free(idx);
     free(attr);
     orr_engine_destroy(e);
+    return st;
+}
+
+/* ---- A real Hermite run ---------------------------------------------------- */
+
+void orr_bench_hrun_default(orr_bench_hrun_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->backend = ORR_BACKEND_CPU;
+    c->precision = ORR_DOUBLE;
+    c->force = "gravity";
+    c->G = 1;
+    c->softening = -1;
+    c->eta = 0.02;
+    c->dt_max = 1.0 / 16;
+    c->T = 1;
+    c->seed = 7;
+    c->reps = 3;
+}
+
+long orr_bench_hermite_intervals(double T, double dt_max)
+{
+    if (!(T > 0) || !(dt_max > 0) || !isfinite(T) || !isfinite(dt_max))
+        return 0;
+    const double k = T / dt_max, r = nearbyint(k);
+    if (r < 1 || r > 1e12 || fabs(k - r) > 1e-9 * r)
+        return 0;
+    return (long)r;
+}
+
+/* What one timed run gave. */
+typedef struct {
+    double wall_s, comm_s;   /* the timed part; this rank's seconds in collectives */
+    long blocks, active;     /* over the timed part */
+    double de_over_e;
+} hrun_timing;
+
+/* A simulation of the Plummer sphere pos/vel as orrery.simulation{}
+ * makes one (integrator hermite, eta_start eta / 2, tune auto), over the
+ * ranks of comm (NULL: alone); threads (CPU, not 0) its OpenMP threads. */
+static orr_status hrun_sim(const orr_bench_hrun_config *cfg, long n, orr_comm *comm, int device,
+                           int threads, const double *pos, const double *vel, orr_sim **out,
+                           orr_error *err)
+{
+    orr_sim_config sc;
+    orr_sim_config_default(&sc);
+    sc.n = n;
+    sc.precision = cfg->precision;
+    sc.G = cfg->G;
+    sc.softening = cfg->softening < 0 ? 4.0 / (double)n : cfg->softening;
+    sc.dt = cfg->dt_max;
+    sc.eta = cfg->eta;
+    sc.eta_start = cfg->eta / 2;
+    sc.integrator = "hermite";
+    sc.force = cfg->force;
+    sc.law = cfg->law;
+    sc.backend = cfg->backend;
+    sc.device = device;
+    sc.tune = ORR_SIM_TUNE_AUTO;
+    if (cfg->backend == ORR_BACKEND_CPU)
+        sc.kernel.threads = threads;
+    sc.comm = comm;
+    orr_sim *s = NULL;
+    orr_status st = orr_sim_create(&s, &sc, NULL, 0, err);
+    double *p = NULL, *v = NULL;
+    if (!st)   /* every rank writes the same bodies, as a script does */
+        st = orr_sim_pos(s, &p, err);
+    if (!st)
+        st = orr_sim_vel(s, &v, err);
+    if (!st) {
+        memcpy(p, pos, sizeof(double) * 4 * (size_t)n);
+        memcpy(v, vel, sizeof(double) * 3 * (size_t)n);
+        orr_sim_touch(s);
+        orr_sim_writes_agreed(s);
+    }
+    if (st) {
+        orr_sim_destroy(s);
+        return st;
+    }
+    *out = s;
+    return ORR_OK;
+}
+
+/* One interval of warm-up, then `intervals` timed (from a common start
+ * over the ranks of comm), the energy before and after. */
+static orr_status hrun_time(orr_sim *s, orr_comm *comm, long intervals, hrun_timing *t,
+                            orr_error *err)
+{
+    memset(t, 0, sizeof *t);
+    double k0, u0, k1, u1, smallest;
+    long b0, a0, b1, a1;
+    orr_status st = orr_sim_step(s, 1, NULL, err);
+    if (!st)
+        st = orr_sim_energy(s, &k0, &u0, err);
+    if (!st && comm)
+        st = orr_comm_barrier(comm, err);
+    if (st)
+        return st;
+    orr_sim_blocks(s, &b0, &a0, &smallest);
+    const double busy0 = comm ? orr_comm_busy_s(comm) : 0;
+    const double t0 = orr_now_s();
+    /* the interval's end reads the device back (hermite.c: finish), so the
+     * step returns with the work done */
+    st = orr_sim_step(s, intervals, NULL, err);
+    t->wall_s = orr_now_s() - t0;
+    t->comm_s = comm ? orr_comm_busy_s(comm) - busy0 : 0;
+    if (st)
+        return st;
+    orr_sim_blocks(s, &b1, &a1, &smallest);
+    t->blocks = b1 - b0;
+    t->active = a1 - a0;
+    st = orr_sim_energy(s, &k1, &u1, err);
+    if (!st)
+        t->de_over_e = fabs((k1 + u1) - (k0 + u0)) / fabs(k0 + u0);
+    return st;
+}
+
+/* One block of all n bodies with the kernels and launches of s (its
+ * engine's configuration, its law, its Hermite tuning), in ms. */
+static orr_status hrun_all_active(orr_sim *s, const orr_bench_hrun_config *cfg, long n,
+                                  double *ms, orr_error *err)
+{
+    orr_kspec spec = *orr_sim_kspec(s, NULL);
+    spec.phys.law = orr_sim_law(s);
+    const orr_htune_result *h = orr_sim_hermite_tuning(s);
+    orr_status st = orr_bench_hermite(orr_engine_backend(orr_sim_engine(s)), &spec, n, n,
+                                      h ? h->launch : NULL, cfg->reps > 0 ? cfg->reps : 3, ms,
+                                      err);
+    if (st)
+        orr_error_context(err, "the all-active block");
+    return st;
+}
+
+/* The run's configuration and the tuning it used, into out. */
+static void hrun_describe(orr_sim *s, const orr_bench_hrun_config *cfg, long n, long intervals,
+                          orr_bench_hrun *out)
+{
+    const orr_sim_config *sc = orr_sim_config_of(s);
+    out->n = n;
+    out->backend = orr_engine_backend_name(orr_sim_engine(s));
+    out->precision = sc->precision;
+    out->softening = sc->softening;
+    out->eta = sc->eta;
+    out->dt_max = sc->dt;
+    out->T = cfg->T;
+    out->intervals = intervals;
+    const orr_htune_result *h = orr_sim_hermite_tuning(s);
+    out->tuned = h != NULL;
+    if (h)
+        out->hermite = *h;
+    snprintf(out->note, sizeof out->note, "%s", orr_sim_tune_note(s));
+}
+
+orr_status orr_bench_hermite_run(orr_comm *c, const orr_bench_hrun_config *cfg, long n,
+                                 int device, orr_bench_hrun *out, orr_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const int ranks = c ? orr_comm_size(c) : 1, rank = c ? orr_comm_rank(c) : 0;
+    const long intervals = orr_bench_hermite_intervals(cfg->T, cfg->dt_max);
+    if (!intervals)
+        return orr_fail(err, ORR_ERR_ARG, "the timed time T (%g) must be a positive multiple of "
+                        "dt_max (%g)", cfg->T, cfg->dt_max);
+    if (ranks > ORR_BENCH_MAX_RANKS)
+        return orr_fail(err, ORR_ERR_ARG, "bench over %d ranks: at most %d", ranks,
+                        ORR_BENCH_MAX_RANKS);
+    if (n < 1)
+        return orr_fail(err, ORR_ERR_ARG, "N must be at least 1 (got %ld)", n);
+    double *pos = malloc(sizeof(double) * 4 * (size_t)n);
+    double *vel = malloc(sizeof(double) * 3 * (size_t)n);
+    orr_status st = pos && vel ? ORR_OK
+                               : orr_fail(err, ORR_ERR_NOMEM, "out of memory for %ld bodies", n);
+    if (!st)
+        st = orr_ic_plummer(n, cfg->seed, 1.0, pos, vel, err);
+    orr_sim *s = NULL;
+    hrun_timing t, one;
+    memset(&one, 0, sizeof one);
+    double all_ms = 0;
+    /* over several ranks, rank 0 alone first (the others wait): its own
+     * simulation on its device, on the CPU with one rank's share of the
+     * cores, as orr_bench_run_dist's one-rank figure; and the all-active
+     * block with its kernels */
+    if (ranks > 1) {
+        if (!st && rank == 0) {
+            int threads = cfg->threads;
+            if (cfg->backend == ORR_BACKEND_CPU && threads == 0)
+                threads = orr_dist_cpu_threads(c);
+            st = hrun_sim(cfg, n, NULL, device, threads, pos, vel, &s, err);
+            if (!st)
+                st = hrun_time(s, NULL, intervals, &one, err);
+            if (!st)
+                st = hrun_all_active(s, cfg, n, &all_ms, err);
+            if (st)
+                orr_error_context(err, "rank 0 alone");
+            orr_sim_destroy(s);
+            s = NULL;
+        }
+        st = orr_comm_all_ok(c, st, err, "time the run alone");
+        double v[5] = {one.wall_s, (double)one.blocks, (double)one.active, all_ms, 0};
+        if (!st)
+            st = orr_comm_bcast(c, v, sizeof v, 0, err);
+        one.wall_s = v[0];
+        one.blocks = (long)v[1];
+        one.active = (long)v[2];
+        all_ms = v[3];
+    }
+    /* the run itself, over every rank of c */
+    if (!st)
+        st = hrun_sim(cfg, n, c, device, cfg->threads, pos, vel, &s, err);
+    if (!st)
+        st = hrun_time(s, ranks > 1 ? c : NULL, intervals, &t, err);
+    if (!st && ranks == 1)
+        st = hrun_all_active(s, cfg, n, &all_ms, err);
+    double mine[2] = {t.wall_s, t.comm_s}, all[2 * ORR_BENCH_MAX_RANKS] = {0};
+    if (!st && ranks > 1)
+        st = orr_comm_allgather(c, mine, all, sizeof mine, err);
+    else
+        memcpy(all, mine, sizeof mine);
+    if (!st) {
+        hrun_describe(s, cfg, n, intervals, out);
+        out->ranks = ranks;
+        out->blocks = t.blocks;
+        out->active = t.active;
+        out->mean_active = t.blocks ? (double)t.active / (double)t.blocks : 0;
+        out->de_over_e = t.de_over_e;
+        for (int r = 0; r < ranks; r++) {   /* the slowest rank's wall, the largest share */
+            const double w = all[2 * r], cs = all[2 * r + 1];
+            out->rank_wall_s[r] = w;
+            out->rank_comm_s[r] = cs;
+            out->wall_s = w > out->wall_s ? w : out->wall_s;
+            out->comm_s = cs > out->comm_s ? cs : out->comm_s;
+            if (ranks > 1 && w > 0 && cs / w > out->comm_share)
+                out->comm_share = cs / w;
+        }
+        out->s_per_time_unit = out->wall_s / cfg->T;
+        out->interactions_per_s = (double)t.active * (double)n / out->wall_s;
+        out->all_active_ms = all_ms;
+        out->all_active_interactions_per_s = (double)n * (double)n / (all_ms * 1e-3);
+        out->fraction = out->interactions_per_s / (ranks * out->all_active_interactions_per_s);
+        if (ranks > 1) {
+            out->single_wall_s = one.wall_s;
+            out->single_interactions_per_s = (double)one.active * (double)n / one.wall_s;
+            out->speedup = one.wall_s / out->wall_s;
+            out->efficiency = out->speedup / ranks;
+        }
+    }
+    orr_sim_destroy(s);
+    free(pos);
+    free(vel);
     return st;
 }

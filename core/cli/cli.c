@@ -63,6 +63,18 @@ static const char *usage_commands =
     "                            bodies (LIST, 'all' for N; default all) against all N (60\n"
     "                            flops each; one rank only);\n"
     "                            with --tune, the force + jerk launches tuned per N\n"
+    "      --integrator hermite --run T   a real run instead: per N a Plummer sphere (seed\n"
+    "                            --seed K, 7; softening 4/N unless --softening; precision\n"
+    "                            double unless --precision) run as `orrery run` runs it (on\n"
+    "                            the GPU the tuned force + jerk launches): one interval of\n"
+    "                            --dt-max H (1/16) untimed, then T time units (a multiple of\n"
+    "                            H) timed, eta --eta E (0.02): wall s, s per time unit,\n"
+    "                            blocks, active bodies per block, interactions/s, the\n"
+    "                            all-active block's rate (best of --steps, 3) and the\n"
+    "                            fraction of it sustained, |dE/E|; under mpirun over the\n"
+    "                            ranks, with each rank's time in collectives and the speedup\n"
+    "                            against rank 0 alone (no --active; of the kernel options\n"
+    "                            --force, --softening, --G and --threads)\n"
     "      --csv                 machine-readable rows\n"
     "      and the kernel options below\n"
     "  tune [OPTIONS]            autotune the kernels for this device; results are stored\n"
@@ -98,8 +110,14 @@ static const char *usage_commands =
     "environment: ORRERY_CACHE_DIR (kernel cache), ORRERY_KERNELS_DIR (read kernel\n"
     "sources from disk), CC (host compiler for the CPU backend), CUDA_PATH.\n";
 
+/* 1 while a rank other than 0 of a launched bench reads its arguments:
+ * their usage errors are rank 0's to say (every rank exits 2). */
+static int usage_quiet;
+
 int orr_cli_usage_error(const char *fmt, ...)
 {
+    if (usage_quiet)
+        return 2;
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "orrery: ");
@@ -147,6 +165,13 @@ static int opt_value(args_t *a, const char *name, const char **value, int *bad)
     }
     *value = a->argv[++a->pos];
     return 1;
+}
+
+/* Whether arg is the option name, as "--name" or "--name=VALUE". */
+static int is_option(const char *arg, const char *name)
+{
+    size_t len = strlen(name);
+    return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
 }
 
 static int parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out)
@@ -801,6 +826,12 @@ typedef struct {
     int hermite;               /* --integrator hermite: block steps (orr_bench_hermite) */
     long active[ORR_CLI_MAX_N];   /* --active: bodies per block (none, or 0 for all: N) */
     int nactive;
+    int run_mode;              /* --run T: a real run of block steps (orr_bench_hermite_run) */
+    const char *run_arg;       /* T as given */
+    orr_bench_hrun_config hrun;   /* --run's model and settings (--eta, --dt-max, --seed) */
+    const char *run_only;      /* the first of --eta, --dt-max, --seed given, or NULL */
+    const char *launch_opt;    /* the first kernel launch option given but --threads, or NULL */
+    int set_precision, set_softening;
     orr_variant variants[2];   /* what runs, in order (bench_resolve) */
     int nv;
     FILE *info;                /* notes: stdout, or stderr under --csv (machine-readable rows) */
@@ -813,10 +844,20 @@ static int bench_parse(args_t *a, bench_opts *b)
     int bad = 0;
     memset(b, 0, sizeof *b);
     run_opts_init(&b->run);
+    orr_bench_hrun_default(&b->hrun);
     b->variant_arg = "tiled";
     for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
-        if (run_option(a, &b->run, &bad))
+        const char *arg = a->argv[a->pos];
+        if (run_option(a, &b->run, &bad)) {
+            static const char *const launch[] = {"--block", "--unroll", "--split", "--ipt",
+                                                 "--prefetch", "--ftz", "--newton", "--ranges"};
+            for (size_t k = 0; k < sizeof launch / sizeof launch[0] && !b->launch_opt; k++)
+                if (is_option(arg, launch[k]))
+                    b->launch_opt = launch[k];
+            b->set_precision |= is_option(arg, "--precision");
+            b->set_softening |= is_option(arg, "--softening");
             continue;
+        }
         if (opt_value(a, "--steps", &v, &bad)) {
             if (!bad)
                 bad = parse_int("bench", "--steps", v, 1, 1000000, &b->steps);
@@ -834,6 +875,28 @@ static int bench_parse(args_t *a, bench_opts *b)
         } else if (opt_value(a, "--active", &v, &bad)) {
             if (!bad)
                 bad = parse_list("bench", "--active", v, 1, b->active, ORR_CLI_MAX_N, &b->nactive);
+        } else if (opt_value(a, "--run", &v, &bad)) {
+            if (!bad && !(bad = parse_double("bench", "--run", v, &b->hrun.T)) && !(b->hrun.T > 0))
+                bad = orr_cli_usage_error("bench: --run expects a positive time (T time units, "
+                                          "a multiple of --dt-max), got '%s'", v);
+            b->run_mode = 1;
+            b->run_arg = v;
+        } else if (opt_value(a, "--eta", &v, &bad)) {
+            if (!bad && !(bad = parse_double("bench", "--eta", v, &b->hrun.eta)) &&
+                !(b->hrun.eta > 0))
+                bad = orr_cli_usage_error("bench: --eta expects a positive number, got '%s'", v);
+            b->run_only = b->run_only ? b->run_only : "--eta";
+        } else if (opt_value(a, "--dt-max", &v, &bad)) {
+            if (!bad && !(bad = parse_double("bench", "--dt-max", v, &b->hrun.dt_max)) &&
+                !(b->hrun.dt_max > 0))
+                bad = orr_cli_usage_error("bench: --dt-max expects a positive number, got '%s'",
+                                          v);
+            b->run_only = b->run_only ? b->run_only : "--dt-max";
+        } else if (opt_value(a, "--seed", &v, &bad)) {
+            long seed = 0;
+            if (!bad && !(bad = parse_int("bench", "--seed", v, 0, LONG_MAX, &seed)))
+                b->hrun.seed = (uint64_t)seed;
+            b->run_only = b->run_only ? b->run_only : "--seed";
         } else {
             bad = orr_cli_usage_error("bench: unknown option '%s'", a->argv[a->pos]);
         }
@@ -841,6 +904,25 @@ static int bench_parse(args_t *a, bench_opts *b)
     if (!bad && b->nactive && !b->hermite)
         bad = orr_cli_usage_error("bench: --active is for --integrator hermite (the bodies of "
                                   "one block step)");
+    if (!bad && b->run_mode && !b->hermite)
+        bad = orr_cli_usage_error("bench: --run is for --integrator hermite (a real run of "
+                                  "Hermite block steps)");
+    if (!bad && b->run_only && !b->run_mode)
+        bad = orr_cli_usage_error("bench: %s is for --integrator hermite --run T (a real run "
+                                  "of block steps)", b->run_only);
+    if (!bad && b->run_mode && b->nactive)
+        bad = orr_cli_usage_error("bench: --run times a whole run, whose blocks have the active "
+                                  "bodies the run gives them; --active (one block step) does not "
+                                  "go with it");
+    if (!bad && b->run_mode && b->launch_opt)
+        bad = orr_cli_usage_error("bench: --run times the kernels a run uses (on the GPU the "
+                                  "force + jerk launches tuned per N); %s is not taken with it "
+                                  "(--force, --softening, --G and --threads are)", b->launch_opt);
+    if (!bad && b->run_mode && !orr_bench_hermite_intervals(b->hrun.T, b->hrun.dt_max))
+        bad = orr_cli_usage_error("bench: --run %s is not a multiple of --dt-max %g (T / dt_max "
+                                  "whole intervals are timed)", b->run_arg, b->hrun.dt_max);
+    if (!bad && b->run_mode && !b->set_precision)   /* as scripts/cluster_hermite.lua */
+        b->run.spec.phys.precision = ORR_DOUBLE;
     b->info = b->csv ? stderr : stdout;
     return bad;
 }
@@ -910,6 +992,18 @@ static int bench_describe(const bench_opts *b)
             return report(&e);
         fprintf(b->info, "orrery bench: cpu on %s, %ld threads, %s\n", cpu,
                 sysconf(_SC_NPROCESSORS_ONLN), orr_precision_name(spec->phys.precision));
+    }
+    if (b->run_mode) {
+        char soft[32] = "4/N";
+        if (b->set_softening)
+            snprintf(soft, sizeof soft, "%g", spec->phys.softening);
+        const long k = orr_bench_hermite_intervals(b->hrun.T, b->hrun.dt_max);
+        fprintf(b->info, "  law %s, softening %s, G %g; Plummer sphere (seed %llu); Hermite block "
+                "steps, eta %g, dt_max %g: one interval untimed, then T = %g timed (%ld "
+                "interval%s)\n", spec->phys.force, soft, spec->phys.G,
+                (unsigned long long)b->hrun.seed, b->hrun.eta, b->hrun.dt_max, b->hrun.T, k,
+                k == 1 ? "" : "s");
+        return 0;
     }
     fprintf(b->info, "  law %s, softening %g, G %g; Plummer sphere; error vs CPU double on up to "
             "512 bodies\n", spec->phys.force, spec->phys.softening, spec->phys.G);
@@ -1067,8 +1161,8 @@ static int bench_ranks(bench_opts *b, orr_comm *c)
         return orr_comm_rank(c) ? 2
                                 : orr_cli_usage_error("bench: --integrator hermite times block "
                                                       "steps on one rank only; over several "
-                                                      "ranks they are not measured yet (run it "
-                                                      "without mpirun)");
+                                                      "ranks a real run is timed with --run T "
+                                                      "(or run it without mpirun)");
     const int rank0 = orr_comm_rank(c) == 0, ranks = orr_comm_size(c);
     const int device = rank_device(c, b->run.kind);
     orr_error ae = {0};   /* each rank resolved its backend: agreed before any rank acts on it */
@@ -1216,6 +1310,116 @@ static int bench_hermite(const bench_opts *b)
     return rc;
 }
 
+/* bench --integrator hermite --run T: a real run per N
+ * (orr_bench_hermite_run), on one rank or over the ranks of c (size > 1:
+ * rank 0 alone first, for the speedup); rank 0 prints.  The CSV's columns
+ * (one rank): n, ranks, backend, precision, eta, softening, dt_max, T,
+ * wall_s, s_per_time_unit, blocks, mean_active, interactions_per_s,
+ * gflops, all_active_interactions_per_s, fraction, dE_over_E, launches;
+ * over several ranks after them comm_s, comm_share, single_wall_s,
+ * single_interactions_per_s, speedup, efficiency, rank_wall_s and
+ * rank_comm_s (each rank's, in rank order, joined by ';'). */
+static int bench_hermite_run(const bench_opts *b, orr_comm *c)
+{
+    const int ranks = c ? orr_comm_size(c) : 1, rank0 = !c || orr_comm_rank(c) == 0;
+    const int device = c ? rank_device(c, b->run.kind) : 0, csv = b->csv;
+    if (ranks > 1) {
+        orr_error ae = {0};   /* each rank resolved its backend: agreed before any acts on it */
+        if (orr_comm_same(c, orr_backend_name(b->run.kind), "the backend",
+                          "--backend auto takes the GPU where a rank's host has a usable one: "
+                          "make every host's GPU usable, or name the backend", &ae))
+            return rank_failed(c, &ae);
+    }
+    orr_bench_hrun_config cfg = b->hrun;
+    cfg.backend = b->run.kind;
+    cfg.precision = b->run.spec.phys.precision;
+    cfg.force = b->run.spec.phys.force;
+    cfg.law = b->run.spec.phys.law;
+    cfg.G = b->run.spec.phys.G;
+    cfg.softening = b->set_softening ? b->run.spec.phys.softening : -1;
+    cfg.threads = b->run.spec.launch.threads;
+    cfg.reps = b->steps > 0 ? (int)b->steps : 3;
+    if (rank0 && csv)
+        printf("n,ranks,backend,precision,eta,softening,dt_max,T,wall_s,s_per_time_unit,blocks,"
+               "mean_active,interactions_per_s,gflops,all_active_interactions_per_s,fraction,"
+               "dE_over_E,launches%s\n", ranks > 1 ? ",comm_s,comm_share,single_wall_s,"
+               "single_interactions_per_s,speedup,efficiency,rank_wall_s,rank_comm_s" : "");
+    else if (rank0)
+        printf("%9s %5s %8s %7s %10s %12s %8s %10s %14s %14s %8s %9s%s\n", "N", "ranks",
+               "precision", "T", "wall s", "s/time unit", "blocks", "active/blk",
+               "interactions/s", "all active/s", "fraction", "|dE/E|",
+               ranks > 1 ? "    comm s  comm %  one rank s  speedup efficiency" : "");
+    fflush(stdout);
+    int rc = 0;
+    for (int k = 0; k < b->run.nn; k++) {
+        const long n = b->run.ns[k];
+        static orr_bench_hrun row;
+        orr_error e = {0};
+        if (orr_bench_hermite_run(c, &cfg, n, device, &row, &e)) {
+            orr_error_context(&e, "bench --integrator hermite --run N=%ld", n);
+            if (ranks > 1)
+                return rank_failed(c, &e);
+            const int every_row = e.code == ORR_ERR_ARG;   /* the law or settings, not N */
+            rc = report(&e);
+            if (every_row)
+                return rc;
+            continue;
+        }
+        if (!rank0)
+            continue;
+        if (row.tuned && !csv)
+            print_hermite_choice(&row.hermite, n);
+        print_note_lines(b->info, row.note);
+        const char *launches = row.tuned ? row.hermite.source : "-";
+        const double gflops = row.interactions_per_s * 60e-9;
+        if (csv) {
+            printf("%ld,%d,%s,%s,%g,%.6g,%g,%g,%.6g,%.6g,%ld,%.6g,%.6g,%.6g,%.6g,%.4g,%.3g,%s", n,
+                   row.ranks, row.backend, orr_precision_name(row.precision), row.eta,
+                   row.softening, row.dt_max, row.T, row.wall_s, row.s_per_time_unit,
+                   row.blocks, row.mean_active, row.interactions_per_s, gflops,
+                   row.all_active_interactions_per_s, row.fraction, row.de_over_e, launches);
+            if (ranks > 1) {
+                printf(",%.6g,%.4g,%.6g,%.6g,%.4g,%.4g,", row.comm_s, row.comm_share,
+                       row.single_wall_s, row.single_interactions_per_s, row.speedup,
+                       row.efficiency);
+                for (int r = 0; r < ranks; r++)
+                    printf("%s%.6g", r ? ";" : "", row.rank_wall_s[r]);
+                printf(",");
+                for (int r = 0; r < ranks; r++)
+                    printf("%s%.6g", r ? ";" : "", row.rank_comm_s[r]);
+            }
+            printf("\n");
+        } else {
+            printf("%9ld %5d %8s %7g %10.4f %12.4f %8ld %10.1f %14.3e %14.3e %7.1f%% %9.2e", n,
+                   row.ranks, orr_precision_name(row.precision), row.T, row.wall_s,
+                   row.s_per_time_unit, row.blocks, row.mean_active, row.interactions_per_s,
+                   row.all_active_interactions_per_s, 100 * row.fraction, row.de_over_e);
+            if (ranks > 1)
+                printf(" %9.4f %6.1f%% %11.4f %8.3f %9.1f%%", row.comm_s, 100 * row.comm_share,
+                       row.single_wall_s, row.speedup, 100 * row.efficiency);
+            printf("\n");
+            for (int r = 0; r < ranks && ranks > 1; r++)
+                fprintf(b->info, "  N=%ld rank %d: wall %.4f s, in MPI collectives %.4f s "
+                        "(%.1f%%)\n", n, r, row.rank_wall_s[r], row.rank_comm_s[r],
+                        row.rank_wall_s[r] > 0 ? 100 * row.rank_comm_s[r] / row.rank_wall_s[r]
+                                               : 0);
+            if (k == 0)
+                fprintf(b->info, "  interactions/s: active bodies x N summed over the blocks / "
+                        "wall s%s; all active/s: one block of all N with the run's kernels "
+                        "(best of %d%s); fraction: interactions/s / %sall active/s%s\n",
+                        ranks > 1 ? " (the slowest rank's)" : "", cfg.reps,
+                        ranks > 1 ? ", rank 0 alone" : "", ranks > 1 ? "(ranks x " : "",
+                        ranks > 1 ? ")" : "");
+            if (k == 0 && ranks > 1)
+                fprintf(b->info, "  comm: the most time a rank spent in MPI collectives; comm "
+                        "%%: the largest rank's share of its wall; one rank s: rank 0 alone, "
+                        "first; speedup: one rank s / wall s; efficiency: speedup / ranks\n");
+        }
+        fflush(stdout);
+    }
+    return rc;
+}
+
 static int bench_main(args_t *a);
 
 /* bench, then MPI finalised whatever the path (a run under mpirun -np 1
@@ -1230,7 +1434,13 @@ static int cmd_bench(args_t *a)
 static int bench_main(args_t *a)
 {
     bench_opts b;
+    int env_rank, env_size;
+    orr_comm_env_rank(&env_rank, &env_size);
+    /* under a launcher rank 0 says a usage error of the arguments (the same
+     * on every rank); what depends on a rank's host (its backend) each says */
+    usage_quiet = env_rank != 0;
     int rc = bench_parse(a, &b);
+    usage_quiet = 0;
     if (!rc)
         rc = bench_resolve(&b);
     orr_comm *c = NULL;
@@ -1245,7 +1455,7 @@ static int bench_main(args_t *a)
         if (orr_comm_rank(c) == 0)
             rc = bench_describe(&b);
         if (!rc)
-            rc = bench_ranks(&b, c);
+            rc = b.run_mode ? bench_hermite_run(&b, c) : bench_ranks(&b, c);
         orr_comm_finalize();
         return rc;
     }
@@ -1257,6 +1467,8 @@ static int bench_main(args_t *a)
         rc = bench_describe(&b);
     if (rc)
         return rc;
+    if (b.run_mode)
+        return bench_hermite_run(&b, c);
     if (b.hermite)
         return bench_hermite(&b);
     print_header(b.csv);

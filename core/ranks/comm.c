@@ -5,6 +5,7 @@
  * nothing of MPI is linked and the program starts without MPI installed.
  * Without a launcher the world is one rank and no MPI call is made. */
 #include "comm.h"
+#include "util.h"
 
 /* Open MPI's header, for the types, the prototypes (through __typeof__) and
  * plain constants (MPI_SUCCESS, MPI_IN_PLACE, MPI_THREAD_FUNNELED) only: its
@@ -106,6 +107,7 @@ struct orr_comm {
     size_t max_message;     /* largest single MPI transfer, bytes (INT_MAX) */
     int *counts, *displs;   /* allgatherv scratch, size entries each (MPI only) */
     char host[256];         /* gethostname, NUL-terminated */
+    double busy_s;          /* seconds inside MPI collectives so far (orr_comm_busy_s) */
 };
 
 /* The first result of orr_comm_world, handed to every later caller. */
@@ -142,6 +144,19 @@ static orr_status mpi_fail(orr_error *err, int code, const char *call)
 #define MPI_CHECK(fn, args)                                                   \
     do {                                                                      \
         int mpi_r_ = p_##fn args;                                             \
+        if (mpi_r_ != MPI_SUCCESS) {                                          \
+            st = mpi_fail(err, mpi_r_, #fn);                                  \
+            goto done;                                                        \
+        }                                                                     \
+    } while (0)
+
+/* MPI_CHECK for a collective on c: the time inside the call is added to
+ * c->busy_s (orr_comm_busy_s). */
+#define MPI_COLL(fn, args)                                                    \
+    do {                                                                      \
+        const double mpi_t0_ = orr_now_s();                                   \
+        int mpi_r_ = p_##fn args;                                             \
+        c->busy_s += orr_now_s() - mpi_t0_;                                   \
         if (mpi_r_ != MPI_SUCCESS) {                                          \
             st = mpi_fail(err, mpi_r_, #fn);                                  \
             goto done;                                                        \
@@ -301,6 +316,7 @@ int orr_comm_local_rank(const orr_comm *c) { return c->local_rank; }
 int orr_comm_local_size(const orr_comm *c) { return c->local_size; }
 int orr_comm_uses_mpi(const orr_comm *c) { return c->mpi; }
 const char *orr_comm_host(const orr_comm *c) { return c->host; }
+double orr_comm_busy_s(const orr_comm *c) { return c->busy_s; }
 
 void orr_comm_set_max_message(orr_comm *c, size_t bytes)
 {
@@ -322,7 +338,7 @@ static orr_status bcast_bytes(orr_comm *c, char *p, size_t n, int root, orr_erro
     orr_status st = ORR_OK;
     while (n > 0) {
         size_t k = n < c->max_message ? n : c->max_message;
-        MPI_CHECK(MPI_Bcast, (p, (int)k, H_BYTE, root, c->comm));
+        MPI_COLL(MPI_Bcast, (p, (int)k, H_BYTE, root, c->comm));
         p += k;
         n -= k;
     }
@@ -357,7 +373,7 @@ orr_status orr_comm_allgatherv(orr_comm *c, void *buf, const long *counts, const
             c->counts[r] = (int)((size_t)counts[r] * elem);
             c->displs[r] = (int)((size_t)displs[r] * elem);
         }
-        MPI_CHECK(MPI_Allgatherv, (MPI_IN_PLACE, 0, H_BYTE, buf, c->counts, c->displs, H_BYTE,
+        MPI_COLL(MPI_Allgatherv, (MPI_IN_PLACE, 0, H_BYTE, buf, c->counts, c->displs, H_BYTE,
                                    c->comm));
     } else {
         /* Counts past an int (or the message limit): each block broadcast
@@ -394,7 +410,7 @@ orr_status orr_comm_allgather(orr_comm *c, const void *mine, void *all, size_t b
             orr_error_context(err, "orr_comm_allgather");
         return st;
     }
-    MPI_CHECK(MPI_Allgather, (slot == (const char *)mine ? MPI_IN_PLACE : mine, (int)bytes,
+    MPI_COLL(MPI_Allgather, (slot == (const char *)mine ? MPI_IN_PLACE : mine, (int)bytes,
                               H_BYTE, all, (int)bytes, H_BYTE, c->comm));
 done:
     return st;
@@ -411,7 +427,7 @@ static orr_status reduce(orr_comm *c, double *v, int count, void *op, const char
         return orr_fail(err, ORR_ERR_ARG, "%s: negative count %d", what, count);
     if (!c->mpi)
         return ORR_OK;
-    MPI_CHECK(MPI_Allreduce, (MPI_IN_PLACE, v, count, H_DOUBLE, (MPI_Op)op, c->comm));
+    MPI_COLL(MPI_Allreduce, (MPI_IN_PLACE, v, count, H_DOUBLE, (MPI_Op)op, c->comm));
 done:
     return st;
 }
@@ -775,7 +791,7 @@ orr_status orr_comm_barrier(orr_comm *c, orr_error *err)
     orr_status st = usable(c, "orr_comm_barrier", err);
     if (st != ORR_OK || !c->mpi)
         return st;
-    MPI_CHECK(MPI_Barrier, (c->comm));
+    MPI_COLL(MPI_Barrier, (c->comm));
 done:
     return st;
 }

@@ -51,6 +51,13 @@ int orr_comm_local_rank(const orr_comm *c);   /* among the ranks on this host */
 int orr_comm_local_size(const orr_comm *c);   /* ranks on this host */
 int orr_comm_uses_mpi(const orr_comm *c);     /* 0 for the one-rank world without MPI */
 const char *orr_comm_host(const orr_comm *c); /* this rank's host name */
+/* Seconds this rank has spent inside MPI's collectives (all-gathers,
+ * reductions, broadcasts, barriers: every collective below, whoever called
+ * it) since the world was made, waiting for the other ranks included; for
+ * a measure of the communication over a stretch of a run, take the
+ * difference.  0 without MPI.  The votes' point-to-point messages are not
+ * counted. */
+double orr_comm_busy_s(const orr_comm *c);
 
 /* Every collective below: ORR_ERR_ARG for arguments that no rank could use
  * (checked before any MPI call, the same way on every rank), ORR_ERR_COMM

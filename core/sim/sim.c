@@ -37,8 +37,9 @@ struct orr_sim {
     double *vel;                   /* 3n */
     int host_valid;                /* mirror matches (or is newer than) the engine */
     int host_dirty;                /* mirror written, engine needs an upload */
-    long serial;                   /* this process's simulations in the order made (the same
-                                      on every rank: creation is collective) */
+    long serial;                   /* this process's simulations over the ranks (config.comm
+                                      set) in the order made (the same on every rank:
+                                      creation is collective); 0 for one made alone */
     long writes, attr_writes;      /* the script's writes of the bodies and of the attributes
                                       since the ranks last compared (steps_agree) */
     int attr_dirty;                /* attribute mirror written, engine needs an upload (the
@@ -445,8 +446,11 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     orr_sim *s = calloc(1, sizeof *s);
     if (!s)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    static long made;   /* the same count on every rank: every rank makes every simulation */
-    s->serial = ++made;
+    /* the same count on every rank: every rank makes every simulation over
+     * the ranks (one a rank makes alone, without config.comm, is not
+     * counted: bench's one-rank figure) */
+    static long made;
+    s->serial = c->comm ? ++made : 0;
     s->cfg = *c;
     s->integ = integ;
     st = c->law ? orr_law_copy(&s->law, c->law, err)
