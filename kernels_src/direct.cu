@@ -366,7 +366,7 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
  *                  (i-block, j-range) items with however many blocks it was
  *                  launched with (partials pa, pj at row y, stride count);
  *                  in a graph a switch node launches only the one whose tile
- *                  it is (the last block of orr_hpredict sets it);
+ *                  it is (orr_hloop sets it after the prediction);
  *   orr_hcorrect   the active bodies corrected (in double; adding the
  *                  j-ranges' rows in a fixed order) and their next steps
  *                  chosen (Aarseth's criterion);
@@ -393,7 +393,7 @@ struct orr_hctl {
     unsigned long long blocks;   /* blocks finished since the interval began */
     unsigned long long active;   /* their active bodies, summed */
     unsigned last_count;         /* the last finished block's active bodies */
-    unsigned arrived;            /* blocks of orr_hpredict finished (the last one plans) */
+    unsigned pad0;
     unsigned done;               /* no block is left: the interval ended or max_blocks */
     unsigned pad;
 };
@@ -511,14 +511,6 @@ orr_predict_one(int i, orr_tick t, const typename orr_vec4<real>::type *__restri
     return tick[i] + ((1ULL << ORR_HMAX) >> level[i]) == t;
 }
 
-/* In a graph (sw != 0): the switch node's value for this block's count. */
-static __device__ __forceinline__ void orr_set_switch(orr_cond_handle sw, const orr_hplan &plan,
-                                                      int n, unsigned count)
-{
-    if (sw)
-        cudaGraphSetConditional(sw, orr_tile_index(orr_hshape_of(plan, n, (int)count).tile));
-}
-
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
@@ -527,8 +519,7 @@ orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
              const typename orr_vec4<real>::type *__restrict__ jerk,
              const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_hctl *hc,
              const orr_hparams *__restrict__ hp, typename orr_vec4<real>::type *__restrict__ xp,
-             typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act, int n,
-             orr_hplan plan, orr_cond_handle sw)
+             typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act, int n)
 {
     if (hc->done)
         return;
@@ -536,21 +527,6 @@ orr_hpredict(const typename orr_vec4<real>::type *__restrict__ pos,
     if (i < n &&
         orr_predict_one<real>(i, hc->next, pos, vel, acc, jerk, tick, level, hp->unit, xp, vp))
         act[atomicAdd(&hc->count, 1u)] = i;
-    if (!sw)
-        return;
-    /* the last block to finish has the whole count: it sets the switch */
-    __shared__ bool last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(&hc->arrived, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last && threadIdx.x == 0) {
-        __threadfence();
-        hc->arrived = 0;
-        orr_set_switch(sw, plan, n, atomicAdd(&hc->count, 0u));
-    }
 }
 
 /* orr_hnext and orr_hpredict in one block, for a small n (the host's
@@ -566,8 +542,7 @@ orr_hnext_predict(const typename orr_vec4<real>::type *__restrict__ pos,
                   const orr_tick *__restrict__ tick, const int *__restrict__ level, orr_hctl *hc,
                   const orr_hparams *__restrict__ hp,
                   typename orr_vec4<real>::type *__restrict__ xp,
-                  typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act, int n,
-                  orr_hplan plan, orr_cond_handle sw)
+                  typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act, int n)
 {
     if (hc->done)
         return;
@@ -607,7 +582,6 @@ orr_hnext_predict(const typename orr_vec4<real>::type *__restrict__ pos,
     if (threadIdx.x == 0) {
         hc->next = t;
         hc->count = listed;
-        orr_set_switch(sw, plan, n, listed);
     }
 }
 
@@ -782,25 +756,26 @@ ORR_ACCEL_JERK_KERNEL(128)
 ORR_ACCEL_JERK_KERNEL(256)
 
 /* Active body k's acceleration and jerk: the sum of its `ranges` rows of
- * partials (stride apart), by the 32 lanes of a warp: lane l adds rows l,
- * l + 32, ... in double, then the lanes' sums are added by a fixed tree,
- * so the result does not depend on scheduling.  Lane 0 has it. */
+ * partials (stride apart), by `lanes` adjacent lanes of a warp (1 or 32):
+ * lane l adds rows l, l + lanes, ... in double, then the lanes' sums are
+ * added by a fixed tree, so the result does not depend on scheduling. */
 template <typename real>
 static __device__ __forceinline__ void
 orr_jerk_sum(const typename orr_vec4<real>::type *__restrict__ pa,
              const typename orr_vec4<real>::type *__restrict__ pj, int k, int ranges, int stride,
-             int lane, typename orr_vec4<real>::type &a, typename orr_vec4<real>::type &j)
+             int lane, int lanes, typename orr_vec4<real>::type &a,
+             typename orr_vec4<real>::type &j)
 {
     double s[6] = {0, 0, 0, 0, 0, 0};
-    for (int r = lane; r < ranges; r += 32) {
+    for (int r = lane; r < ranges; r += lanes) {
         const typename orr_vec4<real>::type u = pa[(size_t)r * stride + k],
                                             w = pj[(size_t)r * stride + k];
         s[0] += u.x, s[1] += u.y, s[2] += u.z, s[3] += w.x, s[4] += w.y, s[5] += w.z;
     }
 #pragma unroll
     for (int d = 0; d < 6; d++)
-        for (int off = 16; off > 0; off /= 2)
-            s[d] += __shfl_down_sync(0xffffffffu, s[d], off);
+        for (int off = lanes / 2; off > 0; off /= 2)
+            s[d] += __shfl_xor_sync(0xffffffffu, s[d], off);
     a = {(real)s[0], (real)s[1], (real)s[2], 0};
     j = {(real)s[3], (real)s[4], (real)s[5], 0};
 }
@@ -817,7 +792,7 @@ orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
     if (k >= (int)hc->count)
         return;
     typename orr_vec4<real>::type a, j;
-    orr_jerk_sum<real>(pa, pj, k, ranges, stride, lane, a, j);
+    orr_jerk_sum<real>(pa, pj, k, ranges, stride, lane, 32, a, j);
     __syncwarp();   /* every lane has read row 0 before lane 0 writes it */
     if (lane == 0) {
         pa[k] = a;
@@ -846,69 +821,83 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
     const double H = hp->H, eta = hp->eta;
     const int hi = hp->hi;
     int deepest = 0;
-    /* with several j-ranges a warp per active body (its lanes add the
-     * rows, lane 0 corrects), else a thread per body */
-    const int lanes = ranges > 1 ? 32 : 1, lane = threadIdx.x % lanes,
-              step = gridDim.x * ORR_BLOCK / lanes;
+    /* a warp per active body (its lanes add the j-ranges' rows, lane 0
+     * corrects) where they are few, else a thread per body */
+    const long long threads = (long long)gridDim.x * ORR_BLOCK;
+    const int lanes = ranges > 1 && 32LL * nact <= 2 * threads ? 32 : 1,
+              lane = threadIdx.x % lanes, step = (int)(threads / lanes);
     for (int k = (blockIdx.x * ORR_BLOCK + threadIdx.x) / lanes; k < nact; k += step) {
         vec4 a14, j14;
         if (ranges > 1)
-            orr_jerk_sum<real>(an, jn, k, ranges, stride, lane, a14, j14);
+            orr_jerk_sum<real>(an, jn, k, ranges, stride, lane, lanes, a14, j14);
         else
             a14 = an[k], j14 = jn[k];
-        if (lane != 0)
-            continue;
-        const int i = act[k];
-        const double dt = (double)(end >> level[i]) * (H / (double)end);
-        const vec4 a04 = acc[i], j04 = jerk[i], x4 = xp[i], v4 = vp[i];
-        const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
-        const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
-        const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
-        double x[3], v[3], a2[3], a3[3];
-        const double dt3 = dt * dt * dt, dt4 = dt3 * dt;
-        for (int d = 0; d < 3; d++) {
-            const double da = a0[d] - a1[d];
-            a2[d] = (-6 * da - dt * (4 * j0[d] + 2 * j1[d])) / (dt * dt);
-            a3[d] = (12 * da + 6 * dt * (j0[d] + j1[d])) / dt3;
-            x[d] = xq[d] + dt4 / 24 * a2[d] + dt4 * dt / 120 * a3[d];
-            v[d] = vq[d] + dt3 / 6 * a2[d] + dt4 / 24 * a3[d];
-            a2[d] += dt * a3[d];
+        if (lane == 0) {   /* the others wait at the end: no lane runs ahead into a shuffle */
+            const int i = act[k];
+            const double dt = (double)(end >> level[i]) * (H / (double)end);
+            const vec4 a04 = acc[i], j04 = jerk[i], x4 = xp[i], v4 = vp[i];
+            const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
+            const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
+            const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
+            double x[3], v[3], a2[3], a3[3];
+            const double dt3 = dt * dt * dt, dt4 = dt3 * dt;
+            for (int d = 0; d < 3; d++) {
+                const double da = a0[d] - a1[d];
+                a2[d] = (-6 * da - dt * (4 * j0[d] + 2 * j1[d])) / (dt * dt);
+                a3[d] = (12 * da + 6 * dt * (j0[d] + j1[d])) / dt3;
+                x[d] = xq[d] + dt4 / 24 * a2[d] + dt4 * dt / 120 * a3[d];
+                v[d] = vq[d] + dt3 / 6 * a2[d] + dt4 / 24 * a3[d];
+                a2[d] += dt * a3[d];
+            }
+            vec4 px = {(real)x[0], (real)x[1], (real)x[2], x4.w},
+                 pv = {(real)v[0], (real)v[1], (real)v[2], 0};
+            pos[i] = px;
+            vel[i] = pv;
+            acc[i] = a14;
+            jerk[i] = j14;
+            const double an_ = sqrt(a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2]),
+                         jn_ = sqrt(j1[0] * j1[0] + j1[1] * j1[1] + j1[2] * j1[2]),
+                         sn = sqrt(a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2]),
+                         cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
+            const double den = jn_ * cn + sn * sn;
+            const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
+            int l = level[i] > 0 ? level[i] - 1 : 0;
+            while (l < hi && H / (double)(1ULL << l) > crit)
+                l++;
+            while (l < ORR_HMAX && t % (end >> l) != 0)
+                l++;
+            level[i] = l;
+            tick[i] = t;
+            deepest = l > deepest ? l : deepest;
         }
-        vec4 px = {(real)x[0], (real)x[1], (real)x[2], x4.w},
-             pv = {(real)v[0], (real)v[1], (real)v[2], 0};
-        pos[i] = px;
-        vel[i] = pv;
-        acc[i] = a14;
-        jerk[i] = j14;
-        const double an_ = sqrt(a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2]),
-                     jn_ = sqrt(j1[0] * j1[0] + j1[1] * j1[1] + j1[2] * j1[2]),
-                     sn = sqrt(a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2]),
-                     cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
-        const double den = jn_ * cn + sn * sn;
-        const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
-        int l = level[i] > 0 ? level[i] - 1 : 0;
-        while (l < hi && H / (double)(1ULL << l) > crit)
-            l++;
-        while (l < ORR_HMAX && t % (end >> l) != 0)
-            l++;
-        level[i] = l;
-        tick[i] = t;
-        deepest = l > deepest ? l : deepest;
+        if (lanes > 1)
+            __syncwarp();
     }
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
 }
 
 
-/* The block's end (one thread): its time and count into the statistics,
- * the control words reset for the next block, and whether one is left
- * (in a graph, the while node's condition loop). */
+/* One thread, two roles.  end = 1, the block's end: its time and count
+ * into the statistics, the control words reset for the next block, and
+ * whether one is left (in a graph, the while node's condition, handle).
+ * end = 0, in a graph only, after the prediction: the switch node's value
+ * (handle) for the block's count, the index of its tile.  (A kernel of its
+ * own: setting a condition from a kernel of many warps, at its end, made
+ * compute-sanitizer's synccheck report divergent barriers.) */
 template <typename real>
-__global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_cond_handle loop)
+__global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_hplan plan, int n,
+                          orr_cond_handle handle, int end)
 {
+    if (!end) {
+        if (!hc->done)
+            cudaGraphSetConditional(handle,
+                                    orr_tile_index(orr_hshape_of(plan, n, (int)hc->count).tile));
+        return;
+    }
     if (hc->done) {
-        if (loop)
-            cudaGraphSetConditional(loop, 0u);
+        if (handle)
+            cudaGraphSetConditional(handle, 0u);
         return;
     }
     const orr_tick t = hc->next;
@@ -920,8 +909,8 @@ __global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_
     hc->count = 0;
     const unsigned done = t >= (1ULL << ORR_HMAX) || hc->blocks >= hp->max_blocks;
     hc->done = done;
-    if (loop)
-        cudaGraphSetConditional(loop, done ? 0u : 1u);
+    if (handle)
+        cudaGraphSetConditional(handle, done ? 0u : 1u);
 }
 
 /* Start of an interval where the accelerations and jerks are new (xp, vp =

@@ -700,7 +700,7 @@ typedef struct {
     unsigned count;
     int deepest;
     unsigned long long last, blocks, active;
-    unsigned last_count, arrived, done, pad;
+    unsigned last_count, pad0, done, pad;
 } hctl;
 typedef struct {
     double H, eta, unit;
@@ -713,12 +713,13 @@ typedef struct {
 } hplan;
 
 /* How an interval's blocks are queued (ORRERY_HBLOCKS; docs/PERFORMANCE.md
- * has the measurements): a graph whose while node repeats the block's
- * kernels until the interval ends and whose switch node launches the
- * force + jerk kernel of the block's tile (graph, the default where the
- * driver has conditional nodes); batches of plain launches, every kernel
- * of every tile, which do nothing once the interval is done (batch); or
- * one block at a time with its time and count read back (block). */
+ * has the measurements): batches of plain launches, every kernel of every
+ * tile in use, which do nothing once the interval is done (batch, the
+ * default: the fastest measured); a graph whose while node repeats the
+ * block's kernels until the interval ends and whose switch node launches
+ * the force + jerk kernel of the block's tile (graph, where the driver has
+ * conditional nodes; else batch); or one block at a time with its time and
+ * count read back (block). */
 enum { HMODE_UNSET, HMODE_GRAPH, HMODE_BATCH, HMODE_BLOCK };
 
 static int hmode_of(const cuda_impl *c)
@@ -726,9 +727,9 @@ static int hmode_of(const cuda_impl *c)
     const char *m = getenv("ORRERY_HBLOCKS");
     if (m && strcmp(m, "block") == 0)
         return HMODE_BLOCK;
-    if (m && strcmp(m, "batch") == 0)
-        return HMODE_BATCH;
-    return orr_cuda_graphs_available() && c->info.cc_major >= 7 ? HMODE_GRAPH : HMODE_BATCH;
+    if (m && strcmp(m, "graph") == 0 && orr_cuda_graphs_available())
+        return HMODE_GRAPH;
+    return HMODE_BATCH;
 }
 
 static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
@@ -950,32 +951,35 @@ static void force_grids(const orr_engine *e, const cuda_impl *c, long grid[3])
 
 /* The arguments of a block's kernels, held while they are queued. */
 typedef struct {
-    int n;
+    int n, end, plan_end;
     rtparams rtp;
     hplan plan;
     unsigned long long sw, loop;   /* the graph's conditional handles; 0 outside one */
-    void *pargs[14], *fargs[10], *cargs[15], *largs[3], *nargs[4];
+    void *pargs[12], *fargs[10], *cargs[15], *largs[6], *sargs[6], *nargs[4];
 } block_args;
 
 static void block_args_make(orr_engine *e, cuda_impl *c, block_args *a)
 {
     a->n = (int)e->n;
+    a->end = 1;
+    a->plan_end = 0;
     a->rtp = runtime_params(e);
     a->plan = plan_of(e, c);
     void *p[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
-                 &c->htick, &c->hlevel, &c->hcnt, &c->hpar, &c->hxp, &c->hvp, &c->hact, &a->n,
-                 &a->plan, &a->sw};
+                 &c->htick, &c->hlevel, &c->hcnt, &c->hpar, &c->hxp, &c->hvp, &c->hact, &a->n};
     void *f[] = {&c->hxp, &c->hvp, &c->attr, &c->hact, &c->hcnt, &a->rtp, &a->plan, &c->hpa,
                  &c->hpj, &a->n};
     void *k[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
                  &c->htick, &c->hlevel, &c->hxp, &c->hvp, &c->hpa, &c->hpj, &c->hact, &c->hcnt,
                  &c->hpar, &a->plan, &a->n};
-    void *l[] = {&c->hcnt, &c->hpar, &a->loop};
+    void *l[] = {&c->hcnt, &c->hpar, &a->plan, &a->n, &a->loop, &a->end};
+    void *w[] = {&c->hcnt, &c->hpar, &a->plan, &a->n, &a->sw, &a->plan_end};
     void *x[] = {&c->htick, &c->hlevel, &c->hcnt, &a->n};
     memcpy(a->pargs, p, sizeof p);
     memcpy(a->fargs, f, sizeof f);
     memcpy(a->cargs, k, sizeof k);
     memcpy(a->largs, l, sizeof l);
+    memcpy(a->sargs, w, sizeof w);
     memcpy(a->nargs, x, sizeof x);
 }
 
@@ -1100,8 +1104,12 @@ static orr_status graph_build(orr_engine *e, cuda_impl *c, orr_error *err)
             st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HPREDICT], grid, 1, block, a.pargs, &nx,
                                        1, &pred, err);
     }
+    void *plan = NULL;   /* the switch's value, from the block's count */
     if (!st)
-        st = orr_cuda_graph_conditional(body, ORR_GRAPH_SWITCH, 3, a.sw, &pred, 1, tiles, &sw,
+        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HLOOP], 1, 1, 1, a.sargs, &pred, 1, &plan,
+                                   err);
+    if (!st)
+        st = orr_cuda_graph_conditional(body, ORR_GRAPH_SWITCH, 3, a.sw, &plan, 1, tiles, &sw,
                                         err);
     for (int k = 0; !st && k < 3; k++)
         st = orr_cuda_graph_kernel(tiles[k], c->fn[tile_kernel(64 << k)],
