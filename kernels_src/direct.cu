@@ -346,11 +346,11 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
 
 /* ---- block time steps: the Hermite integrator (core/hermite.c) ---------------
  * Every body has its own time tick[i] within the interval (ticks of
- * H / 2^ORR_HMAX) and its own step END >> level[i].  A block step is four
- * kernels whose launches never depend on the block, so that the host can
- * queue a whole interval of them without reading anything back (a CUDA
- * graph whose while loop runs them until the interval ends, or batches of
- * plain launches; backend_cuda.c):
+ * H / 2^ORR_HMAX) and its own step END >> level[i].  A block step is a few
+ * kernels whose launches never depend on the block, so that the host
+ * queues a whole interval of them in batches without reading anything
+ * back between blocks (backend_cuda.c; docs/PERFORMANCE.md has what was
+ * measured against the alternatives):
  *
  *   orr_hnext      the smallest next time, into the control words (orr_hctl);
  *   orr_hpredict   every body predicted to it (xp, vp; positions to 3rd
@@ -361,19 +361,18 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
  *   orr_accel_jerk{64,128,256}  the active bodies' accelerations and jerks
  *                  from all predicted bodies: each kernel reads the active
  *                  count and finds its shape (orr_hshape_of: the bucket's
- *                  tile and j-split, engine.c's orr_hlaunch_ranges), does
- *                  nothing unless the tile is its own, and walks the shape's
- *                  (i-block, j-range) items with however many blocks it was
- *                  launched with (partials pa, pj at row y, stride count);
- *                  in a graph a switch node launches only the one whose tile
- *                  it is (orr_hloop sets it after the prediction);
+ *                  tile and j-split, and how many adjacent threads share a
+ *                  body: engine.c's orr_hlaunch_shape), does nothing unless
+ *                  the tile is its own, and walks the shape's (i-block,
+ *                  j-range) items with however many blocks it was launched
+ *                  with (partials pa, pj at row y, stride count);
  *   orr_hcorrect   the active bodies corrected (in double; adding the
  *                  j-ranges' rows in a fixed order) and their next steps
  *                  chosen (Aarseth's criterion);
  *   orr_hloop      the block's statistics, the control words reset for the
- *                  next one, and whether one is left (the while node's
- *                  condition in a graph; `done`, which every kernel reads
- *                  first, for plain launches).
+ *                  next one, and `done` once the interval has ended, which
+ *                  every kernel reads first: the launches queued after the
+ *                  last block do nothing.
  *
  * The shape of a block depends on its active count only, whatever queued
  * it, so every path gives the same bits (and those of the host path in
@@ -381,8 +380,6 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
 #define ORR_HMAX 40
 #define ORR_HBUCKETS 13   /* engine.h's; backend_cuda.c checks that they agree */
 typedef unsigned long long orr_tick;
-typedef unsigned long long orr_cond_handle;   /* a graph conditional's handle */
-extern "C" __device__ void cudaGraphSetConditional(orr_cond_handle handle, unsigned value);
 
 /* The block steps' control words (device memory; backend_cuda.c's hctl). */
 struct orr_hctl {
@@ -449,12 +446,6 @@ static __device__ __forceinline__ orr_hshape orr_hshape_of(const orr_hplan &p, i
     s.jlen = (int)len;
     s.ranges = (int)(((long long)n + len - 1) / len);
     return s;
-}
-
-/* The switch value of a tile: 0, 1, 2 for 64, 128, 256. */
-static __device__ __forceinline__ unsigned orr_tile_index(int tile)
-{
-    return tile == 64 ? 0u : tile == 128 ? 1u : 2u;
 }
 
 /* A pair's acceleration (scale f d) and jerk (f v + 2 g (d . v) d) into u[6]. */
@@ -657,7 +648,10 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
          * of the pair, and the tile's sums, in float; the tiles' in double */
         float u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(TILE, jend - base);
-        for (int q = part; q < m; q += split) {
+        /* stride 1 where a body has a thread of its own: the loop the
+         * compiler unrolls best (a runtime stride cost the all-active
+         * block 13% on the H100) */
+        auto pair = [&](int q) {
             const float4 h = th[q], l = tl[q], vj = tv[q];
             float ajf[ORR_NATTRS];
 #pragma unroll
@@ -673,14 +667,23 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
             const float g = orr_pair_jerk<float>(dx, dy, dz, d2, r2, (float)pi.w, h.w, aif, ajf,
                                                  1, rtf, f);
             orr_jerk_add<float>(u, dx, dy, dz, du, dv, dw, f, g);
-        }
+        };
+        if (split == 1)
+            for (int q = 0; q < m; q++)
+                pair(q);
+        else
+            for (int q = part; q < m; q += split)
+                pair(q);
 #pragma unroll
         for (int d = 0; d < 6; d++)
             orr_kahan_add(s[d], c[d], (real)u[d]);
 #else
         real u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(TILE, jend - base);
-        for (int q = part; q < m; q += split) {
+        /* stride 1 where a body has a thread of its own: the loop the
+         * compiler unrolls best (a runtime stride cost the all-active
+         * block 13% on the H100) */
+        auto pair = [&](int q) {
             const vec4 pj4 = tx[q], vj = tv[q];
             const real *aj = &tattr[ORR_NATTR > 0 ? q * ORR_NATTR : 0];
             const real dx = orr_min_image(pj4.x - pi.x, X), dy = orr_min_image(pj4.y - pi.y, Y),
@@ -691,7 +694,13 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
             const real g =
                 orr_pair_jerk<real>(dx, dy, dz, d2, r2, pi.w, pj4.w, ai, aj, 1, rt, f);
             orr_jerk_add<real>(u, dx, dy, dz, du, dv, dw, f, g);
-        }
+        };
+        if (split == 1)
+            for (int q = 0; q < m; q++)
+                pair(q);
+        else
+            for (int q = part; q < m; q += split)
+                pair(q);
 #pragma unroll
         for (int d = 0; d < 6; d++)
             orr_kahan_add(s[d], c[d], u[d]);
@@ -878,28 +887,14 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
 }
 
 
-/* One thread, two roles.  end = 1, the block's end: its time and count
- * into the statistics, the control words reset for the next block, and
- * whether one is left (in a graph, the while node's condition, handle).
- * end = 0, in a graph only, after the prediction: the switch node's value
- * (handle) for the block's count, the index of its tile.  (A kernel of its
- * own: setting a condition from a kernel of many warps, at its end, made
- * compute-sanitizer's synccheck report divergent barriers.) */
+/* The block's end (one thread): its time and count into the statistics,
+ * the control words reset for the next block, and whether one is left
+ * (done: the launches already queued after it do nothing). */
 template <typename real>
-__global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_hplan plan, int n,
-                          orr_cond_handle handle, int end)
+__global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp)
 {
-    if (!end) {
-        if (!hc->done)
-            cudaGraphSetConditional(handle,
-                                    orr_tile_index(orr_hshape_of(plan, n, (int)hc->count).tile));
+    if (hc->done)
         return;
-    }
-    if (hc->done) {
-        if (handle)
-            cudaGraphSetConditional(handle, 0u);
-        return;
-    }
     const orr_tick t = hc->next;
     hc->last = t;
     hc->last_count = hc->count;
@@ -907,10 +902,7 @@ __global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_
     hc->active += hc->count;
     hc->next = ~0ULL;
     hc->count = 0;
-    const unsigned done = t >= (1ULL << ORR_HMAX) || hc->blocks >= hp->max_blocks;
-    hc->done = done;
-    if (handle)
-        cudaGraphSetConditional(handle, done ? 0u : 1u);
+    hc->done = t >= (1ULL << ORR_HMAX) || hc->blocks >= hp->max_blocks;
 }
 
 /* Start of an interval where the accelerations and jerks are new (xp, vp =

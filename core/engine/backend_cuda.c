@@ -44,9 +44,6 @@ typedef struct {
     orr_devptr hpar;              /* the interval's parameters (hpar, orr_hparams) */
     int hmode;                    /* how an interval's blocks are queued (HMODE_*) */
     long hgrid[3];                /* blocks of the force + jerk launch of tile 64, 128, 256 */
-    void *graph, *gexec;          /* the interval as a graph (HMODE_GRAPH), and its key: */
-    unsigned char gkey[sizeof(double) * ORR_LAW_MAX_RUNTIME + 2 * sizeof(int) * ORR_HBUCKETS +
-                       sizeof(orr_devptr)];
     int hgrid_key[2 * ORR_HBUCKETS];   /* the launches per bucket hgrid was made for */
     int hgrid_ok;                 /* ... once made */
     orr_devptr flag;              /* u64: the first blow-up, step << 32 | body; all ones: none */
@@ -137,7 +134,6 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->attr);
     orr_cuda_free(c->parts);
     orr_cuda_free(c->grid);
-    orr_cuda_graph_destroy(c->graph, c->gexec);
     orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpos0, c->hvel0, c->hpa, c->hpj, c->htick,
                       c->hlevel, c->hact, c->hiota, c->hcnt, c->hpar};
     for (size_t k = 0; k < sizeof h / sizeof h[0]; k++)
@@ -713,23 +709,16 @@ typedef struct {
 } hplan;
 
 /* How an interval's blocks are queued (ORRERY_HBLOCKS; docs/PERFORMANCE.md
- * has the measurements): batches of plain launches, every kernel of every
- * tile in use, which do nothing once the interval is done (batch, the
- * default: the fastest measured); a graph whose while node repeats the
- * block's kernels until the interval ends and whose switch node launches
- * the force + jerk kernel of the block's tile (graph, where the driver has
- * conditional nodes; else batch); or one block at a time with its time and
- * count read back (block). */
-enum { HMODE_UNSET, HMODE_GRAPH, HMODE_BATCH, HMODE_BLOCK };
+ * has the measurements, and those of a CUDA graph with conditional nodes,
+ * which was slower): batches of plain launches, every kernel of every tile
+ * in use, which do nothing once the interval is done (batch, the default);
+ * or one block at a time with its time and count read back (block). */
+enum { HMODE_UNSET, HMODE_BATCH, HMODE_BLOCK };
 
-static int hmode_of(const cuda_impl *c)
+static int hmode_of(void)
 {
     const char *m = getenv("ORRERY_HBLOCKS");
-    if (m && strcmp(m, "block") == 0)
-        return HMODE_BLOCK;
-    if (m && strcmp(m, "graph") == 0 && orr_cuda_graphs_available())
-        return HMODE_GRAPH;
-    return HMODE_BATCH;
+    return m && strcmp(m, "block") == 0 ? HMODE_BLOCK : HMODE_BATCH;
 }
 
 static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
@@ -769,7 +758,7 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "the Hermite integrator's state of %ld bodies", e->n);
     if (!st)
-        c->hmode = hmode_of(c);
+        c->hmode = hmode_of();
     return st;
 }
 
@@ -951,18 +940,15 @@ static void force_grids(const orr_engine *e, const cuda_impl *c, long grid[3])
 
 /* The arguments of a block's kernels, held while they are queued. */
 typedef struct {
-    int n, end, plan_end;
+    int n;
     rtparams rtp;
     hplan plan;
-    unsigned long long sw, loop;   /* the graph's conditional handles; 0 outside one */
-    void *pargs[12], *fargs[10], *cargs[15], *largs[6], *sargs[6], *nargs[4];
+    void *pargs[12], *fargs[10], *cargs[15], *largs[2], *nargs[4];
 } block_args;
 
 static void block_args_make(orr_engine *e, cuda_impl *c, block_args *a)
 {
     a->n = (int)e->n;
-    a->end = 1;
-    a->plan_end = 0;
     a->rtp = runtime_params(e);
     a->plan = plan_of(e, c);
     void *p[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
@@ -972,14 +958,12 @@ static void block_args_make(orr_engine *e, cuda_impl *c, block_args *a)
     void *k[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
                  &c->htick, &c->hlevel, &c->hxp, &c->hvp, &c->hpa, &c->hpj, &c->hact, &c->hcnt,
                  &c->hpar, &a->plan, &a->n};
-    void *l[] = {&c->hcnt, &c->hpar, &a->plan, &a->n, &a->loop, &a->end};
-    void *w[] = {&c->hcnt, &c->hpar, &a->plan, &a->n, &a->sw, &a->plan_end};
+    void *l[] = {&c->hcnt, &c->hpar};
     void *x[] = {&c->htick, &c->hlevel, &c->hcnt, &a->n};
     memcpy(a->pargs, p, sizeof p);
     memcpy(a->fargs, f, sizeof f);
     memcpy(a->cargs, k, sizeof k);
     memcpy(a->largs, l, sizeof l);
-    memcpy(a->sargs, w, sizeof w);
     memcpy(a->nargs, x, sizeof x);
 }
 
@@ -992,8 +976,9 @@ static unsigned correct_grid(const orr_engine *e, const cuda_impl *c)
     return all < most ? all : most;
 }
 
-/* One block's kernels queued on the stream, every tile's force + jerk
- * kernel among them (the one whose tile the block has does the work). */
+/* One block's kernels queued on the stream, the force + jerk kernel of
+ * every tile in use among them (the one whose tile the block has does the
+ * work). */
 static orr_status queue_block(orr_engine *e, cuda_impl *c, block_args *a, orr_error *err)
 {
     const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, block);
@@ -1063,79 +1048,9 @@ static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long
     return ORR_OK;
 }
 
-/* What the interval's graph depends on beyond the engine's buffers: the
- * runtime params, the launches per bucket, the attributes' buffer. */
-static void graph_key(const orr_engine *e, const cuda_impl *c, unsigned char *key)
-{
-    const rtparams rtp = runtime_params(e);
-    const hplan plan = plan_of(e, c);
-    memcpy(key, rtp.v, sizeof rtp.v);
-    memcpy(key + sizeof rtp.v, plan.tile, sizeof plan.tile);
-    memcpy(key + sizeof rtp.v + sizeof plan.tile, plan.per_sm, sizeof plan.per_sm);
-    memcpy(key + sizeof rtp.v + sizeof plan.tile + sizeof plan.per_sm, &c->attr, sizeof c->attr);
-}
-
-/* The interval as a graph: a while node whose body is a block's kernels,
- * the force + jerk kernel under a switch node on the block's tile. */
-static orr_status graph_build(orr_engine *e, cuda_impl *c, orr_error *err)
-{
-    block_args a;
-    memset(&a, 0, sizeof a);
-    block_args_make(e, c, &a);
-    hgrid_update(e, c);
-    void *g = NULL, *body = NULL, *tiles[3] = {NULL, NULL, NULL}, *exec = NULL, *pred = NULL,
-         *sw = NULL, *cor = NULL;
-    const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, block);
-    orr_status st = orr_cuda_graph_create(&g, err);
-    if (!st)
-        st = orr_cuda_graph_handle(g, ORR_GRAPH_WHILE, 1, &a.loop, err);
-    if (!st)
-        st = orr_cuda_graph_conditional(g, ORR_GRAPH_WHILE, 1, a.loop, NULL, 0, &body, NULL, err);
-    if (!st)
-        st = orr_cuda_graph_handle(body, ORR_GRAPH_SWITCH, 0, &a.sw, err);
-    if (!st && e->n <= HSMALL_N) {
-        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HNEXT_PREDICT], 1, 1, block, a.pargs, NULL, 0,
-                                   &pred, err);
-    } else if (!st) {
-        void *nx = NULL;
-        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HNEXT], grid, 1, block, a.nargs, NULL, 0,
-                                   &nx, err);
-        if (!st)
-            st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HPREDICT], grid, 1, block, a.pargs, &nx,
-                                       1, &pred, err);
-    }
-    void *plan = NULL;   /* the switch's value, from the block's count */
-    if (!st)
-        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HLOOP], 1, 1, 1, a.sargs, &pred, 1, &plan,
-                                   err);
-    if (!st)
-        st = orr_cuda_graph_conditional(body, ORR_GRAPH_SWITCH, 3, a.sw, &plan, 1, tiles, &sw,
-                                        err);
-    for (int k = 0; !st && k < 3; k++)
-        st = orr_cuda_graph_kernel(tiles[k], c->fn[tile_kernel(64 << k)],
-                                   (unsigned)(c->hgrid[k] > 0 ? c->hgrid[k] : 1), 1,
-                                   (unsigned)(64 << k), a.fargs, NULL, 0, NULL, err);
-    if (!st)
-        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HCORRECT], correct_grid(e, c), 1, block,
-                                   a.cargs, &sw, 1, &cor, err);
-    if (!st)
-        st = orr_cuda_graph_kernel(body, c->fn[ORR_K_HLOOP], 1, 1, 1, a.largs, &cor, 1, NULL,
-                                   err);
-    if (!st)
-        st = orr_cuda_graph_instantiate(g, &exec, err);
-    if (st) {
-        orr_cuda_graph_destroy(g, exec);
-        return st;
-    }
-    orr_cuda_graph_destroy(c->graph, c->gexec);
-    c->graph = g;
-    c->gexec = exec;
-    graph_key(e, c, c->gkey);
-    return ORR_OK;
-}
-
 /* The interval's blocks until it ends (or max_blocks), queued as
- * c->hmode says, the control words read once at the end (once a batch). */
+ * c->hmode says: in batches (8 blocks, then twice as many each time, up
+ * to 256), the control words read back once a batch. */
 static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long long *t,
                                   long *blocks, long *active, orr_error *err)
 {
@@ -1143,21 +1058,6 @@ static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long
     hctl h;
     memset(&h, 0, sizeof h);
     orr_status st = ORR_OK;
-    if (c->hmode == HMODE_GRAPH) {
-        unsigned char key[sizeof c->gkey];
-        graph_key(e, c, key);
-        if (!c->gexec || memcmp(key, c->gkey, sizeof key) != 0) {
-            orr_error why = {0};
-            if (graph_build(e, c, &why) != ORR_OK)   /* a driver without conditional nodes */
-                c->hmode = HMODE_BATCH;
-            orr_error_clear(&why);
-        }
-        if (c->hmode == HMODE_GRAPH) {
-            st = orr_cuda_graph_launch(c->gexec, c->stream, err);
-            if (!st)
-                st = read_ctl(c, &h, err);
-        }
-    }
     if (!st && c->hmode == HMODE_BATCH) {
         block_args a;
         memset(&a, 0, sizeof a);

@@ -56,19 +56,6 @@ typedef CUresult (*pfn_cuStreamWaitEvent)(CUstream, CUevent, unsigned);
 typedef CUresult (*pfn_cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
 typedef CUresult (*pfn_cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
 typedef CUresult (*pfn_cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-/* graphs with conditional nodes (CUDA 12.4 and later drivers; optional) */
-typedef CUresult (*pfn_cuCtxGetCurrent)(CUcontext *);
-typedef CUresult (*pfn_cuGraphCreate)(CUgraph *, unsigned);
-typedef CUresult (*pfn_cuGraphDestroy)(CUgraph);
-typedef CUresult (*pfn_cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
-                                             const CUDA_KERNEL_NODE_PARAMS *);
-typedef CUresult (*pfn_cuGraphAddNode)(CUgraphNode *, CUgraph, const CUgraphNode *,
-                                       const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
-typedef CUresult (*pfn_cuGraphConditionalHandleCreate)(CUgraphConditionalHandle *, CUgraph,
-                                                       CUcontext, unsigned, unsigned);
-typedef CUresult (*pfn_cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
-typedef CUresult (*pfn_cuGraphLaunch)(CUgraphExec, CUstream);
-typedef CUresult (*pfn_cuGraphExecDestroy)(CUgraphExec);
 
 static pfn_cuInit p_cuInit;
 static pfn_cuDriverGetVersion p_cuDriverGetVersion;
@@ -109,74 +96,55 @@ static pfn_cuStreamWaitEvent p_cuStreamWaitEvent;
 static pfn_cuMemcpyHtoDAsync p_cuMemcpyHtoDAsync;
 static pfn_cuMemcpyDtoHAsync p_cuMemcpyDtoHAsync;
 static pfn_cuMemcpyDtoDAsync p_cuMemcpyDtoDAsync;
-static pfn_cuCtxGetCurrent p_cuCtxGetCurrent;
-static pfn_cuGraphCreate p_cuGraphCreate;
-static pfn_cuGraphDestroy p_cuGraphDestroy;
-static pfn_cuGraphAddKernelNode p_cuGraphAddKernelNode;
-static pfn_cuGraphAddNode p_cuGraphAddNode;
-static pfn_cuGraphConditionalHandleCreate p_cuGraphConditionalHandleCreate;
-static pfn_cuGraphInstantiateWithFlags p_cuGraphInstantiateWithFlags;
-static pfn_cuGraphLaunch p_cuGraphLaunch;
-static pfn_cuGraphExecDestroy p_cuGraphExecDestroy;
 
 /* The symbol each pointer is loaded from: the name libcuda really exports. */
 typedef struct {
     void **slot;
     const char *sym;
     const char *alt;   /* fallback symbol for older drivers, or NULL */
-    int optional;      /* absent: the slot stays NULL (a feature the driver lacks) */
 } cu_sym;
 
 static const cu_sym cu_syms[] = {
-    {(void **)&p_cuInit, "cuInit", NULL, 0},
-    {(void **)&p_cuDriverGetVersion, "cuDriverGetVersion", NULL, 0},
-    {(void **)&p_cuGetErrorName, "cuGetErrorName", NULL, 0},
-    {(void **)&p_cuGetErrorString, "cuGetErrorString", NULL, 0},
-    {(void **)&p_cuDeviceGet, "cuDeviceGet", NULL, 0},
-    {(void **)&p_cuDeviceGetCount, "cuDeviceGetCount", NULL, 0},
-    {(void **)&p_cuDeviceGetName, "cuDeviceGetName", NULL, 0},
-    {(void **)&p_cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid", 0},
-    {(void **)&p_cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL, 0},
-    {(void **)&p_cuDeviceTotalMem, "cuDeviceTotalMem_v2", NULL, 0},
-    {(void **)&p_cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL, 0},
-    {(void **)&p_cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", NULL, 0},
-    {(void **)&p_cuCtxSetCurrent, "cuCtxSetCurrent", NULL, 0},
-    {(void **)&p_cuCtxSynchronize, "cuCtxSynchronize", NULL, 0},
-    {(void **)&p_cuMemAlloc, "cuMemAlloc_v2", NULL, 0},
-    {(void **)&p_cuMemFree, "cuMemFree_v2", NULL, 0},
-    {(void **)&p_cuMemcpyHtoD, "cuMemcpyHtoD_v2", NULL, 0},
-    {(void **)&p_cuMemcpyDtoH, "cuMemcpyDtoH_v2", NULL, 0},
-    {(void **)&p_cuMemsetD32, "cuMemsetD32_v2", NULL, 0},
-    {(void **)&p_cuModuleLoadData, "cuModuleLoadData", NULL, 0},
-    {(void **)&p_cuModuleUnload, "cuModuleUnload", NULL, 0},
-    {(void **)&p_cuModuleGetFunction, "cuModuleGetFunction", NULL, 0},
-    {(void **)&p_cuFuncGetAttribute, "cuFuncGetAttribute", NULL, 0},
+    {(void **)&p_cuInit, "cuInit", NULL},
+    {(void **)&p_cuDriverGetVersion, "cuDriverGetVersion", NULL},
+    {(void **)&p_cuGetErrorName, "cuGetErrorName", NULL},
+    {(void **)&p_cuGetErrorString, "cuGetErrorString", NULL},
+    {(void **)&p_cuDeviceGet, "cuDeviceGet", NULL},
+    {(void **)&p_cuDeviceGetCount, "cuDeviceGetCount", NULL},
+    {(void **)&p_cuDeviceGetName, "cuDeviceGetName", NULL},
+    {(void **)&p_cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
+    {(void **)&p_cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL},
+    {(void **)&p_cuDeviceTotalMem, "cuDeviceTotalMem_v2", NULL},
+    {(void **)&p_cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL},
+    {(void **)&p_cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", NULL},
+    {(void **)&p_cuCtxSetCurrent, "cuCtxSetCurrent", NULL},
+    {(void **)&p_cuCtxSynchronize, "cuCtxSynchronize", NULL},
+    {(void **)&p_cuMemAlloc, "cuMemAlloc_v2", NULL},
+    {(void **)&p_cuMemFree, "cuMemFree_v2", NULL},
+    {(void **)&p_cuMemcpyHtoD, "cuMemcpyHtoD_v2", NULL},
+    {(void **)&p_cuMemcpyDtoH, "cuMemcpyDtoH_v2", NULL},
+    {(void **)&p_cuMemsetD32, "cuMemsetD32_v2", NULL},
+    {(void **)&p_cuModuleLoadData, "cuModuleLoadData", NULL},
+    {(void **)&p_cuModuleUnload, "cuModuleUnload", NULL},
+    {(void **)&p_cuModuleGetFunction, "cuModuleGetFunction", NULL},
+    {(void **)&p_cuFuncGetAttribute, "cuFuncGetAttribute", NULL},
     {(void **)&p_cuOccupancyMaxActiveBlocksPerMultiprocessor,
-     "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL, 0},
-    {(void **)&p_cuLaunchKernel, "cuLaunchKernel", NULL, 0},
-    {(void **)&p_cuEventCreate, "cuEventCreate", NULL, 0},
-    {(void **)&p_cuEventDestroy, "cuEventDestroy_v2", NULL, 0},
-    {(void **)&p_cuEventRecord, "cuEventRecord", NULL, 0},
-    {(void **)&p_cuEventSynchronize, "cuEventSynchronize", NULL, 0},
-    {(void **)&p_cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime", 0},
-    {(void **)&p_cuMemHostAlloc, "cuMemHostAlloc", NULL, 0},
-    {(void **)&p_cuMemFreeHost, "cuMemFreeHost", NULL, 0},
-    {(void **)&p_cuStreamCreate, "cuStreamCreate", NULL, 0},
-    {(void **)&p_cuStreamDestroy, "cuStreamDestroy_v2", NULL, 0},
-    {(void **)&p_cuStreamSynchronize, "cuStreamSynchronize", NULL, 0},
-    {(void **)&p_cuStreamWaitEvent, "cuStreamWaitEvent", NULL, 0},
-    {(void **)&p_cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL, 0},
-    {(void **)&p_cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL, 0},
-    {(void **)&p_cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL, 0},
-    {(void **)&p_cuCtxGetCurrent, "cuCtxGetCurrent", NULL, 1},
-    {(void **)&p_cuGraphCreate, "cuGraphCreate", NULL, 1},
-    {(void **)&p_cuGraphDestroy, "cuGraphDestroy", NULL, 1},
-    {(void **)&p_cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", NULL, 1},
-    {(void **)&p_cuGraphAddNode, "cuGraphAddNode_v2", NULL, 1},
-    {(void **)&p_cuGraphConditionalHandleCreate, "cuGraphConditionalHandleCreate", NULL, 1},
-    {(void **)&p_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", NULL, 1},
-    {(void **)&p_cuGraphLaunch, "cuGraphLaunch", NULL, 1},
-    {(void **)&p_cuGraphExecDestroy, "cuGraphExecDestroy", NULL, 1},
+     "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL},
+    {(void **)&p_cuLaunchKernel, "cuLaunchKernel", NULL},
+    {(void **)&p_cuEventCreate, "cuEventCreate", NULL},
+    {(void **)&p_cuEventDestroy, "cuEventDestroy_v2", NULL},
+    {(void **)&p_cuEventRecord, "cuEventRecord", NULL},
+    {(void **)&p_cuEventSynchronize, "cuEventSynchronize", NULL},
+    {(void **)&p_cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"},
+    {(void **)&p_cuMemHostAlloc, "cuMemHostAlloc", NULL},
+    {(void **)&p_cuMemFreeHost, "cuMemFreeHost", NULL},
+    {(void **)&p_cuStreamCreate, "cuStreamCreate", NULL},
+    {(void **)&p_cuStreamDestroy, "cuStreamDestroy_v2", NULL},
+    {(void **)&p_cuStreamSynchronize, "cuStreamSynchronize", NULL},
+    {(void **)&p_cuStreamWaitEvent, "cuStreamWaitEvent", NULL},
+    {(void **)&p_cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL},
+    {(void **)&p_cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL},
+    {(void **)&p_cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL},
 };
 
 /* The first result of orr_cuda_open, handed to every later caller. */
@@ -244,8 +212,6 @@ static void cu_open_once(void)
         void *f = dlsym(cu_lib, cu_syms[i].sym);
         if (!f && cu_syms[i].alt)
             f = dlsym(cu_lib, cu_syms[i].alt);
-        if (!f && cu_syms[i].optional)
-            continue;
         if (!f) {
             st = orr_fail(err, ORR_ERR_NODRIVER,
                           "the CUDA driver libcuda.so.1 lacks %s: driver too old", cu_syms[i].sym);
@@ -653,134 +619,6 @@ orr_status orr_cuda_event_elapsed(void *start, void *end, float *ms, orr_error *
     CU_ENSURE();
     CU_CHECK(cuEventSynchronize, ((CUevent)end));
     CU_CHECK(cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
-done:
-    return st;
-}
-
-/* ---- graphs with conditional nodes ---- */
-
-int orr_cuda_graphs_available(void)
-{
-    return orr_cuda_open(NULL) == ORR_OK && p_cuCtxGetCurrent && p_cuGraphCreate &&
-           p_cuGraphDestroy && p_cuGraphAddKernelNode && p_cuGraphAddNode &&
-           p_cuGraphConditionalHandleCreate && p_cuGraphInstantiateWithFlags &&
-           p_cuGraphLaunch && p_cuGraphExecDestroy;
-}
-
-/* Checks that graphs are there before a call through their pointers. */
-#define GRAPH_ENSURE()                                                                    \
-    do {                                                                                  \
-        if (!orr_cuda_graphs_available())                                                 \
-            return orr_fail(err, ORR_ERR_CUDA, "the CUDA driver has no graphs with "     \
-                            "conditional nodes (a driver for CUDA 12.8 or later has)");   \
-    } while (0)
-
-orr_status orr_cuda_graph_create(void **graph, orr_error *err)
-{
-    orr_status st = ORR_OK;
-    CUgraph g = NULL;
-    *graph = NULL;
-    GRAPH_ENSURE();
-    CU_CHECK(cuGraphCreate, (&g, 0));
-    *graph = g;
-done:
-    return st;
-}
-
-void orr_cuda_graph_destroy(void *graph, void *exec)
-{
-    if (!orr_cuda_graphs_available())
-        return;
-    if (exec)
-        p_cuGraphExecDestroy((CUgraphExec)exec);
-    if (graph)
-        p_cuGraphDestroy((CUgraph)graph);
-}
-
-orr_status orr_cuda_graph_kernel(void *graph, void *fn, unsigned grid_x, unsigned grid_y,
-                                 unsigned block, void **args, void **deps, int ndeps, void **node,
-                                 orr_error *err)
-{
-    orr_status st = ORR_OK;
-    GRAPH_ENSURE();
-    CUDA_KERNEL_NODE_PARAMS p;
-    memset(&p, 0, sizeof p);
-    p.func = (CUfunction)fn;
-    p.gridDimX = grid_x, p.gridDimY = grid_y, p.gridDimZ = 1;
-    p.blockDimX = block, p.blockDimY = 1, p.blockDimZ = 1;
-    p.kernelParams = args;
-    CUgraphNode out = NULL;
-    CU_CHECK(cuGraphAddKernelNode, (&out, (CUgraph)graph, (const CUgraphNode *)deps,
-                                    (size_t)ndeps, &p));
-    if (node)
-        *node = out;
-done:
-    if (st != ORR_OK)
-        orr_error_context(err, "a graph node of %u x %u blocks of %u threads", grid_x, grid_y,
-                          block);
-    return st;
-}
-
-orr_status orr_cuda_graph_handle(void *graph, int kind, unsigned default_value,
-                                unsigned long long *handle, orr_error *err)
-{
-    orr_status st = ORR_OK;
-    GRAPH_ENSURE();
-    CUcontext ctx = NULL;
-    CUgraphConditionalHandle h = 0;
-    CU_CHECK(cuCtxGetCurrent, (&ctx));
-    CU_CHECK(cuGraphConditionalHandleCreate,
-             (&h, (CUgraph)graph, ctx, default_value,
-              kind == ORR_GRAPH_WHILE ? CU_GRAPH_COND_ASSIGN_DEFAULT : 0));
-    *handle = (unsigned long long)h;
-done:
-    return st;
-}
-
-orr_status orr_cuda_graph_conditional(void *graph, int kind, unsigned size,
-                                      unsigned long long handle, void **deps, int ndeps,
-                                      void **bodies, void **node, orr_error *err)
-{
-    orr_status st = ORR_OK;
-    GRAPH_ENSURE();
-    CUcontext ctx = NULL;
-    CU_CHECK(cuCtxGetCurrent, (&ctx));
-    CUgraphNodeParams p;
-    memset(&p, 0, sizeof p);
-    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-    p.conditional.handle = (CUgraphConditionalHandle)handle;
-    p.conditional.type = kind == ORR_GRAPH_WHILE ? CU_GRAPH_COND_TYPE_WHILE
-                                                 : CU_GRAPH_COND_TYPE_SWITCH;
-    p.conditional.size = size;
-    p.conditional.ctx = ctx;
-    CUgraphNode out = NULL;
-    CU_CHECK(cuGraphAddNode, (&out, (CUgraph)graph, (const CUgraphNode *)deps, NULL,
-                              (size_t)ndeps, &p));
-    for (unsigned k = 0; k < size; k++)
-        bodies[k] = p.conditional.phGraph_out[k];
-    if (node)
-        *node = out;
-done:
-    return st;
-}
-
-orr_status orr_cuda_graph_instantiate(void *graph, void **exec, orr_error *err)
-{
-    orr_status st = ORR_OK;
-    CUgraphExec x = NULL;
-    *exec = NULL;
-    GRAPH_ENSURE();
-    CU_CHECK(cuGraphInstantiateWithFlags, (&x, (CUgraph)graph, 0));
-    *exec = x;
-done:
-    return st;
-}
-
-orr_status orr_cuda_graph_launch(void *exec, void *stream, orr_error *err)
-{
-    orr_status st = ORR_OK;
-    GRAPH_ENSURE();
-    CU_CHECK(cuGraphLaunch, ((CUgraphExec)exec, (CUstream)stream));
 done:
     return st;
 }

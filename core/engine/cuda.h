@@ -105,29 +105,4 @@ orr_status orr_cuda_event_sync(void *ev, orr_error *err);
 /* Waits for end, then gives the milliseconds between start and end. */
 orr_status orr_cuda_event_elapsed(void *start, void *end, float *ms, orr_error *err);
 
-/* Graphs (opaque CUgraph, CUgraphExec) with conditional nodes: a whole
- * run of kernels whose repetitions and choices are made on the device
- * (CUDA 12.8 drivers and later; the symbols are optional). */
-int orr_cuda_graphs_available(void);
-orr_status orr_cuda_graph_create(void **graph, orr_error *err);
-void orr_cuda_graph_destroy(void *graph, void *exec);   /* either may be NULL */
-/* A kernel node after the ndeps nodes deps; args as for cuLaunchKernel
- * (their values are copied). */
-orr_status orr_cuda_graph_kernel(void *graph, void *fn, unsigned grid_x, unsigned grid_y,
-                                 unsigned block, void **args, void **deps, int ndeps, void **node,
-                                 orr_error *err);
-/* Conditional nodes: ORR_GRAPH_WHILE (its body runs while the handle's
- * value is non-zero; the value is default_value at every launch) or
- * ORR_GRAPH_SWITCH (body k runs when the value is k).  The handle, which
- * kernels set (cudaGraphSetConditional), is made first, in the graph the
- * node will be in; then the node after deps, bodies[0 .. size) its graphs. */
-enum { ORR_GRAPH_WHILE, ORR_GRAPH_SWITCH };
-orr_status orr_cuda_graph_handle(void *graph, int kind, unsigned default_value,
-                                 unsigned long long *handle, orr_error *err);
-orr_status orr_cuda_graph_conditional(void *graph, int kind, unsigned size,
-                                      unsigned long long handle, void **deps, int ndeps,
-                                      void **bodies, void **node, orr_error *err);
-orr_status orr_cuda_graph_instantiate(void *graph, void **exec, orr_error *err);
-orr_status orr_cuda_graph_launch(void *exec, void *stream, orr_error *err);
-
 #endif

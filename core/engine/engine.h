@@ -154,7 +154,7 @@ orr_status orr_engine_blocks_begin(orr_engine *e, const orr_block_params *p, int
 orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                             orr_error *err);
 /* The interval's blocks until its end, without the host waiting on any
- * (the GPU: a graph or batches of launches; ORRERY_HBLOCKS, backend_cuda.c):
+ * (the GPU: in batches of launches; ORRERY_HBLOCKS, backend_cuda.c):
  * they stop at the block that reaches the interval's end or at
  * p->max_blocks blocks since orr_engine_blocks_begin.  *t is the last
  * block's time (ticks: 2^40 at the end), *blocks and *active the blocks
