@@ -126,8 +126,8 @@ orr_status orr_engine_accel_jerk(orr_engine *e, long ni, const long *idx, double
                                  double *jerk, orr_error *err);
 
 /* Block time steps kept by the engine itself (the GPU backend: every
- * body's acceleration, jerk, step and time stay on the device, and a block
- * step is a few kernels and one 16-byte read; hermite.c).  A step of body
+ * body's acceleration, jerk, step and time stay on the device, and an
+ * interval's blocks are queued without a read-back per block; hermite.c).  A step of body
  * i is H / 2^level_i, its time counted in ticks of H / 2^40. */
 #define ORR_BLOCK_MAX_LEVEL 40
 /* The shortest block step, 2^-320 (about 4.7e-97): its cube, which the

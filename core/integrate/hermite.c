@@ -22,8 +22,10 @@
  *     state is synchronised, which is what outputs and diagnostics read.
  *
  * Where the engine keeps block steps itself (the GPU backend:
- * orr_engine_blocks_begin / orr_engine_block, kernels in direct.cu) the same
- * steps run there, with only each block's time and active count read back;
+ * orr_engine_blocks_begin / orr_engine_blocks_run / orr_engine_block,
+ * kernels in direct.cu) the same steps run there, an interval's blocks
+ * queued without the host waiting on each (orr_engine_blocks_run; one
+ * block at a time for sim:step(), its time and count read back);
  * otherwise (the CPU backend) they run here on the host, the engine giving
  * the active bodies' forces and jerks (orr_engine_accel_jerk).
  *
@@ -388,7 +390,7 @@ static void levels_from_steps(const herm *h, double H, int hi, int *level)
  * on from the last interval (or the checkpoint's) and each body's level
  * comes from its step; otherwise every body starts afresh.  On an engine
  * that keeps the block steps itself (the GPU) the same steps run there,
- * with only each block's time and active count read back; otherwise the
+ * the rest of the interval queued at once (rest_on_engine); otherwise the
  * state is read from the engine and the blocks run here. */
 static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
 {
