@@ -390,9 +390,8 @@ struct orr_hctl {
     unsigned long long blocks;   /* blocks finished since the interval began */
     unsigned long long active;   /* their active bodies, summed */
     unsigned last_count;         /* the last finished block's active bodies */
-    unsigned pad0;
     unsigned done;               /* no block is left: the interval ended or max_blocks */
-    unsigned pad;
+    unsigned bar[2];             /* orr_hinterval's grid barrier: arrivals, generation */
 };
 
 /* The interval's parameters (device memory, written as it begins). */
@@ -576,27 +575,78 @@ orr_hnext_predict(const typename orr_vec4<real>::type *__restrict__ pos,
     }
 }
 
-template <typename real, int TILE>
+/* A force + jerk tile's shared memory: the sources' positions and
+ * velocities (and attributes) of a tile of TILE bodies. */
+template <typename real>
+struct orr_jtile {
+#if ORR_MIXED
+    float4 *th, *tl, *tv;
+#else
+    typename orr_vec4<real>::type *tx, *tv;
+#endif
+    real *tattr;
+};
+
+/* Its bytes, and the tile laid out from base (32-byte aligned). */
+template <typename real>
+static __host__ __device__ constexpr int orr_jtile_bytes(int tile)
+{
+    return tile * (ORR_MIXED ? 3 * (int)sizeof(float4)
+                             : 2 * (int)sizeof(typename orr_vec4<real>::type)) +
+           tile * ORR_NATTR * (int)sizeof(real);
+}
+
+template <typename real>
+static __device__ __forceinline__ orr_jtile<real> orr_jtile_at(unsigned char *base, int tile)
+{
+    orr_jtile<real> sh;
+#if ORR_MIXED
+    sh.th = (float4 *)base;
+    sh.tl = sh.th + tile;
+    sh.tv = sh.tl + tile;
+    sh.tattr = (real *)(sh.tv + tile);
+#else
+    sh.tx = (typename orr_vec4<real>::type *)base;
+    sh.tv = sh.tx + tile;
+    sh.tattr = (real *)(sh.tv + tile);
+#endif
+    return sh;
+}
+
+/* The barrier of a tile's threads: the block's own where a block is one
+ * tile, else the named barrier of its group (1 + group; 0 is the
+ * block's). */
+template <int TILE, int GROUPS>
+static __device__ __forceinline__ void orr_tile_sync(int group)
+{
+    if (GROUPS == 1)
+        __syncthreads();
+    else
+        asm volatile("bar.sync %0, %1;" ::"r"(group + 1), "r"(TILE) : "memory");
+}
+
+template <typename real, int TILE, int GROUPS>
 static __device__ __forceinline__ void
 orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
                     const typename orr_vec4<real>::type *__restrict__ vp,
                     const real *__restrict__ attr, const int *__restrict__ act, int nact,
                     const orr_rtparams &rtp, typename orr_vec4<real>::type *__restrict__ pa,
                     typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride,
-                    int split, int ib, int y)
+                    int split, int ib, int y, const orr_jtile<real> &sh, int group)
 {
     typedef typename orr_vec4<real>::type vec4;
 #if ORR_MIXED
     /* positions as double-single pairs (hi + lo floats), velocities in float */
-    __shared__ float4 th[TILE], tl[TILE], tv[TILE];
+    float4 *const th = sh.th, *const tl = sh.tl, *const tv = sh.tv;
 #else
-    __shared__ vec4 tx[TILE], tv[TILE];
+    vec4 *const tx = sh.tx, *const tv = sh.tv;
 #endif
-    __shared__ real tattr[ORR_NATTR > 0 ? TILE * ORR_NATTR : 1];
+    real *const tattr = sh.tattr;
     ORR_RT_LOAD(rt, rtp);
     /* split adjacent threads share a body, each taking every split-th
      * source of a tile; their sums are added by shuffles at the end */
-    const int t = threadIdx.x, part = t % split, k = ib * (TILE / split) + t / split;
+    const int t = GROUPS > 1 ? threadIdx.x % TILE : threadIdx.x, part = t % split,
+              k = ib * (TILE / split) + t / split;
     const bool active = k < nact;
     const int i = active ? act[k] : 0;
     const vec4 pi = xp[i], vi = vp[i];
@@ -640,7 +690,7 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
 #pragma unroll
         for (int a = 0; a < ORR_NATTR; a++)
             tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
-        __syncthreads();
+        orr_tile_sync<TILE, GROUPS>(group);
 #if ORR_MIXED
         /* the separation from the double-single pairs: the difference of
          * the hi parts is exact for close bodies (Sterbenz), so a close
@@ -649,8 +699,8 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
         float u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(TILE, jend - base);
         /* stride 1 where a body has a thread of its own: the loop the
-         * compiler unrolls best (a runtime stride cost the all-active
-         * block 13% on the H100) */
+         * compiler unrolls best (a runtime stride is suspected of the
+         * all-active block's loss at 70e6697: to be measured) */
         auto pair = [&](int q) {
             const float4 h = th[q], l = tl[q], vj = tv[q];
             float ajf[ORR_NATTRS];
@@ -681,8 +731,8 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
         real u[6] = {0, 0, 0, 0, 0, 0};
         const int m = min(TILE, jend - base);
         /* stride 1 where a body has a thread of its own: the loop the
-         * compiler unrolls best (a runtime stride cost the all-active
-         * block 13% on the H100) */
+         * compiler unrolls best (a runtime stride is suspected of the
+         * all-active block's loss at 70e6697: to be measured) */
         auto pair = [&](int q) {
             const vec4 pj4 = tx[q], vj = tv[q];
             const real *aj = &tattr[ORR_NATTR > 0 ? q * ORR_NATTR : 0];
@@ -705,7 +755,7 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
         for (int d = 0; d < 6; d++)
             orr_kahan_add(s[d], c[d], u[d]);
 #endif
-        __syncthreads();
+        orr_tile_sync<TILE, GROUPS>(group);
     }
     for (int off = split / 2; off > 0; off /= 2)
 #pragma unroll
@@ -740,10 +790,13 @@ orr_accel_jerk_items(const typename orr_vec4<real>::type *__restrict__ xp,
     const orr_hshape s = orr_hshape_of(plan, n, nact);
     if (s.tile != TILE)
         return;
+    __shared__ __align__(32) unsigned char smem[orr_jtile_bytes<real>(TILE) > 0
+                                                     ? orr_jtile_bytes<real>(TILE) : 32];
+    const orr_jtile<real> sh = orr_jtile_at<real>(smem, TILE);
     const int items = s.iblocks * s.ranges;
     for (int w = blockIdx.x; w < items; w += gridDim.x)
-        orr_accel_jerk_tile<real, TILE>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen, nact,
-                                        s.split, w % s.iblocks, w / s.iblocks);
+        orr_accel_jerk_tile<real, TILE, 1>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen, nact,
+                                           s.split, w % s.iblocks, w / s.iblocks, sh, 0);
 }
 
 /* The force + jerk kernel in three tile sizes (threads per block, bodies
@@ -809,33 +862,31 @@ orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
     }
 }
 
+/* The correction of the nact active bodies by the threads numbered first
+ * among `threads` (a block's threads in a whole number of warps): the
+ * finest level any of them chose is returned. */
 template <typename real>
-__global__ void __launch_bounds__(ORR_BLOCK)
-orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
-             typename orr_vec4<real>::type *__restrict__ vel,
-             typename orr_vec4<real>::type *__restrict__ acc,
-             typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
-             int *__restrict__ level, const typename orr_vec4<real>::type *__restrict__ xp,
-             const typename orr_vec4<real>::type *__restrict__ vp,
-             const typename orr_vec4<real>::type *__restrict__ an,
-             const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
-             orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_hplan plan, int n)
+static __device__ __forceinline__ int
+orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
+                 typename orr_vec4<real>::type *__restrict__ vel,
+                 typename orr_vec4<real>::type *__restrict__ acc,
+                 typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+                 int *__restrict__ level, const typename orr_vec4<real>::type *__restrict__ xp,
+                 const typename orr_vec4<real>::type *__restrict__ vp,
+                 const typename orr_vec4<real>::type *__restrict__ an,
+                 const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
+                 int nact, int ranges, orr_tick t, double H, double eta, int hi, int first,
+                 int threads)
 {
     typedef typename orr_vec4<real>::type vec4;
-    if (hc->done)
-        return;
-    const int nact = (int)hc->count;
-    const int ranges = orr_hshape_of(plan, n, nact).ranges, stride = nact;
-    const orr_tick t = hc->next, end = 1ULL << ORR_HMAX;
-    const double H = hp->H, eta = hp->eta;
-    const int hi = hp->hi;
+    const int stride = nact;
+    const orr_tick end = 1ULL << ORR_HMAX;
     int deepest = 0;
     /* a warp per active body (its lanes add the j-ranges' rows, lane 0
      * corrects) where they are few, else a thread per body */
-    const long long threads = (long long)gridDim.x * ORR_BLOCK;
-    const int lanes = ranges > 1 && 32LL * nact <= 2 * threads ? 32 : 1,
-              lane = threadIdx.x % lanes, step = (int)(threads / lanes);
-    for (int k = (blockIdx.x * ORR_BLOCK + threadIdx.x) / lanes; k < nact; k += step) {
+    const int lanes = ranges > 1 && 32LL * nact <= 2LL * threads ? 32 : 1,
+              lane = threadIdx.x % lanes, step = threads / lanes;
+    for (int k = first / lanes; k < nact; k += step) {
         vec4 a14, j14;
         if (ranges > 1)
             orr_jerk_sum<real>(an, jn, k, ranges, stride, lane, lanes, a14, j14);
@@ -882,6 +933,28 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
         if (lanes > 1)
             __syncwarp();
     }
+    return deepest;
+}
+
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
+             typename orr_vec4<real>::type *__restrict__ vel,
+             typename orr_vec4<real>::type *__restrict__ acc,
+             typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+             int *__restrict__ level, const typename orr_vec4<real>::type *__restrict__ xp,
+             const typename orr_vec4<real>::type *__restrict__ vp,
+             const typename orr_vec4<real>::type *__restrict__ an,
+             const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
+             orr_hctl *hc, const orr_hparams *__restrict__ hp, orr_hplan plan, int n)
+{
+    if (hc->done)
+        return;
+    const int nact = (int)hc->count;
+    const int deepest = orr_hcorrect_all<real>(
+        pos, vel, acc, jerk, tick, level, xp, vp, an, jn, act, nact,
+        orr_hshape_of(plan, n, nact).ranges, hc->next, hp->H, hp->eta, hp->hi,
+        blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK);
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
 }
@@ -903,6 +976,134 @@ __global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp)
     hc->next = ~0ULL;
     hc->count = 0;
     hc->done = t >= (1ULL << ORR_HMAX) || hc->blocks >= hp->max_blocks;
+}
+
+/* A barrier of every block of the grid (orr_hinterval's; the launch is
+ * cooperative, so every block is resident): bar[0] counts the arrivals,
+ * the last one resets it and moves the generation bar[1] on, which the
+ * others wait for. */
+static __device__ __forceinline__ void orr_grid_sync(unsigned *bar)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned *gen = bar + 1;
+        const unsigned g = *gen;
+        __threadfence();
+        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+            atomicExch(bar, 0u);
+            __threadfence();
+            atomicAdd(bar + 1, 1u);
+        } else {
+            while (*gen == g)
+                __nanosleep(32);
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/* The force + jerk items of a block's shape by the groups of TILE threads
+ * of the persistent blocks (ORR_HPERSIST threads, GROUPS tiles each), each
+ * group an item at a time with the tile's arithmetic, so the bits are
+ * those of orr_accel_jerk{64,128,256}. */
+#define ORR_HPERSIST 256
+template <typename real, int TILE>
+static __device__ __forceinline__ void
+orr_hinterval_items(const typename orr_vec4<real>::type *__restrict__ xp,
+                    const typename orr_vec4<real>::type *__restrict__ vp,
+                    const real *__restrict__ attr, const int *__restrict__ act, int nact,
+                    const orr_rtparams &rtp, const orr_hshape &s,
+                    typename orr_vec4<real>::type *__restrict__ pa,
+                    typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned char *smem)
+{
+    constexpr int GROUPS = ORR_HPERSIST / TILE;
+    const int g = threadIdx.x / TILE;
+    const orr_jtile<real> sh = orr_jtile_at<real>(smem + g * orr_jtile_bytes<real>(TILE), TILE);
+    const int items = s.iblocks * s.ranges;
+    for (int w = blockIdx.x * GROUPS + g; w < items; w += gridDim.x * GROUPS)
+        orr_accel_jerk_tile<real, TILE, GROUPS>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen,
+                                                nact, s.split, w % s.iblocks, w / s.iblocks, sh,
+                                                g);
+}
+
+/* A whole interval's blocks in one launch (cooperative: every block
+ * resident), the phases of a block step apart by grid barriers: the
+ * smallest next time; the prediction and the active list; the force +
+ * jerk items; the correction and the block's bookkeeping (as orr_hloop).
+ * It stops when the next time is past the interval's end or after
+ * max_blocks blocks; the control words say where it got to, as the other
+ * kernels leave them.  The same arithmetic as the block-by-block kernels,
+ * so the same bits. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_HPERSIST)
+orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
+              typename orr_vec4<real>::type *__restrict__ vel,
+              typename orr_vec4<real>::type *__restrict__ acc,
+              typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+              int *__restrict__ level, orr_hctl *hc, const orr_hparams *__restrict__ hp,
+              typename orr_vec4<real>::type *__restrict__ xp,
+              typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
+              const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,
+              typename orr_vec4<real>::type *__restrict__ pa,
+              typename orr_vec4<real>::type *__restrict__ pj, int n)
+{
+    __shared__ __align__(32) unsigned char smem[orr_jtile_bytes<real>(ORR_HPERSIST) > 0
+                                                     ? orr_jtile_bytes<real>(ORR_HPERSIST) : 32];
+    const int first = blockIdx.x * ORR_HPERSIST + threadIdx.x, threads = gridDim.x * ORR_HPERSIST;
+    const orr_tick end = 1ULL << ORR_HMAX;
+    const double H = hp->H, eta = hp->eta, unit = hp->unit;
+    const int hi = hp->hi;
+    const unsigned long long most = hp->max_blocks;
+    unsigned long long nb = hc->blocks;
+    volatile orr_hctl *vc = hc;
+    int deepest = 0;
+    for (;;) {
+        orr_tick tmin = ~0ULL;
+        for (int i = first; i < n; i += threads) {
+            const orr_tick ti = tick[i] + (end >> level[i]);
+            tmin = ti < tmin ? ti : tmin;
+        }
+        for (int off = 16; off > 0; off /= 2) {
+            const orr_tick o = __shfl_down_sync(0xffffffffu, tmin, off);
+            tmin = o < tmin ? o : tmin;
+        }
+        if (threadIdx.x % 32 == 0 && tmin != ~0ULL)
+            atomicMin(&hc->next, tmin);
+        orr_grid_sync(hc->bar);
+        const orr_tick t = vc->next;
+        if (t > end || nb >= most)
+            break;
+        for (int i = first; i < n; i += threads)
+            if (orr_predict_one<real>(i, t, pos, vel, acc, jerk, tick, level, unit, xp, vp))
+                act[atomicAdd(&hc->count, 1u)] = i;
+        orr_grid_sync(hc->bar);
+        const int nact = (int)vc->count;
+        const orr_hshape s = orr_hshape_of(plan, n, nact);
+        if (s.tile == 64)
+            orr_hinterval_items<real, 64>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+        else if (s.tile == 128)
+            orr_hinterval_items<real, 128>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+        else
+            orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+        orr_grid_sync(hc->bar);
+        const int d = orr_hcorrect_all<real>(pos, vel, acc, jerk, tick, level, xp, vp, pa, pj,
+                                             act, nact, s.ranges, t, H, eta, hi, first, threads);
+        deepest = d > deepest ? d : deepest;
+        nb++;
+        if (first == 0) {   /* the bookkeeping: every other thread has read next and count */
+            hc->last = t;
+            hc->last_count = (unsigned)nact;
+            hc->blocks = nb;
+            hc->active += (unsigned long long)nact;
+            hc->next = ~0ULL;
+            hc->count = 0;
+        }
+        orr_grid_sync(hc->bar);
+    }
+    if (deepest > 0)
+        atomicMax(&hc->deepest, deepest);
+    if (first == 0)
+        hc->done = 1;
 }
 
 /* Start of an interval where the accelerations and jerks are new (xp, vp =

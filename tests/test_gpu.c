@@ -481,23 +481,24 @@ static void test_hermite_restored_steps(void **state)
     tu_check_restored_steps(ORR_BACKEND_CUDA);
 }
 
-/* An interval's blocks queued two ways (backend_cuda.c, ORRERY_HBLOCKS):
- * one block at a time with the host reading each back, and batches of
- * launches with nothing read back between blocks; the same bits, the same
+/* An interval's blocks queued three ways (backend_cuda.c, ORRERY_HBLOCKS):
+ * one block at a time with the host reading each back, batches of
+ * launches with nothing read back between blocks, and one persistent
+ * kernel for the interval (grid barriers between the phases); the same bits, the same
  * blocks and active counts, in double and mixed, for a small n (one GPU
  * block predicts) and a larger one, with launches per bucket of every
  * tile (so each tile's kernel does work and the others stand aside). */
 static void test_hermite_queueing(void **state)
 {
     NEED_GPU();
-    static const char *modes[] = {"block", "batch"};
+    static const char *modes[] = {"block", "batch", "persist"};
     static const long ns[] = {300, 5000};
     for (int k = 0; k < 2; k++)
         for (int prec = 0; prec < 2; prec++) {
             const long n = ns[k];
             double *first = NULL;
             long blocks0 = 0, active0 = 0;
-            for (int m = 0; m < 2; m++) {
+            for (int m = 0; m < 3; m++) {
                 setenv("ORRERY_HBLOCKS", modes[m], 1);
                 orr_error err = {0};
                 orr_sim_config c;

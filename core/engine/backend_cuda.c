@@ -696,7 +696,7 @@ typedef struct {
     unsigned count;
     int deepest;
     unsigned long long last, blocks, active;
-    unsigned last_count, pad0, done, pad;
+    unsigned last_count, done, bar[2];
 } hctl;
 typedef struct {
     double H, eta, unit;
@@ -712,14 +712,20 @@ typedef struct {
  * has the measurements, and those of a CUDA graph with conditional nodes,
  * which was slower): batches of plain launches, every kernel of every tile
  * in use, which do nothing once the interval is done (batch, the default);
- * or one block at a time with its time and count read back (block). */
-enum { HMODE_UNSET, HMODE_BATCH, HMODE_BLOCK };
+ * one block at a time with its time and count read back (block); or one
+ * persistent kernel for the whole interval, its phases apart by grid
+ * barriers (persist: orr_hinterval, a cooperative launch; not yet measured,
+ * so not the default). */
+enum { HMODE_UNSET, HMODE_BATCH, HMODE_BLOCK, HMODE_PERSIST };
 
 static int hmode_of(void)
 {
     const char *m = getenv("ORRERY_HBLOCKS");
-    return m && strcmp(m, "block") == 0 ? HMODE_BLOCK : HMODE_BATCH;
+    return m && strcmp(m, "block") == 0     ? HMODE_BLOCK
+           : m && strcmp(m, "persist") == 0 ? HMODE_PERSIST
+                                            : HMODE_BATCH;
 }
+
 
 static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
 {
@@ -1048,6 +1054,30 @@ static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long
     return ORR_OK;
 }
 
+#define HPERSIST 256   /* direct.cu's ORR_HPERSIST: orr_hinterval's threads per block */
+
+/* The rest of the interval in one cooperative launch of orr_hinterval,
+ * as many blocks as fit on the GPU at once; 0 blocks fit: *launched 0. */
+static orr_status persist_run(orr_engine *e, cuda_impl *c, int *launched, orr_error *err)
+{
+    int per_sm = 0;
+    *launched = 0;
+    orr_status st = orr_cuda_occupancy(c->fn[ORR_K_HINTERVAL], HPERSIST, &per_sm, err);
+    if (st || per_sm < 1)
+        return st;
+    int n = (int)e->n;
+    rtparams rtp = runtime_params(e);
+    hplan plan = plan_of(e, c);
+    void *args[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
+                    &c->htick, &c->hlevel, &c->hcnt, &c->hpar, &c->hxp, &c->hvp, &c->hact,
+                    &c->attr, &rtp, &plan, &c->hpa, &c->hpj, &n};
+    st = orr_cuda_launch_cooperative(c->fn[ORR_K_HINTERVAL],
+                                     (unsigned)(per_sm * c->info.sm_count), HPERSIST, c->stream,
+                                     args, err);
+    *launched = !st;
+    return st;
+}
+
 /* The interval's blocks until it ends (or max_blocks), queued as
  * c->hmode says: in batches (8 blocks, then twice as many each time, up
  * to 256), the control words read back once a batch. */
@@ -1058,6 +1088,14 @@ static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long
     hctl h;
     memset(&h, 0, sizeof h);
     orr_status st = ORR_OK;
+    if (c->hmode == HMODE_PERSIST) {
+        int launched = 0;
+        st = persist_run(e, c, &launched, err);
+        if (!st && launched)
+            st = read_ctl(c, &h, err);
+        else if (!st)   /* not one block fits: batches instead */
+            c->hmode = HMODE_BATCH;
+    }
     if (!st && c->hmode == HMODE_BATCH) {
         block_args a;
         memset(&a, 0, sizeof a);

@@ -42,6 +42,9 @@ typedef CUresult (*pfn_cuFuncGetAttribute)(int *, CUfunction_attribute, CUfuncti
 typedef CUresult (*pfn_cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
 typedef CUresult (*pfn_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                        unsigned, unsigned, unsigned, CUstream, void **, void **);
+typedef CUresult (*pfn_cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned,
+                                                  unsigned, unsigned, unsigned, unsigned,
+                                                  CUstream, void **);
 typedef CUresult (*pfn_cuEventCreate)(CUevent *, unsigned);
 typedef CUresult (*pfn_cuEventDestroy)(CUevent);
 typedef CUresult (*pfn_cuEventRecord)(CUevent, CUstream);
@@ -82,6 +85,7 @@ static pfn_cuModuleGetFunction p_cuModuleGetFunction;
 static pfn_cuFuncGetAttribute p_cuFuncGetAttribute;
 static pfn_cuOccupancyMaxActiveBlocksPerMultiprocessor p_cuOccupancyMaxActiveBlocksPerMultiprocessor;
 static pfn_cuLaunchKernel p_cuLaunchKernel;
+static pfn_cuLaunchCooperativeKernel p_cuLaunchCooperativeKernel;
 static pfn_cuEventCreate p_cuEventCreate;
 static pfn_cuEventDestroy p_cuEventDestroy;
 static pfn_cuEventRecord p_cuEventRecord;
@@ -131,6 +135,7 @@ static const cu_sym cu_syms[] = {
     {(void **)&p_cuOccupancyMaxActiveBlocksPerMultiprocessor,
      "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL},
     {(void **)&p_cuLaunchKernel, "cuLaunchKernel", NULL},
+    {(void **)&p_cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", NULL},
     {(void **)&p_cuEventCreate, "cuEventCreate", NULL},
     {(void **)&p_cuEventDestroy, "cuEventDestroy_v2", NULL},
     {(void **)&p_cuEventRecord, "cuEventRecord", NULL},
@@ -567,6 +572,19 @@ done:
     if (st != ORR_OK)
         orr_error_context(err, "launch of %u x %u blocks of %u threads, %u bytes shared", grid_x,
                           grid_y, block, shared_bytes);
+    return st;
+}
+
+orr_status orr_cuda_launch_cooperative(void *fn, unsigned grid, unsigned block, void *stream,
+                                       void **args, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    CU_ENSURE();
+    CU_CHECK(cuLaunchCooperativeKernel, ((CUfunction)fn, grid, 1, 1, block, 1, 1, 0,
+                                         (CUstream)stream, args));
+done:
+    if (st != ORR_OK)
+        orr_error_context(err, "cooperative launch of %u blocks of %u threads", grid, block);
     return st;
 }
 

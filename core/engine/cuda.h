@@ -97,6 +97,10 @@ orr_status orr_cuda_launch(void *fn, unsigned grid, unsigned block, unsigned sha
 orr_status orr_cuda_launch_2d(void *fn, unsigned grid_x, unsigned grid_y, unsigned block,
                               unsigned shared_bytes, void *stream, void **args, orr_error *err);
 
+/* A cooperative launch: every block resident at once (so the blocks may
+ * wait for each other), or an error when they cannot all be. */
+orr_status orr_cuda_launch_cooperative(void *fn, unsigned grid, unsigned block, void *stream,
+                                       void **args, orr_error *err);
 /* Events, for timing and for ordering work between streams. */
 orr_status orr_cuda_event_create(void **ev, orr_error *err);
 void orr_cuda_event_destroy(void *ev);
