@@ -862,6 +862,9 @@ orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
     }
 }
 
+/* Up to this many active bodies the correction gives each a warp. */
+#define ORR_HWARP_BODIES 8192
+
 /* The correction of the nact active bodies by the threads numbered first
  * among `threads` (a block's threads in a whole number of warps): the
  * finest level any of them chose is returned. */
@@ -883,8 +886,10 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
     const orr_tick end = 1ULL << ORR_HMAX;
     int deepest = 0;
     /* a warp per active body (its lanes add the j-ranges' rows, lane 0
-     * corrects) where they are few, else a thread per body */
-    const int lanes = ranges > 1 && 32LL * nact <= 2LL * threads ? 32 : 1,
+     * corrects) where they are few, else a thread per body: decided by the
+     * count alone (the order of the sum follows), so every launch gives
+     * the same bits */
+    const int lanes = ranges > 1 && nact <= ORR_HWARP_BODIES ? 32 : 1,
               lane = threadIdx.x % lanes, step = threads / lanes;
     for (int k = first / lanes; k < nact; k += step) {
         vec4 a14, j14;
