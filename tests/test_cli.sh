@@ -122,6 +122,24 @@ check bench-hrun-dtmax-neg 2 "^orrery: bench: --dt-max expects a positive number
 check bench-hrun-seed-bad 2 "^orrery: bench: --seed expects an integer from 0 to [0-9]+, got 'x'" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --seed x
 check bench-hrun-launch 2 "^orrery: bench: --run times the kernels a run uses \(on the GPU the force \+ jerk launches tuned per N\); --block is not taken with it \(--force, --softening, --G and --threads are\)" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --block 64
 check bench-hrun-nojerk 1 "^orrery: bench --integrator hermite --run N=64: force law 'lennard_jones' has no jerk" -- "$orr" bench --backend cpu --integrator hermite --run 0.0625 --force lennard_jones --n 64,128
+# what a user may try (issue 27, break27): one body (its energy is 0: |dE/E|
+# is nan, said so, never -nan), eta above 1 (orrery.simulation{} refuses
+# it: a usage error, not a failure after the header), T shorter than dt_max
+# or too many intervals (said as such, not "not a multiple"), a dt_max too
+# short for block steps, --variant (the force pass's), a law with a jerk
+# but no potential snippet (it runs; |dE/E| not measured)
+check bench-hrun-one-body 0 '^1,1,cpu,double,0.02,4,0.0625,0.0625,[^,]+,[^,]+,1,1,[^,]+,[^,]+,[^,]+,[^,]+,nan,-$' -- sh -c "'$orr' bench --backend cpu --integrator hermite --run 0.0625 --n 1 --csv 2>/dev/null"
+check bench-hrun-one-body-note 0 '^  N=1: \|dE/E\| not measured \(nan\): the energy at the start is 0$' -- "$orr" bench --backend cpu --integrator hermite --run 0.0625 --n 1,2 --csv
+check bench-hrun-eta-big 2 "^orrery: bench: --eta expects a number in \(0, 1\], got '5'" -- "$orr" bench --backend cpu --integrator hermite --run 0.25 --eta 5
+check bench-hrun-shorter 2 "^orrery: bench: --run 0.05 is shorter than --dt-max 0.0625 \(T / dt_max whole intervals are timed, one at least\)" -- "$orr" bench --backend cpu --integrator hermite --run 0.05
+check bench-hrun-too-many 2 "^orrery: bench: --run 1e12 over --dt-max 0.0625 is 1.6e\+13 intervals: at most 1e12 are timed" -- "$orr" bench --backend cpu --integrator hermite --run 1e12
+check bench-hrun-dtmax-tiny 2 "^orrery: bench: --dt-max 1e-100 is too short for block steps: at least 4.68e-97" -- "$orr" bench --backend cpu --integrator hermite --run 1e-100 --dt-max 1e-100
+check bench-hrun-variant 2 "^orrery: bench: --variant is for the force pass \(tiled, naive, reference, both\), not --integrator hermite \(block steps\)" -- "$orr" bench --backend cpu --integrator hermite --run 0.0625 --variant both
+check bench-hermite-variant 2 "^orrery: bench: --variant is for the force pass" -- "$orr" bench --backend cpu --integrator hermite --precision float --variant reference
+printf '%s\n' 'local orrery = require "orrery"' \
+  'return orrery.force{ name = "nopot", scale = "G", pair = "f = mj * orr_rsqrt3_nz(r2);",' \
+  '  jerk = "const real ir = orr_rsqrt_nz(r2); g = (real)-1.5 * f * ir * ir;" }' >"$tmp/nopot.lua"
+check bench-hrun-no-potential 0 '^  N=64: \|dE/E\| not measured \(nan\): the force law has no potential snippet$' -- "$orr" bench --backend cpu --integrator hermite --run 0.0625 --n 64 --force "$tmp/nopot.lua"
 check tune-n-bad 2 "tune: --n expects an integer from 1 to 1073741824, got 'y'" -- "$orr" tune --backend cpu --n 5,y
 check tune-hermite-bad 2 'tune: --integrator takes hermite \(the force \+ jerk kernel' -- "$orr" tune --integrator leapfrog
 check tune-hermite-cpu 1 'tune --integrator hermite: the Hermite tuner is for the GPU \(the cpu backend is in use\)' -- "$orr" tune --integrator hermite --backend cpu --n 100

@@ -254,6 +254,40 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   else
     bad "bench --integrator hermite --run 0.1 over 2 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
   fi
+  # an error rank 0 alone meets (a law without a jerk) over 3 ranks: said
+  # once, by rank 0, every rank exiting 1 without MPI_Abort (it was said by
+  # every rank, "rank 0 could not time the run alone" by the others, who
+  # then aborted the job); a value orrery.simulation{} refuses (eta 5) is a
+  # usage error, said once
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 3 "$orr" bench --backend cpu \
+     --integrator hermite --run 0.0625 --n 64,32 --force coulomb --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+  if [ "$rc" -eq 1 ] && [ "$(grep -c "force law 'coulomb' has no jerk" "$tmp/run.err")" -eq 1 ] &&
+     grep -q "^orrery: bench --integrator hermite --run N=64: rank 0 alone: force law 'coulomb' has no jerk" "$tmp/run.err" &&
+     ! grep -qE 'could not time|MPI_ABORT|^orrery: rank [0-9]' "$tmp/run.err"; then
+    ok "bench --integrator hermite --run over 3 ranks: rank 0's error said once, every rank exiting 1"
+  else
+    bad "bench --integrator hermite --run over 3 ranks, a law without a jerk: exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 3 "$orr" bench --backend cpu \
+     --integrator hermite --run 0.0625 --eta 5 >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+  if [ "$rc" -eq 2 ] && [ "$(grep -c "bench: --eta expects a number in (0, 1\], got '5'" "$tmp/run.err")" -eq 1 ] &&
+     [ ! -s "$tmp/run.out" ]; then
+    ok "bench --integrator hermite --run --eta 5 over 3 ranks: a usage error said once (exit 2)"
+  else
+    bad "bench --integrator hermite --run --eta 5 over 3 ranks: exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+  fi
+  # odd N over 3 ranks (more ranks than bodies for 1 and 2): the blocks and
+  # active bodies of one rank, |dE/E| nan for the one body at rest
+  (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 3 "$orr" bench --backend cpu \
+     --integrator hermite --run 0.25 --n 1,2,7 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+  "$orr" bench --backend cpu --integrator hermite --run 0.25 --n 1,2,7 --csv 2>/dev/null |
+    awk -F, 'NR > 1 { print $1 "," $11 "," $12 "," $17 }' >"$tmp/hrun1.txt"
+  if [ "$rc" -eq 0 ] && [ "$(awk -F, 'NR > 1 && NF == 26 && $2 == 3 { print $1 "," $11 "," $12 "," $17 }' "$tmp/run.out")" = "$(cat "$tmp/hrun1.txt")" ] &&
+     [ "$(wc -l < "$tmp/run.out")" -eq 4 ] && grep -q '^1,3,.*,nan,-,' "$tmp/run.out"; then
+    ok "bench --integrator hermite --run over 3 ranks, N = 1, 2, 7: the blocks of one rank"
+  else
+    bad "bench --integrator hermite --run over 3 ranks, N = 1, 2, 7: exit $rc"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err" "$tmp/hrun1.txt"
+  fi
   # bench --tune over 2 ranks: rank 0 tunes the one-rank configuration for
   # all N, the ranks (one group: the same device) their slice's; a second
   # start finds both in the store

@@ -141,7 +141,10 @@ typedef struct {
     double all_active_interactions_per_s;   /* n^2 / all_active_ms */
     double fraction;              /* interactions_per_s / (ranks * all-active rate): the part
                                      of the peak of the devices in use the run sustained */
-    double de_over_e;             /* |E(end) - E(start)| / |E(start)| over the timed part */
+    double de_over_e;             /* |E(end) - E(start)| / |E(start)| over the timed part;
+                                     NaN where it is not defined (no_de says why) */
+    const char *no_de;            /* NULL, or why: "the force law has no potential
+                                     snippet", "the energy at the start is 0" (one body) */
     int tuned;                    /* 1: hermite holds the force + jerk launches the run used
                                      (the GPU, tuned or stored at creation); 0: the CPU */
     orr_htune_result hermite;     /* (rank 0's) */
@@ -171,8 +174,9 @@ typedef struct {
  * kernels and launches, one block of all n bodies (orr_bench_hermite).
  * Over several ranks, rank 0 first runs the same alone (the others wait)
  * for the speedup; every rank's wall and time in collectives is gathered,
- * so every rank's row is the same.  ORR_ERR_ARG when T is no positive
- * multiple of dt_max. */
+ * so every rank's row is the same; where rank 0 alone fails, every rank
+ * returns its error (shared: said once).  ORR_ERR_ARG when T is no
+ * positive multiple of dt_max. */
 orr_status orr_bench_hermite_run(orr_comm *c, const orr_bench_hrun_config *cfg, long n,
                                  int device, orr_bench_hrun *out, orr_error *err);
 

@@ -68,10 +68,11 @@ static const char *usage_commands =
     "                            double unless --precision) run as `orrery run` runs it (on\n"
     "                            the GPU the tuned force + jerk launches): one interval of\n"
     "                            --dt-max H (1/16) untimed, then T time units (a multiple of\n"
-    "                            H) timed, eta --eta E (0.02): wall s, s per time unit,\n"
-    "                            blocks, active bodies per block, interactions/s, the\n"
+    "                            H) timed, eta --eta E (0 to 1; 0.02): wall s, s per time\n"
+    "                            unit, blocks, active bodies per block, interactions/s, the\n"
     "                            all-active block's rate (best of --steps, 3) and the\n"
-    "                            fraction of it sustained, |dE/E|; under mpirun over the\n"
+    "                            fraction of it sustained, |dE/E| (nan where the law has no\n"
+    "                            potential or the energy is 0); under mpirun over the\n"
     "                            ranks, with each rank's time in collectives and the speedup\n"
     "                            against rank 0 alone (no --active; of the kernel options\n"
     "                            --force, --softening, --G and --threads)\n"
@@ -831,7 +832,7 @@ typedef struct {
     orr_bench_hrun_config hrun;   /* --run's model and settings (--eta, --dt-max, --seed) */
     const char *run_only;      /* the first of --eta, --dt-max, --seed given, or NULL */
     const char *launch_opt;    /* the first kernel launch option given but --threads, or NULL */
-    int set_precision, set_softening;
+    int set_precision, set_softening, set_variant;
     orr_variant variants[2];   /* what runs, in order (bench_resolve) */
     int nv;
     FILE *info;                /* notes: stdout, or stderr under --csv (machine-readable rows) */
@@ -863,6 +864,7 @@ static int bench_parse(args_t *a, bench_opts *b)
                 bad = parse_int("bench", "--steps", v, 1, 1000000, &b->steps);
         } else if (opt_value(a, "--variant", &v, &bad)) {
             b->variant_arg = v;
+            b->set_variant = 1;
         } else if (strcmp(a->argv[a->pos], "--csv") == 0) {
             b->csv = 1;
         } else if (strcmp(a->argv[a->pos], "--tune") == 0) {
@@ -885,6 +887,8 @@ static int bench_parse(args_t *a, bench_opts *b)
             if (!bad && !(bad = parse_double("bench", "--eta", v, &b->hrun.eta)) &&
                 !(b->hrun.eta > 0))
                 bad = orr_cli_usage_error("bench: --eta expects a positive number, got '%s'", v);
+            else if (!bad && b->hrun.eta > 1)   /* as orrery.simulation{} takes it */
+                bad = orr_cli_usage_error("bench: --eta expects a number in (0, 1], got '%s'", v);
             b->run_only = b->run_only ? b->run_only : "--eta";
         } else if (opt_value(a, "--dt-max", &v, &bad)) {
             if (!bad && !(bad = parse_double("bench", "--dt-max", v, &b->hrun.dt_max)) &&
@@ -918,9 +922,26 @@ static int bench_parse(args_t *a, bench_opts *b)
         bad = orr_cli_usage_error("bench: --run times the kernels a run uses (on the GPU the "
                                   "force + jerk launches tuned per N); %s is not taken with it "
                                   "(--force, --softening, --G and --threads are)", b->launch_opt);
-    if (!bad && b->run_mode && !orr_bench_hermite_intervals(b->hrun.T, b->hrun.dt_max))
-        bad = orr_cli_usage_error("bench: --run %s is not a multiple of --dt-max %g (T / dt_max "
-                                  "whole intervals are timed)", b->run_arg, b->hrun.dt_max);
+    if (!bad && b->hermite && b->set_variant)
+        bad = orr_cli_usage_error("bench: --variant is for the force pass (tiled, naive, "
+                                  "reference, both), not --integrator hermite (block steps)");
+    if (!bad && b->run_mode && b->hrun.dt_max < ORR_BLOCK_MIN_STEP)
+        bad = orr_cli_usage_error("bench: --dt-max %g is too short for block steps: at least "
+                                  "%.3g", b->hrun.dt_max, ORR_BLOCK_MIN_STEP);
+    if (!bad && b->run_mode && !orr_bench_hermite_intervals(b->hrun.T, b->hrun.dt_max)) {
+        const double k = b->hrun.T / b->hrun.dt_max;
+        if (k < 1)
+            bad = orr_cli_usage_error("bench: --run %s is shorter than --dt-max %g (T / dt_max "
+                                      "whole intervals are timed, one at least)", b->run_arg,
+                                      b->hrun.dt_max);
+        else if (!(k <= 1e12))
+            bad = orr_cli_usage_error("bench: --run %s over --dt-max %g is %.3g intervals: at "
+                                      "most 1e12 are timed", b->run_arg, b->hrun.dt_max, k);
+        else
+            bad = orr_cli_usage_error("bench: --run %s is not a multiple of --dt-max %g (T / "
+                                      "dt_max whole intervals are timed)", b->run_arg,
+                                      b->hrun.dt_max);
+    }
     if (!bad && b->run_mode && !b->set_precision)   /* as scripts/cluster_hermite.lua */
         b->run.spec.phys.precision = ORR_DOUBLE;
     b->info = b->csv ? stderr : stdout;
@@ -1370,6 +1391,8 @@ static int bench_hermite_run(const bench_opts *b, orr_comm *c)
         if (row.tuned && !csv)
             print_hermite_choice(&row.hermite, n);
         print_note_lines(b->info, row.note);
+        if (row.no_de)
+            fprintf(b->info, "  N=%ld: |dE/E| not measured (nan): %s\n", n, row.no_de);
         const char *launches = row.tuned ? row.hermite.source : "-";
         const double gflops = row.interactions_per_s * 60e-9;
         if (csv) {
