@@ -929,8 +929,10 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
 
 /* The blocks of the force + jerk kernel of each tile when the host does
  * not know the active count: the most items any count of its buckets
- * makes (the blocks walk the items, so fewer would do too, in more
- * rounds). */
+ * makes, but no more than fit on the GPU at once (the blocks walk the
+ * items, each item's arithmetic whichever block does it, so the bits do
+ * not change; a launch of a tile the block does not have costs a wave of
+ * blocks that return at once, not its largest grid). */
 static void force_grids(const orr_engine *e, const cuda_impl *c, long grid[3])
 {
     grid[0] = grid[1] = grid[2] = 0;   /* 0: no bucket has the tile */
@@ -941,6 +943,16 @@ static void force_grids(const orr_engine *e, const cuda_impl *c, long grid[3])
             orr_hlaunch_shape(e->n, nact, l, c->info.sm_count, NULL, &iblocks, NULL) * iblocks;
         const int k = l.tile == 64 ? 0 : l.tile == 128 ? 1 : 2;
         grid[k] = items > grid[k] ? items : grid[k];
+    }
+    for (int k = 0; k < 3; k++) {
+        int per_sm = 0;
+        orr_error ignored = {0};
+        if (grid[k] > 0 &&
+            orr_cuda_occupancy(c->fn[tile_kernel(64 << k)], 64 << k, &per_sm, &ignored) ==
+                ORR_OK &&
+            per_sm > 0 && grid[k] > (long)per_sm * c->info.sm_count)
+            grid[k] = (long)per_sm * c->info.sm_count;
+        orr_error_clear(&ignored);
     }
 }
 
