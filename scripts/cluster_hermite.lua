@@ -13,6 +13,9 @@
 --   build/orrery run scripts/cluster_hermite.lua [N] [T_END] [ETA] [PRECISION] [OUT.hdf5]
 --   mpirun -np 2 build/orrery run scripts/cluster_hermite.lua 1024 1 0.02 double
 -- (PRECISION: double, or mixed: differences in double, the rest in float)
+-- The same model timed as a benchmark (seconds per time unit, active bodies per
+-- block, the fraction of the all-active rate; over ranks under mpirun too):
+--   build/orrery bench --integrator hermite --run 0.5 --n 16384,32768 [--csv]
 local orrery = require "orrery"
 local print = orrery.rank == 0 and print or function() end
 local MSUN_G = 1.988409870698051e33
