@@ -392,6 +392,14 @@ struct orr_hctl {
     unsigned last_count;         /* the last finished block's active bodies */
     unsigned done;               /* no block is left: the interval ended or max_blocks */
     unsigned bar[2];             /* orr_hinterval's grid barrier: arrivals, generation */
+    unsigned split;              /* orr_hinterval stopped at a block to split between GPUs
+                                    (next and count are its time and active bodies) */
+    unsigned pad;
+    unsigned long long phase[4]; /* orr_hinterval's phases, ns summed (its block 0's clock):
+                                    the first next time, prediction, force + jerk, correction
+                                    with the next block's time */
+    orr_tick ahead[2];           /* orr_hinterval: the next block's time, found as a block
+                                    ends (by the parity of the block within the launch) */
 };
 
 /* The interval's parameters (device memory, written as it begins). */
@@ -879,7 +887,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                  const typename orr_vec4<real>::type *__restrict__ an,
                  const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
                  int nact, int ranges, orr_tick t, double H, double eta, int hi, int first,
-                 int threads)
+                 int threads, orr_tick &tnext)
 {
     typedef typename orr_vec4<real>::type vec4;
     const int stride = nact;
@@ -934,6 +942,8 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             level[i] = l;
             tick[i] = t;
             deepest = l > deepest ? l : deepest;
+            const orr_tick ti = t + (end >> l);
+            tnext = ti < tnext ? ti : tnext;
         }
         if (lanes > 1)
             __syncwarp();
@@ -956,10 +966,11 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
     if (hc->done)
         return;
     const int nact = (int)hc->count;
+    orr_tick unused = ~0ULL;
     const int deepest = orr_hcorrect_all<real>(
         pos, vel, acc, jerk, tick, level, xp, vp, an, jn, act, nact,
         orr_hshape_of(plan, n, nact).ranges, hc->next, hp->H, hp->eta, hp->hi,
-        blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK);
+        blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK, unused);
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
 }
@@ -981,6 +992,34 @@ __global__ void orr_hloop(orr_hctl *hc, const orr_hparams *__restrict__ hp)
     hc->next = ~0ULL;
     hc->count = 0;
     hc->done = t >= (1ULL << ORR_HMAX) || hc->blocks >= hp->max_blocks;
+}
+
+/* The smallest of a warp's values, in every lane. */
+static __device__ __forceinline__ orr_tick orr_warp_min(orr_tick t)
+{
+    for (int off = 16; off > 0; off /= 2) {
+        const orr_tick o = __shfl_xor_sync(0xffffffffu, t, off);
+        t = o < t ? o : t;
+    }
+    return t;
+}
+
+/* The GPU's nanosecond clock, and a phase's time added to *acc by the
+ * first thread (orr_hinterval's profile, hctl.phase). */
+static __device__ __forceinline__ unsigned long long orr_now()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+static __device__ __forceinline__ void orr_lap(int first, unsigned long long &acc,
+                                               unsigned long long &clock)
+{
+    if (first == 0) {
+        const unsigned long long t = orr_now();
+        acc += t - clock;
+        clock = t;
+    }
 }
 
 /* A barrier of every block of the grid (orr_hinterval's; the launch is
@@ -1050,7 +1089,7 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
               typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
               const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,
               typename orr_vec4<real>::type *__restrict__ pa,
-              typename orr_vec4<real>::type *__restrict__ pj, int n)
+              typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned split_at)
 {
     __shared__ __align__(32) unsigned char smem[orr_jtile_bytes<real>(ORR_HPERSIST) > 0
                                                      ? orr_jtile_bytes<real>(ORR_HPERSIST) : 32];
@@ -1062,27 +1101,59 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
     unsigned long long nb = hc->blocks;
     volatile orr_hctl *vc = hc;
     int deepest = 0;
+    bool split = false;
+    /* held in shared memory (registers are what the force loop needs): the
+     * phases' times (the first thread's), the waiting bodies' smallest next
+     * time per warp */
+    __shared__ unsigned long long ph[5];
+    __shared__ orr_tick waiting[ORR_HPERSIST / 32];
+    unsigned long long &clock = ph[4];
+    if (first == 0)
+        ph[0] = ph[1] = ph[2] = ph[3] = 0, clock = orr_now();
+    if (first == 0)   /* read by the host alone, after the launch */
+        hc->split = 0;
+    /* the first block's time: the smallest next time of all */
+    orr_tick tmin = ~0ULL;
+    for (int i = first; i < n; i += threads) {
+        const orr_tick ti = tick[i] + (end >> level[i]);
+        tmin = ti < tmin ? ti : tmin;
+    }
+    tmin = orr_warp_min(tmin);
+    if (threadIdx.x % 32 == 0 && tmin != ~0ULL)
+        atomicMin(&hc->next, tmin);
+    orr_grid_sync(hc->bar);
+    orr_lap(first, ph[0], clock);
+    orr_tick t = vc->next;
+    /* then each block finds the next one's time as it ends: the waiting
+     * bodies' next times (seen as they are predicted) and the corrected
+     * ones' new ones, into ahead[nb % 2] (reset as block nb begins: its
+     * last reader, block nb - 1, is past the barrier that ended block
+     * nb - 2) */
     for (;;) {
-        orr_tick tmin = ~0ULL;
-        for (int i = first; i < n; i += threads) {
-            const orr_tick ti = tick[i] + (end >> level[i]);
-            tmin = ti < tmin ? ti : tmin;
-        }
-        for (int off = 16; off > 0; off /= 2) {
-            const orr_tick o = __shfl_down_sync(0xffffffffu, tmin, off);
-            tmin = o < tmin ? o : tmin;
-        }
-        if (threadIdx.x % 32 == 0 && tmin != ~0ULL)
-            atomicMin(&hc->next, tmin);
-        orr_grid_sync(hc->bar);
-        const orr_tick t = vc->next;
         if (t > end || nb >= most)
             break;
-        for (int i = first; i < n; i += threads)
+        if (first == 0)
+            hc->ahead[nb % 2] = ~0ULL;
+        orr_tick tw = ~0ULL;   /* the waiting bodies' smallest next time */
+        for (int i = first; i < n; i += threads) {
+            const orr_tick ti = tick[i] + (end >> level[i]);
             if (orr_predict_one<real>(i, t, pos, vel, acc, jerk, tick, level, unit, xp, vp))
                 act[atomicAdd(&hc->count, 1u)] = i;
+            else
+                tw = ti < tw ? ti : tw;
+        }
+        tw = orr_warp_min(tw);
+        if (threadIdx.x % 32 == 0)
+            waiting[threadIdx.x / 32] = tw;
         orr_grid_sync(hc->bar);
+        orr_lap(first, ph[1], clock);
         const int nact = (int)vc->count;
+        if ((unsigned)nact >= split_at) {   /* the host splits this one between the GPUs */
+            if (first == 0)
+                hc->next = t;
+            split = true;
+            break;
+        }
         const orr_hshape s = orr_hshape_of(plan, n, nact);
         if (s.tile == 64)
             orr_hinterval_items<real, 64>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
@@ -1091,24 +1162,166 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
         else
             orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
         orr_grid_sync(hc->bar);
+        orr_lap(first, ph[2], clock);
+        orr_tick tc = ~0ULL;   /* the corrected bodies' smallest next time */
         const int d = orr_hcorrect_all<real>(pos, vel, acc, jerk, tick, level, xp, vp, pa, pj,
-                                             act, nact, s.ranges, t, H, eta, hi, first, threads);
+                                             act, nact, s.ranges, t, H, eta, hi, first, threads,
+                                             tc);
         deepest = d > deepest ? d : deepest;
+        tc = orr_warp_min(tc);
+        if (threadIdx.x % 32 == 0) {
+            tc = waiting[threadIdx.x / 32] < tc ? waiting[threadIdx.x / 32] : tc;
+            if (tc != ~0ULL)
+                atomicMin(&hc->ahead[nb % 2], tc);
+        }
         nb++;
-        if (first == 0) {   /* the bookkeeping: every other thread has read next and count */
+        if (first == 0) {   /* the bookkeeping: every other thread has read count */
             hc->last = t;
             hc->last_count = (unsigned)nact;
             hc->blocks = nb;
             hc->active += (unsigned long long)nact;
-            hc->next = ~0ULL;
             hc->count = 0;
         }
         orr_grid_sync(hc->bar);
+        orr_lap(first, ph[3], clock);
+        t = vc->ahead[(nb - 1) % 2];
     }
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
-    if (first == 0)
-        hc->done = 1;
+    if (first == 0) {
+        for (int k = 0; k < 4; k++)
+            hc->phase[k] += ph[k];
+        if (split) {
+            hc->split = 1;
+        } else {   /* as the block-by-block kernels leave it */
+            hc->next = ~0ULL;
+            hc->done = 1;
+        }
+    }
+}
+
+/* ---- a block split between GPUs (backend_cuda.c's split_block) -------------
+ * Every GPU holds every body and runs the blocks below the crossover whole;
+ * orr_hinterval stops at a larger one, whose active bodies are listed in
+ * index order (orr_hchunks, orr_hlist: the same list on every GPU), rank r
+ * takes the r-th share of the list (force + jerk and correction with the
+ * kernels above, its own control words holding the share's count), packs
+ * its corrected bodies (orr_hpack: position, velocity, acceleration, jerk,
+ * level; five real4 each) at their places in the list, the records are
+ * all-gathered (NCCL), and every GPU writes the others' bodies into its
+ * state (orr_hunpack).  Each body's bits come from the one GPU that
+ * corrected it, so the GPUs never disagree. */
+#define ORR_HREC 5
+
+/* The active bodies of each chunk of ORR_BLOCK bodies. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hchunks(const orr_tick *__restrict__ tick, const int *__restrict__ level,
+            const orr_hctl *__restrict__ hc, int *__restrict__ chunk, int n)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    const orr_tick t = hc->next;
+    const int on = i < n && tick[i] + ((1ULL << ORR_HMAX) >> level[i]) == t;
+    const int c = __syncthreads_count(on);
+    if (threadIdx.x == 0)
+        chunk[blockIdx.x] = c;
+}
+
+/* The active bodies in index order into list: chunk b's after those of
+ * chunks 0 .. b-1, in order within it. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hlist(const orr_tick *__restrict__ tick, const int *__restrict__ level,
+          const orr_hctl *__restrict__ hc, const int *__restrict__ chunk, int *__restrict__ list,
+          int n)
+{
+    __shared__ int wsum[ORR_BLOCK / 32];
+    __shared__ int base;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int s = 0;
+    for (int b = threadIdx.x; b < (int)blockIdx.x; b += ORR_BLOCK)
+        s += chunk[b];
+    for (int off = 16; off > 0; off /= 2)
+        s += __shfl_down_sync(0xffffffffu, s, off);
+    if (lane == 0)
+        wsum[warp] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int b = 0;
+        for (int w = 0; w < ORR_BLOCK / 32; w++)
+            b += wsum[w];
+        base = b;
+    }
+    __syncthreads();
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    const orr_tick t = hc->next;
+    const bool on = i < n && tick[i] + ((1ULL << ORR_HMAX) >> level[i]) == t;
+    const unsigned m = __ballot_sync(0xffffffffu, on);
+    if (lane == 0)
+        wsum[warp] = __popc(m);
+    __syncthreads();
+    if (on) {
+        int at = base + __popc(m & ((1u << lane) - 1u));
+        for (int w = 0; w < warp; w++)
+            at += wsum[w];
+        list[at] = i;
+    }
+}
+
+/* Records k0 .. k1 of the list: the corrected bodies this GPU holds. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hpack(const typename orr_vec4<real>::type *__restrict__ pos,
+          const typename orr_vec4<real>::type *__restrict__ vel,
+          const typename orr_vec4<real>::type *__restrict__ acc,
+          const typename orr_vec4<real>::type *__restrict__ jerk, const int *__restrict__ level,
+          const int *__restrict__ list, int k0, int k1,
+          typename orr_vec4<real>::type *__restrict__ rec)
+{
+    const int k = k0 + blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (k >= k1)
+        return;
+    const int i = list[k];
+    typename orr_vec4<real>::type *r = rec + (size_t)ORR_HREC * k;
+    r[0] = pos[i];
+    r[1] = vel[i];
+    r[2] = acc[i];
+    r[3] = jerk[i];
+    r[4] = {(real)level[i], 0, 0, 0};
+}
+
+/* Every record but k0 .. k1 (this GPU's own) into the state at the block's
+ * time; the finest level of all into the control words. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hunpack(typename orr_vec4<real>::type *__restrict__ pos,
+            typename orr_vec4<real>::type *__restrict__ vel,
+            typename orr_vec4<real>::type *__restrict__ acc,
+            typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+            int *__restrict__ level, const int *__restrict__ list, int k0, int k1,
+            const typename orr_vec4<real>::type *__restrict__ rec, orr_hctl *hc)
+{
+    const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    int l = 0;
+    if (k < (int)hc->count) {
+        const typename orr_vec4<real>::type *r = rec + (size_t)ORR_HREC * k;
+        l = (int)r[4].x;
+        if (k < k0 || k >= k1) {
+            const int i = list[k];
+            pos[i] = r[0];
+            vel[i] = r[1];
+            acc[i] = r[2];
+            jerk[i] = r[3];
+            level[i] = l;
+            tick[i] = hc->next;
+        }
+    }
+    for (int off = 16; off > 0; off /= 2) {
+        const int o = __shfl_down_sync(0xffffffffu, l, off);
+        l = o > l ? o : l;
+    }
+    if (threadIdx.x % 32 == 0 && l > 0)
+        atomicMax(&hc->deepest, l);
 }
 
 /* Start of an interval where the accelerations and jerks are new (xp, vp =

@@ -43,7 +43,12 @@ cmds=("$build/orrery run $here/tests/sanitize/variants.lua"
       "$build/tests/test_gpu"
       "$build/orrery run $here/tests/lua/test_gpu.lua"
       "$build/orrery run $here/tests/lua/test_hermite.lua"
-      "$build/orrery run $here/tests/lua/test_blowup.lua")
+      "$build/orrery run $here/tests/lua/test_blowup.lua"
+      "env ORRERY_EXCHANGE=nccl ORRERY_HSPLIT=8 $build/orrery run $here/tests/sanitize/hsplit.lua")
+# the split block steps need NCCL (one rank through it): skipped without
+split_ok=1
+ORRERY_EXCHANGE=nccl ORRERY_HSPLIT=8 "$build/orrery" run "$here/tests/sanitize/hsplit.lua" >/dev/null 2>&1 ||
+  { split_ok=0; echo "[  SKIPPED ] lua:hsplit (one rank through NCCL does not run here: no NCCL?)"; }
 for tool in $tools; do
   for c in "${cmds[@]}"; do
     name=$(basename "${c##* }" | sed 's/^\(.*\)\.lua$/lua:\1/')
@@ -52,8 +57,10 @@ for tool in $tools; do
     start=$(date +%s)
     # racecheck: the variants script alone (see above)
     case "$tool" in racecheck)
-      [ "$name" = lua:variants ] || { echo "[  SKIPPED ] $tool $name (its kernels: in variants)"; continue; };;
+      case "$name" in lua:variants|lua:hsplit) ;;
+        *) echo "[  SKIPPED ] $tool $name (its kernels: in variants)"; continue;; esac;;
     esac
+    [ "$name" = lua:hsplit ] && [ "$split_ok" = 0 ] && continue
     # shellcheck disable=SC2086
     ORRERY_CACHE_DIR=${ORRERY_CACHE_DIR:-$logdir/cache} TEST_TMP=$logdir \
       timeout "${SANITIZE_TIMEOUT:-0}" "$san" --tool "$tool" --error-exitcode 99 --print-limit 20 --target-processes all --report-api-errors no \

@@ -484,21 +484,25 @@ static void test_hermite_restored_steps(void **state)
 /* An interval's blocks queued three ways (backend_cuda.c, ORRERY_HBLOCKS):
  * one block at a time with the host reading each back, batches of
  * launches with nothing read back between blocks, and one persistent
- * kernel for the interval (grid barriers between the phases); the same bits, the same
+ * kernel for the interval (grid barriers between the phases); and the
+ * persistent kernel with blocks split as between GPUs (one rank: the
+ * split path alone, every block, or those of 40 active bodies or more,
+ * stopping the persistent kernel there); the same bits, the same
  * blocks and active counts, in double and mixed, for a small n (one GPU
  * block predicts) and a larger one, with launches per bucket of every
  * tile (so each tile's kernel does work and the others stand aside). */
 static void test_hermite_queueing(void **state)
 {
     NEED_GPU();
-    static const char *modes[] = {"block", "batch", "persist"};
+    static const char *modes[] = {"block", "batch", "persist", "persist", "persist"};
+    static const long split[] = {0, 0, 0, 1, 40};
     static const long ns[] = {300, 5000};
     for (int k = 0; k < 2; k++)
         for (int prec = 0; prec < 2; prec++) {
             const long n = ns[k];
             double *first = NULL;
             long blocks0 = 0, active0 = 0;
-            for (int m = 0; m < 3; m++) {
+            for (int m = 0; m < 5; m++) {
                 setenv("ORRERY_HBLOCKS", modes[m], 1);
                 orr_error err = {0};
                 orr_sim_config c;
@@ -516,6 +520,9 @@ static void test_hermite_queueing(void **state)
                 for (int b = 0; b < ORR_HBUCKETS; b++)
                     l[b] = (orr_hlaunch){b == 0 ? 64 : b == 1 ? 128 : 256, b == 1 ? 8 : 16};
                 TU_OK(orr_sim_set_hermite_launch(s, l, orr_hbucket(n) + 1, "test", &err), &err);
+                orr_engine *e = (orr_engine *)orr_sim_engine(s);
+                const orr_block_split bs = {split[m], 0, 1, NULL, NULL};
+                TU_OK(orr_engine_blocks_split(e, &bs, &err), &err);
                 double *sp, *sv;
                 TU_OK(orr_sim_pos(s, &sp, &err), &err);
                 TU_OK(orr_sim_vel(s, &sv, &err), &err);
@@ -527,9 +534,23 @@ static void test_hermite_queueing(void **state)
                 orr_sim_blocks(s, &blocks, &active, &smallest);
                 double *p;
                 TU_OK(orr_sim_pos(s, &p, &err), &err);
-                print_message("hermite %s n=%ld %s: %ld blocks, %ld active\n", modes[m], n,
-                              prec ? "mixed" : "double", blocks, active);
+                orr_blocks_stats bst;
+                orr_engine_blocks_stats(e, &bst);
+                print_message("hermite %s (split at %ld) n=%ld %s: %ld blocks, %ld active, %ld "
+                              "split (%ld active)\n", modes[m], split[m], n,
+                              prec ? "mixed" : "double", blocks, active, bst.split_blocks,
+                              bst.split_active);
                 assert_true(blocks > 3 && active > blocks);
+                if (split[m] == 1) {   /* every block of the intervals, the first's start aside */
+                    assert_int_equal(bst.split_blocks, blocks);
+                    assert_int_equal(bst.split_active, active);
+                } else if (split[m] > 1) {
+                    assert_true(bst.split_blocks > 0 && bst.split_blocks < blocks);
+                } else {
+                    assert_int_equal(bst.split_blocks, 0);
+                }
+                if (m == 2)
+                    assert_true(bst.phase_s[2] > 0);
                 if (!first) {
                     first = malloc(sizeof(double) * 4 * n);
                     memcpy(first, p, sizeof(double) * 4 * n);
@@ -887,5 +908,8 @@ int main(void)
         cmocka_unit_test(test_tune_long_pass),
         cmocka_unit_test(test_uuid),
     };
+    const char *only = getenv("TEST_ONLY");   /* a test's name (or a * pattern) alone */
+    if (only && *only)
+        cmocka_set_test_filter(only);
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -220,14 +220,15 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   "$orr" bench --backend cpu --integrator hermite --run 0.25 --n 256 --csv >"$tmp/hrun1.csv" 2>/dev/null
   one=$(awk -F, 'NR == 2 { print $11 "," $12 }' "$tmp/hrun1.csv")
   why=$(awk -F, -v one="$one" '
-    NR == 1 { if ($0 != "n,ranks,backend,precision,eta,softening,dt_max,T,wall_s,s_per_time_unit,blocks,mean_active,interactions_per_s,gflops,all_active_interactions_per_s,fraction,dE_over_E,launches,comm_s,comm_share,single_wall_s,single_interactions_per_s,speedup,efficiency,rank_wall_s,rank_comm_s") print "header " $0; next }
+    NR == 1 { if ($0 != "n,ranks,backend,precision,eta,softening,dt_max,T,wall_s,s_per_time_unit,blocks,mean_active,interactions_per_s,gflops,all_active_interactions_per_s,fraction,dE_over_E,launches,comm_s,comm_share,single_wall_s,single_interactions_per_s,speedup,efficiency,rank_wall_s,rank_comm_s,split_min,split_blocks,split_active,gpu_comm_s") print "header " $0; next }
     NR == 2 {
-      if (NF != 26 || $1 != 256 || $2 != 2 || $3 != "cpu" || $4 != "double") print "row " $0
+      if (NF != 30 || $1 != 256 || $2 != 2 || $3 != "cpu" || $4 != "double") print "row " $0
       if (!($9 > 0 && $11 > 0 && $12 >= 1 && $12 <= 256 && $13 > 0 && $15 > 0 && $16 > 0 && $17 < 1e-4)) print "figures " $0
       if ($11 "," $12 != one) print "blocks " $11 "," $12 " against one rank'"'"'s " one
       if (!($19 >= 0 && $20 >= 0 && $20 <= 1 && $21 > 0 && $22 > 0 && $23 > 0 && $24 > 0)) print "ranks " $0
       if (split($25, w, ";") != 2 || split($26, c, ";") != 2 || !(w[1] > 0 && w[2] > 0) ||
           !(c[1] >= 0 && c[1] <= w[1] && c[2] >= 0 && c[2] <= w[2])) print "per rank " $25 " " $26
+      if ($27 != 0 || $28 != 0 || $29 != 0 || $30 != 0) print "split on the CPU " $0
       next }
     { print "extra line " $0 }
     END { if (NR < 2) print "no row" }' "$tmp/run.out")
@@ -239,8 +240,8 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \
      --integrator hermite --run 0.125 --n 256 >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
   if [ "$rc" -eq 0 ] && [ "$(grep -cE '^ +256 +2 +double +0.125 .*%' "$tmp/run.out")" -eq 1 ] &&
-     grep -qE '^  N=256 rank 0: wall [0-9.]+ s, in MPI collectives [0-9.]+ s' "$tmp/run.out" &&
-     grep -qE '^  N=256 rank 1: wall [0-9.]+ s, in MPI collectives [0-9.]+ s' "$tmp/run.out" &&
+     grep -qE '^  N=256 rank 0: wall [0-9.]+ s, communicating [0-9.]+ s' "$tmp/run.out" &&
+     grep -qE '^  N=256 rank 1: wall [0-9.]+ s, communicating [0-9.]+ s' "$tmp/run.out" &&
      [ "$(grep -c 'orrery bench: cpu' "$tmp/run.out")" -eq 1 ]; then
     ok "bench --integrator hermite --run over 2 ranks: the table once, each rank's times"
   else
@@ -282,7 +283,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
      --integrator hermite --run 0.25 --n 1,2,7 --csv >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
   "$orr" bench --backend cpu --integrator hermite --run 0.25 --n 1,2,7 --csv 2>/dev/null |
     awk -F, 'NR > 1 { print $1 "," $11 "," $12 "," $17 }' >"$tmp/hrun1.txt"
-  if [ "$rc" -eq 0 ] && [ "$(awk -F, 'NR > 1 && NF == 26 && $2 == 3 { print $1 "," $11 "," $12 "," $17 }' "$tmp/run.out")" = "$(cat "$tmp/hrun1.txt")" ] &&
+  if [ "$rc" -eq 0 ] && [ "$(awk -F, 'NR > 1 && NF == 30 && $2 == 3 { print $1 "," $11 "," $12 "," $17 }' "$tmp/run.out")" = "$(cat "$tmp/hrun1.txt")" ] &&
      [ "$(wc -l < "$tmp/run.out")" -eq 4 ] && grep -q '^1,3,.*,nan,-,' "$tmp/run.out"; then
     ok "bench --integrator hermite --run over 3 ranks, N = 1, 2, 7: the blocks of one rank"
   else
@@ -337,7 +338,14 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       cp "$tmp/run.err" "$tmp/gg.err"
       # the all-gather overlapped with the force (not the default there)
       ORRERY_OVERLAP=on run 2 "$here/mpi/bitwise.lua" "go_" cuda || { bad "gpu bitwise -np 2 on two GPUs, overlapped: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
+      # hermite's blocks on the GPUs, every block of 4 active bodies or
+      # more shared out between them (the default crossover splits only
+      # the larger blocks)
+      ORRERY_HSPLIT=4 run 2 "$here/mpi/bitwise.lua" "gs_" cuda || { bad "gpu bitwise -np 2 on two GPUs, blocks split: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
     fi
+    # one rank through NCCL with every block split (the split path alone,
+    # its records through NCCL to itself): the bits of one rank without
+    ORRERY_EXCHANGE=nccl ORRERY_HSPLIT=1 run 1 "$here/mpi/bitwise.lua" "gt_" cuda; trc=$?
     # one rank through the NCCL path (the all-gather on a stream of its own,
     # overlapped with the force), where NCCL loads
     ORRERY_EXCHANGE=nccl run 1 "$here/mpi/bitwise.lua" "gn_" cuda; nrc=$?
@@ -351,14 +359,17 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
              if (d > 1e-12 * m || a[FNR, k] == "") bad++ } ; rows++ }
            END { print (rows > 0 && bad == 0) ? "yes" : "no" }' "$1" "$2" 2>/dev/null
     }
-    for p in g2:"sharing the GPU" gg:"on two GPUs (NCCL)" go:"on two GPUs (NCCL, overlapped)"; do
+    for p in g2:"sharing the GPU" gg:"on two GPUs (NCCL)" go:"on two GPUs (NCCL, overlapped)" gs:"on two GPUs (NCCL, every block split)"; do
       pre=${p%%:*} how=${p#*:}
       [ "$pre" != g2 ] && [ "$ngpu" -lt 2 ] && continue
-      if [ "$(near "$tmp/g1_double_hermite.txt" "$tmp/${pre}_double_hermite.txt")" = yes ]; then
-        ok "gpu: double_hermite on 2 ranks $how within 1e-12 of 1 rank"
-      else
-        bad "gpu: double_hermite on 2 ranks $how differs from 1 rank by more than 1e-12"
-      fi
+      for c in double_hermite hermite_large; do
+        if [ "$(near "$tmp/g1_$c.txt" "$tmp/${pre}_$c.txt")" = yes ]; then
+          ok "gpu: $c on 2 ranks $how within 1e-12 of 1 rank"
+        else
+          bad "gpu: $c on 2 ranks $how differs from 1 rank by more than 1e-12"
+        fi
+      done
+      [ "$pre" = gs ] && continue
       for c in float_leapfrog ranges double_yoshida4 user_law float_large double_large; do
         if [ -s "$tmp/g1_$c.txt" ] && cmp -s "$tmp/g1_$c.txt" "$tmp/${pre}_$c.txt"; then
           ok "gpu bitwise: $c on 1 rank and on 2 ranks $how"
@@ -379,6 +390,14 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
         bad "gpu bitwise: $c differs between 1 rank with and without NCCL"
       fi
     done
+    for c in double_hermite hermite_large double_hermite_blocks; do
+      if [ "$trc" -eq 0 ] && cmp -s "$tmp/g1_$c.txt" "$tmp/gt_$c.txt"; then
+        ok "gpu bitwise: $c on 1 rank through NCCL, every block split, as without"
+      elif [ "$trc" -eq 0 ]; then
+        bad "gpu bitwise: $c differs between 1 rank with every block split through NCCL and without"
+      fi
+    done
+    [ "$trc" -eq 0 ] || echo "mpi: one rank through NCCL with blocks split did not run (exit $trc): $(tail -1 "$tmp/run.err")"
     [ "$nrc" -eq 0 ] || echo "mpi: one rank through NCCL did not run (exit $nrc; no NCCL?): $(tail -1 "$tmp/run.err")"
     if grep -q 'orrery: 2 ranks; positions exchanged through the host (MPI): ranks 0 and 1 share GPU 0' "$tmp/g2.err"; then
       ok "gpu: two ranks on one GPU say they exchange through the host"
@@ -388,7 +407,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     if [ "$ngpu" -lt 2 ]; then
       echo "mpi: one GPU: the runs with a GPU per rank (NCCL between GPUs) are skipped"
       skip=$((skip + 1))
-    elif grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\)$' "$tmp/gg.err"; then
+    elif grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\); Hermite block steps on the GPUs$' "$tmp/gg.err"; then
       ok "gpu: two ranks on two GPUs say they exchange over NCCL"
     else
       bad "gpu: two ranks on two GPUs did not say NCCL"; sed 's/^/    /' "$tmp/gg.err"
@@ -436,7 +455,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
       printf '#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK\nexec "$@"\n' >"$tmp/ownvisible.sh"
       (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 sh "$tmp/ownvisible.sh" "$orr" run \
          "$here/mpi/bitwise.lua" "gv_" cuda >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
-      if [ "$rc" -eq 0 ] && grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\)$' "$tmp/run.err" &&
+      if [ "$rc" -eq 0 ] && grep -qE '^orrery: 2 ranks; positions exchanged over NCCL [0-9]+ \(a GPU per rank\); Hermite block steps on the GPUs$' "$tmp/run.err" &&
          cmp -s "$tmp/g1_float_leapfrog.txt" "$tmp/gv_float_leapfrog.txt"; then
         ok "gpu: two ranks each seeing its own GPU as device 0 exchange over NCCL, bitwise as one rank"
       else

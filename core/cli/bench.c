@@ -534,6 +534,7 @@ typedef struct {
     long blocks, active;     /* over the timed part */
     double de_over_e;
     const char *no_de;       /* why de_over_e is NaN, or NULL */
+    orr_blocks_stats gpu;    /* the engine's block steps over the timed part (differences) */
 } hrun_timing;
 
 /* A simulation of the Plummer sphere pos/vel as orrery.simulation{}
@@ -600,6 +601,8 @@ static orr_status hrun_time(orr_sim *s, orr_comm *comm, long intervals, hrun_tim
     if (st)
         return st;
     orr_sim_blocks(s, &b0, &a0, &smallest);
+    orr_blocks_stats g0, g1;
+    orr_engine_blocks_stats(orr_sim_engine(s), &g0);
     const double busy0 = comm ? orr_comm_busy_s(comm) : 0;
     const double t0 = orr_now_s();
     /* the interval's end reads the device back (hermite.c: finish), so the
@@ -609,6 +612,14 @@ static orr_status hrun_time(orr_sim *s, orr_comm *comm, long intervals, hrun_tim
     t->comm_s = comm ? orr_comm_busy_s(comm) - busy0 : 0;
     if (st)
         return st;
+    orr_engine_blocks_stats(orr_sim_engine(s), &g1);
+    for (int k = 0; k < 4; k++)
+        t->gpu.phase_s[k] = g1.phase_s[k] - g0.phase_s[k];
+    t->gpu.split_min = g1.split_min;
+    t->gpu.split_blocks = g1.split_blocks - g0.split_blocks;
+    t->gpu.split_active = g1.split_active - g0.split_active;
+    t->gpu.comm_s = g1.comm_s - g0.comm_s;
+    t->comm_s += t->gpu.comm_s;
     orr_sim_blocks(s, &b1, &a1, &smallest);
     t->blocks = b1 - b0;
     t->active = a1 - a0;
@@ -741,6 +752,11 @@ orr_status orr_bench_hermite_run(orr_comm *c, const orr_bench_hrun_config *cfg, 
             if (ranks > 1 && w > 0 && cs / w > out->comm_share)
                 out->comm_share = cs / w;
         }
+        out->split_min = t.gpu.split_min;
+        out->split_blocks = t.gpu.split_blocks;
+        out->split_active = t.gpu.split_active;
+        out->gpu_comm_s = t.gpu.comm_s;
+        memcpy(out->phase_s, t.gpu.phase_s, sizeof out->phase_s);
         out->s_per_time_unit = out->wall_s / cfg->T;
         out->interactions_per_s = (double)t.active * (double)n / out->wall_s;
         out->all_active_ms = all_ms;

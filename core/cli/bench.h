@@ -152,7 +152,8 @@ typedef struct {
     /* over several ranks (ranks > 1; else ranks 1 and the rest 0) */
     int ranks;
     double comm_s;                /* the most seconds any rank spent in MPI collectives
-                                     over the timed part (orr_comm_busy_s' difference) */
+                                     over the timed part (orr_comm_busy_s' difference) and
+                                     in the GPUs' block exchange (gpu_comm_s) */
     double comm_share;            /* the largest rank_comm_s / rank_wall_s */
     double single_wall_s;         /* rank 0 alone, first: the same run (its own simulation,
                                      without the ranks, its device; on the CPU the threads
@@ -162,6 +163,14 @@ typedef struct {
     double efficiency;            /* speedup / ranks */
     double rank_wall_s[ORR_BENCH_MAX_RANKS];   /* each rank's wall over the timed part */
     double rank_comm_s[ORR_BENCH_MAX_RANKS];   /* each rank's seconds in collectives in it */
+    /* block steps on the GPUs (rank 0's engine, over the timed part) */
+    long split_min;               /* blocks of this many active bodies or more are split
+                                     between the GPUs (0: none) */
+    long split_blocks, split_active;   /* the blocks split, their active bodies */
+    double gpu_comm_s;            /* their exchange on the GPU's stream (NCCL), also in
+                                     comm_s and rank_comm_s */
+    double phase_s[4];            /* the device loop's phases (next time, prediction, force +
+                                     jerk, correction; the persistent kernel's, else 0) */
 } orr_bench_hrun;
 
 /* A real run of Hermite block steps of n bodies (every rank of c calls

@@ -1364,7 +1364,8 @@ static int bench_hermite_run(const bench_opts *b, orr_comm *c)
         printf("n,ranks,backend,precision,eta,softening,dt_max,T,wall_s,s_per_time_unit,blocks,"
                "mean_active,interactions_per_s,gflops,all_active_interactions_per_s,fraction,"
                "dE_over_E,launches%s\n", ranks > 1 ? ",comm_s,comm_share,single_wall_s,"
-               "single_interactions_per_s,speedup,efficiency,rank_wall_s,rank_comm_s" : "");
+               "single_interactions_per_s,speedup,efficiency,rank_wall_s,rank_comm_s,split_min,"
+               "split_blocks,split_active,gpu_comm_s" : "");
     else if (rank0)
         printf("%9s %5s %8s %7s %10s %12s %8s %10s %14s %14s %8s %9s%s\n", "N", "ranks",
                "precision", "T", "wall s", "s/time unit", "blocks", "active/blk",
@@ -1410,6 +1411,8 @@ static int bench_hermite_run(const bench_opts *b, orr_comm *c)
                 printf(",");
                 for (int r = 0; r < ranks; r++)
                     printf("%s%.6g", r ? ";" : "", row.rank_comm_s[r]);
+                printf(",%ld,%ld,%ld,%.6g", row.split_min, row.split_blocks, row.split_active,
+                       row.gpu_comm_s);
             }
             printf("\n");
         } else {
@@ -1422,10 +1425,22 @@ static int bench_hermite_run(const bench_opts *b, orr_comm *c)
                        row.single_wall_s, row.speedup, 100 * row.efficiency);
             printf("\n");
             for (int r = 0; r < ranks && ranks > 1; r++)
-                fprintf(b->info, "  N=%ld rank %d: wall %.4f s, in MPI collectives %.4f s "
+                fprintf(b->info, "  N=%ld rank %d: wall %.4f s, communicating %.4f s "
                         "(%.1f%%)\n", n, r, row.rank_wall_s[r], row.rank_comm_s[r],
                         row.rank_wall_s[r] > 0 ? 100 * row.rank_comm_s[r] / row.rank_wall_s[r]
                                                : 0);
+            const double ph = row.phase_s[0] + row.phase_s[1] + row.phase_s[2] + row.phase_s[3];
+            if (ph > 0)
+                fprintf(b->info, "  N=%ld: the device loop's phases (rank 0): next time %.1f%%, "
+                        "prediction %.1f%%, force + jerk %.1f%%, correction %.1f%% of %.4f s\n",
+                        n, 100 * row.phase_s[0] / ph, 100 * row.phase_s[1] / ph,
+                        100 * row.phase_s[2] / ph, 100 * row.phase_s[3] / ph, ph);
+            if (row.split_min > 0)
+                fprintf(b->info, "  N=%ld: blocks of %ld active bodies or more split between the "
+                        "GPUs: %ld of %ld blocks, %.1f%% of the active bodies; their exchange "
+                        "%.4f s on the GPU's stream\n", n, row.split_min, row.split_blocks,
+                        row.blocks, row.active ? 100.0 * row.split_active / row.active : 0,
+                        row.gpu_comm_s);
             if (k == 0)
                 fprintf(b->info, "  interactions/s: active bodies x N summed over the blocks / "
                         "wall s%s; all active/s: one block of all N with the run's kernels "
@@ -1434,7 +1449,8 @@ static int bench_hermite_run(const bench_opts *b, orr_comm *c)
                         ranks > 1 ? ", rank 0 alone" : "", ranks > 1 ? "(ranks x " : "",
                         ranks > 1 ? ")" : "");
             if (k == 0 && ranks > 1)
-                fprintf(b->info, "  comm: the most time a rank spent in MPI collectives; comm "
+                fprintf(b->info, "  comm: the most time a rank spent in MPI collectives and "
+                        "the GPUs' block exchange; comm "
                         "%%: the largest rank's share of its wall; one rank s: rank 0 alone, "
                         "first; speedup: one rank s / wall s; efficiency: speedup / ranks\n");
         }

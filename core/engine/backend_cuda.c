@@ -46,6 +46,15 @@ typedef struct {
     long hgrid[3];                /* blocks of the force + jerk launch of tile 64, 128, 256 */
     int hgrid_key[2 * ORR_HBUCKETS];   /* the launches per bucket hgrid was made for */
     int hgrid_ok;                 /* ... once made */
+    /* blocks split between GPUs (orr_engine_blocks_split), made when first asked for */
+    orr_block_split split;        /* min_active 0: none */
+    orr_devptr hsc;               /* a share's control words (hctl): its count, the block's time */
+    orr_devptr hchunk, hlist, hrec;   /* active per chunk; the ordered list; the records */
+    long *scounts, *sdispls;      /* each rank's share of a split block: records, offset */
+    void *evc0, *evc1;            /* around the exchange on the stream */
+    int comm_queued;              /* ... an exchange was timed and not yet added */
+    double phase_s[4], comm_s;    /* orr_engine_blocks_stats */
+    long split_blocks, split_active;
     orr_devptr flag;              /* u64: the first blow-up, step << 32 | body; all ones: none */
     /* pictures (orr_engine_deposit): the render family, built when first used */
     void *rmodule;
@@ -135,18 +144,24 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->parts);
     orr_cuda_free(c->grid);
     orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpos0, c->hvel0, c->hpa, c->hpj, c->htick,
-                      c->hlevel, c->hact, c->hiota, c->hcnt, c->hpar};
+                      c->hlevel, c->hact, c->hiota, c->hcnt, c->hpar, c->hsc, c->hchunk,
+                      c->hlist, c->hrec};
     for (size_t k = 0; k < sizeof h / sizeof h[0]; k++)
         orr_cuda_free(h[k]);
     if (c->ev0)
         orr_cuda_event_destroy(c->ev0);
     if (c->ev1)
         orr_cuda_event_destroy(c->ev1);
+    if (c->evc0)
+        orr_cuda_event_destroy(c->evc0);
+    if (c->evc1)
+        orr_cuda_event_destroy(c->evc1);
     orr_cuda_stream_destroy(c->stream);
     if (c->module)
         orr_cuda_module_unload(c->module);
     if (c->rmodule)
         orr_cuda_module_unload(c->rmodule);
+    free(c->scounts), free(c->sdispls);
     free(c);
     e->impl = NULL;
     e->stream = NULL;
@@ -697,6 +712,8 @@ typedef struct {
     int deepest;
     unsigned long long last, blocks, active;
     unsigned last_count, done, bar[2];
+    unsigned split, pad;
+    unsigned long long phase[4], ahead[2];
 } hctl;
 typedef struct {
     double H, eta, unit;
@@ -710,20 +727,24 @@ typedef struct {
 
 /* How an interval's blocks are queued (ORRERY_HBLOCKS; docs/PERFORMANCE.md
  * has the measurements, and those of a CUDA graph with conditional nodes,
- * which was slower): batches of plain launches, every kernel of every tile
- * in use, which do nothing once the interval is done (batch, the default);
- * one block at a time with its time and count read back (block); or one
- * persistent kernel for the whole interval, its phases apart by grid
- * barriers (persist: orr_hinterval, a cooperative launch; not yet measured,
- * so not the default). */
+ * which was slower than either of the first two): one persistent kernel
+ * for the whole interval, its phases apart by grid barriers (persist:
+ * orr_hinterval, a cooperative launch; the default, the fastest measured);
+ * batches of plain launches, every kernel of every tile in use, which do
+ * nothing once the interval is done (batch); or one block at a time with
+ * its time and count read back (block). */
 enum { HMODE_UNSET, HMODE_BATCH, HMODE_BLOCK, HMODE_PERSIST };
 
-static int hmode_of(void)
+static orr_status hmode_of(int *mode, orr_error *err)
 {
     const char *m = getenv("ORRERY_HBLOCKS");
-    return m && strcmp(m, "block") == 0     ? HMODE_BLOCK
-           : m && strcmp(m, "persist") == 0 ? HMODE_PERSIST
-                                            : HMODE_BATCH;
+    *mode = !m || !*m || strcmp(m, "persist") == 0 ? HMODE_PERSIST
+            : strcmp(m, "batch") == 0              ? HMODE_BATCH
+            : strcmp(m, "block") == 0              ? HMODE_BLOCK
+                                                   : HMODE_UNSET;
+    return *mode ? ORR_OK
+                 : orr_fail(err, ORR_ERR_ARG, "ORRERY_HBLOCKS=%.64s: expected persist (the "
+                            "default), batch or block", m);
 }
 
 
@@ -764,7 +785,11 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "the Hermite integrator's state of %ld bodies", e->n);
     if (!st)
-        c->hmode = hmode_of();
+        st = hmode_of(&c->hmode, err);
+    if (st) {   /* made again at the next call */
+        orr_cuda_free(c->hcnt);
+        c->hcnt = 0;
+    }
     return st;
 }
 
@@ -795,8 +820,8 @@ static int tile_kernel(int tile)
  * fills the GPU; at most 256 ranges, and at most 4n partials), one block
  * per item; then (combine) the combine of its j-ranges into row 0 of hpa,
  * hpj. */
-static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long nact,
-                             int combine, orr_error *err)
+static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, orr_devptr ctl,
+                             long nact, int combine, orr_error *err)
 {
     const orr_hlaunch l = orr_engine_hlaunch(e, orr_hbucket(nact));
     int n = (int)e->n, stride = (int)nact;
@@ -805,13 +830,12 @@ static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, long n
     const long items = iblocks * ranges;
     rtparams rtp = runtime_params(e);
     hplan plan = plan_of(e, c);
-    void *args[] = {&c->hxp, &c->hvp, &c->attr, &act, &c->hcnt, &rtp, &plan, &c->hpa, &c->hpj,
-                    &n};
+    void *args[] = {&c->hxp, &c->hvp, &c->attr, &act, &ctl, &rtp, &plan, &c->hpa, &c->hpj, &n};
     orr_status st = orr_cuda_launch(c->fn[tile_kernel(l.tile)], (unsigned)items,
                                     (unsigned)l.tile, 0, c->stream, args, err);
     if (st || ranges == 1 || !combine)
         return st;
-    void *cargs[] = {&c->hpa, &c->hpj, &c->hcnt, &ranges, &stride};
+    void *cargs[] = {&c->hpa, &c->hpj, &ctl, &ranges, &stride};
     return orr_cuda_launch(c->fn[ORR_K_JERK_COMBINE], blocks_for(32 * nact, e->spec.launch.block),
                            (unsigned)e->spec.launch.block, 0, c->stream, cargs, err);
 }
@@ -864,7 +888,7 @@ static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, doubl
     cuda_impl *c = e->impl;
     orr_status st = jerk_inputs(e, c, ni, idx, err);
     if (!st)
-        st = accel_jerk(e, c, c->hact, ni, 1, err);
+        st = accel_jerk(e, c, c->hact, c->hcnt, ni, 1, err);
     if (!st)
         st = download(c, c->hpa, acc, 3, 3, ni, err);
     if (!st)
@@ -880,7 +904,7 @@ static orr_status cuda_time_accel_jerk(orr_engine *e, long ni, const long *idx, 
     if (!st)
         st = orr_cuda_event_record(c->ev0, c->stream, err);
     for (int k = 0; !st && k < reps; k++)
-        st = accel_jerk(e, c, c->hact, ni, 1, err);
+        st = accel_jerk(e, c, c->hact, c->hcnt, ni, 1, err);
     return st ? st : timed_end(c, reps, ms, err);
 }
 
@@ -904,7 +928,7 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
         if (!(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
             !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)) &&
             !(st = set_count(c, (unsigned)e->n, err)))
-            st = accel_jerk(e, c, c->hiota, e->n, 1, err);
+            st = accel_jerk(e, c, c->hiota, c->hcnt, e->n, 1, err);
         int n = (int)e->n, hi = p->hi, keep = keep_steps;
         double H = p->H, eta_start = p->eta_start;
         void *args[] = {&c->hpa, &c->hpj, &c->buf[ORR_BUF_ACC], &c->hjerk, &c->hlevel, &H,
@@ -1069,8 +1093,10 @@ static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long
 #define HPERSIST 256   /* direct.cu's ORR_HPERSIST: orr_hinterval's threads per block */
 
 /* The rest of the interval in one cooperative launch of orr_hinterval,
- * as many blocks as fit on the GPU at once; 0 blocks fit: *launched 0. */
-static orr_status persist_run(orr_engine *e, cuda_impl *c, int *launched, orr_error *err)
+ * as many blocks as fit on the GPU at once, stopping before a block of
+ * at least split_at active bodies (hctl.split); 0 blocks fit: *launched 0. */
+static orr_status persist_run(orr_engine *e, cuda_impl *c, unsigned split_at, int *launched,
+                              orr_error *err)
 {
     int per_sm = 0;
     *launched = 0;
@@ -1082,7 +1108,7 @@ static orr_status persist_run(orr_engine *e, cuda_impl *c, int *launched, orr_er
     hplan plan = plan_of(e, c);
     void *args[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
                     &c->htick, &c->hlevel, &c->hcnt, &c->hpar, &c->hxp, &c->hvp, &c->hact,
-                    &c->attr, &rtp, &plan, &c->hpa, &c->hpj, &n};
+                    &c->attr, &rtp, &plan, &c->hpa, &c->hpj, &n, &split_at};
     st = orr_cuda_launch_cooperative(c->fn[ORR_K_HINTERVAL],
                                      (unsigned)(per_sm * c->info.sm_count), HPERSIST, c->stream,
                                      args, err);
@@ -1090,9 +1116,133 @@ static orr_status persist_run(orr_engine *e, cuda_impl *c, int *launched, orr_er
     return st;
 }
 
+/* The buffers of blocks split between GPUs. */
+static orr_status split_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
+{
+    if (c->hrec)
+        return ORR_OK;
+    const unsigned block = (unsigned)e->spec.launch.block;
+    orr_status st = orr_cuda_alloc(&c->hsc, sizeof(hctl), err);
+    if (!st)
+        st = orr_cuda_memset32(c->hsc, 0, sizeof(hctl) / 4, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hchunk, 4 * (size_t)blocks_for(e->n, (int)block), err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hlist, 4 * (size_t)e->n, err);
+    if (!st && !c->evc0 && !(st = orr_cuda_event_create(&c->evc0, err)))
+        st = orr_cuda_event_create(&c->evc1, err);
+    if (!st)
+        st = orr_cuda_alloc(&c->hrec, 5 * 4 * c->elem * (size_t)e->n, err);
+    if (st == ORR_ERR_DEVMEM)
+        orr_error_context(err, "the exchange of block steps between GPUs (%ld bodies)", e->n);
+    return st;
+}
+
+static orr_status cuda_blocks_split(orr_engine *e, const orr_block_split *sp, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = sp->min_active > 0 ? split_alloc(e, c, err) : ORR_OK;
+    long *counts = NULL, *displs = NULL;
+    if (!st && (!(counts = malloc(sizeof(long) * (size_t)sp->ranks)) ||
+                !(displs = malloc(sizeof(long) * (size_t)sp->ranks))))
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (st) {
+        free(counts);
+        return st;
+    }
+    free(c->scounts), free(c->sdispls);
+    c->scounts = counts, c->sdispls = displs;
+    c->split = *sp;
+    return ORR_OK;
+}
+
+static void cuda_blocks_stats(const orr_engine *e, orr_blocks_stats *out)
+{
+    const cuda_impl *c = e->impl;
+    memcpy(out->phase_s, c->phase_s, sizeof out->phase_s);
+    out->split_min = c->split.min_active;
+    out->split_blocks = c->split_blocks;
+    out->split_active = c->split_active;
+    out->comm_s = c->comm_s;
+}
+
+/* The exchange timed by the split block before (its events are done once
+ * the stream was waited for), into comm_s. */
+static void comm_time_add(cuda_impl *c)
+{
+    float ms = 0;
+    orr_error ignored = {0};
+    if (c->comm_queued && orr_cuda_event_elapsed(c->evc0, c->evc1, &ms, &ignored) == ORR_OK)
+        c->comm_s += ms / 1e3;
+    orr_error_clear(&ignored);
+    c->comm_queued = 0;
+}
+
+/* The block orr_hinterval stopped at (h: its time, its count), split
+ * between the ranks (direct.cu's "a block split between GPUs"): the
+ * ordered list, this rank's share's force + jerk and correction, its
+ * records out and every rank's in, then the block's bookkeeping
+ * (orr_hloop).  Queued; the next launch of orr_hinterval follows it on
+ * the stream. */
+static orr_status split_block(orr_engine *e, cuda_impl *c, const hctl *h, orr_error *err)
+{
+    const orr_block_split *sp = &c->split;
+    const long count = (long)h->count, P = sp->ranks;
+    if (count < 1 || count > e->n)
+        return orr_fail(err, ORR_ERR_CUDA, "block step: %ld active bodies of %ld", count, e->n);
+    long *counts = c->scounts, *displs = c->sdispls;
+    for (long r = 0; r < P; r++) {
+        displs[r] = count * r / P;
+        counts[r] = count * (r + 1) / P - displs[r];
+    }
+    int n = (int)e->n, k0 = (int)displs[sp->rank], k1 = k0 + (int)counts[sp->rank];
+    const unsigned block = (unsigned)e->spec.launch.block, grid = blocks_for(e->n, (int)block);
+    void *a1[] = {&c->htick, &c->hlevel, &c->hcnt, &c->hchunk, &n};
+    void *a2[] = {&c->htick, &c->hlevel, &c->hcnt, &c->hchunk, &c->hlist, &n};
+    orr_status st = orr_cuda_launch(c->fn[ORR_K_HCHUNKS], grid, block, 0, c->stream, a1, err);
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HLIST], grid, block, 0, c->stream, a2, err);
+    const hctl share = {.next = h->next, .count = (unsigned)(k1 - k0)};
+    orr_devptr mine = c->hlist + 4 * (size_t)k0;
+    if (!st && k1 > k0 &&
+        !(st = orr_cuda_htod_async(c->hsc, &share, sizeof share, c->stream, err)) &&
+        !(st = accel_jerk(e, c, mine, c->hsc, k1 - k0, 0, err))) {
+        hplan plan = plan_of(e, c);
+        void *k[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
+                     &c->htick, &c->hlevel, &c->hxp, &c->hvp, &c->hpa, &c->hpj, &mine, &c->hsc,
+                     &c->hpar, &plan, &n};
+        st = orr_cuda_launch(c->fn[ORR_K_HCORRECT], correct_grid(e, c), block, 0, c->stream, k,
+                             err);
+        void *pk[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC],
+                      &c->hjerk, &c->hlevel, &c->hlist, &k0, &k1, &c->hrec};
+        if (!st)
+            st = orr_cuda_launch(c->fn[ORR_K_HPACK], blocks_for(k1 - k0, (int)block), block, 0,
+                                 c->stream, pk, err);
+    }
+    if (!st && sp->gather) {
+        if (!(st = orr_cuda_event_record(c->evc0, c->stream, err)) &&
+            !(st = sp->gather(sp->ctx, c->hrec, counts, displs, 5 * 4 * c->elem, err)))
+            st = orr_cuda_event_record(c->evc1, c->stream, err);
+        c->comm_queued = !st;
+    }
+    void *u[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
+                 &c->htick, &c->hlevel, &c->hlist, &k0, &k1, &c->hrec, &c->hcnt};
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HUNPACK], blocks_for(count, (int)block), block, 0,
+                             c->stream, u, err);
+    void *l[] = {&c->hcnt, &c->hpar};
+    if (!st)
+        st = orr_cuda_launch(c->fn[ORR_K_HLOOP], 1, 1, 0, c->stream, l, err);
+    c->split_blocks++;
+    c->split_active += count;
+    return st;
+}
+
 /* The interval's blocks until it ends (or max_blocks), queued as
- * c->hmode says: in batches (8 blocks, then twice as many each time, up
- * to 256), the control words read back once a batch. */
+ * c->hmode says: one persistent kernel (stopping at the blocks split
+ * between GPUs, which the host queues, then going on); or in batches (8
+ * blocks, then twice as many each time, up to 256), the control words
+ * read back once a batch. */
 static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long long *t,
                                   long *blocks, long *active, orr_error *err)
 {
@@ -1101,12 +1251,26 @@ static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long
     memset(&h, 0, sizeof h);
     orr_status st = ORR_OK;
     if (c->hmode == HMODE_PERSIST) {
-        int launched = 0;
-        st = persist_run(e, c, &launched, err);
-        if (!st && launched)
-            st = read_ctl(c, &h, err);
-        else if (!st)   /* not one block fits: batches instead */
-            c->hmode = HMODE_BATCH;
+        const unsigned split_at = c->split.min_active > 0 && c->split.min_active < UINT_MAX
+                                      ? (unsigned)c->split.min_active : UINT_MAX;
+        for (;;) {
+            int launched = 0;
+            st = persist_run(e, c, split_at, &launched, err);
+            if (!st && !launched) {   /* not one block fits: batches instead */
+                c->hmode = HMODE_BATCH;
+                break;
+            }
+            if (!st)
+                st = read_ctl(c, &h, err);
+            comm_time_add(c);
+            if (st || !h.split)
+                break;
+            st = split_block(e, c, &h, err);
+            if (st)
+                break;
+        }
+        for (int k = 0; !st && k < 4; k++)   /* summed over the interval's launches */
+            c->phase_s[k] += (double)h.phase[k] / 1e9;
     }
     if (!st && c->hmode == HMODE_BATCH) {
         block_args a;
@@ -1313,6 +1477,8 @@ const orr_backend_ops orr_backend_cuda = {
     .blocks_field = cuda_blocks_field,
     .blocks_levels = cuda_blocks_levels,
     .blocks_abort = cuda_blocks_abort,
+    .blocks_split = cuda_blocks_split,
+    .blocks_stats = cuda_blocks_stats,
     .get_accel = cuda_get_accel,
     .kick = cuda_kick,
     .drift = cuda_drift,

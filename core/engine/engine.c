@@ -343,6 +343,26 @@ orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_erro
     return e->ops->blocks_levels(e, level, set, err);
 }
 
+orr_status orr_engine_blocks_split(orr_engine *e, const orr_block_split *s, orr_error *err)
+{
+    if (!e->ops->blocks_split)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend does not split block steps between "
+                        "GPUs", orr_engine_backend_name(e));
+    if (s->min_active < 0 || s->ranks < 1 || s->rank < 0 || s->rank >= s->ranks ||
+        (s->ranks > 1 && !s->gather))
+        return orr_fail(err, ORR_ERR_ARG, "block split: min_active %ld, rank %d of %d%s",
+                        s->min_active, s->rank, s->ranks,
+                        s->ranks > 1 && !s->gather ? ", no exchange" : "");
+    return e->ops->blocks_split(e, s, err);
+}
+
+void orr_engine_blocks_stats(const orr_engine *e, orr_blocks_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (e->ops->blocks_stats)
+        e->ops->blocks_stats(e, out);
+}
+
 orr_status orr_engine_blocks_abort(orr_engine *e, orr_error *err)
 {
     if (!e->ops->blocks_abort)

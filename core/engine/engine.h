@@ -162,6 +162,37 @@ orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long 
  * steps, bit for bit, as orr_engine_block one at a time. */
 orr_status orr_engine_blocks_run(orr_engine *e, const orr_block_params *p, long long *t,
                                  long *blocks, long *active, orr_error *err);
+/* Several GPUs, one per rank (hermite.c over ranks; every GPU holds every
+ * body and runs the same blocks): orr_engine_blocks_run gives a block of
+ * at least min_active active bodies to the ranks in shares (rank r the
+ * r-th share of its active bodies in index order: force + jerk and
+ * correction), and gather, queued on the engine's stream (orr_engine_stream),
+ * brings every rank's corrected records (counts[r] records of elem bytes
+ * at displs[r] of buf, in place) to every rank; smaller blocks run whole
+ * on every GPU without communication.  min_active 0: no block is split
+ * (the default).  With one rank gather may be NULL: the split path runs
+ * alone (the same bits as no split: tests).  The GPU only (else
+ * ORR_ERR_ARG). */
+typedef struct orr_block_split {
+    long min_active;
+    int rank, ranks;
+    orr_status (*gather)(void *ctx, orr_devptr buf, const long *counts, const long *displs,
+                         size_t elem, orr_error *err);
+    void *ctx;
+} orr_block_split;
+orr_status orr_engine_blocks_split(orr_engine *e, const orr_block_split *s, orr_error *err);
+/* What the engine's block steps did since it was made: the time of the
+ * phases of its device-side loop (next time, prediction, force + jerk,
+ * correction, s; the GPU's persistent kernel, else 0), the blocks split
+ * between GPUs and their active bodies (and the split's min_active), and
+ * the time their exchange took on the stream (s). */
+typedef struct {
+    double phase_s[4];
+    long split_min;   /* the split's min_active now */
+    long split_blocks, split_active;
+    double comm_s;
+} orr_blocks_stats;
+void orr_engine_blocks_stats(const orr_engine *e, orr_blocks_stats *out);
 /* Field k of every body (0 acceleration, 1 jerk: 3n values), read into io
  * or (set) written from it; *deepest (when not NULL, instead) the finest
  * level used since the interval began. */

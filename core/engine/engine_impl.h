@@ -42,6 +42,8 @@ typedef struct {
                                orr_error *err);
     orr_status (*blocks_levels)(orr_engine *e, int *level, int set, orr_error *err);
     orr_status (*blocks_abort)(orr_engine *e, orr_error *err);
+    orr_status (*blocks_split)(orr_engine *e, const orr_block_split *s, orr_error *err);
+    void (*blocks_stats)(const orr_engine *e, orr_blocks_stats *out);
     orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);
     orr_status (*drift)(orr_engine *e, orr_range t, double dt, orr_error *err);
     /* The targets' share of the pair potential: half of each target's sum

@@ -29,12 +29,19 @@
  * otherwise (the CPU backend) they run here on the host, the engine giving
  * the active bodies' forces and jerks (orr_engine_accel_jerk).
  *
- * Over several ranks (env->comm) the host path runs on every backend: every
- * rank keeps every body's state and so chooses the same blocks; each
- * computes the forces of, and corrects, the active bodies of its own slice,
- * and the corrected ones are gathered (MPI) before the next block.  Each
- * body's arithmetic is what one rank does, so on the CPU backend P ranks
- * give the bits of one.
+ * Over several ranks (env->comm) where every rank has a GPU of its own
+ * and an exchange on it (env->block_gather: NCCL), the block steps stay
+ * on the GPUs: every GPU holds every body and runs the same blocks; a
+ * block of at least a crossover of active bodies (split_at) is shared out
+ * between the GPUs and their corrected bodies all-gathered, a smaller one
+ * is computed whole by every GPU without communication (engine.h:
+ * orr_engine_blocks_split).  Otherwise (CPU ranks, ranks sharing a GPU)
+ * the host path runs over the ranks: every rank keeps every body's state
+ * and so chooses the same blocks; each computes the forces of, and
+ * corrects, the active bodies of its own slice, and the corrected ones
+ * are gathered (MPI) before the next block.  Each body's arithmetic is
+ * what one rank does, so on the CPU backend P ranks give the bits of
+ * one.
  *
  * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
@@ -370,6 +377,53 @@ static orr_status ranks_setup(herm *h, const orr_integ_env *env, orr_error *err)
                     h->n);
 }
 
+/* The crossover of blocks split between GPUs: a block is split where its
+ * force + jerk work saved, nact n (1 - 1/P) interactions, outweighs the
+ * exchange's cost, SPLIT_WORK interactions' worth (measured on 2 H100s:
+ * docs/PERFORMANCE.md, "Several GPUs").  ORRERY_HSPLIT sets the smallest
+ * block split instead: a count of active bodies, or "off". */
+#define SPLIT_WORK 3.4e7
+
+static orr_status split_at(const herm *h, long *min_active, orr_error *err)
+{
+    const char *v = getenv("ORRERY_HSPLIT");
+    if (v && *v) {
+        char *end = NULL;
+        const long k = strcmp(v, "off") == 0 ? 0 : strtol(v, &end, 10);
+        if (strcmp(v, "off") != 0 && (!end || *end || k < 1))
+            return orr_fail(err, ORR_ERR_ARG, "ORRERY_HSPLIT=%.64s: expected a count of active "
+                            "bodies (1 or more) or off", v);
+        *min_active = k;
+        return ORR_OK;
+    }
+    const double k = ceil(SPLIT_WORK / ((double)h->n * (1.0 - 1.0 / h->ranks)));
+    *min_active = k < 2 * h->ranks ? 2 * h->ranks : k > (double)h->n ? h->n + 1 : (long)k;
+    return ORR_OK;
+}
+
+/* Over several GPUs: every GPU takes rank 0's force + jerk launches (each
+ * block's shape, so its bits, follows them) and the split of blocks
+ * between the ranks; agreed over the ranks. */
+static orr_status gpus_setup(herm *h, orr_integ_env *env, orr_error *err)
+{
+    orr_engine *e = env->engine;
+    orr_hlaunch l[ORR_HBUCKETS];
+    for (int k = 0; k < ORR_HBUCKETS; k++)
+        l[k] = orr_engine_hlaunch(e, k);
+    orr_status st = orr_comm_bcast(env->comm, l, sizeof l, 0, err);
+    for (int k = 0; !st && k < ORR_HBUCKETS; k++) {
+        const orr_hlaunch m = orr_engine_hlaunch(e, k);
+        if (m.tile != l[k].tile || m.per_sm != l[k].per_sm)
+            st = orr_engine_set_hlaunch(e, k, l[k], err);
+    }
+    orr_block_split sp = {0, h->rank, h->ranks, env->block_gather, env->block_gather_ctx};
+    if (!st)
+        st = split_at(h, &sp.min_active, err);
+    if (!st)
+        st = orr_engine_blocks_split(e, &sp, err);
+    return orr_comm_agree(env->comm, st, 1, err);
+}
+
 /* The block parameters of an engine that keeps the block steps itself. */
 static orr_block_params engine_params(const herm *h, const orr_integ_env *env)
 {
@@ -397,7 +451,11 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     orr_status st = ranks_setup(h, env, err);
     if (st)
         return st;
-    h->on_engine = h->ranks == 1 && orr_engine_has_blocks(env->engine);
+    h->on_engine = orr_engine_has_blocks(env->engine) && (h->ranks == 1 || env->block_gather);
+    const char *asked = getenv("ORRERY_HSPLIT");   /* with one rank too: the split path alone */
+    if (h->on_engine && env->block_gather && (h->ranks > 1 || (asked && *asked)) &&
+        (st = gpus_setup(h, env, err)) != ORR_OK)
+        return st;
     h->t = 0;
     h->nb = 0;
     h->nact = 0;
@@ -484,6 +542,8 @@ static orr_status rest_on_engine(herm *h, orr_integ_env *env, orr_error *err)
     const orr_block_params p = engine_params(h, env);
     long nb = 0, nact = 0;
     orr_status st = orr_engine_blocks_run(env->engine, &p, &h->t, &nb, &nact, err);
+    if (h->ranks > 1)   /* every GPU ran the same blocks: a failure on one is every rank's */
+        st = orr_comm_agree(env->comm, st, 1, err);
     if (st)
         return st;
     h->blocks += nb - h->nb;

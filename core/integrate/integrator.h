@@ -54,6 +54,13 @@ typedef struct orr_integ_env {
     /* the ranks, for an integrator that exchanges more than positions
      * (hermite: each block's corrected bodies); NULL with one rank */
     struct orr_comm *comm;
+    /* over several ranks each with a GPU of its own (NULL otherwise): a
+     * block's corrected records to every rank, queued on the engine's
+     * stream (engine.h: orr_block_split), so hermite keeps its block steps
+     * on the GPUs */
+    orr_status (*block_gather)(void *ctx, orr_devptr buf, const long *counts,
+                               const long *displs, size_t elem, orr_error *err);
+    void *block_gather_ctx;
 } orr_integ_env;
 
 /* The targets' positions changed: the exchange, when there is one. */

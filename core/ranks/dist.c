@@ -26,6 +26,7 @@ struct orr_dist {
     long seq;                /* its number, the same on every rank (set by orr_dist_attach) */
     int stand_in;            /* ORRERY_TEST_COLLECTIVE_TEARDOWN: a stand-in for NCCL's
                                 communicator, torn down by a collective */
+    int same_gpus;           /* NCCL, and every rank's GPU the same model (orr_dist_gpu_blocks) */
     char note[512];          /* which exchange, and why */
 };
 
@@ -369,6 +370,20 @@ static orr_status gather_device(orr_dist *d, orr_engine *e, const orr_buffer *b,
     return st;
 }
 
+int orr_dist_gpu_blocks(const orr_dist *d)
+{
+    return d->nccl && d->same_gpus;
+}
+
+orr_status orr_dist_gather_records(orr_dist *d, orr_engine *e, orr_devptr buf,
+                                   const long *counts, const long *displs, size_t elem,
+                                   orr_error *err)
+{
+    if (!d->nccl)
+        return orr_fail(err, ORR_ERR_ARG, "records between GPUs: no NCCL exchange");
+    return orr_nccl_allgatherv(d->nccl, buf, counts, displs, elem, orr_engine_stream(e), err);
+}
+
 const char *orr_dist_exchange(const orr_dist *d)
 {
     return d->nccl ? "nccl" : d->ranks == 1 ? "none" : "host";
@@ -408,6 +423,29 @@ orr_status orr_dist_shared_gpu(orr_comm *c, const char *gpu, int device, int *a,
                     snprintf(where, size, "GPU %d on %s", all[i].device, all[i].host);
             }
     free(all);
+    return st;
+}
+
+/* One all-gather of a word per rank over NCCL, waited for. */
+static orr_status warm_up(orr_dist *d, orr_error *err)
+{
+    long *counts = malloc(sizeof(long) * (size_t)d->ranks),
+         *displs = malloc(sizeof(long) * (size_t)d->ranks);
+    orr_devptr buf = 0;
+    orr_status st = counts && displs ? orr_cuda_alloc(&buf, 8 * (size_t)d->ranks, err)
+                                     : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (int r = 0; !st && r < d->ranks; r++)
+        counts[r] = 1, displs[r] = r;
+    if (!st)
+        st = orr_cuda_memset32(buf, 0, 2 * (size_t)d->ranks, err);
+    if (!st)
+        st = orr_nccl_allgatherv(d->nccl, buf, counts, displs, 8, NULL, err);
+    if (!st)
+        st = orr_cuda_sync(err);
+    orr_cuda_free(buf);
+    free(counts), free(displs);
+    if (st)
+        orr_error_context(err, "NCCL's first all-gather");
     return st;
 }
 
@@ -486,13 +524,34 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
         d->nccl = NULL;
         return ORR_OK;
     }
+    /* NCCL connects the peers at the first collective (lazily, NCCL 2.22 and
+     * later): done here, so that a run's first exchange is not its slowest */
+    st = orr_comm_agree(d->comm, warm_up(d, err), 1, err);
+    if (st)
+        return st;
+    /* block steps stay on the GPUs only where every GPU gives the same bits */
+    char model[96];
+    snprintf(model, sizeof model, "%.60s sm_%d%d %d SMs", g.name, g.cc_major, g.cc_minor,
+             g.sm_count);
+    char *models = calloc((size_t)d->ranks, sizeof model);
+    st = orr_comm_agree(d->comm, models ? ORR_OK : orr_fail(err, ORR_ERR_NOMEM, "out of memory"),
+                        1, err);
+    if (!st)
+        st = orr_comm_allgather(d->comm, model, models, sizeof model, err);
+    d->same_gpus = !st;
+    for (int r = 1; !st && r < d->ranks; r++)
+        d->same_gpus &= strcmp(models, models + r * sizeof model) == 0;
+    free(models);
+    if (st)
+        return st;
     /* over NVLink the all-gather costs a few percent of the step at most,
      * and a force pass cut in two launches, sharing the SMs with NCCL's,
      * costs more (2 x H200, N = 65536: 1.42 ms a step against 1.16) */
     d->overlap = d->overlap_asked == 1;
-    snprintf(d->note, sizeof d->note, "positions exchanged over NCCL %d (%s)%s",
-             orr_nccl_version(), want_nccl ? "ORRERY_EXCHANGE=nccl" : "a GPU per rank",
-             d->overlap ? "; overlapped with the force (ORRERY_OVERLAP=on)" : "");
+    snprintf(d->note, sizeof d->note, "positions exchanged over NCCL %d (%s)%s; Hermite block "
+             "steps on the %s", orr_nccl_version(), want_nccl ? "ORRERY_EXCHANGE=nccl"
+             : "a GPU per rank", d->overlap ? "; overlapped with the force (ORRERY_OVERLAP=on)"
+             : "", d->same_gpus ? "GPUs" : "host (the ranks' GPUs are not all one model)");
     return ORR_OK;
 }
 

@@ -131,6 +131,16 @@ const char *orr_dist_exchange_note(const orr_dist *d);
  * ORRERY_OVERLAP=off turns the overlap off everywhere, =on on everywhere
  * on the GPU. */
 orr_status orr_dist_gather_force(orr_dist *d, orr_engine *e, orr_error *err);
+/* Whether block steps (hermite) can stay on the GPUs: the exchange is NCCL
+ * and every rank's GPU is the same model (the same kernels give the same
+ * bits on each, so every GPU runs the same blocks). */
+int orr_dist_gpu_blocks(const orr_dist *d);
+/* Every rank's records (counts[r] of elem bytes at displs[r] of the device
+ * buffer buf) to every rank in place, queued on the engine's stream
+ * (NCCL; ORR_ERR_ARG without it). */
+orr_status orr_dist_gather_records(orr_dist *d, orr_engine *e, orr_devptr buf,
+                                   const long *counts, const long *displs, size_t elem,
+                                   orr_error *err);
 /* Whether orr_dist_gather_force overlaps (set by orr_dist_attach, see
  * above), and setting it (the bench measures both). */
 int orr_dist_overlap(const orr_dist *d);

@@ -253,6 +253,14 @@ const orr_sim_rank *orr_sim_ranks(const orr_sim *s, int *ranks)
 }
 
 /* After a drift of this rank's slice: every rank's positions everywhere. */
+/* A block's corrected bodies between the GPUs (hermite over ranks). */
+static orr_status gather_records(void *ctx, orr_devptr buf, const long *counts,
+                                 const long *displs, size_t elem, orr_error *err)
+{
+    orr_sim *s = ctx;
+    return orr_dist_gather_records(s->dist, s->engine, buf, counts, displs, elem, err);
+}
+
 static orr_status exchange_positions(orr_integ_env *env, void *ctx, int force, orr_error *err)
 {
     orr_sim *s = ctx;
@@ -561,6 +569,10 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         s->env.exchange = exchange_positions;
         s->env.exchange_ctx = s;
         s->env.comm = orr_dist_comm(s->dist);
+        if (orr_dist_gpu_blocks(s->dist)) {
+            s->env.block_gather = gather_records;
+            s->env.block_gather_ctx = s;
+        }
     }
     /* all bodies at the origin, at rest, mass 0: uploaded before first use */
     s->host_valid = 1;

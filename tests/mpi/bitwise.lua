@@ -1,7 +1,7 @@
 -- bitwise: the cases test_mpi.sh runs on 1, 2 and 3 ranks (CPU backend)
 -- and compares bit for bit: float leapfrog, double yoshida4, double hermite
 -- (block time steps), 40009 bodies in float and 20011 in double (GPU
--- only), and a user law
+-- only; 20011 with block time steps too), and a user law
 -- with an attribute and a runtime param, each with N not divisible by 2 or
 -- 3.  Rank 0 writes the bodies of each case to PREFIX<case>.txt (%.17g, so
 -- every bit of the float and double state shows), and the frames of a run
@@ -34,6 +34,14 @@ if backend == "cuda" then
   case("float_large", { bodies = orrery.ic.plummer{ n = 40009, seed = 16 }, dt = 1e-3 }, 10)
   case("double_large", { bodies = orrery.ic.plummer{ n = 20011, seed = 17 }, precision = "double",
     dt = 1e-3 }, 10)
+end
+
+-- block time steps on the GPU: 20011 bodies, one interval (over ranks with a
+-- GPU each the blocks stay on the GPUs, the larger ones shared out)
+if backend == "cuda" then
+  case("hermite_large", { bodies = orrery.ic.plummer{ n = 20011, seed = 19 },
+    precision = "double", integrator = "hermite", dt_max = 1 / 16, eta = 0.02,
+    softening = 1 / 256 }, 1)
 end
 
 -- block time steps: every rank keeps every body and corrects its slice's
