@@ -426,29 +426,6 @@ orr_status orr_dist_shared_gpu(orr_comm *c, const char *gpu, int device, int *a,
     return st;
 }
 
-/* One all-gather of a word per rank over NCCL, waited for. */
-static orr_status warm_up(orr_dist *d, orr_error *err)
-{
-    long *counts = malloc(sizeof(long) * (size_t)d->ranks),
-         *displs = malloc(sizeof(long) * (size_t)d->ranks);
-    orr_devptr buf = 0;
-    orr_status st = counts && displs ? orr_cuda_alloc(&buf, 8 * (size_t)d->ranks, err)
-                                     : orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    for (int r = 0; !st && r < d->ranks; r++)
-        counts[r] = 1, displs[r] = r;
-    if (!st)
-        st = orr_cuda_memset32(buf, 0, 2 * (size_t)d->ranks, err);
-    if (!st)
-        st = orr_nccl_allgatherv(d->nccl, buf, counts, displs, 8, NULL, err);
-    if (!st)
-        st = orr_cuda_sync(err);
-    orr_cuda_free(buf);
-    free(counts), free(displs);
-    if (st)
-        orr_error_context(err, "NCCL's first all-gather");
-    return st;
-}
-
 orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *err)
 {
     d->note[0] = '\0';
@@ -524,11 +501,6 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
         d->nccl = NULL;
         return ORR_OK;
     }
-    /* NCCL connects the peers at the first collective (lazily, NCCL 2.22 and
-     * later): done here, so that a run's first exchange is not its slowest */
-    st = orr_comm_agree(d->comm, warm_up(d, err), 1, err);
-    if (st)
-        return st;
     /* block steps stay on the GPUs only where every GPU gives the same bits */
     char model[96];
     snprintf(model, sizeof model, "%.60s sm_%d%d %d SMs", g.name, g.cc_major, g.cc_minor,
