@@ -613,7 +613,7 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
   fi
   for np in 2 3; do
     others="rank 0"; [ "$np" -eq 3 ] && others="ranks 0 and 2"
-    for case in backend exchange tune; do
+    for case in backend exchange tune hsplit hblocks; do
       case $case in
         backend) want="the backend: \"$mine\" on $others, \"$rank1\" on rank 1 \(backend = \"auto\" takes the GPU"
                  (cd "$tmp" && ORRERY_TEST_RANK_BACKEND=1=$rank1 TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" \
@@ -624,6 +624,14 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
                     ORRERY_EXCHANGE=host "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank ;;
         tune) want="what to tune at creation: \"no tuning\" on $others, \"the force kernel\" on rank 1"
               run "$np" "$here/mpi/choices.lua" tune; rc=$? ;;
+        # the GPUs' block steps: ranks splitting different blocks would pair
+        # different collectives (refused on any backend)
+        hsplit) want="ORRERY_HSPLIT: \"unset\" on $others, \"100\" on rank 1 \(set it alike on every rank: mpirun -x ORRERY_HSPLIT"
+                (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
+                   ORRERY_HSPLIT=100 "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank ;;
+        hblocks) want="ORRERY_HBLOCKS: \"unset\" on $others, \"batch\" on rank 1 \(set it alike on every rank: mpirun -x ORRERY_HBLOCKS"
+                (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
+                   ORRERY_HBLOCKS=batch "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank ;;
       esac
       got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
       n=$(printf '%s\n' "$got" | grep -c .)
@@ -634,8 +642,10 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
       [ "$n" -eq "$np" ] && [ "$distinct" -eq 1 ] || why="$why; $n create lines from $np ranks, $distinct distinct"
       printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: the ranks disagree on $want" ||
         why="$why; not 'the ranks disagree on $want'"
-      if [ "$case" = exchange ]; then   # the environment stays: the next creation fails, said once
-        [ "$rc" -ne 0 ] && [ "$(grep -c 'the ranks disagree on ORRERY_EXCHANGE' "$tmp/run.err")" -eq 1 ] &&
+      if [ "$case" = exchange ] || [ "$case" = hsplit ] || [ "$case" = hblocks ]; then
+        # the environment stays: the next creation fails, said once
+        var=ORRERY_EXCHANGE; [ "$case" = hsplit ] && var=ORRERY_HSPLIT; [ "$case" = hblocks ] && var=ORRERY_HBLOCKS
+        [ "$rc" -ne 0 ] && [ "$(grep -c "the ranks disagree on $var" "$tmp/run.err")" -eq 1 ] &&
           [ "$(grep -c '^orrery: rank ' "$tmp/run.err")" -eq 0 ] || why="$why; the uncaught failure was not said once (exit $rc)"
       else
         [ "$rc" -eq 0 ] && [ "$dones" -eq 1 ] || why="$why; exit $rc, $dones distinct energies after"
@@ -679,6 +689,38 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
       fi
     done
   done
+  # block-step values: ORRERY_HBLOCKS and ORRERY_HSPLIT are checked at
+  # creation on any backend (a typo is not taken as the default), on rank 1
+  # alone or on every rank, one rank too
+  for np in 1 2; do
+    for case in hblocks hsplit; do
+      if [ "$case" = hblocks ]; then
+        want='ORRERY_HBLOCKS="persits" is not a way to queue block steps \(expected "persist", the default, "batch" or "block"\)'
+        set -- ORRERY_HBLOCKS=persits
+      else
+        want='ORRERY_HSPLIT="-4" is not a count of active bodies \(expected a whole number from 0, or "off"\)'
+        set -- ORRERY_HSPLIT=-4
+      fi
+      [ "$np" -eq 2 ] && want="rank 1: $want"
+      (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
+         "$1" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+      [ "$np" -eq 1 ] && { (cd "$tmp" && env "$1" TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x "${1%%=*}" -np 1 \
+         "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank; }
+      got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
+      why=""
+      [ "$rc" -ne 124 ] || why="timed out"
+      [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] ||
+        why="$why; not one create line per rank, all alike"
+      printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: $want" || why="$why; not '$want'"
+      [ "$rc" -ne 0 ] || why="$why; exit 0"
+      if [ -z "$why" ]; then
+        ok "block-step value -np $np $case: refused alike on every rank, naming it"
+      else
+        bad "block-step value -np $np $case: ${why#; }"; sed 's/^/    /' "$tmp/run.out" "$tmp/run.err"
+      fi
+    done
+  done
+  set --
   # agree (issue 24 item 13): what a rank sets or reads for itself is the
   # same on every rank before any rank acts on it (tests/mpi/agree.lua):
   # checkpoints of another clock or other bodies restored on rank 1, params,

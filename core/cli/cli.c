@@ -73,7 +73,7 @@ static const char *usage_commands =
     "                            all-active block's rate (best of --steps, 3) and the\n"
     "                            fraction of it sustained, |dE/E| (nan where the law has no\n"
     "                            potential or the energy is 0); under mpirun over the\n"
-    "                            ranks, with each rank's time in collectives and the speedup\n"
+    "                            ranks, with each rank's time communicating and the speedup\n"
     "                            against rank 0 alone (no --active; of the kernel options\n"
     "                            --force, --softening, --G and --threads)\n"
     "      --csv                 machine-readable rows\n"

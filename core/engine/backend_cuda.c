@@ -737,14 +737,11 @@ enum { HMODE_UNSET, HMODE_BATCH, HMODE_BLOCK, HMODE_PERSIST };
 
 static orr_status hmode_of(int *mode, orr_error *err)
 {
-    const char *m = getenv("ORRERY_HBLOCKS");
-    *mode = !m || !*m || strcmp(m, "persist") == 0 ? HMODE_PERSIST
-            : strcmp(m, "batch") == 0              ? HMODE_BATCH
-            : strcmp(m, "block") == 0              ? HMODE_BLOCK
-                                                   : HMODE_UNSET;
-    return *mode ? ORR_OK
-                 : orr_fail(err, ORR_ERR_ARG, "ORRERY_HBLOCKS=%.64s: expected persist (the "
-                            "default), batch or block", m);
+    int m = 0;
+    long split = 0;
+    orr_status st = orr_hblocks_env(&m, &split, err);
+    *mode = m == 1 ? HMODE_BATCH : m == 2 ? HMODE_BLOCK : HMODE_PERSIST;
+    return st;
 }
 
 
@@ -753,7 +750,10 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
     if (c->hcnt)
         return ORR_OK;
     const size_t vec = 4 * c->elem * (size_t)e->n, n = (size_t)e->n;
-    orr_status st = ORR_OK;
+    int mode = 0;
+    orr_status st = hmode_of(&mode, err);   /* before anything is made */
+    if (st)
+        return st;
     orr_devptr *v[] = {&c->hxp, &c->hvp, &c->hjerk, &c->hpos0, &c->hvel0};
     for (int k = 0; !st && k < 5; k++)
         if (!(st = orr_cuda_alloc(v[k], vec, err)))
@@ -785,11 +785,7 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "the Hermite integrator's state of %ld bodies", e->n);
     if (!st)
-        st = hmode_of(&c->hmode, err);
-    if (st) {   /* made again at the next call */
-        orr_cuda_free(c->hcnt);
-        c->hcnt = 0;
-    }
+        c->hmode = mode;
     return st;
 }
 
@@ -1160,7 +1156,8 @@ static void cuda_blocks_stats(const orr_engine *e, orr_blocks_stats *out)
 {
     const cuda_impl *c = e->impl;
     memcpy(out->phase_s, c->phase_s, sizeof out->phase_s);
-    out->split_min = c->split.min_active;
+    /* batches and single blocks split none */
+    out->split_min = c->hmode && c->hmode != HMODE_PERSIST ? 0 : c->split.min_active;
     out->split_blocks = c->split_blocks;
     out->split_active = c->split_active;
     out->comm_s = c->comm_s;

@@ -6,6 +6,7 @@
 #include "engine_impl.h"
 #include "cuda.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +342,31 @@ orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_erro
             return orr_fail(err, ORR_ERR_ARG, "block step level %d of body %ld: levels are 0 "
                             "to %d", level[i], i + 1, ORR_BLOCK_MAX_LEVEL);
     return e->ops->blocks_levels(e, level, set, err);
+}
+
+orr_status orr_hblocks_env(int *mode, long *split, orr_error *err)
+{
+    const char *m = getenv("ORRERY_HBLOCKS"), *k = getenv("ORRERY_HSPLIT");
+    *mode = !m || !*m || strcmp(m, "persist") == 0 ? 0 : strcmp(m, "batch") == 0 ? 1
+            : strcmp(m, "block") == 0 ? 2 : -1;
+    if (*mode < 0)
+        return orr_fail(err, ORR_ERR_ARG, "ORRERY_HBLOCKS=\"%.64s\" is not a way to queue block "
+                        "steps (expected \"persist\", the default, \"batch\" or \"block\")", m);
+    *split = -1;
+    if (!k || !*k)
+        return ORR_OK;
+    if (strcmp(k, "off") == 0) {
+        *split = 0;
+        return ORR_OK;
+    }
+    char *end = NULL;
+    errno = 0;
+    const long v = strtol(k, &end, 10);
+    if (end == k || *end || errno || v < 0)
+        return orr_fail(err, ORR_ERR_ARG, "ORRERY_HSPLIT=\"%.64s\" is not a count of active "
+                        "bodies (expected a whole number from 0, or \"off\")", k);
+    *split = v;
+    return ORR_OK;
 }
 
 orr_status orr_engine_blocks_split(orr_engine *e, const orr_block_split *s, orr_error *err)

@@ -162,6 +162,13 @@ orr_status orr_engine_block(orr_engine *e, const orr_block_params *p, long long 
  * steps, bit for bit, as orr_engine_block one at a time. */
 orr_status orr_engine_blocks_run(orr_engine *e, const orr_block_params *p, long long *t,
                                  long *blocks, long *active, orr_error *err);
+/* The environment's choices for block steps on the GPU (docs/LUA_API.md):
+ * ORRERY_HBLOCKS into *mode (0 persist: unset, empty or "persist"; 1
+ * batch; 2 block), ORRERY_HSPLIT into *split (-1 unset or empty; 0 "off"
+ * or 0; else the smallest count of active bodies of a block split between
+ * GPUs).  ORR_ERR_ARG naming the variable and its value otherwise. */
+orr_status orr_hblocks_env(int *mode, long *split, orr_error *err);
+
 /* Several GPUs, one per rank (hermite.c over ranks; every GPU holds every
  * body and runs the same blocks): orr_engine_blocks_run gives a block of
  * at least min_active active bodies to the ranks in shares (rank r the

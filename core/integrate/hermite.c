@@ -379,25 +379,23 @@ static orr_status ranks_setup(herm *h, const orr_integ_env *env, orr_error *err)
 
 /* The crossover of blocks split between GPUs: a block is split where its
  * force + jerk work saved, nact n (1 - 1/P) interactions, outweighs the
- * exchange's cost, SPLIT_WORK interactions' worth (measured on 2 H100s:
+ * exchange's cost, SPLIT_WORK interactions' worth (measured on 2 H200s:
  * docs/PERFORMANCE.md, "Several GPUs").  ORRERY_HSPLIT sets the smallest
  * block split instead: a count of active bodies, or "off". */
 #define SPLIT_WORK 3.4e7
 
 static orr_status split_at(const herm *h, long *min_active, orr_error *err)
 {
-    const char *v = getenv("ORRERY_HSPLIT");
-    if (v && *v) {
-        char *end = NULL;
-        const long k = strcmp(v, "off") == 0 ? 0 : strtol(v, &end, 10);
-        if (strcmp(v, "off") != 0 && (!end || *end || k < 1))
-            return orr_fail(err, ORR_ERR_ARG, "ORRERY_HSPLIT=%.64s: expected a count of active "
-                            "bodies (1 or more) or off", v);
-        *min_active = k;
-        return ORR_OK;
+    int mode = 0;
+    long k = -1;
+    orr_status st = orr_hblocks_env(&mode, &k, err);
+    if (st)
+        return st;
+    if (k < 0) {
+        const double w = ceil(SPLIT_WORK / ((double)h->n * (1.0 - 1.0 / h->ranks)));
+        k = w < 2 * h->ranks ? 2 * h->ranks : w > (double)h->n ? 0 : (long)w;
     }
-    const double k = ceil(SPLIT_WORK / ((double)h->n * (1.0 - 1.0 / h->ranks)));
-    *min_active = k < 2 * h->ranks ? 2 * h->ranks : k > (double)h->n ? h->n + 1 : (long)k;
+    *min_active = k > h->n ? 0 : k;   /* 0: no block is that large, none is split */
     return ORR_OK;
 }
 
@@ -486,6 +484,8 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
         }
         if (!st)
             st = orr_engine_blocks_begin(e, &p, fresh, 0, err);
+        if (h->ranks > 1)   /* every GPU goes on into the interval's collectives, or none */
+            st = orr_comm_agree(env->comm, st, 1, err);
         h->busy = !st;
         return st;
     }
@@ -529,6 +529,8 @@ static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
     const orr_block_params p = engine_params(h, env);
     long nact = 0;
     orr_status st = orr_engine_block(env->engine, &p, &h->t, &nact, err);
+    if (h->ranks > 1)   /* every GPU ran the same block */
+        st = orr_comm_agree(env->comm, st, 1, err);
     h->blocks++;
     h->active += nact;
     h->nact += nact;

@@ -440,6 +440,16 @@ orr_status orr_dist_attach(orr_dist *d, orr_engine *e, int device, orr_error *er
             st = orr_comm_same(d->comm, asked[ask], "ORRERY_EXCHANGE",
                                "set it alike on every rank: mpirun -x ORRERY_EXCHANGE passes "
                                "it to every host", err);
+        /* the GPUs' block steps: every rank must split the same blocks */
+        static const char *const hvars[2][2] = {
+            {"ORRERY_HBLOCKS", "set it alike on every rank: mpirun -x ORRERY_HBLOCKS passes it "
+                               "to every host"},
+            {"ORRERY_HSPLIT", "set it alike on every rank: mpirun -x ORRERY_HSPLIT passes it "
+                              "to every host"}};
+        for (int k = 0; !st && k < 2; k++) {
+            const char *v = getenv(hvars[k][0]);
+            st = orr_comm_same(d->comm, v && *v ? v : "unset", hvars[k][0], hvars[k][1], err);
+        }
         /* the exchanges every rank has retired go first, then this one is
          * numbered alike on every rank */
         if (!st)

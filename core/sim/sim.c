@@ -447,6 +447,11 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         test_rank_backend(c->comm, &kind);
     if (!st)   /* with one rank too: a value that is no exchange is not taken as automatic */
         st = orr_dist_exchange_check(err);
+    if (!st) {   /* so are the block steps' choices, on any backend */
+        int mode = 0;
+        long split = 0;
+        st = orr_hblocks_env(&mode, &split, err);
+    }
     st = creation_agree(c, integ, st, kind, err);   /* before any rank acts on them */
     if (st)
         return st;

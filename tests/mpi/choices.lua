@@ -6,6 +6,8 @@
 -- "RANK: done E".  The case is the test's environment:
 --   ORRERY_TEST_RANK_BACKEND=1=cuda   rank 1's backend "auto" finds a GPU
 --   ORRERY_EXCHANGE set on one rank  the exchange each rank reads
+--   ORRERY_HSPLIT / ORRERY_HBLOCKS    the GPUs' block-step choices each rank
+--     (one rank or every rank)        reads (compared; a bad value refused)
 --   arg[1] == "tune"                  rank 1 alone asks for tuning
 local orrery = require "orrery"
 local me = orrery.rank
