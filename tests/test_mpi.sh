@@ -657,6 +657,17 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
       fi
     done
   done
+  # why (empty: fine) a run of choices.lua ($tmp/run.out, exit rc) is not
+  # one "create: error ... WANT" line per rank, all alike
+  created_alike() {
+    local got
+    got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
+    why=""
+    [ "$rc" -ne 124 ] || why="timed out"
+    [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$1" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] ||
+      why="$why; not one create line per rank, all alike"
+    printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: $2" || why="$why; not '$2'"
+  }
   # exchange values: ORRERY_EXCHANGE with a value that is no exchange
   # ("bogus" on rank 1 alone, "none" on every rank, one rank too) was taken
   # as automatic: now every rank fails alike, naming the variable, the
@@ -673,12 +684,7 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
         (cd "$tmp" && ORRERY_EXCHANGE=none TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x ORRERY_EXCHANGE \
            -np "$np" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
       fi
-      got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
-      why=""
-      [ "$rc" -ne 124 ] || why="timed out"
-      [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] ||
-        why="$why; not one create line per rank, all alike"
-      printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: $want" || why="$why; not '$want'"
+      created_alike "$np" "$want"
       # the environment stays: the next, uncaught creation fails too, said once
       [ "$rc" -ne 0 ] && [ "$(grep -c 'is not an exchange' "$tmp/run.err")" -eq 1 ] &&
         [ "$(grep -c '^orrery: rank ' "$tmp/run.err")" -eq 0 ] || why="$why; the uncaught failure was not said once (exit $rc)"
@@ -701,17 +707,15 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
         want='ORRERY_HSPLIT="-4" is not a count of active bodies \(expected a whole number from 0, or "off"\)'
         set -- ORRERY_HSPLIT=-4
       fi
-      [ "$np" -eq 2 ] && want="rank 1: $want"
-      (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np "$np" sh "$tmp/rank1env.sh" \
-         "$1" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
-      [ "$np" -eq 1 ] && { (cd "$tmp" && env "$1" TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x "${1%%=*}" -np 1 \
-         "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank; }
-      got=$(sed -nE 's/^[0-9]+: create: //p' "$tmp/run.out")
-      why=""
-      [ "$rc" -ne 124 ] || why="timed out"
-      [ "$(printf '%s\n' "$got" | grep -c .)" -eq "$np" ] && [ "$(printf '%s\n' "$got" | sort -u | grep -c .)" -eq 1 ] ||
-        why="$why; not one create line per rank, all alike"
-      printf '%s\n' "$got" | head -1 | grep -qE "^error .*orrery.simulation: $want" || why="$why; not '$want'"
+      if [ "$np" -eq 2 ]; then   # rank 1 alone
+        want="rank 1: $want"
+        (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 sh "$tmp/rank1env.sh" \
+           "$1" "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+      else
+        (cd "$tmp" && env "$1" TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -x "${1%%=*}" -np 1 \
+           "$orr" run "$here/mpi/choices.lua" >"$tmp/run.out" 2>"$tmp/run.err"); rc=$?; unrank
+      fi
+      created_alike "$np" "$want"
       [ "$rc" -ne 0 ] || why="$why; exit 0"
       if [ -z "$why" ]; then
         ok "block-step value -np $np $case: refused alike on every rank, naming it"
