@@ -7,6 +7,7 @@
 #include "lorrery.h"
 #include "trial.h"
 #include "law.h"
+#include "lawcheck.h"
 
 #include <float.h>
 #include <math.h>
@@ -285,6 +286,96 @@ static void push_params(lua_State *L, const orr_law *law)
     }
 }
 
+/* Pushes a law check's result: {ok =, message =, compared =, skipped =,
+ * force = {checked =, max_rel =, r =, value =, fd =}, jerk = {...}}. */
+static void push_check(lua_State *L, const orr_lawcheck_result *r)
+{
+    lua_createtable(L, 0, 6);
+    lua_pushboolean(L, r->ok);
+    lua_setfield(L, -2, "ok");
+    lua_pushstring(L, r->message);
+    lua_setfield(L, -2, "message");
+    lua_pushinteger(L, r->compared);
+    lua_setfield(L, -2, "compared");
+    lua_pushinteger(L, r->skipped);
+    lua_setfield(L, -2, "skipped");
+    for (int k = 0; k < 2; k++) {
+        lua_createtable(L, 0, 5);
+        lua_pushboolean(L, k ? r->jerk_checked : r->force_checked);
+        lua_setfield(L, -2, "checked");
+        const double v[4] = {k ? r->jerk_err : r->force_err, k ? r->jerk_r : r->force_r,
+                             k ? r->jerk_value : r->force_value, k ? r->jerk_fd : r->force_fd};
+        static const char *const names[4] = {"max_rel", "r", "value", "fd"};
+        for (int q = 0; q < 4; q++) {
+            lua_pushnumber(L, v[q]);
+            lua_setfield(L, -2, names[q]);
+        }
+        lua_setfield(L, -2, k ? "jerk" : "force");
+    }
+}
+
+/* law:check{eps =, G =, mi =, mj =, attributes = {name = {i, j}}, rmin =,
+ * rmax =, samples =, tol =} -> the result table (lawcheck.h). */
+static int force_check(lua_State *L)
+{
+    const orr_law *law = orr_lua_checklaw(L, 1);
+    static const char *const WHOC = "law:check";
+    orr_lawcheck_opts o;
+    orr_lawcheck_default(&o);
+    double G = 1;
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const keys[] = {"eps", "G", "mi", "mj", "attributes", "rmin", "rmax",
+                                           "samples", "tol", NULL};
+        luaL_checktype(L, 2, LUA_TTABLE);
+        orr_lua_checkkeys(L, 2, WHOC, keys, 1);
+        double *const slot[] = {&o.eps, &G, &o.mi, &o.mj, NULL, &o.rmin, &o.rmax, NULL, &o.tol};
+        for (int k = 0; keys[k]; k++) {
+            if (!slot[k] || lua_getfield(L, 2, keys[k]) == LUA_TNIL) {
+                if (slot[k])
+                    lua_pop(L, 1);
+                continue;
+            }
+            *slot[k] = orr_lua_checkfinite(L, -1, WHOC, keys[k], "a finite number");
+            lua_pop(L, 1);
+        }
+        if (lua_getfield(L, 2, "samples") != LUA_TNIL) {
+            int isint = 0;
+            const lua_Integer n = lua_tointegerx(L, -1, &isint);
+            if (!isint || n < 3 || n > 10000)
+                orr_lua_error(L, "%s: 'samples' must be an integer from 3 to 10000 (got %s)", WHOC,
+                              orr_lua_describe(L, -1));
+            o.samples = (int)n;
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, 2, "attributes") != LUA_TNIL) {
+            luaL_checktype(L, -1, LUA_TTABLE);
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                const int a = lua_type(L, -2) == LUA_TSTRING
+                                  ? orr_law_attr_index(law, lua_tostring(L, -2)) : -1;
+                if (a < 0)
+                    orr_lua_error(L, "%s: force law '%s' has no attribute %s", WHOC, law->name,
+                                  orr_lua_describe(L, -2));
+                if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 2)
+                    orr_lua_error(L, "%s: attribute '%s' must be {value_i, value_j} (got %s)",
+                                  WHOC, law->attrs[a], orr_lua_describe(L, -1));
+                lua_rawgeti(L, -1, 1);
+                o.attr_i[a] = orr_lua_checkfinite(L, -1, WHOC, law->attrs[a], "finite numbers");
+                lua_rawgeti(L, -2, 2);
+                o.attr_j[a] = orr_lua_checkfinite(L, -1, WHOC, law->attrs[a], "finite numbers");
+                lua_pop(L, 3);
+            }
+        }
+        lua_pop(L, 1);
+    }
+    orr_lawcheck_result r;
+    orr_error err = {0};
+    if (orr_law_check(law, G, &o, &r, &err))
+        return orr_lua_fail(L, &err, WHOC);
+    push_check(L, &r);
+    return 1;
+}
+
 static int force_index(lua_State *L)
 {
     const orr_law *law = orr_lua_checklaw(L, 1);
@@ -303,6 +394,8 @@ static int force_index(lua_State *L)
         lua_pushstring(L, law->scale);
     else if (strcmp(key, "builtin") == 0)
         lua_pushboolean(L, law->builtin);
+    else if (strcmp(key, "check") == 0)
+        lua_pushcfunction(L, force_check);
     else if (strcmp(key, "params") == 0)
         push_params(L, law);
     else if (strcmp(key, "runtime_params") == 0 || strcmp(key, "attributes") == 0) {
@@ -528,6 +621,26 @@ void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when)
     double tol = verify_tolerance(s);
     int ok = e <= tol;
     orr_lua_verify_failures += !ok;
+    if (strcmp(when, "before the first step") == 0) {   /* the law against itself, once */
+        const orr_sim_config *c = orr_sim_config_of(s);
+        orr_lawcheck_opts o;
+        orr_lawcheck_default(&o);
+        o.eps = c->softening;
+        orr_lawcheck_result r;
+        if (orr_law_check(orr_sim_law(s), c->G, &o, &r, &err)) {
+            orr_lua_fail(L, &err, "--verify");
+            return;
+        }
+        orr_lua_verify_failures += !r.ok;
+        if (r.ok)
+            fprintf(stderr, "orrery: verify: force law '%s' against itself (eps %g, %d "
+                    "separations from %g to %g): f against the potential's derivative %s, g "
+                    "against f's %s: ok\n", orr_sim_law(s)->name, o.eps, r.compared, o.rmin,
+                    o.rmax, r.force_checked ? "checked" : "not checked (no potential snippet)",
+                    r.jerk_checked ? "checked" : "not checked (no jerk snippet)");
+        else
+            fprintf(stderr, "orrery: verify: %s: FAILED\n", r.message);
+    }
     fprintf(stderr, "orrery: verify (%s): %s %s '%s' vs cpu double: error %.3g over %ld "
             "bodies (tolerance %.0e): %s\n", when, orr_engine_backend_name(orr_sim_engine(s)),
             orr_precision_name(orr_sim_config_of(s)->precision), orr_sim_law(s)->name, e, ni, tol,

@@ -401,7 +401,8 @@ const orr_cli_command orr_lua_run_command = {
     .usage =
         "  run SCRIPT.lua [ARGS...]  run a Lua scenario (docs/LUA_API.md); ARGS in the global arg\n"
         "      --verify              (before SCRIPT) check every simulation against the CPU in\n"
-        "                            double before its first step and after each sim:run\n"
+        "                            double before its first step and after each sim:run, and\n"
+        "                            its force law against itself (law:check)\n"
         "      --resume CKPT         (before SCRIPT) the checkpoint CKPT restored as\n"
         "                            orrery.resumed for the script to continue\n"
         "      --all-ranks           (before SCRIPT) under mpirun, every rank's standard output\n"

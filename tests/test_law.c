@@ -13,6 +13,7 @@
 #include "kcache.h"
 #include "kfamily.h"
 #include "law.h"
+#include "lawcheck.h"
 #include "rtc.h"
 #include "sim.h"
 
@@ -1272,6 +1273,115 @@ static void test_law_errors(void **state)
     orr_error_clear(&err);
 }
 
+/* The law check (lawcheck.h): every built-in law passes with and without
+ * softening; the probe's values are gravity's own; a jerk off by a factor
+ * 2, a force without its 1/m_i and a potential of the wrong sign each fail,
+ * naming the snippet, where and the ratio; bad options are refused. */
+static orr_law user_law(const char *pair, const char *potential, const char *jerk)
+{
+    orr_error err = {0};
+    orr_law law;
+    memset(&law, 0, sizeof law);
+    TU_OK(orr_law_init(&law, "power", pair, potential, "test_law.c", &err), &err);
+    TU_OK(orr_law_add_param(&law, "p", 2.5, &err), &err);
+    if (jerk)
+        TU_OK(orr_law_set_jerk(&law, jerk, 1, &err), &err);
+    return law;
+}
+
+static void test_law_check(void **state)
+{
+    orr_error err = {0};
+    orr_lawcheck_opts o;
+    orr_lawcheck_default(&o);
+    static const char *const names[] = {"gravity", "gravity_spline", "coulomb", "lennard_jones",
+                                        "yukawa"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        for (int soft = 0; soft < 2; soft++) {
+            orr_law law;
+            TU_OK(orr_law_builtin(names[k], &law, &err), &err);
+            o.eps = soft ? 0.05 : 0;
+            orr_lawcheck_result r;
+            TU_OK(orr_law_check(&law, 1.3, &o, &r, &err), &err);
+            print_message("%-14s eps %-4g: force %.2e, jerk %.2e (%s), %d compared, %d left out "
+                          "%s\n", names[k], o.eps, r.force_err, r.jerk_err,
+                          r.jerk_checked ? "checked" : "no jerk", r.compared, r.skipped,
+                          r.message);
+            assert_true(r.ok);
+            assert_true(r.force_checked);
+            assert_true(r.compared >= 30);
+            assert_true(r.force_err < 1e-7);
+            assert_true(r.jerk_checked == orr_law_has_jerk(&law));
+            orr_law_free(&law);
+        }
+    /* the values are gravity's: scale f = G m_j r2^-3/2 at the worst point */
+    orr_law grav;
+    TU_OK(orr_law_builtin("gravity", &grav, &err), &err);
+    o.eps = 0.2;
+    orr_lawcheck_result r;
+    TU_OK(orr_law_check(&grav, 1.3, &o, &r, &err), &err);
+    const double r2 = r.force_r * r.force_r + 0.04, q2 = r.jerk_r * r.jerk_r + 0.04;
+    assert_true(fabs(r.force_value - 1.3 * 1.7 * pow(r2, -1.5)) < 1e-13 * r.force_value);
+    assert_true(fabs(r.jerk_value + 1.5 * 1.3 * 1.7 * pow(q2, -2.5)) < 1e-13 * fabs(r.jerk_value));
+    orr_law_free(&grav);
+    o.eps = 0;
+    /* the jerk off by a factor 2 (the example of issue 28) */
+    orr_law l = user_law("f = mj * orr_pow(r2, -p / 2 - 1);",
+                         "u = -mi * mj / p * orr_pow(r2, -p / 2);",
+                         "g = (-p / 2 - 1) * f / r2 * 2;");
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    print_message("%s\n", r.message);
+    assert_false(r.ok);
+    assert_true(r.force_err < 1e-7);
+    assert_true(fabs(r.jerk_value / r.jerk_fd - 2) < 1e-6);
+    assert_non_null(strstr(r.message, "force law 'power': the jerk snippet's g disagrees with "
+                                      "df/d(d2) of the pair snippet by "));
+    assert_non_null(strstr(r.message, "(ratio 2)"));
+    assert_null(strstr(r.message, "pair snippet's f"));
+    orr_law_free(&l);
+    /* the same law right passes; without its 1/m_i the force fails (ratio m_i) */
+    l = user_law("f = mj * orr_pow(r2, -p / 2 - 1);", "u = -mi * mj / p * orr_pow(r2, -p / 2);",
+                 "g = (-p / 2 - 1) * f / r2;");
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    assert_true(r.ok);
+    assert_string_equal(r.message, "");
+    orr_law_free(&l);
+    l = user_law("f = mi * mj * orr_pow(r2, -p / 2 - 1);",
+                 "u = -mi * mj / p * orr_pow(r2, -p / 2);", NULL);
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    print_message("%s\n", r.message);
+    assert_false(r.ok);
+    assert_false(r.jerk_checked);
+    assert_true(fabs(r.force_value / r.force_fd - 0.6) < 1e-6);
+    assert_non_null(strstr(r.message, "force law 'power': the pair snippet's f disagrees with the "
+                                      "potential snippet's (2/m_i) dU/d(d2) by "));
+    orr_law_free(&l);
+    /* a potential of the wrong sign */
+    l = user_law("f = mj * orr_pow(r2, -p / 2 - 1);", "u = mi * mj / p * orr_pow(r2, -p / 2);",
+                 NULL);
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    assert_false(r.ok);
+    assert_true(fabs(r.force_value / r.force_fd + 1) < 1e-6);
+    orr_law_free(&l);
+    /* no potential: the force is not checked, the jerk is */
+    l = user_law("f = mj * orr_pow(r2, -p / 2 - 1);", NULL, "g = (-p / 2 - 1) * f / r2;");
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    assert_true(r.ok && !r.force_checked && r.jerk_checked && r.compared > 30);
+    /* options */
+    orr_lawcheck_opts bad = o;
+    bad.rmin = 0;
+    assert_int_equal(orr_law_check(&l, 1, &bad, &r, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "the separations must run from rmin > 0 to a finite "
+                                 "rmax > rmin (got 0 to 100)");
+    orr_error_clear(&err);
+    bad = o;
+    bad.samples = 2;
+    assert_int_equal(orr_law_check(&l, 1, &bad, &r, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "3 to 10000 samples (got 2)");
+    orr_error_clear(&err);
+    orr_law_free(&l);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -1296,6 +1406,7 @@ int main(void)
         cmocka_unit_test(test_snippet_non_ascii),
         cmocka_unit_test(test_long_origin),
         cmocka_unit_test(test_law_errors),
+        cmocka_unit_test(test_law_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

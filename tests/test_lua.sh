@@ -157,6 +157,25 @@ check run-resume-then-option 2 $rc "run: --resume needs a checkpoint file .*; go
 check run-unknown-option 2 $rc "run: unknown option '--bogus' \(before the script: --verify, --resume CKPT, --all-ranks\)" out
 "$orr_abs" run --all-ranks --verify empty.lua >out 2>&1; rc=$?
 [ "$rc" -eq 0 ] && [ ! -s out ] && ok run-options-any-order || bad "run-options-any-order: exit $rc"
+# --verify checks each simulation's law against itself (law:check): a jerk
+# snippet twice the true one fails, naming the snippet and the ratio, and
+# the run exits 1; the right one passes
+for jerk in "g = (-p / 2 - 1) * f / r2 * 2;" "g = (-p / 2 - 1) * f / r2;"; do
+  cat >law.lua <<LUA
+local orrery = require "orrery"
+local power = orrery.force{ name = "power", params = { p = 2.5 },
+  pair = "f = mj * orr_pow(r2, -p / 2 - 1);",
+  potential = "u = -mi * mj / p * orr_pow(r2, -p / 2);", jerk = "$jerk" }
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 32, seed = 2 },
+  force = power, backend = "cpu", integrator = "hermite", dt_max = 1 / 16, softening = 0.05 }
+sim:run{ steps = 1, progress = false }
+LUA
+  "$orr_abs" run --verify law.lua >out 2>&1; rc=$?
+  case $jerk in
+    *"* 2;") check verify-law-check-fails 1 $rc "^orrery: verify: force law 'power': the jerk snippet's g disagrees with df/d\(d2\) of the pair snippet by 0\.5 \(relative\) at r = [0-9.e+-]+: scale g = .* \(ratio 2\): FAILED$" out ;;
+    *) check verify-law-check-passes 0 $rc "^orrery: verify: force law 'power' against itself \(eps 0\.05, 41 separations from 0\.01 to 100\): f against the potential's derivative checked, g against f's checked: ok$" out ;;
+  esac
+done
 "$orr_abs" --help >out 2>&1; rc=$?
 check help-mentions-run 0 $rc '^  run SCRIPT\.lua \[ARGS\.\.\.\]' out
 

@@ -107,6 +107,35 @@ T.test("verify: float CPU against double", function()
   T.ok(e > 0 and e < 1e-5, "float error " .. e)
 end)
 
+T.test("law:check: the snippets against each other", function()
+  -- a built-in law with an attribute (values given), softened
+  local r = orrery.force("coulomb"):check{ eps = 0.05, attributes = { charge = { -1.5, 0.5 } } }
+  T.ok(r.ok, r.message); T.eq(r.message, ""); T.eq(r.compared, 41); T.eq(r.skipped, 0)
+  T.ok(r.force.checked and not r.jerk.checked, "coulomb: force checked, no jerk")
+  T.ok(r.force.max_rel < 1e-8, "coulomb force " .. r.force.max_rel)
+  -- a power law whose jerk is twice the true one (issue 28's example)
+  local power = orrery.force{ name = "power", params = { p = 2.5 },
+    pair = "f = mj * orr_pow(r2, -p / 2 - 1);",
+    potential = "u = -mi * mj / p * orr_pow(r2, -p / 2);",
+    jerk = "g = (-p / 2 - 1) * f / r2 * 2;" }
+  r = power:check{ samples = 9, rmin = 0.1, rmax = 10 }
+  T.ok(not r.ok, "the doubled jerk fails")
+  T.eq(r.compared, 9)
+  T.near(r.jerk.value / r.jerk.fd, 2, 1e-6, "the jerk's ratio")
+  T.ok(r.force.max_rel < 1e-8, "its force is right: " .. r.force.max_rel)
+  T.ok(r.message:find("force law 'power': the jerk snippet's g disagrees with df/d(d2) of the pair snippet by 0.5 (relative) at r = ", 1, true),
+    r.message)
+  -- options are checked, naming the key
+  T.raises("law:check: unknown key 'eta' (valid: eps, G, mi, mj, attributes, rmin, rmax, samples, tol)",
+    power.check, power, { eta = 1 })
+  T.raises("law:check: 'samples' must be an integer from 3 to 10000 (got 2)", power.check, power,
+    { samples = 2 })
+  T.raises("law:check: force law 'power' has no attribute \"charge\"", power.check, power,
+    { attributes = { charge = { 1, 2 } } })
+  T.raises("law:check: the masses must be positive and finite (got -1 and 1.7)", power.check,
+    power, { mi = -1 })
+end)
+
 T.test("a law script for --force", function()
   local path = os.getenv("TEST_TMP") .. "/law.lua"
   local f = assert(io.open(path, "w"))
