@@ -8,6 +8,7 @@
 #include "trial.h"
 #include "law.h"
 #include "lawcheck.h"
+#include "expr.h"
 
 #include <float.h>
 #include <math.h>
@@ -158,7 +159,7 @@ static int l_force(lua_State *L)
 {
     static const char *const keys[] = {"name",    "base",      "doc",   "params",
                                        "runtime_params", "attributes", "pair", "potential",
-                                       "scale",   "finite_at_zero", "jerk", NULL};
+                                       "scale",   "finite_at_zero", "jerk", "energy", NULL};
     orr_error err = {0};
     if (lua_type(L, 1) == LUA_TSTRING) {
         orr_law *law = push_law(L);
@@ -175,6 +176,11 @@ static int l_force(lua_State *L)
     const char *potential = opt_string(L, "potential", &potential_len);
     const char *scale = opt_string(L, "scale", &scale_len), *doc = opt_string(L, "doc", NULL);
     const char *jerk = opt_string(L, "jerk", &jerk_len);
+    const char *energy = opt_string(L, "energy", NULL);
+    if (energy && (pair || potential || jerk || base))
+        orr_lua_error(L, "%s: 'energy' cannot be combined with '%s' (the law's code is made from "
+                      "the energy)", WHO, base ? "base" : pair ? "pair" : potential ? "potential"
+                                                                          : "jerk");
     const char *origin = push_where(L);   /* index 2 */
     orr_law *law = push_law(L);           /* index 3 */
     if (base) {
@@ -202,10 +208,11 @@ static int l_force(lua_State *L)
         if (!name)
             orr_lua_error(L, "%s: 'name' is required (or 'base', a built-in law to start from)",
                           WHO);
-        if (!pair)
+        if (!pair && !energy)
             orr_lua_error(L, "%s: 'pair' is required: C code that sets f, the acceleration of "
-                          "body i being scale * f * (x_j - x_i)", WHO);
-        if (orr_law_init(law, name, pair, potential, origin, &err))
+                          "body i being scale * f * (x_j - x_i) (or 'energy': an expression "
+                          "of r)", WHO);
+        if (orr_law_init(law, name, energy ? "f = 0;" : pair, potential, origin, &err))
             raise(L, &err);
         check_bytes(L, law, "pair", pair, pair_len, law->pair_line);
         check_bytes(L, law, "potential", potential, potential_len, law->potential_line);
@@ -217,6 +224,13 @@ static int l_force(lua_State *L)
         if (lua_getfield(L, 1, "params") != LUA_TNIL)
             apply_params(L, -1, law, 1, WHO);
         lua_pop(L, 1);
+        if (energy) {   /* u, f and g from the energy (expr.h) */
+            char *code[3];
+            if (orr_expr_law(law, energy, &code[0], &code[1], &code[2], &err))
+                orr_lua_error(L, "%s: force law '%s': %s", WHO, name, err.msg);
+            free(law->pair), free(law->potential), free(law->jerk);
+            law->pair = code[0], law->potential = code[1], law->jerk = code[2];
+        }
         if (scale && strlen(scale) >= sizeof law->scale)
             orr_lua_error(L, "%s: 'scale' is too long (at most %d characters)", WHO,
                           (int)sizeof law->scale - 1);
@@ -390,6 +404,8 @@ static int force_index(lua_State *L)
         lua_pushstring(L, law->pair);
     else if (strcmp(key, "potential") == 0)
         lua_pushstring(L, law->potential);
+    else if (strcmp(key, "jerk") == 0)
+        lua_pushstring(L, law->jerk);
     else if (strcmp(key, "scale") == 0)
         lua_pushstring(L, law->scale);
     else if (strcmp(key, "builtin") == 0)
