@@ -14,6 +14,7 @@
 #include "kfamily.h"
 #include "law.h"
 #include "lawcheck.h"
+#include "expr.h"
 #include "rtc.h"
 #include "sim.h"
 
@@ -1382,6 +1383,139 @@ static void test_law_check(void **state)
     orr_law_free(&l);
 }
 
+/* A law made from an energy (expr.h): its params and attributes as the
+ * built-in's, its snippets from orr_expr_law. */
+static orr_law energy_law(const orr_law *like, const char *energy, const char *scale,
+                          int finite_at_zero)
+{
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_init(&law, "from_energy", "f = 0;", NULL, "test_law.c", &err), &err);
+    for (int k = 0; k < like->nparams; k++)
+        TU_OK(orr_law_add_param(&law, like->params[k].name, like->params[k].value, &err), &err);
+    for (int a = 0; a < like->nattrs; a++)
+        TU_OK(orr_law_add_attr(&law, like->attrs[a], &err), &err);
+    char *code[3];
+    TU_OK(orr_expr_law(&law, energy, &code[0], &code[1], &code[2], &err), &err);
+    free(law.pair), free(law.potential), free(law.jerk);
+    law.pair = code[0], law.potential = code[1], law.jerk = code[2];
+    snprintf(law.scale, sizeof law.scale, "%s", scale);
+    law.finite_at_zero = finite_at_zero;
+    TU_OK(orr_law_validate(&law, &err), &err);
+    return law;
+}
+
+/* Every built-in law written as an energy gives the hand-written law's
+ * accelerations, potential and (where it has one) jerks within 1e-14
+ * (double, 64 bodies, with and without softening), and passes law:check
+ * (its force and its jerk, both derived). */
+static void test_energy_laws(void **state)
+{
+    static const struct {
+        const char *name, *energy, *scale;
+        int finite, soft;   /* soft: checked with a softening too */
+    } laws[] = {
+        {"gravity", "-mi*mj/r", "G", 1, 1},
+        {"coulomb", "charge_i*charge_j/r", "k", 0, 1},
+        {"yukawa", "-mi*mj*exp(-r/lambda)/r", "G", 1, 1},
+        {"lennard_jones",
+         "select(step(rc2 - r2), 4*epsilon*(s6*(s6 - 1) - c6*(c6 - 1)), 0); "
+         "s6 = (sigma^2/r2)^3; rc2 = (cutoff*sigma)^2; c6 = cutoff^-6", "1", 0, 0},
+    };
+    enum { N = 64 };
+    for (size_t k = 0; k < sizeof laws / sizeof laws[0]; k++)
+        for (int soft = 0; soft <= laws[k].soft; soft++) {
+            orr_error err = {0};
+            orr_law hand;
+            TU_OK(orr_law_builtin(laws[k].name, &hand, &err), &err);
+            orr_law made = energy_law(&hand, laws[k].energy, laws[k].scale, laws[k].finite);
+            const double eps = soft ? 0.3 : 0;
+            double pos[4 * N], vel[3 * N], attr[ORR_LAW_MAX_ATTRS * N], a[2][3 * N], u[2];
+            double jk[2][3 * N], ak[3 * N];
+            lattice_bodies(N, 0xe7e7 + k, pos, attr, hand.nattrs);
+            uint64_t seed = 99 + k;
+            for (int q = 0; q < 3 * N; q++)
+                vel[q] = tu_rand(&seed) - 0.5;
+            long idx[N];
+            for (long i = 0; i < N; i++)
+                idx[i] = i;
+            const orr_law *both[2] = {&hand, &made};
+            for (int w = 0; w < 2; w++) {
+                orr_engine *e = cpu_engine(both[w], ORR_DOUBLE, eps, N, pos, attr);
+                TU_OK(orr_engine_set_state(e, pos, vel, &err), &err);
+                TU_OK(orr_engine_accel(e, a[w], &err), &err);
+                TU_OK(orr_engine_potential(e, &u[w], &err), &err);
+                if (orr_law_has_jerk(both[w]))
+                    TU_OK(orr_engine_accel_jerk(e, N, idx, ak, jk[w], &err), &err);
+                orr_engine_destroy(e);
+            }
+            double amax = 0, da = 0, jmax = 0, dj = 0;
+            for (int q = 0; q < 3 * N; q++) {
+                amax = fmax(amax, fabs(a[0][q]));
+                da = fmax(da, fabs(a[0][q] - a[1][q]));
+            }
+            const int jerk = orr_law_has_jerk(&hand);
+            for (int q = 0; jerk && q < 3 * N; q++) {
+                jmax = fmax(jmax, fabs(jk[0][q]));
+                dj = fmax(dj, fabs(jk[0][q] - jk[1][q]));
+            }
+            print_message("%-14s eps %.1f: accelerations %.2e, potential %.2e, jerks %s%.2e\n",
+                          laws[k].name, eps, da / amax, fabs(u[0] - u[1]) / fabs(u[0]),
+                          jerk ? "" : "(none by hand) ", jerk ? dj / jmax : 0.0);
+            assert_true(amax > 0 && da / amax < 1e-14);
+            assert_true(fabs(u[0] - u[1]) <= 1e-14 * fabs(u[0]));
+            assert_true(!jerk || dj / jmax < 1e-14);
+            orr_lawcheck_opts o;
+            orr_lawcheck_default(&o);
+            o.eps = eps;
+            orr_lawcheck_result r;
+            TU_OK(orr_law_check(&made, 1, &o, &r, &err), &err);
+            print_message("%-14s from its energy, law check: force %.2e, jerk %.2e, %d left out "
+                          "%s\n", laws[k].name, r.force_err, r.jerk_err, r.skipped, r.message);
+            assert_true(r.ok && r.force_checked && r.jerk_checked);
+            assert_true(r.compared >= 35);
+            orr_law_free(&made);
+            orr_law_free(&hand);
+        }
+}
+
+/* The expression's errors name the place: unknown names and functions, a
+ * wrong arity, syntax, an attribute without _i/_j, a definition that uses
+ * itself or is made twice. */
+static void test_energy_errors(void **state)
+{
+    orr_error err = {0};
+    orr_law law;
+    TU_OK(orr_law_init(&law, "x", "f = 0;", NULL, "t", &err), &err);
+    TU_OK(orr_law_add_param(&law, "sigma", 1, &err), &err);
+    TU_OK(orr_law_add_attr(&law, "charge", &err), &err);
+    static const char *const cases[][2] = {
+        {"-mi*mj/rr", "energy:1:8: unknown name 'rr' (the names: r, r2, the law's params and "
+                      "attributes (NAME_i, NAME_j), mi, mj, G, eps, and the intermediate values "
+                      "after ';')"},
+        {"sin(r)", "energy:1:1: unknown function 'sin' (the functions: sqrt, exp, log, abs, erf, "
+                   "erfc, tanh, step, min, max, select)"},
+        {"max(r, 1, 2)", "energy:1:1: function 'max' takes 2 arguments (got 3)"},
+        {"(1 + r", "energy:1:7: expected ')' to close the '(' at column 1"},
+        {"1 +", "energy:1:4: an expression ends too early"},
+        {"2 r", "energy:1:3: unexpected 'r' (an operator or ';' was expected)"},
+        {"charge/r", "energy:1:1: 'charge' is an attribute: write charge_i or charge_j"},
+        {"x/r; x = 2*y;\n y = x", "energy:2:6: the intermediate value 'x' depends on itself"},
+        {"x; x = 1; x = 2", "energy:1:11: 'x' is defined twice (first at column 4)"},
+        {"1/r; 3 = r", "energy:1:6: expected 'name = expression' after ';'"},
+        {"   ", "energy:1:1: the energy is empty"},
+        {"2e", "energy:1:2: a number followed by 'e'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *p = NULL, *u = NULL, *j = NULL;
+        assert_int_equal(orr_expr_law(&law, cases[k][0], &p, &u, &j, &err), ORR_ERR_ARG);
+        assert_string_equal(err.msg, cases[k][1]);
+        assert_null(p);
+        orr_error_clear(&err);
+    }
+    orr_law_free(&law);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -1407,6 +1541,8 @@ int main(void)
         cmocka_unit_test(test_long_origin),
         cmocka_unit_test(test_law_errors),
         cmocka_unit_test(test_law_check),
+        cmocka_unit_test(test_energy_laws),
+        cmocka_unit_test(test_energy_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

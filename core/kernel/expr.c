@@ -54,6 +54,7 @@ typedef struct {
     int *memo;                 /* raw node -> graph node (-1: not yet) */
     int *dmemo;                /* graph node -> its derivative in r2 (-1: not yet) */
     int dcap;
+    int plain;                 /* mk makes products as given (product() rebuilding one) */
 } ctx;
 
 /* ---- errors -------------------------------------------------------------- */
@@ -332,11 +333,115 @@ static int r2_to(ctx *c, double p)
     return p == 1 ? r2 : mk(c, N_POW, 0, r2, cst(c, p), -1, 0, NULL);
 }
 
+/* ---- products: a coefficient times powers of distinct factors -------------
+ * A product or quotient is flattened into its constant and its factors
+ * with their exponents (those of one factor added: exactly for whole
+ * exponents, and for any exponent of r2, which is never negative), then
+ * made again in one order: the constant first, the factors by node, those
+ * with negative exponents below one division.  So mass factors cancel
+ * ((2 / mi) (-mi mj) ... is mj ...) and the derivative of -mi mj / r is
+ * mj r2^(-3/2), the built-in gravity's own arithmetic. */
+#define MAX_FACTORS 64
+typedef struct {
+    int base;
+    double e;
+} factor;
+
+static int flatten(ctx *c, int i, double e, double *coef, factor *f, int *nf)
+{
+    const node *x = &c->g.n[i];
+    int base = i;
+    double p = 1;
+    switch (x->op) {
+    case N_CONST:
+        if (x->v == 0 && e < 0)
+            return -1;
+        *coef *= e > 0 ? x->v : 1 / x->v;
+        return 0;
+    case N_NEG:
+        *coef = -*coef;
+        return flatten(c, x->a, e, coef, f, nf);
+    case N_MUL:
+    case N_DIV: {
+        const int a = x->a, b = x->b, div = x->op == N_DIV;
+        return flatten(c, a, e, coef, f, nf) || flatten(c, b, div ? -e : e, coef, f, nf);
+    }
+    case N_POW: {
+        const node *q = &c->g.n[x->b];
+        if (q->op == N_CONST && (c->g.n[x->a].op == N_R2 || q->v == rint(q->v)))
+            base = x->a, p = q->v;
+        break;
+    }
+    default:
+        break;
+    }
+    for (int k = 0; k < *nf; k++)
+        if (f[k].base == base) {
+            f[k].e += p * e;
+            return 0;
+        }
+    if (*nf == MAX_FACTORS)
+        return -1;
+    f[*nf].base = base, f[*nf].e = p * e;
+    (*nf)++;
+    return 0;
+}
+
+static int by_base(const void *a, const void *b)
+{
+    return ((const factor *)a)->base - ((const factor *)b)->base;
+}
+
+/* a * b (div: a / b) as a normalised product; -2 where it cannot be
+ * (too many factors, a division by the constant 0): made as given then. */
+static int product(ctx *c, int a, int b, int div)
+{
+    factor f[MAX_FACTORS];
+    int nf = 0;
+    double coef = 1;
+    if (flatten(c, a, 1, &coef, f, &nf) || flatten(c, b, div ? -1 : 1, &coef, f, &nf) ||
+        !isfinite(coef))
+        return -2;
+    if (coef == 0)
+        return cst(c, 0);
+    qsort(f, (size_t)nf, sizeof f[0], by_base);
+    c->plain++;
+    int num = -1, den = -1;
+    for (int k = 0; k < nf && !c->failed; k++) {
+        const double e = f[k].e;
+        if (e == 0)
+            continue;
+        int t;
+        if (c->g.n[f[k].base].op == N_R2 || e > 0) {
+            t = c->g.n[f[k].base].op == N_R2 ? r2_to(c, e)
+                : e == 1 ? f[k].base : mk(c, N_POW, 0, f[k].base, cst(c, e), -1, 0, NULL);
+            num = num < 0 ? t : mk(c, N_MUL, 0, num, t, -1, 0, NULL);
+        } else {
+            t = e == -1 ? f[k].base : mk(c, N_POW, 0, f[k].base, cst(c, -e), -1, 0, NULL);
+            den = den < 0 ? t : mk(c, N_MUL, 0, den, t, -1, 0, NULL);
+        }
+    }
+    int r;
+    if (num < 0)
+        r = cst(c, coef);
+    else
+        r = coef == 1 ? num : mk(c, N_MUL, 0, cst(c, coef), num, -1, 0, NULL);
+    if (den >= 0)
+        r = mk(c, N_DIV, 0, r, den, -1, 0, NULL);
+    c->plain--;
+    return c->failed ? -1 : r;
+}
+
 /* A graph node, simplified, and shared with an identical one made before. */
 static int mk(ctx *c, int op, int fn, int a, int b, int d, double v, const char *name)
 {
     if (c->failed || (op != N_CONST && op != N_R2 && op != N_NAME && a < 0))
         return -1;
+    if ((op == N_MUL || op == N_DIV) && !c->plain && b >= 0) {
+        const int p = product(c, a, b, op == N_DIV);
+        if (p != -2)
+            return p;
+    }
     const node *A = a >= 0 ? &c->g.n[a] : NULL, *B = b >= 0 ? &c->g.n[b] : NULL;
     const int ca = A && A->op == N_CONST, cb = B && B->op == N_CONST;
     switch (op) {
@@ -661,8 +766,11 @@ static int put_node(const ctx *c, orr_buf *b, int i)
         const node *e = &c->g.n[x->b];
         const double v = e->op == N_CONST ? e->v : NAN;
         /* whole and half powers as products, rsqrt and rsqrt3 */
-        const int whole = v == rint(v) && fabs(v) <= 4, half = !whole && v * 2 == rint(v * 2);
-        if (whole) {
+        const int whole = v == rint(v) && fabs(v) <= 8, half = !whole && v * 2 == rint(v * 2);
+        if (whole && v < 0 && c->g.n[x->a].op == N_R2) {   /* 0 at 0, as rsqrt_nz */
+            for (int q = 0; q < (int)-v; q++)
+                TXT(q ? " * " : ""), TXT("(orr_rsqrt_nz(r2) * orr_rsqrt_nz(r2))");
+        } else if (whole) {
             const int k = (int)fabs(v);
             TXT(v < 0 ? "(real)1 / (" : "(");
             for (int q = 0; q < k; q++)
@@ -674,8 +782,15 @@ static int put_node(const ctx *c, orr_buf *b, int i)
                 TXT(" * "), REF(x->a);
         } else if (half && v < 0 && v >= -4.5) {   /* rsqrt(a) or rsqrt3(a), over a^k */
             const int k = v == -0.5 ? 0 : (int)(-v - 1.5);
-            TXT(v == -0.5 ? "orr_rsqrt(" : "orr_rsqrt3("), REF(x->a), TXT(")");
-            if (k > 0) {
+            /* of r2: the _nz forms (0 at 0, exactly rsqrt when softened), so
+             * a law like gravity stays finite at zero separation */
+            const int nz = c->g.n[x->a].op == N_R2;
+            TXT(v == -0.5 ? (nz ? "orr_rsqrt_nz(" : "orr_rsqrt(")
+                          : (nz ? "orr_rsqrt3_nz(" : "orr_rsqrt3(")),
+                REF(x->a), TXT(")");
+            for (int q = 0; nz && q < k; q++)   /* times rsqrt(r2)^2 k times: 0 at 0 */
+                TXT(" * (orr_rsqrt_nz(r2) * orr_rsqrt_nz(r2))");
+            if (!nz && k > 0) {
                 TXT(" / (");
                 for (int q = 0; q < k; q++)
                     q ? (TXT(" * "), REF(x->a)) : REF(x->a);

@@ -136,6 +136,37 @@ T.test("law:check: the snippets against each other", function()
     power, { mi = -1 })
 end)
 
+T.test("laws from an energy: the snippets made, runs, errors at their place", function()
+  local eg = orrery.force{ name = "egrav", energy = "-mi*mj/r", scale = "G", finite_at_zero = true }
+  T.ok(eg.pair:find("f = ", 1, true) and eg.potential:find("u = ", 1, true)
+    and eg.jerk:find("g = ", 1, true), "three snippets made")
+  T.ok(eg.pair:find("orr_rsqrt3_nz(r2)", 1, true), "a power of r2 as rsqrt3: " .. eg.pair)
+  -- the same run as the built-in gravity, Hermite block steps on the CPU, in double
+  local function run(force)
+    local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 128, seed = 5 },
+      force = force, backend = "cpu", precision = "double", integrator = "hermite",
+      dt_max = 1 / 16, eta = 0.02, softening = 0.02, G = 1.5 }
+    sim:run{ steps = 2, progress = false }
+    return sim:energy().total, sim.blocks.blocks, sim:body(7).x
+  end
+  local e1, b1, x1 = run("gravity")
+  local e2, b2, x2 = run(eg)
+  T.eq(b2, b1, "the same blocks")
+  T.near(e2, e1, 1e-12, "the same energy"); T.near(x2, x1, 1e-12, "the same body")
+  -- an intermediate value, params and attributes
+  local screened = orrery.force{ name = "escreened", params = { lambda = 0.7 },
+    attributes = { "charge" }, energy = "charge_i*charge_j*exp(-x)/r; x = r/lambda" }
+  T.ok(screened:check{ eps = 0.01, attributes = { charge = { 1, -2 } } }.ok, "its check")
+  T.raises("^orrery.force: force law 'bad': energy:1:8: unknown name 'rr' ", orrery.force,
+    { name = "bad", energy = "-mi*mj/rr" })
+  T.raises("orrery.force: force law 'bad': energy:1:1: function 'min' takes 2 arguments (got 1)",
+    orrery.force, { name = "bad", energy = "min(r)" })
+  T.raises("orrery.force: 'energy' cannot be combined with 'pair' (the law's code is made from the energy)",
+    orrery.force, { name = "bad", energy = "1/r", pair = "f = 0;" })
+  T.raises("orrery.force: 'energy' cannot be combined with 'base' (the law's code is made from the energy)",
+    orrery.force, { base = "gravity", energy = "1/r" })
+end)
+
 T.test("a law script for --force", function()
   local path = os.getenv("TEST_TMP") .. "/law.lua"
   local f = assert(io.open(path, "w"))
@@ -149,7 +180,7 @@ T.test("definition errors", function()
   local W = "orrery.force: "
   T.raises(W .. "'name' is required (or 'base', a built-in law to start from)",
     orrery.force, { pair = "f = 0;" })
-  T.raises(W .. "'pair' is required: C code that sets f, the acceleration of body i being scale * f * (x_j - x_i)",
+  T.raises(W .. "'pair' is required: C code that sets f, the acceleration of body i being scale * f * (x_j - x_i) (or 'energy': an expression of r)",
     orrery.force, { name = "x" })
   T.raises(W .. "force law 'x': invalid param name 'r2': it is a variable, keyword or function already in scope in the snippets",
     orrery.force, { name = "x", pair = "f = 0;", params = { r2 = 1 } })
@@ -163,7 +194,7 @@ T.test("definition errors", function()
     orrery.force, { name = "x", pair = "f = 0;", attributes = { "mass", "mass" } })
   T.raises(W .. "'pair' cannot be combined with 'base' (a law derived from 'coulomb' keeps its code)",
     orrery.force, { base = "coulomb", pair = "f = 0;" })
-  T.raises(W .. "unknown key 'pairs' (valid: name, base, doc, params, runtime_params, attributes, pair, potential, scale, finite_at_zero, jerk)",
+  T.raises(W .. "unknown key 'pairs' (valid: name, base, doc, params, runtime_params, attributes, pair, potential, scale, finite_at_zero, jerk, energy)",
     orrery.force, { name = "x", pairs = "f = 0;" })
   T.raises(W .. "force law 'coulomb' has no param 'q' (params: k)",
     orrery.force, { base = "coulomb", params = { q = 1 } })
