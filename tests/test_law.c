@@ -15,6 +15,7 @@
 #include "law.h"
 #include "lawcheck.h"
 #include "expr.h"
+#include "util.h"
 #include "rtc.h"
 #include "sim.h"
 
@@ -1513,6 +1514,26 @@ static void test_energy_errors(void **state)
         assert_null(p);
         orr_error_clear(&err);
     }
+    /* limits that keep the recursion inside the stack */
+    char deep[700], *q = deep, *p = NULL, *u = NULL, *j = NULL;
+    for (int k = 0; k < 300; k++)
+        *q++ = '(';
+    *q++ = 'r';
+    for (int k = 0; k < 300; k++)
+        *q++ = ')';
+    *q = '\0';
+    assert_int_equal(orr_expr_law(&law, deep, &p, &u, &j, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "energy:1:202: brackets, functions and signs nested more than "
+                                 "200 deep");
+    orr_error_clear(&err);
+    orr_buf big = {0};
+    for (int k = 0; k < 3000; k++)
+        assert_int_equal(orr_buf_printf(&big, "%sr", k ? "+" : ""), 0);
+    assert_int_equal(orr_expr_law(&law, big.data, &p, &u, &j, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, ": the expression has more than 5000 parts (numbers, names "
+                                    "and operations): write it with intermediate values"));
+    orr_error_clear(&err);
+    orr_buf_free(&big);
     orr_law_free(&law);
 }
 

@@ -25,6 +25,11 @@ static const struct {
 
 #define NAME_MAX_LEN 40
 #define MAX_DEFS 64
+/* Limits that keep the recursion of the parser, the derivative and the
+ * writer far inside the stack: brackets and unary signs nested, and the
+ * parts of the whole expression. */
+#define MAX_DEPTH 200
+#define MAX_PARTS 5000
 
 typedef struct {
     int op, fn, a, b, c;
@@ -55,6 +60,7 @@ typedef struct {
     int *dmemo;                /* graph node -> its derivative in r2 (-1: not yet) */
     int dcap;
     int plain;                 /* mk makes products as given (product() rebuilding one) */
+    int depth;                 /* the parser's nesting */
 } ctx;
 
 /* ---- errors -------------------------------------------------------------- */
@@ -114,6 +120,9 @@ static int at(const ctx *c)
 
 static int raw(ctx *c, int op, int fn, int a, int b, int d, double v, const char *name, int pos)
 {
+    if (c->raw.count >= MAX_PARTS)
+        return fail_at(c, pos, "the expression has more than %d parts (numbers, names and "
+                       "operations): write it with intermediate values", MAX_PARTS);
     node x = {op, fn, a, b, d, v, "", pos};
     if (name)
         snprintf(x.name, sizeof x.name, "%s", name);
@@ -139,9 +148,14 @@ static int parse_primary(ctx *c)
 {
     skip(c);
     const int pos = at(c);
+    if (c->depth > MAX_DEPTH)
+        return fail_at(c, pos, "brackets, functions and signs nested more than %d deep",
+                       MAX_DEPTH);
     if (*c->p == '(') {
         c->p++;
+        c->depth++;
         int e = parse_sum(c);
+        c->depth--;
         skip(c);
         if (e < 0)
             return -1;
@@ -176,6 +190,7 @@ static int parse_primary(ctx *c)
         c->p++;
         int args[3] = {-1, -1, -1}, n = 0;
         skip(c);
+        c->depth++;
         if (*c->p != ')')
             for (;;) {
                 const int e = parse_sum(c);
@@ -191,6 +206,7 @@ static int parse_primary(ctx *c)
                 }
                 break;
             }
+        c->depth--;
         if (*c->p != ')')
             return fail_at(c, at(c), "expected ',' or ')' in the arguments of '%s'", name);
         c->p++;
@@ -225,7 +241,11 @@ static int parse_unary(ctx *c)
     if (*c->p == '-' || *c->p == '+') {
         const int neg = *c->p == '-';
         c->p++;
+        if (++c->depth > MAX_DEPTH)
+            return fail_at(c, pos, "brackets, functions and signs nested more than %d deep",
+                           MAX_DEPTH);
         const int a = parse_unary(c);
+        c->depth--;
         return a < 0 || !neg ? a : raw(c, N_NEG, 0, a, -1, -1, 0, NULL, pos);
     }
     return parse_power(c);
