@@ -19,7 +19,7 @@
  *   real           the floating type
  *   orr_sqrt, orr_rsqrt, orr_rsqrt3 (x^(-3/2)), orr_rsqrt_nz and
  *   orr_rsqrt3_nz (0 at 0), orr_exp, orr_log, orr_pow,
- *   orr_fabs, orr_floor, orr_erf, orr_tanh, orr_fmin, orr_fmax   math in `real` */
+ *   orr_fabs, orr_floor, orr_erf, orr_erfc, orr_tanh, orr_fmin, orr_fmax   math in `real` */
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #define ORR_GPU 1
@@ -80,6 +80,7 @@ ORR_MATH1(orr_fabs, fabsf, fabs)
 ORR_MATH1(orr_floor, floorf, floor)
 ORR_MATH1(orr_rint, rintf, rint)
 ORR_MATH1(orr_erf, erff, erf)
+ORR_MATH1(orr_erfc, erfcf, erfc)
 ORR_MATH1(orr_tanh, tanhf, tanh)
 ORR_MATH2(orr_pow, powf, pow)
 ORR_MATH2(orr_fmin, fminf, fmin)
@@ -109,6 +110,7 @@ ORR_HELPER real orr_rsqrt3(real x)
 #define orr_floor(x) ORR_SFX(floor)(x)
 #define orr_rint(x) ORR_SFX(rint)(x)
 #define orr_erf(x) ORR_SFX(erf)(x)
+#define orr_erfc(x) ORR_SFX(erfc)(x)
 #define orr_tanh(x) ORR_SFX(tanh)(x)
 #define orr_pow(x, y) ORR_SFX(pow)(x, y)
 #define orr_fmin(x, y) ORR_SFX(fmin)(x, y)

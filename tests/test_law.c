@@ -1365,6 +1365,28 @@ static void test_law_check(void **state)
     assert_false(r.ok);
     assert_true(fabs(r.force_value / r.force_fd + 1) < 1e-6);
     orr_law_free(&l);
+    /* a law that is nowhere finite says nothing: not ok */
+    orr_law_free(&l);
+    l = user_law("f = orr_sqrt(-r2);", "u = orr_log(-r2);", NULL);
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    assert_false(r.ok);
+    assert_int_equal(r.compared, 0);
+    assert_string_equal(r.message, "force law 'power': only 0 of 41 separations from 0.01 to 100 "
+                                   "could be compared (at the others a value is not finite, or "
+                                   "the law is not smooth within the differences' steps): the "
+                                   "check says nothing there");
+    orr_law_free(&l);
+    /* a jerk of 0 (a spring) passes: the differences' rounding is no error */
+    l = user_law("f = p * mj;", "u = (real)0.5 * p * mi * mj * r2;", "g = 0;");
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    assert_true(r.ok);
+    orr_law_free(&l);
+    /* not symmetric in i and j: Newton's third law */
+    l = user_law("f = orr_rsqrt3_nz(r2);", "u = -mi * orr_rsqrt_nz(r2);", NULL);
+    TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
+    assert_false(r.ok);
+    assert_true(r.newton_err > 0.1);
+    assert_non_null(strstr(r.message, "force law 'power' breaks Newton's third law: at r = "));
     /* no potential: the force is not checked, the jerk is */
     l = user_law("f = mj * orr_pow(r2, -p / 2 - 1);", NULL, "g = (-p / 2 - 1) * f / r2;");
     TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
@@ -1505,7 +1527,21 @@ static void test_energy_errors(void **state)
         {"x; x = 1; x = 2", "energy:1:11: 'x' is defined twice (first at column 4)"},
         {"1/r; 3 = r", "energy:1:6: expected 'name = expression' after ';'"},
         {"   ", "energy:1:1: the energy is empty"},
-        {"2e", "energy:1:2: a number followed by 'e'"},
+        {"2e", "energy:1:2: a number followed by 'e' (numbers are decimal: 12, 2.5, 1e-3)"},
+        {"0x10/r", "energy:1:5: a number followed by 'x' (numbers are decimal: 12, 2.5, 1e-3)"},
+        {"1/r; r = sqrt(r2 + 1)", "energy:1:6: 'r' is a name already (the separation): an "
+                                  "intermediate value needs a name of its own"},
+        {"-mi*mj/r; mi = 3", "energy:1:11: 'mi' is a name already (the mass of body i): an "
+                             "intermediate value needs a name of its own"},
+        {"sigma/r; sigma = 2", "energy:1:10: 'sigma' is a name already (a param of the law): an "
+                               "intermediate value needs a name of its own"},
+        {"1e200*1e200/r", "energy:1:6: this part is a constant that is infinite (0^-1, "
+                          "1e200*1e200, (-8)^(1/3), 0/0 and the like have no value)"},
+        {"(-8)^(1/3)*r", "energy:1:5: this part is a constant that is not a number (0^-1, "
+                         "1e200*1e200, (-8)^(1/3), 0/0 and the like have no value)"},
+        {"r/0", "energy:1:2: this part is a constant that is not a number (0^-1, 1e200*1e200, "
+                "(-8)^(1/3), 0/0 and the like have no value)"},
+        {"1/r + \x01", "energy:1:7: unexpected the byte 0x01"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char *p = NULL, *u = NULL, *j = NULL;

@@ -61,6 +61,7 @@ typedef struct {
     int dcap;
     int plain;                 /* mk makes products as given (product() rebuilding one) */
     int depth;                 /* the parser's nesting */
+    int cur_at;                /* the place being resolved (for errors found there) */
 } ctx;
 
 /* ---- errors -------------------------------------------------------------- */
@@ -85,6 +86,34 @@ static int fail_at(ctx *c, int at, const char *fmt, ...)
     va_end(ap);
     orr_fail(c->err, ORR_ERR_ARG, "energy:%d:%d: %s", line, col, msg);
     return -1;
+}
+
+/* "column C", or "line L, column C" in an expression of several lines. */
+static const char *place(const ctx *c, int at, char *buf, size_t size)
+{
+    int line = 1, col = 1;
+    for (int k = 0; k < at && c->src[k]; k++) {
+        if (c->src[k] == '\n')
+            line++, col = 1;
+        else
+            col++;
+    }
+    if (strchr(c->src, '\n'))
+        snprintf(buf, size, "line %d, column %d", line, col);
+    else
+        snprintf(buf, size, "column %d", col);
+    return buf;
+}
+
+/* An unexpected character, as printed: itself, or its byte value. */
+static const char *shown(char ch, char *buf, size_t size)
+{
+    const unsigned char u = (unsigned char)ch;
+    if (u >= 0x20 && u < 0x7f)
+        snprintf(buf, size, "'%c'", ch);
+    else
+        snprintf(buf, size, "the byte 0x%02x", u);
+    return buf;
 }
 
 static int add(ctx *c, nodes *ns, node x)
@@ -159,16 +188,19 @@ static int parse_primary(ctx *c)
         skip(c);
         if (e < 0)
             return -1;
+        char where[48];
         if (*c->p != ')')
-            return fail_at(c, at(c), "expected ')' to close the '(' at column %d", pos + 1);
+            return fail_at(c, at(c), "expected ')' to close the '(' at %s",
+                           place(c, pos, where, sizeof where));
         c->p++;
         return e;
     }
     if (isdigit((unsigned char)*c->p) || (*c->p == '.' && isdigit((unsigned char)c->p[1]))) {
         char *end = NULL;
         const double v = strtod(c->p, &end);
-        if (isalpha((unsigned char)*end) || *end == '_')
-            return fail_at(c, (int)(end - c->src), "a number followed by '%c'", *end);
+        if (isalpha((unsigned char)*end) || *end == '_' || (end - c->p > 1 && c->p[1] == 'x'))
+            return fail_at(c, (int)(end - c->src), "a number followed by '%c' (numbers are "
+                           "decimal: 12, 2.5, 1e-3)", end - c->p > 1 && c->p[1] == 'x' ? 'x' : *end);
         if (!isfinite(v))
             return fail_at(c, pos, "the number is out of range");
         c->p = end;
@@ -217,7 +249,8 @@ static int parse_primary(ctx *c)
     }
     if (!*c->p || *c->p == ';')
         return fail_at(c, pos, "an expression ends too early");
-    return fail_at(c, pos, "unexpected '%c'", *c->p);
+    char ch[24];
+    return fail_at(c, pos, "unexpected %s", shown(*c->p, ch, sizeof ch));
 }
 
 static int parse_unary(ctx *c);
@@ -279,6 +312,33 @@ static int parse_sum(ctx *c)
     }
 }
 
+/* What name already is, or NULL: an intermediate value may not hide it. */
+static const char *taken_name(const ctx *c, const char *name)
+{
+    static const char *const fixed[][2] = {{"r", "the separation"},
+                                           {"r2", "the squared separation"},
+                                           {"mi", "the mass of body i"},
+                                           {"mj", "the mass of body j"},
+                                           {"G", "the simulation's G"},
+                                           {"eps", "the softening"}};
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
+        if (strcmp(name, fixed[k][0]) == 0)
+            return fixed[k][1];
+    if (orr_law_param_index(c->law, name) >= 0)
+        return "a param of the law";
+    const size_t len = strlen(name);
+    char attr[NAME_MAX_LEN];
+    snprintf(attr, sizeof attr, "%.*s", len > 2 ? (int)len - 2 : 0, name);
+    if (orr_law_attr_index(c->law, name) >= 0 ||
+        (len > 2 && name[len - 2] == '_' && (name[len - 1] == 'i' || name[len - 1] == 'j') &&
+         orr_law_attr_index(c->law, attr) >= 0))
+        return "an attribute of the law";
+    for (int f = 0; f < F_COUNT; f++)
+        if (strcmp(name, fns[f].name) == 0)
+            return "a function";
+    return NULL;
+}
+
 /* The energy, then "; name = expression" definitions. */
 static int parse_all(ctx *c)
 {
@@ -299,10 +359,15 @@ static int parse_all(ctx *c)
         if (*c->p != '=')
             return fail_at(c, at(c), "expected '=' after '%s'", name);
         c->p++;
+        char where[48];
         for (int k = 0; k < c->ndefs; k++)
             if (strcmp(c->defs[k].name, name) == 0)
-                return fail_at(c, pos, "'%s' is defined twice (first at column %d)", name,
-                               c->defs[k].at + 1);
+                return fail_at(c, pos, "'%s' is defined twice (first at %s)", name,
+                               place(c, c->defs[k].at, where, sizeof where));
+        const char *taken = taken_name(c, name);
+        if (taken)
+            return fail_at(c, pos, "'%s' is a name already (%s): an intermediate value needs a "
+                           "name of its own", name, taken);
         if (c->ndefs == MAX_DEFS)
             return fail_at(c, pos, "more than %d intermediate values", MAX_DEFS);
         const int d = parse_sum(c);
@@ -315,8 +380,10 @@ static int parse_all(ctx *c)
         c->ndefs++;
         skip(c);
     }
+    char ch[24];
     if (e >= 0 && *c->p)
-        return fail_at(c, at(c), "unexpected '%c' (an operator or ';' was expected)", *c->p);
+        return fail_at(c, at(c), "unexpected %s (an operator or ';' was expected)",
+                       shown(*c->p, ch, sizeof ch));
     return e;
 }
 
@@ -510,12 +577,14 @@ static int mk(ctx *c, int op, int fn, int a, int b, int d, double v, const char 
         }
         break;
     case N_DIV:
-        if (ca && cb && B->v != 0)
-            return cst(c, A->v / B->v);
+        if (ca && cb)
+            return cst(c, A->v / B->v);   /* x/0: refused by cst */
         if (!isnan(r2pow(c, a)) && !isnan(r2pow(c, b)))
             return r2_to(c, r2pow(c, a) - r2pow(c, b));
         if (!isnan(r2pow(c, b)))   /* a / r2^q = a r2^-q */
             return mk(c, N_MUL, 0, a, r2_to(c, -r2pow(c, b)), -1, 0, NULL);
+        if (is_const(c, b, 0))
+            return cst(c, NAN);   /* refused: a division by 0 */
         if (is_const(c, a, 0))
             return cst(c, 0);
         if (is_const(c, b, 1))
@@ -554,6 +623,10 @@ static int mk(ctx *c, int op, int fn, int a, int b, int d, double v, const char 
 
 static int cst(ctx *c, double v)
 {
+    if (!isfinite(v))
+        return fail_at(c, c->cur_at, "this part is a constant that is %s (0^-1, 1e200*1e200, "
+                       "(-8)^(1/3), 0/0 and the like have no value)", isnan(v) ? "not a number"
+                                                                               : "infinite");
     return mk(c, N_CONST, 0, -1, -1, -1, v + 0.0, NULL);   /* -0 as 0 */
 }
 
@@ -618,6 +691,8 @@ static int resolve(ctx *c, int i)
         return c->memo[i];
     const node x = c->raw.n[i];
     int r = -1;
+    const int outer = c->cur_at;
+    c->cur_at = x.at;
     switch (x.op) {
     case N_CONST:
         r = cst(c, x.v);
@@ -629,9 +704,7 @@ static int resolve(ctx *c, int i)
         r = mk(c, N_NEG, 0, resolve(c, x.a), -1, -1, 0, NULL);
         break;
     case N_FN: {
-        if (x.fn == F_ERFC)   /* erfc(a) = 1 - erf(a) */
-            r = bin(c, N_SUB, cst(c, 1), fn1(c, F_ERF, resolve(c, x.a)));
-        else {
+        {
             const int a = resolve(c, x.a), b = x.b >= 0 ? resolve(c, x.b) : -1,
                       d = x.c >= 0 ? resolve(c, x.c) : -1;
             r = (x.b >= 0 && b < 0) || (x.c >= 0 && d < 0) ? -1 : mk(c, N_FN, x.fn, a, b, d, 0, NULL);
@@ -644,6 +717,7 @@ static int resolve(ctx *c, int i)
     }
     }
     c->memo[i] = r;
+    c->cur_at = outer;
     return r;
 }
 
@@ -719,9 +793,10 @@ static int deriv(ctx *c, int i)
                     mk(c, N_FN, F_SELECT, fn1(c, F_STEP, x.a), cst(c, 1), cst(c, -1), 0, NULL),
                     da);
             break;
-        case F_ERF:   /* 2/sqrt(pi) exp(-a^2) a' */
+        case F_ERF:    /* 2/sqrt(pi) exp(-a^2) a' */
+        case F_ERFC:   /* its negative */
             r = bin(c, N_MUL,
-                    bin(c, N_MUL, cst(c, 2 / sqrt(M_PI)),
+                    bin(c, N_MUL, cst(c, (x.fn == F_ERF ? 2 : -2) / sqrt(M_PI)),
                         fn1(c, F_EXP, mk(c, N_NEG, 0, bin(c, N_MUL, x.a, x.a), -1, -1, 0, NULL))),
                     da);
             break;
@@ -761,7 +836,7 @@ static int put_ref(const ctx *c, orr_buf *b, int i)
         return orr_buf_printf(b, "r2");
     if (x->op == N_NAME)
         return orr_buf_printf(b, "%s", x->name);
-    return orr_buf_printf(b, "_e%d", i);
+    return orr_buf_printf(b, "orr_t%d", i);
 }
 
 /* Node i's value from its operands' names. */
@@ -836,7 +911,8 @@ static int put_node(const ctx *c, orr_buf *b, int i)
         default: {
             static const char *const cname[F_COUNT] = {
                 [F_SQRT] = "orr_sqrt", [F_EXP] = "orr_exp", [F_LOG] = "orr_log",
-                [F_ABS] = "orr_fabs", [F_ERF] = "orr_erf", [F_TANH] = "orr_tanh"};
+                [F_ABS] = "orr_fabs", [F_ERF] = "orr_erf", [F_ERFC] = "orr_erfc",
+                [F_TANH] = "orr_tanh"};
             TXT(cname[x->fn]), TXT("("), REF(x->a), TXT(")");
         }
         }
@@ -873,7 +949,7 @@ static char *emit(ctx *c, int root, const char *out)
         const int op = c->g.n[i].op;
         if (!used[i] || op == N_CONST || op == N_R2 || op == N_NAME)
             continue;
-        rc |= orr_buf_printf(&b, "const real _e%d = ", i);
+        rc |= orr_buf_printf(&b, "const real orr_t%d = ", i);
         rc |= put_node(c, &b, i);
         rc |= orr_buf_printf(&b, ";\n");
     }
@@ -892,9 +968,30 @@ static char *emit(ctx *c, int root, const char *out)
     return b.data;
 }
 
+/* k x, k multiplied into each term of the sums and pieces of x, so a
+ * factor of k cancels in each (2 / mi of a sum of terms in mi mj: a body
+ * of mass 0 stays finite). */
+static int scaled(ctx *c, int k, int x)
+{
+    if (c->failed || x < 0)
+        return -1;
+    const node n = c->g.n[x];
+    if (n.op == N_ADD || n.op == N_SUB)
+        return bin(c, n.op, scaled(c, k, n.a), scaled(c, k, n.b));
+    if (n.op == N_NEG)
+        return mk(c, N_NEG, 0, scaled(c, k, n.a), -1, -1, 0, NULL);
+    if (n.op == N_FN && n.fn == F_SELECT)
+        return mk(c, N_FN, F_SELECT, n.a, scaled(c, k, n.b), scaled(c, k, n.c), 0, NULL);
+    return bin(c, N_MUL, k, x);
+}
+
 orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, char **potential,
                         char **jerk, orr_error *err)
 {
+    for (int k = 0; k < law->nparams; k++)   /* r is the separation in an energy */
+        if (strcmp(law->params[k].name, "r") == 0)
+            return orr_fail(err, ORR_ERR_ARG, "the param 'r' would hide the separation r in the "
+                            "energy: give it another name");
     *pair = *potential = *jerk = NULL;
     ctx c;
     memset(&c, 0, sizeof c);
@@ -922,7 +1019,7 @@ orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, cha
         }
     /* f = (2 / m_i) dE/d(r2), g = df/d(r2) */
     const int two_over_mi = bin(&c, N_DIV, cst(&c, 2), mk(&c, N_NAME, 0, -1, -1, -1, 0, "mi"));
-    const int F = bin(&c, N_MUL, two_over_mi, deriv(&c, E));
+    const int F = scaled(&c, two_over_mi, deriv(&c, E));
     const int Gj = deriv(&c, F);
     *potential = emit(&c, E, "u");
     *pair = emit(&c, F, "f");

@@ -36,7 +36,7 @@ static const char *const reserved[] = {
     "defined",
     /* what the prelude's math expands to */
     "sqrt", "sqrtf", "rsqrt", "rsqrtf", "exp", "expf", "log", "logf", "pow", "powf", "fabs",
-    "fabsf", "floor", "floorf", "rint", "rintf", "erf", "erff", "tanh", "tanhf", "fmin", "fminf",
+    "fabsf", "floor", "floorf", "rint", "rintf", "erf", "erff", "erfc", "erfcf", "tanh", "tanhf", "fmin", "fminf",
     "fmax", "fmaxf", "fma", "fmaf", "min", "max", NULL,
 };
 
@@ -631,7 +631,7 @@ static const char *scale_name_why(const orr_law *law, const char *name, char *bu
     static const char *const ok[] = {
         "G", "eps", "eps2", "real", "float", "double", "orr_sqrt", "orr_rsqrt", "orr_rsqrt3",
         "orr_rsqrt_nz", "orr_rsqrt3_nz", "orr_exp", "orr_log", "orr_pow", "orr_fabs",
-        "orr_floor", "orr_rint", "orr_erf", "orr_tanh", "orr_fmin", "orr_fmax", NULL};
+        "orr_floor", "orr_rint", "orr_erf", "orr_erfc", "orr_tanh", "orr_fmin", "orr_fmax", NULL};
     static const char *const per_pair[] = {"dx", "dy", "dz", "d2", "r2", "mi", "mj", "f", "u",
                                            "g", NULL};
     for (int k = 0; ok[k]; k++)

@@ -26,9 +26,11 @@ typedef struct {
     orr_engine *e;
     double mi, mj;
     int jerk, energy;
+    double third[2];
 } probe;
 
-/* At separation s: *F = scale f, *U = scale u (energy), *Gj = scale g (jerk). */
+/* At separation s: *F = scale f, *U = scale u (energy), *Gj = scale g
+ * (jerk); p->third: m_i a_i + m_j a_j along x, and the larger of the two. */
 static orr_status at(probe *p, double s, double *F, double *U, double *Gj, orr_error *err)
 {
     const double pos[8] = {0, 0, 0, p->mi, s, 0, 0, p->mj}, vel[6] = {0, 0, 0, 1, 0, 0};
@@ -39,6 +41,8 @@ static orr_status at(probe *p, double s, double *F, double *U, double *Gj, orr_e
     if (st)
         return st;
     *F = acc[0] / s;   /* a_i = scale f (x_j - x_i) */
+    p->third[0] = p->mi * acc[0] + p->mj * acc[3];
+    p->third[1] = fmax(fabs(p->mi * acc[0]), fabs(p->mj * acc[3]));
     if (p->energy && (st = orr_engine_potential(p->e, U, err)) != ORR_OK)
         return st;
     if (p->jerk) {   /* j_i = scale (f v + 2 g (d . v) d), v = (1, 0, 0), d = (s, 0, 0) */
@@ -53,10 +57,12 @@ static orr_status at(probe *p, double s, double *F, double *U, double *Gj, orr_e
 
 /* The derivative in d2 of what k (0: U, 1: F) is at d2 +- h, by central
  * differences with steps h and h / 2 (Richardson's estimate from both);
- * *rough: the two differ by more than tol of mag (a piece's edge inside,
- * or a value not finite). */
-static orr_status slope(probe *p, double d2, double h, int k, double tol, double mag,
-                        double *out, int *rough, orr_error *err)
+ * *rough: the two differ by more than 1e-4 of mag (a piece's edge inside,
+ * or a value not finite; a smooth law's differ by about 1e-8); *noise: the
+ * rounding the differences carry (the values' size times the machine
+ * epsilon over the step, amplified by Richardson's rule). */
+static orr_status slope(probe *p, double d2, double h, int k, double mag, double *out,
+                        int *rough, double *noise, orr_error *err)
 {
     double v[4], dummy = 0, F, U;
     const double at2[4] = {d2 + h, d2 - h, d2 + h / 2, d2 - h / 2};
@@ -68,7 +74,11 @@ static orr_status slope(probe *p, double d2, double h, int k, double tol, double
     }
     const double wide = (v[0] - v[1]) / (2 * h), narrow = (v[2] - v[3]) / h;
     *out = (4 * narrow - wide) / 3;
-    *rough = !isfinite(*out) || fabs(wide - narrow) > tol * mag;
+    *rough = !isfinite(*out) || fabs(wide - narrow) > 1e-4 * mag;
+    double big = 0;
+    for (int q = 0; q < 4; q++)
+        big = fabs(v[q]) > big ? fabs(v[q]) : big;
+    *noise = 16 * 2.2e-16 * big / h;
     return ORR_OK;
 }
 
@@ -96,6 +106,9 @@ static orr_status check_opts(const orr_lawcheck_opts *o, orr_error *err)
     if (!(o->tol > 0) || !isfinite(o->tol))
         return orr_fail(err, ORR_ERR_ARG, "the tolerance must be positive (got %g)",
                         o->tol);
+    if (o->rmax / o->rmin < 1.001)
+        return orr_fail(err, ORR_ERR_ARG, "rmax must be at least 1.001 rmin, so the separations "
+                        "differ (got %g and %g)", o->rmin, o->rmax);
     for (int a = 0; a < ORR_LAW_MAX_ATTRS; a++)
         if (!isfinite(o->attr_i[a]) || !isfinite(o->attr_j[a]))
             return orr_fail(err, ORR_ERR_ARG, "attribute values must be finite");
@@ -140,6 +153,9 @@ orr_status orr_law_check(const orr_law *law, double G, const orr_lawcheck_opts *
 {
     memset(r, 0, sizeof *r);
     orr_status st = check_opts(o, err);
+    if (!st && !(G != 0 && isfinite(G)))
+        st = orr_fail(err, ORR_ERR_ARG, "G must be finite and not 0 (got %g): every force "
+                      "would be 0", G);
     probe p;
     memset(&p, 0, sizeof p);
     if (!st)
@@ -161,16 +177,17 @@ orr_status orr_law_check(const orr_law *law, double G, const orr_lawcheck_opts *
          * a jerk from the force's, so a value crossing zero is judged
          * against them */
         const double fmag = 2 * fabs(U) / (o->mi * r2), gmag = fabs(F) / r2;
-        double fd_f = 0, fd_g = 0;
+        double fd_f = 0, fd_g = 0, noise_f = 0, noise_g = 0;
         int rough_f = 0, rough_g = 0;
         if (p.energy) {
-            st = slope(&p, d2, h, 0, o->tol, fabs(F) > fmag ? fabs(F) : fmag, &fd_f, &rough_f,
-                       err);
+            st = slope(&p, d2, h, 0, (fabs(F) > fmag ? fabs(F) : fmag) * o->mi / 2, &fd_f,
+                       &rough_f, &noise_f, err);
             fd_f *= 2 / o->mi;
+            noise_f *= 2 / o->mi;
         }
         if (!st && p.jerk)
-            st = slope(&p, d2, h, 1, o->tol, fabs(Gj) > gmag ? fabs(Gj) : gmag, &fd_g, &rough_g,
-                       err);
+            st = slope(&p, d2, h, 1, fabs(Gj) > gmag ? fabs(Gj) : gmag, &fd_g, &rough_g,
+                       &noise_g, err);
         if (st)
             break;
         if (rough_f || rough_g) {
@@ -178,8 +195,16 @@ orr_status orr_law_check(const orr_law *law, double G, const orr_lawcheck_opts *
             continue;
         }
         r->compared++;
-        const double ef = p.energy ? rel(F, fd_f, 1e-6 * fmag) : 0,
-                     eg = p.jerk ? rel(Gj, fd_g, 1e-6 * gmag) : 0;
+        /* Newton's third law: an energy or force not symmetric in i and j */
+        const double e3 = p.third[1] > 0 ? fabs(p.third[0]) / p.third[1] : 0;
+        if (e3 > r->newton_err) {
+            r->newton_err = e3, r->newton_r = s;
+            r->newton_i = p.mi * F * s, r->newton_j = p.mi * F * s - p.third[0];
+        }
+        /* a difference within the rounding the finite differences carry
+         * passes whatever the values' own size (a jerk of 0, say) */
+        const double ef = p.energy ? rel(F, fd_f, fmax(1e-6 * fmag, noise_f / o->tol)) : 0,
+                     eg = p.jerk ? rel(Gj, fd_g, fmax(1e-6 * gmag, noise_g / o->tol)) : 0;
         if (ef > r->force_err || (r->compared == 1 && p.energy)) {
             r->force_err = ef, r->force_r = s, r->force_value = F, r->force_fd = fd_f;
         }
@@ -190,14 +215,36 @@ orr_status orr_law_check(const orr_law *law, double G, const orr_lawcheck_opts *
     orr_engine_destroy(p.e);
     if (st)
         return st;
-    const int bad_f = r->force_err > o->tol, bad_g = r->jerk_err > o->tol;
-    r->ok = !bad_f && !bad_g;
+    const int bad_f = r->force_err > o->tol, bad_g = r->jerk_err > o->tol,
+              bad_n = r->newton_err > o->tol;
+    /* most separations compared, or nothing is said of the law */
+    const int few = (p.energy || p.jerk) && r->compared < (o->samples + 1) / 2;
+    r->ok = !bad_f && !bad_g && !few && !bad_n;
     size_t used = 0;
-    if (bad_f)
+    if (few)
         used = (size_t)snprintf(r->message, sizeof r->message,
-                                "force law '%s': the pair snippet's f disagrees with the potential "
+                                "force law '%s': only %d of %d separations from %g to %g could be "
+                                "compared (at the others a value is not finite, or the law is "
+                                "not smooth within the differences' steps): the check says "
+                                "nothing there", law->name, r->compared, o->samples, o->rmin,
+                                o->rmax);
+    if (used >= sizeof r->message)
+        used = sizeof r->message - 1;
+    if (bad_n && used < sizeof r->message)
+        used += (size_t)snprintf(r->message + used, sizeof r->message - used,
+                                 "%sforce law '%s' breaks Newton's third law: at r = %.6g "
+                                 "m_i a_i = %.9g but -m_j a_j = %.9g (relative %.3g): its "
+                                 "force (or energy) is not symmetric in i and j", used ? "; " : "",
+                                 law->name, r->newton_r, r->newton_i, r->newton_j,
+                                 r->newton_err);
+    if (used >= sizeof r->message)
+        used = sizeof r->message - 1;
+    if (bad_f && used < sizeof r->message)
+        used += (size_t)snprintf(r->message + used, sizeof r->message - used,
+                                "%sforce law '%s': the pair snippet's f disagrees with the potential "
                                 "snippet's (2/m_i) dU/d(d2) by %.3g (relative) at r = %.6g: "
-                                "scale f = %.9g against %.9g (ratio %.6g)", law->name,
+                                "scale f = %.9g against %.9g (ratio %.6g)", used ? "; " : "",
+                                law->name,
                                 r->force_err, r->force_r, r->force_value, r->force_fd,
                                 r->force_fd != 0 ? r->force_value / r->force_fd : NAN);
     if (bad_g && used < sizeof r->message)

@@ -39,6 +39,9 @@ typedef struct {
     double force_r, jerk_r;       /* the separation of each */
     double force_value, force_fd; /* there: scale f, and (2 / m_i) dU/d(d2) */
     double jerk_value, jerk_fd;   /* there: scale g, and d(scale f)/d(d2) */
+    double newton_err;      /* the largest |m_i a_i + m_j a_j| / max(|m_i a_i|, |m_j a_j|):
+                               Newton's third law (a law not symmetric in i and j) */
+    double newton_r, newton_i, newton_j;   /* there: the separation, m_i a_i and -m_j a_j */
     int compared;           /* separations compared */
     int skipped;            /* separations left out: a value not finite there, or the law
                                not smooth there (a piece's edge within the difference) */
