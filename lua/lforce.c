@@ -225,6 +225,7 @@ static int l_force(lua_State *L)
             apply_params(L, -1, law, 1, WHO);
         lua_pop(L, 1);
         if (energy) {   /* u, f and g from the energy (expr.h) */
+            each_name(L, "runtime_params", law, orr_law_set_runtime);   /* named before use */
             char *code[3];
             if (orr_expr_law(law, energy, &code[0], &code[1], &code[2], &err))
                 orr_lua_error(L, "%s: force law '%s': %s", WHO, name, err.msg);
@@ -362,7 +363,9 @@ static int force_check(lua_State *L)
         }
         lua_pop(L, 1);
         if (lua_getfield(L, 2, "attributes") != LUA_TNIL) {
-            luaL_checktype(L, -1, LUA_TTABLE);
+            if (!lua_istable(L, -1))
+                orr_lua_error(L, "%s: 'attributes' must be a table {name = {value_i, value_j}} "
+                              "(got %s)", WHOC, orr_lua_describe(L, -1));
             lua_pushnil(L);
             while (lua_next(L, -2)) {
                 const int a = lua_type(L, -2) == LUA_TSTRING
@@ -370,7 +373,11 @@ static int force_check(lua_State *L)
                 if (a < 0)
                     orr_lua_error(L, "%s: force law '%s' has no attribute %s", WHOC, law->name,
                                   orr_lua_describe(L, -2));
-                if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 2)
+                if (lua_istable(L, -1) && lua_rawlen(L, -1) != 2)
+                    orr_lua_error(L, "%s: attribute '%s' must be {value_i, value_j} (got a "
+                                  "table of %d values)", WHOC, law->attrs[a],
+                                  (int)lua_rawlen(L, -1));
+                if (!lua_istable(L, -1))
                     orr_lua_error(L, "%s: attribute '%s' must be {value_i, value_j} (got %s)",
                                   WHOC, law->attrs[a], orr_lua_describe(L, -1));
                 lua_rawgeti(L, -1, 1);

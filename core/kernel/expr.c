@@ -66,19 +66,26 @@ typedef struct {
 
 /* ---- errors -------------------------------------------------------------- */
 
+/* The line and column (from 1) of offset at. */
+static void line_col(const ctx *c, int at, int *line, int *col)
+{
+    *line = *col = 1;
+    for (int k = 0; k < at && c->src[k]; k++) {
+        if (c->src[k] == '\n')
+            ++*line, *col = 1;
+        else
+            ++*col;
+    }
+}
+
 static int fail_at(ctx *c, int at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail_at(ctx *c, int at, const char *fmt, ...)
 {
     if (c->failed)
         return -1;
     c->failed = 1;
-    int line = 1, col = 1;
-    for (int k = 0; k < at && c->src[k]; k++) {
-        if (c->src[k] == '\n')
-            line++, col = 1;
-        else
-            col++;
-    }
+    int line, col;
+    line_col(c, at, &line, &col);
     char msg[400];
     va_list ap;
     va_start(ap, fmt);
@@ -91,13 +98,8 @@ static int fail_at(ctx *c, int at, const char *fmt, ...)
 /* "column C", or "line L, column C" in an expression of several lines. */
 static const char *place(const ctx *c, int at, char *buf, size_t size)
 {
-    int line = 1, col = 1;
-    for (int k = 0; k < at && c->src[k]; k++) {
-        if (c->src[k] == '\n')
-            line++, col = 1;
-        else
-            col++;
-    }
+    int line, col;
+    line_col(c, at, &line, &col);
     if (strchr(c->src, '\n'))
         snprintf(buf, size, "line %d, column %d", line, col);
     else

@@ -134,6 +134,13 @@ T.test("law:check: the snippets against each other", function()
     { attributes = { charge = { 1, 2 } } })
   T.raises("law:check: the masses must be positive and finite (got -1 and 1.7)", power.check,
     power, { mi = -1 })
+  local coul = orrery.force("coulomb")
+  T.raises("law:check: 'attributes' must be a table {name = {value_i, value_j}} (got 5)",
+    coul.check, coul, { attributes = 5 })
+  T.raises("law:check: attribute 'charge' must be {value_i, value_j} (got a table of 3 values)",
+    coul.check, coul, { attributes = { charge = { 1, 2, 3 } } })
+  T.raises("orrery.force: force law 'k': runtime param 'k' is not one of its params",
+    orrery.force, { name = "k", runtime_params = { "k" }, energy = "k/r" })
 end)
 
 T.test("laws from an energy: the snippets made, runs, errors at their place", function()
