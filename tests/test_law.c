@@ -1387,6 +1387,7 @@ static void test_law_check(void **state)
     assert_false(r.ok);
     assert_true(r.newton_err > 0.1);
     assert_non_null(strstr(r.message, "force law 'power' breaks Newton's third law: at r = "));
+    orr_law_free(&l);
     /* no potential: the force is not checked, the jerk is */
     l = user_law("f = mj * orr_pow(r2, -p / 2 - 1);", NULL, "g = (-p / 2 - 1) * f / r2;");
     TU_OK(orr_law_check(&l, 1, &o, &r, &err), &err);
