@@ -1453,8 +1453,8 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
         "the steps asked", "the steps asked", "the steps asked", "the call", "the clock",
         "the clock's rounding compensation", "the clock", "the block steps under way",
         "the block steps under way", "dt", "damping", "eta", "eta_start", "dt_min",
-        "the bodies (written since the ranks last compared?)", "the attributes (written since "
-        "the ranks last compared?)", "the simulation"};
+        "the bodies (written since the ranks last compared?)",
+        ("the attributes (written since the ranks last compared?)"), "the simulation"};
     const char *hint = "every rank must set it alike: was it set on some ranks only?";
     char words[ORR_COMM_CHOICE], a[32], name[ORR_COMM_CHOICE];
     const char *about = f < A_PARAM ? what[f] : name;
