@@ -220,6 +220,16 @@ check log-header 0 $rc '^ +step +t +E +dE/E0 +\|P\| +Q +steps/s$' out
 check core-collapse-not-yet 0 $rc '^no core collapse by t = 2\.00 \([0-9.]+ t_rh\); at t = [12]\.00' out
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 128 3 1 double cc.ckpt.hdf5 >out 2>err; rc=$?
 check core-collapse-resumed 0 $rc '^resumed from cc\.ckpt\.hdf5 at t = 2\.00$' out
+# scripts/energy_law.lua: the law made from its energy passes its check, a
+# Hermite run of it conserves energy, the mistaken law's jerk is named
+"$orr_abs" run "$here/../scripts/energy_law.lua" 128 0.125 >out 2>err; rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^law:check: ok (41 separations' out &&
+   grep -qE '^t = 0.125: [0-9]+ blocks of [0-9.]+ active bodies on average, dE/E0 = -?[0-9.]+e-(0[6-9]|1[0-9])' out &&
+   grep -q "^law:check of a law with a mistake: force law 'power': the jerk snippet's g disagrees with df/d(d2) of the pair snippet by 0.5 (relative) at r = .* (ratio 2)$" out; then
+  ok energy-law-script
+else
+  bad "energy-law-script: exit $rc"; sed 's/^/    /' out err | head -20
+fi
 # scripts/cluster_hermite.lua ends with six single block steps, the last
 # line of them printed with its block's time and active stars
 "$orr_abs" run "$here/../scripts/cluster_hermite.lua" 128 0.25 >out 2>err; rc=$?

@@ -450,8 +450,12 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     if (st)
         return st;
     h->on_engine = orr_engine_has_blocks(env->engine) && (h->ranks == 1 || env->block_gather);
-    const char *asked = getenv("ORRERY_HSPLIT");   /* with one rank too: the split path alone */
-    if (h->on_engine && env->block_gather && (h->ranks > 1 || (asked && *asked)) &&
+    int mode = 0;
+    long asked = -1;   /* ORRERY_HSPLIT set: with one rank too, the split path alone */
+    if (h->on_engine && env->block_gather && h->ranks == 1 &&
+        (st = orr_hblocks_env(&mode, &asked, err)) != ORR_OK)
+        return st;
+    if (h->on_engine && env->block_gather && (h->ranks > 1 || asked >= 0) &&
         (st = gpus_setup(h, env, err)) != ORR_OK)
         return st;
     h->t = 0;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 enum { N_CONST, N_R2, N_NAME, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_POW, N_FN, N_IDENT };
+_Static_assert(N_SUB == N_ADD + 1 && N_DIV == N_MUL + 1, "parse_chain takes pairs of operators");
 enum { F_SQRT, F_EXP, F_LOG, F_ABS, F_ERF, F_ERFC, F_TANH, F_STEP, F_MIN, F_MAX, F_SELECT,
        F_COUNT };
 static const struct {
@@ -286,32 +287,30 @@ static int parse_unary(ctx *c)
     return parse_power(c);
 }
 
-static int parse_term(ctx *c)
+/* Operands of next joined left to right by the operators ops[0] (node
+ * op0) and ops[1] (node op0 + 1): a sum's terms, a term's factors. */
+static int parse_chain(ctx *c, const char ops[2], int op0, int (*next)(ctx *))
 {
-    int a = parse_unary(c);
+    int a = next(c);
     for (;;) {
         skip(c);
-        if (a < 0 || (*c->p != '*' && *c->p != '/'))
+        if (a < 0 || (*c->p != ops[0] && *c->p != ops[1]))
             return a;
-        const int op = *c->p == '*' ? N_MUL : N_DIV, pos = at(c);
+        const int op = *c->p == ops[0] ? op0 : op0 + 1, pos = at(c);
         c->p++;
-        const int b = parse_unary(c);
+        const int b = next(c);
         a = b < 0 ? -1 : raw(c, op, 0, a, b, -1, 0, NULL, pos);
     }
 }
 
+static int parse_term(ctx *c)
+{
+    return parse_chain(c, "*/", N_MUL, parse_unary);   /* N_MUL, N_DIV */
+}
+
 static int parse_sum(ctx *c)
 {
-    int a = parse_term(c);
-    for (;;) {
-        skip(c);
-        if (a < 0 || (*c->p != '+' && *c->p != '-'))
-            return a;
-        const int op = *c->p == '+' ? N_ADD : N_SUB, pos = at(c);
-        c->p++;
-        const int b = parse_term(c);
-        a = b < 0 ? -1 : raw(c, op, 0, a, b, -1, 0, NULL, pos);
-    }
+    return parse_chain(c, "+-", N_ADD, parse_term);   /* N_ADD, N_SUB */
 }
 
 /* What name already is, or NULL: an intermediate value may not hide it. */

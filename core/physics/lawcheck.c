@@ -5,6 +5,7 @@
 #include "kspec.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,8 +30,9 @@ typedef struct {
     double third[2];
 } probe;
 
-/* At separation s: *F = scale f, *U = scale u (energy), *Gj = scale g
- * (jerk); p->third: m_i a_i + m_j a_j along x, and the larger of the two. */
+/* At separation s: *F = scale f, and where asked (not NULL) and the law
+ * has them *U = scale u (energy) and *Gj = scale g (jerk); p->third: m_i
+ * a_i + m_j a_j along x, and the larger of the two. */
 static orr_status at(probe *p, double s, double *F, double *U, double *Gj, orr_error *err)
 {
     const double pos[8] = {0, 0, 0, p->mi, s, 0, 0, p->mj}, vel[6] = {0, 0, 0, 1, 0, 0};
@@ -43,9 +45,9 @@ static orr_status at(probe *p, double s, double *F, double *U, double *Gj, orr_e
     *F = acc[0] / s;   /* a_i = scale f (x_j - x_i) */
     p->third[0] = p->mi * acc[0] + p->mj * acc[3];
     p->third[1] = fmax(fabs(p->mi * acc[0]), fabs(p->mj * acc[3]));
-    if (p->energy && (st = orr_engine_potential(p->e, U, err)) != ORR_OK)
+    if (U && p->energy && (st = orr_engine_potential(p->e, U, err)) != ORR_OK)
         return st;
-    if (p->jerk) {   /* j_i = scale (f v + 2 g (d . v) d), v = (1, 0, 0), d = (s, 0, 0) */
+    if (Gj && p->jerk) {   /* j_i = scale (f v + 2 g (d . v) d), v = (1, 0, 0), d = (s, 0, 0) */
         const long idx = 0;
         double a[3], j[3];
         if ((st = orr_engine_accel_jerk(p->e, 1, &idx, a, j, err)) != ORR_OK)
@@ -64,10 +66,10 @@ static orr_status at(probe *p, double s, double *F, double *U, double *Gj, orr_e
 static orr_status slope(probe *p, double d2, double h, int k, double mag, double *out,
                         int *rough, double *noise, orr_error *err)
 {
-    double v[4], dummy = 0, F, U;
+    double v[4], F, U;
     const double at2[4] = {d2 + h, d2 - h, d2 + h / 2, d2 - h / 2};
-    for (int q = 0; q < 4; q++) {
-        orr_status st = at(p, sqrt(at2[q]), &F, &U, &dummy, err);
+    for (int q = 0; q < 4; q++) {   /* the energy, or the force, alone */
+        orr_status st = at(p, sqrt(at2[q]), &F, k == 0 ? &U : NULL, NULL, err);
         if (st)
             return st;
         v[q] = k == 0 ? U : F;
@@ -80,6 +82,21 @@ static orr_status slope(probe *p, double d2, double h, int k, double mag, double
         big = fabs(v[q]) > big ? fabs(v[q]) : big;
     *noise = 16 * 2.2e-16 * big / h;
     return ORR_OK;
+}
+
+/* Appends a finding to r->message, after "; " where one is there. */
+static void say(orr_lawcheck_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(orr_lawcheck_result *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->message);
+    if (used && used + 2 < sizeof r->message)
+        used += (size_t)snprintf(r->message + used, sizeof r->message - used, "; ");
+    if (used + 1 >= sizeof r->message)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message + used, sizeof r->message - used, fmt, ap);
+    va_end(ap);
 }
 
 /* |a - b| over the larger of |a|, |b| and floor. */
@@ -220,38 +237,24 @@ orr_status orr_law_check(const orr_law *law, double G, const orr_lawcheck_opts *
     /* most separations compared, or nothing is said of the law */
     const int few = (p.energy || p.jerk) && r->compared < (o->samples + 1) / 2;
     r->ok = !bad_f && !bad_g && !few && !bad_n;
-    size_t used = 0;
     if (few)
-        used = (size_t)snprintf(r->message, sizeof r->message,
-                                "force law '%s': only %d of %d separations from %g to %g could be "
-                                "compared (at the others a value is not finite, or the law is "
-                                "not smooth within the differences' steps): the check says "
-                                "nothing there", law->name, r->compared, o->samples, o->rmin,
-                                o->rmax);
-    if (used >= sizeof r->message)
-        used = sizeof r->message - 1;
-    if (bad_n && used < sizeof r->message)
-        used += (size_t)snprintf(r->message + used, sizeof r->message - used,
-                                 "%sforce law '%s' breaks Newton's third law: at r = %.6g "
-                                 "m_i a_i = %.9g but -m_j a_j = %.9g (relative %.3g): its "
-                                 "force (or energy) is not symmetric in i and j", used ? "; " : "",
-                                 law->name, r->newton_r, r->newton_i, r->newton_j,
-                                 r->newton_err);
-    if (used >= sizeof r->message)
-        used = sizeof r->message - 1;
-    if (bad_f && used < sizeof r->message)
-        used += (size_t)snprintf(r->message + used, sizeof r->message - used,
-                                "%sforce law '%s': the pair snippet's f disagrees with the potential "
-                                "snippet's (2/m_i) dU/d(d2) by %.3g (relative) at r = %.6g: "
-                                "scale f = %.9g against %.9g (ratio %.6g)", used ? "; " : "",
-                                law->name,
-                                r->force_err, r->force_r, r->force_value, r->force_fd,
-                                r->force_fd != 0 ? r->force_value / r->force_fd : NAN);
-    if (bad_g && used < sizeof r->message)
-        snprintf(r->message + used, sizeof r->message - used,
-                 "%sforce law '%s': the jerk snippet's g disagrees with df/d(d2) of the pair "
-                 "snippet by %.3g (relative) at r = %.6g: scale g = %.9g against %.9g (ratio "
-                 "%.6g)", used ? "; " : "", law->name, r->jerk_err, r->jerk_r, r->jerk_value,
-                 r->jerk_fd, r->jerk_fd != 0 ? r->jerk_value / r->jerk_fd : NAN);
+        say(r, "force law '%s': only %d of %d separations from %g to %g could be compared (at "
+            "the others a value is not finite, or the law is not smooth within the "
+            "differences' steps): the check says nothing there", law->name, r->compared,
+            o->samples, o->rmin, o->rmax);
+    if (bad_n)
+        say(r, "force law '%s' breaks Newton's third law: at r = %.6g m_i a_i = %.9g but "
+            "-m_j a_j = %.9g (relative %.3g): its force (or energy) is not symmetric in i and j",
+            law->name, r->newton_r, r->newton_i, r->newton_j, r->newton_err);
+    if (bad_f)
+        say(r, "force law '%s': the pair snippet's f disagrees with the potential snippet's "
+            "(2/m_i) dU/d(d2) by %.3g (relative) at r = %.6g: scale f = %.9g against %.9g "
+            "(ratio %.6g)", law->name, r->force_err, r->force_r, r->force_value, r->force_fd,
+            r->force_fd != 0 ? r->force_value / r->force_fd : NAN);
+    if (bad_g)
+        say(r, "force law '%s': the jerk snippet's g disagrees with df/d(d2) of the pair snippet "
+            "by %.3g (relative) at r = %.6g: scale g = %.9g against %.9g (ratio %.6g)",
+            law->name, r->jerk_err, r->jerk_r, r->jerk_value, r->jerk_fd,
+            r->jerk_fd != 0 ? r->jerk_value / r->jerk_fd : NAN);
     return ORR_OK;
 }
