@@ -1070,6 +1070,34 @@ orr_hinterval_items(const typename orr_vec4<real>::type *__restrict__ xp,
                                                 g);
 }
 
+/* A block's force + jerk items as orr_hinterval's force phase runs them
+ * (its 256-thread blocks, as many as fit on the GPU, groups of a tile's
+ * threads walking the items): the same bits as orr_accel_jerk{64,128,256},
+ * at the speed the persistent kernel gets, which the Hermite tuner times
+ * and the host-driven force + jerk uses. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_HPERSIST)
+orr_accel_jerk_groups(const typename orr_vec4<real>::type *__restrict__ xp,
+                      const typename orr_vec4<real>::type *__restrict__ vp,
+                      const real *__restrict__ attr, const int *__restrict__ act,
+                      const orr_hctl *__restrict__ hc, orr_rtparams rtp, orr_hplan plan,
+                      typename orr_vec4<real>::type *__restrict__ pa,
+                      typename orr_vec4<real>::type *__restrict__ pj, int n)
+{
+    __shared__ __align__(32) unsigned char smem[orr_jtile_bytes<real>(ORR_HPERSIST) > 0
+                                                     ? orr_jtile_bytes<real>(ORR_HPERSIST) : 32];
+    if (hc->done)
+        return;
+    const int nact = (int)hc->count;
+    const orr_hshape s = orr_hshape_of(plan, n, nact);
+    if (s.tile == 64)
+        orr_hinterval_items<real, 64>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+    else if (s.tile == 128)
+        orr_hinterval_items<real, 128>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+    else
+        orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+}
+
 /* A whole interval's blocks in one launch (cooperative: every block
  * resident), the phases of a block step apart by grid barriers: the
  * smallest next time; the prediction and the active list; the force +

@@ -22,6 +22,8 @@
 #include <time.h>
 
 
+#define HPERSIST 256   /* direct.cu's ORR_HPERSIST: orr_hinterval's threads per block */
+
 typedef struct {
     orr_gpu_info info;
     void *module;
@@ -43,6 +45,7 @@ typedef struct {
     orr_devptr hcnt;              /* the control words (hctl, direct.cu's orr_hctl) */
     orr_devptr hpar;              /* the interval's parameters (hpar, orr_hparams) */
     int hmode;                    /* how an interval's blocks are queued (HMODE_*) */
+    int hgroups;                  /* orr_accel_jerk_groups' blocks (0: not yet known) */
     long hgrid[3];                /* blocks of the force + jerk launch of tile 64, 128, 256 */
     int hgrid_key[2 * ORR_HBUCKETS];   /* the launches per bucket hgrid was made for */
     int hgrid_ok;                 /* ... once made */
@@ -815,7 +818,9 @@ static int tile_kernel(int tile)
  * number about per_sm per SM, so a block with few active bodies still
  * fills the GPU; at most 256 ranges, and at most 4n partials), one block
  * per item; then (combine) the combine of its j-ranges into row 0 of hpa,
- * hpj. */
+ * hpj.  Where the persistent kernel runs the blocks (the default), the
+ * items are run as its force phase runs them (orr_accel_jerk_groups: the
+ * same bits, its speed), so the tuner times what the blocks will do. */
 static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, orr_devptr ctl,
                              long nact, int combine, orr_error *err)
 {
@@ -827,8 +832,24 @@ static orr_status accel_jerk(orr_engine *e, cuda_impl *c, orr_devptr act, orr_de
     rtparams rtp = runtime_params(e);
     hplan plan = plan_of(e, c);
     void *args[] = {&c->hxp, &c->hvp, &c->attr, &act, &ctl, &rtp, &plan, &c->hpa, &c->hpj, &n};
-    orr_status st = orr_cuda_launch(c->fn[tile_kernel(l.tile)], (unsigned)items,
-                                    (unsigned)l.tile, 0, c->stream, args, err);
+    orr_status st;
+    if (c->hmode == HMODE_PERSIST) {   /* as orr_hinterval's force phase runs them */
+        st = ORR_OK;
+        if (!c->hgroups) {   /* its blocks per SM, no more than orr_hinterval's */
+            int a = 0, b = 0;
+            st = orr_cuda_occupancy(c->fn[ORR_K_ACCEL_JERK_GROUPS], HPERSIST, &a, err);
+            if (!st)
+                st = orr_cuda_occupancy(c->fn[ORR_K_HINTERVAL], HPERSIST, &b, err);
+            a = b > 0 && b < a ? b : a;
+            c->hgroups = (a > 0 ? a : 1) * c->info.sm_count;
+        }
+        if (!st)
+            st = orr_cuda_launch(c->fn[ORR_K_ACCEL_JERK_GROUPS], (unsigned)c->hgroups, HPERSIST,
+                                 0, c->stream, args, err);
+    } else {
+        st = orr_cuda_launch(c->fn[tile_kernel(l.tile)], (unsigned)items, (unsigned)l.tile, 0,
+                             c->stream, args, err);
+    }
     if (st || ranges == 1 || !combine)
         return st;
     void *cargs[] = {&c->hpa, &c->hpj, &ctl, &ranges, &stride};
@@ -1086,7 +1107,6 @@ static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long
     return ORR_OK;
 }
 
-#define HPERSIST 256   /* direct.cu's ORR_HPERSIST: orr_hinterval's threads per block */
 
 /* The rest of the interval in one cooperative launch of orr_hinterval,
  * as many blocks as fit on the GPU at once, stopping before a block of

@@ -18,7 +18,7 @@
 #define HT_BUDGET_S 2.0
 
 static const int tiles[] = {64, 128, 256};
-static const int per_sms[] = {4, 8, 16, 32, 64};
+static const int per_sms[] = {2, 4, 8, 16, 32, 64};
 #define NCAND ((int)(sizeof tiles / sizeof tiles[0] * sizeof per_sms / sizeof per_sms[0]))
 
 typedef struct {
@@ -48,7 +48,7 @@ static orr_status bucket_key(const char *kernel, int k, char out[33], orr_error 
         return st;
     char b[32];
     snprintf(b, sizeof b, "active %ld", orr_hbucket_top(k));
-    orr_kkey_add_str(&kb, "orrery-htune-1");
+    orr_kkey_add_str(&kb, "orrery-htune-2");
     orr_kkey_add_str(&kb, kernel);
     orr_kkey_add_str(&kb, b);
     orr_kkey key;

@@ -5,9 +5,11 @@
  * suit one count and not another: the tile (threads per block and bodies
  * per shared-memory tile: 64, 128 or 256) and the j-split (the source
  * range cut into ranges, summed by blocks of their own and combined, until
- * the blocks number about per_sm per SM: 4, 8, 16, 32 or 64).  Both are
+ * the blocks number about per_sm per SM: 2, 4, 8, 16, 32 or 64).  Both are
  * chosen at launch time (engine.h: orr_hlaunch), so the tuner needs no
- * compiling.
+ * compiling.  Where the persistent kernel runs the blocks (the default),
+ * the passes timed are its force phase's (orr_accel_jerk_groups: its
+ * blocks, groups of a tile's threads walking the items).
  *
  * For n bodies it tunes every bucket of active bodies that n reaches
  * (engine.h: bucket k = up to 64 * 4^k active bodies), smallest first:
