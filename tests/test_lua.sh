@@ -550,5 +550,8 @@ pycheck "$(venv_python rebound)" test_rebound.py '  '
 # physical units as pynbody reads them (pynbody from PyPI in .venv-pynbody;
 # skipped without)
 pycheck "$(venv_python pynbody)" test_pynbody.py
+# the field milky_way against galpy's MWPotential2014 (galpy from PyPI in
+# .venv-galpy; skipped without)
+pycheck "$(venv_python galpy)" test_galpy.py '  '
 
 summary
