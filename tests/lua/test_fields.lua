@@ -196,6 +196,9 @@ T.test("bad input: clear errors at the script's line and the expression's place"
   sim:step(1)
   fails("test_fields.lua:%d+: field 'push' %(defined at [^)]*test_fields.lua:%d+%) has no " ..
         "potential snippet: the energy is not defined", function() sim:energy() end)
+  fails("test_fields.lua:%d+: cannot checkpoint to '[^']*': checkpoints do not " ..
+        "carry external fields yet %(this simulation has field 'push'%)",
+        function() sim:checkpoint((os.getenv("TEST_TMP") or "/tmp") .. "/fields.ckpt.hdf5") end)
   fails("test_fields.lua:%d+: orrery.simulation: field 'push' has no jerk: the Hermite " ..
         "integrator needs one", function() one(push, { m = 1 }, { integrator = "hermite" }) end)
 end)
