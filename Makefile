@@ -47,11 +47,11 @@ VERSION  := 0.1.0
 CORE_SRC := $(filter-out core/cli/cli.c,$(sort $(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.c))))
 CORE_HDR := $(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.h))
 CORE_OBJ := $(CORE_SRC:core/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ksrc_embed.o
-KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h))
+KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c kernels_src/forces/*.h kernels_src/fields/*.h))
 
 # The Lua layer (one C file per module or type) and its Lua-side library,
 # embedded like the kernel sources and installed in package.preload.
-LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lio.c lua/lsource.c \
+LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lfield.c lua/lio.c lua/lsource.c \
             lua/lvoice.c
 LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
@@ -61,7 +61,7 @@ LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 # layer's run.
 MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli/cli.o
 
-TESTS    := test_kcache test_rtc test_kspec test_cpu test_hostcc test_ic test_sim test_tune test_law test_gpu \
+TESTS    := test_kcache test_rtc test_kspec test_cpu test_hostcc test_ic test_sim test_tune test_law test_field test_gpu \
             test_snapshot test_render test_comm test_nccl test_diag
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 

@@ -38,12 +38,17 @@
  *                  the periodic box on periodic axes.
  *   orr_potential  pair potential summed per target (in double), halved,
  *                  reduced per block; the host adds the per-block sums.
+ *   orr_field_potential  the external fields' m_i Phi(x_i) of the targets,
+ *                  reduced per block the same way.
  *
  * The force law's generated section comes before this file and provides
  * orr_pair_accel / orr_pair_potential / orr_law_scale, ORR_NATTR per-body
  * attributes (attr[i * ORR_NATTR + a], staged in shared memory next to the
  * positions) and ORR_NRT runtime params (the kernel argument rtp, converted
- * to `real` once per thread). */
+ * to `real` once per thread); then the external fields' section (field.h:
+ * orr_fields_accel, ...; ORR_NFIELDS), whose acceleration (and jerk) a
+ * target gains once, in the row of j-range 0, after the law's scale: its
+ * params and the time are in rtp from ORR_RT_FIELD on. */
 
 static constexpr int orr_unroll = ORR_UNROLL;
 static_assert(ORR_BLOCK % ORR_SPLIT == 0, "ORR_BLOCK must be a multiple of ORR_SPLIT");
@@ -54,10 +59,11 @@ template <typename real> struct orr_vec4;
 template <> struct orr_vec4<float> { typedef float4 type; };
 template <> struct orr_vec4<double> { typedef double4 type; };
 
-/* The runtime params as passed (ORR_LAW_MAX_RUNTIME doubles, from the
- * generated section). */
+/* The runtime values as passed (ORR_RT_SLOTS doubles, from the generated
+ * section): the law's runtime params, the fields' from ORR_RT_FIELD, the
+ * time ORR_RT_T0 and the block steps' tick ORR_RT_UNIT (field.h). */
 struct orr_rtparams {
-    double v[ORR_LAW_MAX_RUNTIME];
+    double v[ORR_RT_SLOTS];
 };
 
 /* The runtime params converted to real, once per thread. */
@@ -196,6 +202,9 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
         const int i = first + r * groups;
         if (part == 0 && i < count) {
             vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
+            if (ORR_NFIELDS > 0 && y == 0)   /* the fields once, in row 0 */
+                orr_fields_accel<real>(pi[r].x, pi[r].y, pi[r].z, rtp.v + ORR_RT_FIELD,
+                                       rtp.v[ORR_RT_T0], &a.x, &a.y, &a.z);
             acc[(size_t)y * n + i] = a;
         }
     }
@@ -240,6 +249,9 @@ orr_accel_naive(const typename orr_vec4<real>::type *__restrict__ pos,
                            ax, ay, az);
     const real g = orr_law_scale<real>(rt);
     vec4 a = {g * ax, g * ay, g * az, 0};
+    if (ORR_NFIELDS > 0)
+        orr_fields_accel<real>(pi.x, pi.y, pi.z, rtp.v + ORR_RT_FIELD, rtp.v[ORR_RT_T0], &a.x,
+                               &a.y, &a.z);
     acc[i] = a;
 }
 
@@ -341,6 +353,36 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
             phi += __shfl_down_sync(0xffffffffu, phi, off);
         if (t == 0)
             partial[blockIdx.x] = phi * (double)orr_law_scale<real>(rt);
+    }
+}
+
+/* The external fields' potential energy of the targets, m_i Phi(x_i)
+ * summed in double per block, as orr_potential's. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_field_potential(const typename orr_vec4<real>::type *__restrict__ pos, orr_rtparams rtp,
+                    double *__restrict__ partial, int first, int count)
+{
+    __shared__ double warp_sum[ORR_BLOCK / 32];
+    const int t = threadIdx.x;
+    const int i = first + blockIdx.x * ORR_BLOCK + t;
+    double phi = 0;
+    if (ORR_NFIELDS > 0 && i < first + count) {
+        const typename orr_vec4<real>::type p = pos[i];
+        phi = (double)p.w * (double)orr_fields_potential<real>(p.x, p.y, p.z, rtp.v + ORR_RT_FIELD,
+                                                               rtp.v[ORR_RT_T0]);
+    }
+    for (int off = 16; off > 0; off /= 2)
+        phi += __shfl_down_sync(0xffffffffu, phi, off);
+    if (t % 32 == 0)
+        warp_sum[t / 32] = phi;
+    __syncthreads();
+    if (t < 32) {
+        phi = t < ORR_BLOCK / 32 ? warp_sum[t] : 0.0;
+        for (int off = 16; off > 0; off /= 2)
+            phi += __shfl_down_sync(0xffffffffu, phi, off);
+        if (t == 0)
+            partial[blockIdx.x] = phi;
     }
 }
 
@@ -640,7 +682,7 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
                     const real *__restrict__ attr, const int *__restrict__ act, int nact,
                     const orr_rtparams &rtp, typename orr_vec4<real>::type *__restrict__ pa,
                     typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride,
-                    int split, int ib, int y, const orr_jtile<real> &sh, int group)
+                    int split, int ib, int y, const orr_jtile<real> &sh, int group, double tf)
 {
     typedef typename orr_vec4<real>::type vec4;
 #if ORR_MIXED
@@ -773,11 +815,24 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
         const real g = orr_law_scale<real>(rt);
         const size_t at = (size_t)y * stride + k;
         vec4 a = {g * s[0], g * s[1], g * s[2], 0}, jk = {g * s[3], g * s[4], g * s[5], 0};
+        if (ORR_NFIELDS > 0 && y == 0)   /* the fields once, in row 0, at the block's time tf */
+            orr_fields_accel_jerk<real>(pi.x, pi.y, pi.z, vi.x, vi.y, vi.z, rtp.v + ORR_RT_FIELD,
+                                        tf, &a.x, &a.y, &a.z, &jk.x, &jk.y, &jk.z);
         pa[at] = a;
         pj[at] = jk;
     }
 }
 
+
+/* A block's time for the fields: the interval's start plus its tick
+ * (ORR_RT_UNIT 0 where the host gives the time itself; next ~0: a
+ * host-driven pass). */
+static __device__ __forceinline__ double orr_block_time(const orr_hctl *__restrict__ hc,
+                                                        const orr_rtparams &rtp)
+{
+    const orr_tick tk = hc->next == ~0ULL ? 0 : hc->next;
+    return fma((double)tk, rtp.v[ORR_RT_UNIT], rtp.v[ORR_RT_T0]);
+}
 
 /* Item (i-block ib, j-range y) of a block's force + jerk: the active
  * bodies' count read from the control words, the shape from the plan;
@@ -802,9 +857,10 @@ orr_accel_jerk_items(const typename orr_vec4<real>::type *__restrict__ xp,
                                                      ? orr_jtile_bytes<real>(TILE) : 32];
     const orr_jtile<real> sh = orr_jtile_at<real>(smem, TILE);
     const int items = s.iblocks * s.ranges;
+    const double tf = orr_block_time(hc, rtp);
     for (int w = blockIdx.x; w < items; w += gridDim.x)
         orr_accel_jerk_tile<real, TILE, 1>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen, nact,
-                                           s.split, w % s.iblocks, w / s.iblocks, sh, 0);
+                                           s.split, w % s.iblocks, w / s.iblocks, sh, 0, tf);
 }
 
 /* The force + jerk kernel in three tile sizes (threads per block, bodies
@@ -1058,7 +1114,8 @@ orr_hinterval_items(const typename orr_vec4<real>::type *__restrict__ xp,
                     const real *__restrict__ attr, const int *__restrict__ act, int nact,
                     const orr_rtparams &rtp, const orr_hshape &s,
                     typename orr_vec4<real>::type *__restrict__ pa,
-                    typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned char *smem)
+                    typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned char *smem,
+                    double tf)
 {
     constexpr int GROUPS = ORR_HPERSIST / TILE;
     const int g = threadIdx.x / TILE;
@@ -1067,7 +1124,7 @@ orr_hinterval_items(const typename orr_vec4<real>::type *__restrict__ xp,
     for (int w = blockIdx.x * GROUPS + g; w < items; w += gridDim.x * GROUPS)
         orr_accel_jerk_tile<real, TILE, GROUPS>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen,
                                                 nact, s.split, w % s.iblocks, w / s.iblocks, sh,
-                                                g);
+                                                g, tf);
 }
 
 /* A block's force + jerk items as orr_hinterval's force phase runs them
@@ -1090,12 +1147,13 @@ orr_accel_jerk_groups(const typename orr_vec4<real>::type *__restrict__ xp,
         return;
     const int nact = (int)hc->count;
     const orr_hshape s = orr_hshape_of(plan, n, nact);
+    const double tf = orr_block_time(hc, rtp);
     if (s.tile == 64)
-        orr_hinterval_items<real, 64>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+        orr_hinterval_items<real, 64>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
     else if (s.tile == 128)
-        orr_hinterval_items<real, 128>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+        orr_hinterval_items<real, 128>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
     else
-        orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+        orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
 }
 
 /* A whole interval's blocks in one launch (cooperative: every block
@@ -1183,12 +1241,13 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
             break;
         }
         const orr_hshape s = orr_hshape_of(plan, n, nact);
+        const double tf = fma((double)t, rtp.v[ORR_RT_UNIT], rtp.v[ORR_RT_T0]);
         if (s.tile == 64)
-            orr_hinterval_items<real, 64>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+            orr_hinterval_items<real, 64>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
         else if (s.tile == 128)
-            orr_hinterval_items<real, 128>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+            orr_hinterval_items<real, 128>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
         else
-            orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem);
+            orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
         orr_grid_sync(hc->bar);
         orr_lap(first, ph[2], clock);
         orr_tick tc = ~0ULL;   /* the corrected bodies' smallest next time */

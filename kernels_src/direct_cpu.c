@@ -8,7 +8,11 @@
  *
  * The force law's generated section comes before this file (orr_pair_accel,
  * orr_pair_potential, orr_law_scale; ORR_NATTR attributes stored as arrays
- * attr[a * n + i], passed to the law with stride n; ORR_NRT runtime params).
+ * attr[a * n + i], passed to the law with stride n; ORR_NRT runtime params),
+ * then the external fields' (field.h: orr_fields_accel, ...; ORR_NFIELDS),
+ * which each target's acceleration gains once, after the law's scale.  rtp
+ * holds ORR_RT_SLOTS values: the law's runtime params, the fields' from
+ * ORR_RT_FIELD, the time at ORR_RT_T0.
  *
  * Entry points (all exported, looked up with dlsym):
  *   orr_cpu_accel      accelerations of ni targets (idx[k], or first + k when
@@ -22,6 +26,8 @@
  *                      ones of a block step), for the Hermite integrator;
  *                      returns 1 without touching anything when the law has
  *                      no jerk snippet
+ *   orr_cpu_field_potential  sum of m_i Phi(x_i) of the external fields over the
+ *                      targets [first, first + count)
  *   orr_cpu_kick       v = (v + a dt) * damping
  *   orr_cpu_drift      x += v dt, wrapped into the box on periodic axes
  *                      (kick and drift take the arrays of the targets) */
@@ -61,11 +67,42 @@ ORR_EXPORT int orr_cpu_accel_jerk(long n, const real *restrict x, const real *re
                                   const real *restrict vz, const real *restrict attr,
                                   const double *restrict rtp, long ni, const long *restrict idx,
                                   real *restrict acc, real *restrict jerk);
+ORR_EXPORT double orr_cpu_field_potential(long n, const real *restrict x, const real *restrict y,
+                                          const real *restrict z, const real *restrict m,
+                                          const double *restrict rtp, long first, long count);
 ORR_EXPORT double orr_cpu_potential(long n, const real *restrict x, const real *restrict y,
                                     const real *restrict z, const real *restrict m,
                                     const real *restrict attr, const double *restrict rtp,
                                     long first, long count);
-ORR_EXPORT void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
+ORR_EXPORT /* The fields' potential energy of the targets: in fixed parts, like the
+ * pair potential, so the sum does not depend on the threads. */
+double orr_cpu_field_potential(long n, const real *restrict x, const real *restrict y,
+                               const real *restrict z, const real *restrict m,
+                               const double *restrict rtp, long first, long count)
+{
+    if (ORR_NFIELDS == 0)
+        return 0;
+    enum { ORR_POT_PARTS = 256 };
+    double part[ORR_POT_PARTS];
+    const int orr_nt_ = orr_omp_threads((double)count * 64);
+    ORR_OMP_FOR
+    for (int p = 0; p < ORR_POT_PARTS; p++) {
+        const long lo = first + (long)((double)count * p / ORR_POT_PARTS),
+                   hi = first + (long)((double)count * (p + 1) / ORR_POT_PARTS);
+        double sum = 0;
+        for (long i = lo; i < hi; i++)
+            sum += (double)m[i] *
+                   (double)orr_fields_potential(x[i], y[i], z[i], rtp + ORR_RT_FIELD,
+                                                rtp[ORR_RT_T0]);
+        part[p] = sum;
+    }
+    double total = 0;
+    for (int p = 0; p < ORR_POT_PARTS; p++)
+        total += part[p];
+    return total;
+}
+
+void orr_cpu_kick(long n, real *restrict vx, real *restrict vy, real *restrict vz,
                              const real *restrict ax, const real *restrict ay,
                              const real *restrict az, double dt, double damping);
 ORR_EXPORT void orr_cpu_drift(long n, real *restrict x, real *restrict y, real *restrict z,
@@ -126,9 +163,12 @@ void orr_cpu_accel(long n, const real *restrict x, const real *restrict y,
             kahan_add(&sy, &cy, ty);
             kahan_add(&sz, &cz, tz);
         }
-        ax[k] = g * sx;
-        ay[k] = g * sy;
-        az[k] = g * sz;
+        real fx = 0, fy = 0, fz = 0;
+        if (ORR_NFIELDS > 0)
+            orr_fields_accel(xi, yi, zi, rtp + ORR_RT_FIELD, rtp[ORR_RT_T0], &fx, &fy, &fz);
+        ax[k] = g * sx + fx;
+        ay[k] = g * sy + fy;
+        az[k] = g * sz + fz;
     }
 }
 
@@ -174,9 +214,13 @@ int orr_cpu_accel_jerk(long n, const real *restrict x, const real *restrict y,
             for (int d = 0; d < 6; d++)
                 kahan_add(&s[d], &c[d], t[d]);
         }
+        real f[6] = {0, 0, 0, 0, 0, 0};
+        if (ORR_NFIELDS > 0)
+            orr_fields_accel_jerk(xi, yi, zi, ui, vi, wi, rtp + ORR_RT_FIELD, rtp[ORR_RT_T0],
+                                  &f[0], &f[1], &f[2], &f[3], &f[4], &f[5]);
         for (int d = 0; d < 3; d++) {
-            acc[3 * k + d] = g * s[d];
-            jerk[3 * k + d] = g * s[3 + d];
+            acc[3 * k + d] = g * s[d] + f[d];
+            jerk[3 * k + d] = g * s[3 + d] + f[3 + d];
         }
     }
     return 0;

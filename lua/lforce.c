@@ -8,6 +8,7 @@
 #include "trial.h"
 #include "law.h"
 #include "lawcheck.h"
+#include "fieldcheck.h"
 #include "expr.h"
 
 #include <float.h>
@@ -580,15 +581,33 @@ static int sim_set_param(lua_State *L)
     return 1;
 }
 
+/* sim:param(name) -> value; sim:params() -> {name = value}: the law's
+ * params and the fields' as "FIELD.PARAM" */
 static int sim_param(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     const orr_law *law = orr_sim_law(s);
+    const orr_fieldset *fs = orr_sim_fields(s);
     if (lua_isnoneornil(L, 2)) {
         push_params(L, law);
+        for (int f = 0; f < fs->n; f++)
+            for (int k = 0; k < fs->f[f].nparams; k++) {
+                lua_pushfstring(L, "%s.%s", fs->f[f].name, fs->f[f].params[k].name);
+                lua_pushnumber(L, fs->f[f].params[k].value);
+                lua_rawset(L, -3);
+            }
         return 1;
     }
     const char *name = luaL_checkstring(L, 2);
+    if (strchr(name, '.')) {
+        int f = -1, k = -1;
+        if (orr_fieldset_find(fs, name, &f, &k))
+            return luaL_argerror(L, 2, lua_pushfstring(L, f >= 0 ? "field '%s' has no such param"
+                                                       : "no field '%s' (the fields' params "
+                                                         "are FIELD.PARAM)", name));
+        lua_pushnumber(L, fs->f[f].params[k].value);
+        return 1;
+    }
     int k = orr_law_param_index(law, name);
     if (k < 0)
         return luaL_argerror(L, 2, lua_pushfstring(L, "force law '%s' has no param '%s'",
@@ -655,6 +674,26 @@ void orr_lua_verify_report(lua_State *L, orr_sim *s, const char *when)
             return;
         }
         orr_lua_verify_failures += !r.ok;
+        const orr_fieldset *fs = orr_sim_fields(s);
+        for (int f = 0; f < fs->n; f++) {   /* each field against itself too */
+            orr_fieldcheck_opts fo;
+            orr_fieldcheck_default(&fo);
+            fo.t = orr_sim_time(s);
+            orr_fieldcheck_result fr;
+            if (orr_field_check(&fs->f[f], c->G, &fo, &fr, &err)) {
+                orr_lua_fail(L, &err, "--verify");
+                return;
+            }
+            orr_lua_verify_failures += !fr.ok;
+            if (fr.ok)
+                fprintf(stderr, "orrery: verify: field '%s' against itself (%d points from r = "
+                        "%g to %g): a against -grad Phi %s, its jerk against d a/dt %s: ok\n",
+                        fs->f[f].name, fr.compared, fo.rmin, fo.rmax,
+                        fr.accel_checked ? "checked" : "not checked (no potential snippet)",
+                        fr.jerk_checked ? "checked" : "not checked (no jerk snippet)");
+            else
+                fprintf(stderr, "orrery: verify: %s: FAILED\n", fr.message);
+        }
         if (r.ok)
             fprintf(stderr, "orrery: verify: force law '%s' against itself (eps %g, %d "
                     "separations from %g to %g): f against the potential's derivative %s, g "

@@ -278,6 +278,7 @@ int orr_lua_open_core(lua_State *L)
     orr_lua_open_sim(L);
     orr_lua_open_io(L);
     orr_lua_open_force(L);
+    orr_lua_open_field(L);
     orr_lua_open_ic(L);
     return 1;
 }

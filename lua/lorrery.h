@@ -5,6 +5,7 @@
  *   lbuffer.c  type orrery.Buffer (sim.pos, sim.vel, sim.mass)
  *   lic.c      module table orrery.ic and type orrery.Bodies
  *   lforce.c   orrery.force{} and type orrery.Force; the Sim's law methods
+ *   lfield.c   orrery.field{} and type orrery.Field (external fields)
  *   lio.c      files: orrery.read, orrery.restore, sim:write (HDF5, numbered
  *              paths), sim:checkpoint, sim:render
  *   lrun.c     `orrery run SCRIPT.lua`: the state, preloads, Ctrl-C, reports;
@@ -28,6 +29,7 @@
 #define ORR_LUA_BUFFER "orrery.Buffer"
 #define ORR_LUA_BODIES "orrery.Bodies"
 #define ORR_LUA_FORCE "orrery.Force"
+#define ORR_LUA_FIELD "orrery.Field"
 
 struct orr_law;
 
@@ -82,6 +84,7 @@ void orr_lua_open_sim(lua_State *L);      /* simulation, Sim */
 void orr_lua_open_buffer(lua_State *L);   /* metatable only */
 void orr_lua_open_ic(lua_State *L);       /* ic */
 void orr_lua_open_force(lua_State *L);    /* force, forces, Force; after open_sim */
+void orr_lua_open_field(lua_State *L);    /* field, fields, Field */
 void orr_lua_open_io(lua_State *L);       /* read, restore; Sim write, checkpoint, render;
                                              after open_sim */
 
@@ -93,6 +96,12 @@ const struct orr_law *orr_lua_checklaw(lua_State *L, int idx);
  * used) and returns its law, or pushes nothing and returns NULL when t has
  * neither key.  Errors are raised with prefix who. */
 const struct orr_law *orr_lua_sim_law(lua_State *L, int t, const char *who);
+
+/* The external fields that options table t asks for with its 'fields' key
+ * (a list of orrery.Field values and built-in names): pushes a holder of
+ * their copies (keep it on the stack while the pointer is used) and
+ * returns them, or pushes nothing and returns NULL without the key. */
+const struct orr_fieldset *orr_lua_sim_fields(lua_State *L, int t, const char *who);
 
 /* `orrery run --verify`: every simulation is verified against the CPU in
  * double before its first step and after each sim:run; results go to

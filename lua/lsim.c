@@ -194,7 +194,7 @@ static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G"
                                        "dt",      "integrator", "damping",   "force", "backend",
                                        "box",     "dims",       "device",    "tune",
                                        "tune_budget", "params", "kernel", "eta", "eta_start",
-                                       "dt_max", "dt_min", "units", NULL};
+                                       "dt_max", "dt_min", "units", "fields", NULL};
 
 /* kernel = {block =, unroll =, split =, ipt =, ranges =, threads =,
  * prefetch =}: a configuration of one's own (the table at index t); sim.c
@@ -436,6 +436,7 @@ static int l_simulation(lua_State *L)
     }
     c.damping = opt_number(L, "damping", c.damping, unit_interval, "a number in (0, 1]");
     c.law = orr_lua_sim_law(L, 1, WHO);   /* its orrery.Force stays on the stack */
+    c.fields = orr_lua_sim_fields(L, 1, WHO);   /* and its fields' holder */
     int bi = opt_choice(L, "backend", backends, 0);
     c.backend = bi == 1 ? ORR_BACKEND_CUDA : bi == 2 ? ORR_BACKEND_CPU : ORR_BACKEND_AUTO;
     c.dims = (int)opt_integer(L, "dims", 2, 3, 3, "2 or 3");
@@ -764,16 +765,20 @@ static void push_vec(lua_State *L, const double v[3])
 static int sim_energy(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
-    double k, u;
+    double k, u, uf;
     orr_error err = {0};
-    if (orr_sim_energy(s, &k, &u, &err))
+    if (orr_sim_energy_parts(s, &k, &u, &uf, &err))
         return orr_lua_fail(L, &err, NULL);
-    lua_createtable(L, 0, 3);
+    /* potential: the pair potential and the external fields' energy
+     * together (total is conserved); external: the fields' part */
+    lua_createtable(L, 0, 4);
     lua_pushnumber(L, k);
     lua_setfield(L, -2, "kinetic");
-    lua_pushnumber(L, u);
+    lua_pushnumber(L, u + uf);
     lua_setfield(L, -2, "potential");
-    lua_pushnumber(L, k + u);
+    lua_pushnumber(L, uf);
+    lua_setfield(L, -2, "external");
+    lua_pushnumber(L, k + (u + uf));
     lua_setfield(L, -2, "total");
     return 1;
 }

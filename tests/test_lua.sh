@@ -176,6 +176,23 @@ LUA
     *) check verify-law-check-passes 0 $rc "^orrery: verify: force law 'power' against itself \(eps 0\.05, 41 separations from 0\.01 to 100\): f against the potential's derivative checked, g against f's checked: ok$" out ;;
   esac
 done
+# and each field against itself (field:check): a spring's jerk snippet
+# twice the true one fails, naming it; the right one passes
+for jerk in "jx = -2 * vx; jy = -2 * vy; jz = -2 * vz;" "jx = -vx; jy = -vy; jz = -vz;"; do
+  cat >field.lua <<LUA
+local orrery = require "orrery"
+local spring = orrery.field{ name = "spring", accel = "ax = -x; ay = -y; az = -z;",
+  potential = "phi = r2 / 2;", jerk = "$jerk" }
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 32, seed = 2 },
+  fields = { spring }, backend = "cpu", precision = "double" }
+sim:run{ steps = 1, progress = false }
+LUA
+  "$orr_abs" run --verify field.lua >out 2>&1; rc=$?
+  case $jerk in
+    *"-2 * vx"*) check verify-field-check-fails 1 $rc "^orrery: verify: field 'spring': the jerk snippet's j disagrees with d a/dt along the motion by 0\.5 \(relative\) at \(.*\): FAILED$" out ;;
+    *) check verify-field-check-passes 0 $rc "^orrery: verify: field 'spring' against itself \(41 points from r = 0\.01 to 100\): a against -grad Phi checked, its jerk against d a/dt checked: ok$" out ;;
+  esac
+done
 "$orr_abs" --help >out 2>&1; rc=$?
 check help-mentions-run 0 $rc '^  run SCRIPT\.lua \[ARGS\.\.\.\]' out
 
@@ -550,5 +567,8 @@ pycheck "$(venv_python rebound)" test_rebound.py '  '
 # physical units as pynbody reads them (pynbody from PyPI in .venv-pynbody;
 # skipped without)
 pycheck "$(venv_python pynbody)" test_pynbody.py
+# the field milky_way against galpy's MWPotential2014 (galpy from PyPI in
+# .venv-galpy; skipped without)
+pycheck "$(venv_python galpy)" test_galpy.py '  '
 
 summary

@@ -154,7 +154,8 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   for np in 1 2 3; do
     run "$np" "$here/mpi/bitwise.lua" "p${np}_" || { bad "bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
   done
-  for c in float_leapfrog ranges double_yoshida4 double_hermite user_law; do
+  for c in float_leapfrog ranges double_yoshida4 double_hermite user_law fields_yoshida4 \
+           fields_hermite; do
     if [ -s "$tmp/p1_$c.txt" ] && cmp -s "$tmp/p1_$c.txt" "$tmp/p2_$c.txt" &&
        cmp -s "$tmp/p1_$c.txt" "$tmp/p3_$c.txt"; then
       ok "bitwise: $c on 1, 2 and 3 ranks"
@@ -362,7 +363,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     for p in g2:"sharing the GPU" gg:"on two GPUs (NCCL)" go:"on two GPUs (NCCL, overlapped)" gs:"on two GPUs (NCCL, every block split)"; do
       pre=${p%%:*} how=${p#*:}
       [ "$pre" != g2 ] && [ "$ngpu" -lt 2 ] && continue
-      for c in double_hermite hermite_large; do
+      for c in double_hermite hermite_large fields_hermite; do
         if [ "$(near "$tmp/g1_$c.txt" "$tmp/${pre}_$c.txt")" = yes ]; then
           ok "gpu: $c on 2 ranks $how within 1e-12 of 1 rank"
         else
@@ -370,7 +371,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
         fi
       done
       [ "$pre" = gs ] && continue
-      for c in float_leapfrog ranges double_yoshida4 user_law float_large double_large; do
+      for c in float_leapfrog ranges double_yoshida4 user_law float_large double_large fields_yoshida4; do
         if [ -s "$tmp/g1_$c.txt" ] && cmp -s "$tmp/g1_$c.txt" "$tmp/${pre}_$c.txt"; then
           ok "gpu bitwise: $c on 1 rank and on 2 ranks $how"
         else

@@ -415,6 +415,8 @@ static void write_kernels(const char *dir, int modify)
     char path[4200];
     snprintf(path, sizeof path, "%s/forces", dir);
     mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/fields", dir);
+    mkdir(path, 0700);
     for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++) {
         snprintf(path, sizeof path, "%s/%s", dir, f->name);
         FILE *out = fopen(path, "wb");

@@ -12,7 +12,8 @@
 # that checks the Hermite integrator against another code uses it, and is
 # skipped where it is absent (no network).  pynbody (PyPI, pinned) goes into
 # .venv-pynbody the same way, for the test that reads snapshots' physical
-# units with it (tests/test_pynbody.py).
+# units with it (tests/test_pynbody.py), and galpy (PyPI, pinned) into
+# .venv-galpy, for the test of the field milky_way (tests/test_galpy.py).
 #   bash tools/deps.sh [fuzz]
 # With "fuzz" (make fuzz, CI), also clang and libclang-rt-dev: libFuzzer and
 # clang's sanitizer runtimes.  (make sanitize-test needs nothing more: GCC's
@@ -54,6 +55,7 @@ venv() {
 }
 venv rebound rebound 5.2.2 test_rebound.py
 venv pynbody pynbody 2.8.0 test_pynbody.py
+venv galpy galpy 1.12.1 test_galpy.py
 cuda=${CUDA_PATH:-/usr/local/cuda}
 for h in cuda.h nvrtc.h nccl.h; do
   if [ ! -f "$cuda/include/$h" ]; then

@@ -24,6 +24,8 @@ typedef void (*kick_fn)(long, void *, void *, void *, const void *, const void *
                         double, double);
 typedef void (*drift_fn)(long, void *, void *, void *, const void *, const void *, const void *,
                          double);
+typedef double (*field_potential_fn)(long, const void *, const void *, const void *,
+                                     const void *, const double *, long, long);
 typedef int (*accel_jerk_fn)(long, const void *, const void *, const void *, const void *,
                              const void *, const void *, const void *, const void *,
                              const double *, long, const long *, void *, void *);
@@ -37,6 +39,7 @@ typedef struct {
     kick_fn kick;
     drift_fn drift;
     accel_jerk_fn accel_jerk;
+    field_potential_fn field_potential;
     size_t elem;          /* sizeof(real) */
     void *a[NARR];        /* SoA arrays of n reals */
     void *attr;           /* nattr arrays of n reals (NULL without attributes) */
@@ -100,6 +103,7 @@ static orr_status cpu_load(cpu_impl *c, const orr_kfamily *f, const void *so, si
     c->kick = (kick_fn)sym[ORR_KC_KICK];
     c->drift = (drift_fn)sym[ORR_KC_DRIFT];
     c->accel_jerk = (accel_jerk_fn)sym[ORR_KC_ACCEL_JERK];
+    c->field_potential = (field_potential_fn)sym[ORR_KC_FIELD_POTENTIAL];
     return ORR_OK;
 }
 
@@ -319,6 +323,15 @@ static orr_status cpu_potential(orr_engine *e, orr_range t, double *u, orr_error
     return ORR_OK;
 }
 
+static orr_status cpu_field_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    law_begin(c);
+    *u = c->field_potential(e->n, c->a[X], c->a[Y], c->a[Z], c->a[M], e->rt, t.first, t.count);
+    law_end(c);
+    return ORR_OK;
+}
+
 static orr_status cpu_set_attr(orr_engine *e, const double *attr, orr_error *err)
 {
     cpu_impl *c = e->impl;
@@ -440,6 +453,7 @@ const orr_backend_ops orr_backend_cpu = {
     .kick = cpu_kick,
     .drift = cpu_drift,
     .potential = cpu_potential,
+    .field_potential = cpu_field_potential,
     .set_attr = cpu_set_attr,
     .accel_sample = cpu_accel_sample,
     .time_steps = cpu_time_steps,

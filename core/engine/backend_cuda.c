@@ -480,7 +480,7 @@ static orr_status cuda_get_state(orr_engine *e, double *pos, double *vel, orr_er
 
 /* The runtime params as the kernels take them (struct orr_rtparams). */
 typedef struct {
-    double v[ORR_LAW_MAX_RUNTIME];
+    double v[ORR_RT_SLOTS];
 } rtparams;
 
 static rtparams runtime_params(const orr_engine *e)
@@ -598,6 +598,34 @@ static orr_status cuda_potential(orr_engine *e, orr_range t, double *u, orr_erro
     rtparams rtp = runtime_params(e);
     void *args[] = {&c->buf[ORR_BUF_POS], &c->attr, &rtp, &c->partial, &n, &first, &count};
     orr_status st = blocks ? orr_cuda_launch(c->fn[ORR_K_POTENTIAL], blocks,
+                                             (unsigned)e->spec.launch.block, 0, c->stream, args,
+                                             err)
+                           : ORR_OK;
+    double *part = st ? NULL : malloc(sizeof(double) * (blocks ? blocks : 1));
+    if (!st && !part)
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    if (!st && blocks)
+        st = orr_cuda_dtoh_async(part, c->partial, sizeof(double) * blocks, c->stream, err);
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
+    if (!st) {
+        double sum = 0;
+        for (unsigned b = 0; b < blocks; b++)
+            sum += part[b];
+        *u = sum;
+    }
+    free(part);
+    return st;
+}
+
+static orr_status cuda_field_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    int first = (int)t.first, count = (int)t.count;
+    unsigned blocks = blocks_for(count, e->spec.launch.block);
+    rtparams rtp = runtime_params(e);
+    void *args[] = {&c->buf[ORR_BUF_POS], &rtp, &c->partial, &first, &count};
+    orr_status st = blocks ? orr_cuda_launch(c->fn[ORR_K_FIELD_POTENTIAL], blocks,
                                              (unsigned)e->spec.launch.block, 0, c->stream, args,
                                              err)
                            : ORR_OK;
@@ -1500,6 +1528,7 @@ const orr_backend_ops orr_backend_cuda = {
     .kick = cuda_kick,
     .drift = cuda_drift,
     .potential = cuda_potential,
+    .field_potential = cuda_field_potential,
     .set_attr = cuda_set_attr,
     .accel_sample = cuda_accel_sample,
     .time_steps = cuda_time_steps,

@@ -46,11 +46,18 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
     /* the engine's own copy of the law (a built-in one is read once), so its
      * spec stays valid whatever becomes of the caller's */
     int have_law = !st && (st = orr_kspec_law(&e->spec, &e->law, err)) == ORR_OK;
+    if (have_law && (st = orr_fieldset_copy(&e->fields, spec ? spec->phys.fields : NULL, err))) {
+        orr_law_free(&e->law);
+        have_law = 0;
+    }
     if (have_law) {
         e->spec.phys.law = &e->law;
+        e->spec.phys.fields = e->fields.n ? &e->fields : NULL;
         e->nattr = e->law.nattrs;
         e->nrt = orr_law_runtime_count(&e->law);
         orr_law_runtime_values(&e->law, e->rt);
+        e->nfrt = orr_fieldset_runtime_count(&e->fields);
+        orr_fieldset_runtime_values(&e->fields, e->rt + ORR_RT_FIELD);
         st = e->ops->create(e, err);
         orr_trace("engine create: backend done");
         if (st == ORR_ERR_COMPILE || st == ORR_ERR_LOAD)
@@ -58,8 +65,10 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
                               e->law.builtin ? "from" : "defined at", e->law.origin);
     }
     if (st) {
-        if (have_law)
+        if (have_law) {
             orr_law_free(&e->law);
+            orr_fieldset_free(&e->fields);
+        }
         free(e);
         return st;
     }

@@ -76,6 +76,7 @@ void orr_engine_destroy(orr_engine *e)
         return;
     e->ops->destroy(e);
     orr_law_free(&e->law);
+    orr_fieldset_free(&e->fields);
     free(e);
 }
 
@@ -422,6 +423,31 @@ void orr_engine_set_runtime(orr_engine *e, const double *values)
 {
     for (int k = 0; k < e->nrt && k < ORR_LAW_MAX_RUNTIME; k++)
         e->rt[k] = values[k];
+}
+
+void orr_engine_set_field_runtime(orr_engine *e, const double *values)
+{
+    for (int k = 0; k < e->nfrt && k < ORR_FIELD_MAX_RUNTIME; k++)
+        e->rt[ORR_RT_FIELD + k] = values[k];
+}
+
+void orr_engine_set_time(orr_engine *e, double t0, double unit)
+{
+    e->rt[ORR_RT_T0] = t0;
+    e->rt[ORR_RT_UNIT] = unit;
+}
+
+int orr_engine_nfields(const orr_engine *e)
+{
+    return e->fields.n;
+}
+
+orr_status orr_engine_field_potential_range(orr_engine *e, orr_range t, double *u,
+                                            orr_error *err)
+{
+    *u = 0;
+    orr_status st = check_range(e, t, err);
+    return st || !t.count || !e->fields.n ? st : e->ops->field_potential(e, t, u, err);
 }
 
 orr_status orr_engine_kick_range(orr_engine *e, orr_range t, double dt, double damping,

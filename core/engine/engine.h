@@ -270,8 +270,23 @@ orr_status orr_engine_set_attr(orr_engine *e, const double *attr, orr_error *err
 /* Sets the runtime params (e->nrt values, slot order); they apply from the
  * next launch, with no recompile. */
 void orr_engine_set_runtime(orr_engine *e, const double *values);
-/* The runtime params in use (ORR_LAW_MAX_RUNTIME values, slot order). */
+/* The runtime values in use (ORR_RT_SLOTS values: the law's params in
+ * slot order, the fields' from ORR_RT_FIELD, the time at ORR_RT_T0;
+ * field.h). */
 const double *orr_engine_runtime(const orr_engine *e);
+/* Sets the external fields' runtime params (in slot order, field after
+ * field: orr_fieldset_runtime_values); they apply from the next launch. */
+void orr_engine_set_field_runtime(orr_engine *e, const double *values);
+/* The time of the next force evaluations, for fields that depend on it: t0,
+ * and on the GPU's block steps t0 + tick * unit, tick the block's time in
+ * ticks of the interval (unit 0 everywhere else). */
+void orr_engine_set_time(orr_engine *e, double t0, double unit);
+/* The engine's external fields (0: none). */
+int orr_engine_nfields(const orr_engine *e);
+/* The targets' energy in the external fields, sum over t of m_i Phi(x_i)
+ * (0 without fields): the shares of disjoint ranges add up. */
+orr_status orr_engine_field_potential_range(orr_engine *e, orr_range t, double *u,
+                                            orr_error *err);
 orr_status orr_engine_accel_sample(orr_engine *e, long ni, const long *idx, double *acc,
                                    orr_error *err);
 orr_status orr_engine_time_steps(orr_engine *e, int steps, int force_only, double *ms,

@@ -7,6 +7,7 @@
 #define ORR_ENGINE_IMPL_H
 
 #include "engine.h"
+#include "field.h"
 #include "kfamily.h"
 #include "rtc.h"
 
@@ -49,6 +50,8 @@ typedef struct {
     /* The targets' share of the pair potential: half of each target's sum
      * over all other bodies, so the shares of disjoint ranges add up. */
     orr_status (*potential)(orr_engine *e, orr_range t, double *u, orr_error *err);
+    /* The targets' energy in the external fields, sum of m_i Phi(x_i). */
+    orr_status (*field_potential)(orr_engine *e, orr_range t, double *u, orr_error *err);
     /* Per-body attributes of the force law: attr[a * n + i], e->nattr of them. */
     orr_status (*set_attr)(orr_engine *e, const double *attr, orr_error *err);
     /* Accelerations of the bodies idx[0..ni) only (3 ni values). */
@@ -73,8 +76,12 @@ struct orr_engine {
     orr_variant variant;   /* which accel kernel the GPU launches */
     long n;                /* bodies */
     int nattr;             /* the law's per-body attributes (0 for gravity) */
+    orr_fieldset fields;   /* the engine's own copy of the external fields (params as built) */
     int nrt;               /* the law's runtime params */
-    double rt[ORR_LAW_MAX_RUNTIME];   /* their values, passed at every launch */
+    int nfrt;              /* the fields' runtime params */
+    double rt[ORR_RT_SLOTS];   /* the runtime values passed at every launch (field.h): the
+                                  law's params, the fields' from ORR_RT_FIELD, the time
+                                  ORR_RT_T0 and the block steps' tick ORR_RT_UNIT */
     int device;            /* GPU ordinal */
     int ranges;            /* j-ranges the GPU accel kernel runs with (see
                               orr_launch.ranges); 1 on the CPU */

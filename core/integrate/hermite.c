@@ -260,6 +260,7 @@ static orr_status start(herm *h, orr_integ_env *env, int keep_steps, orr_error *
         h->act[i] = i;
     /* over several ranks, each its own slice, then gathered */
     const orr_range me = h->ranks > 1 ? env->targets : (orr_range){0, h->n};
+    orr_engine_set_time(env->engine, env->time, 0);
     orr_status st = orr_engine_accel_jerk(env->engine, me.count, h->act + me.first,
                                           h->a + 3 * me.first, h->j + 3 * me.first, err);
     if (!st && h->ranks > 1) {
@@ -314,6 +315,8 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         k1 = k0 + h->counts[h->rank];
     }
     orr_status st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
+    /* the block's time as the GPU's block steps take it (direct.cu) */
+    orr_engine_set_time(env->engine, fma((double)next, unit, env->time), 0);
     if (!st)
         st = orr_engine_accel_jerk(env->engine, k1 - k0, h->act + k0, h->an + 3 * k0,
                                    h->jn + 3 * k0, err);
@@ -423,6 +426,13 @@ static orr_status gpus_setup(herm *h, orr_integ_env *env, orr_error *err)
 }
 
 /* The block parameters of an engine that keeps the block steps itself. */
+/* The time of the engine's block steps: the interval's start, and its
+ * tick (a block's time is start + tick * H / 2^40: direct.cu). */
+static void engine_time(orr_integ_env *env)
+{
+    orr_engine_set_time(env->engine, env->time, env->dt / (double)END);
+}
+
 static orr_block_params engine_params(const herm *h, const orr_integ_env *env)
 {
     const orr_block_params p = {env->dt, env->eta, env->eta_start, h->hi, MAX_BLOCKS};
@@ -470,6 +480,7 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     if (h->on_engine) {
         orr_engine *e = env->engine;
         const orr_block_params p = engine_params(h, env);
+        engine_time(env);
         if (!fresh) {   /* levels of this interval; uploaded where they changed */
             int *lv = malloc(sizeof(int) * (size_t)h->n);
             if (!lv)
@@ -531,6 +542,7 @@ static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
     if (!h->on_engine)
         return block(h, env, h->hi, &h->t, err);
     const orr_block_params p = engine_params(h, env);
+    engine_time(env);
     long nact = 0;
     orr_status st = orr_engine_block(env->engine, &p, &h->t, &nact, err);
     if (h->ranks > 1)   /* every GPU ran the same block */
@@ -546,6 +558,7 @@ static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
 static orr_status rest_on_engine(herm *h, orr_integ_env *env, orr_error *err)
 {
     const orr_block_params p = engine_params(h, env);
+    engine_time(env);
     long nb = 0, nact = 0;
     orr_status st = orr_engine_blocks_run(env->engine, &p, &h->t, &nb, &nact, err);
     if (h->ranks > 1)   /* every GPU ran the same blocks: a failure on one is every rank's */

@@ -18,9 +18,10 @@ orr_status orr_integ_moved_force(orr_integ_env *env, orr_error *err)
 }
 
 /* Accelerations of the targets into the engine's buffer only: nothing is
- * downloaded. */
+ * downloaded; at the positions' time. */
 static orr_status force(orr_integ_env *env, orr_error *err)
 {
+    orr_engine_set_time(env->engine, env->time, 0);
     return orr_engine_force(env->engine, env->targets, err);
 }
 
@@ -29,10 +30,12 @@ static orr_status kick(orr_integ_env *env, double h, double damping, orr_error *
     return orr_engine_kick_range(env->engine, env->targets, h, damping, err);
 }
 
-/* x += v h on the targets, then every rank's positions to every rank. */
+/* x += v h on the targets, then every rank's positions to every rank; the
+ * positions' time on by h. */
 static orr_status drift(orr_integ_env *env, double h, orr_error *err)
 {
     orr_status st = orr_engine_drift_range(env->engine, env->targets, h, err);
+    env->time += h;
     return st ? st : orr_integ_moved(env, err);
 }
 
@@ -63,9 +66,12 @@ static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, orr_er
     if (!st) {   /* drift, exchange and the next force (overlapped over several GPUs) */
         env->acc_valid = 0;
         st = orr_engine_drift_range(env->engine, env->targets, d, err);
+        env->time += d;
     }
-    if (!st)
+    if (!st) {
+        orr_engine_set_time(env->engine, env->time, 0);
         st = orr_integ_moved_force(env, err);
+    }
     if (!st) {
         env->acc_valid = 1;
         if (k2 != 0)

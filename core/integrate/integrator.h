@@ -40,6 +40,10 @@ typedef struct orr_integ_env {
     orr_engine *engine;   /* the bodies and their kernels */
     orr_range targets;    /* the bodies this process advances */
     double dt;            /* the step asked for (the last step of an advance may be shorter) */
+    double time;          /* the time of the positions: the simulation's clock as a step (an
+                             interval) begins; a fixed-step scheme moves it on with each
+                             drift, and every force evaluation is at it (external fields
+                             that depend on time: orr_engine_set_time) */
     double dt_max;        /* the simulation's step (dt): what dt is when not shortened */
     double damping;       /* velocity factor for this step (euler only; 1 = none): the
                              simulation's damping^(dt / its dt) */

@@ -276,6 +276,11 @@ static orr_status fill_checkpoint(hid_t file, void *ctx, orr_error *err)
 orr_status orr_checkpoint_write(orr_sim *s, const char *path, const orr_output_state *out,
                                 orr_error *err)
 {
+    const orr_fieldset *fs = orr_sim_fields(s);
+    if (fs->n)   /* a restart without them would go on in another potential */
+        return orr_fail(err, ORR_ERR_ARG, "cannot checkpoint to '%s': checkpoints do not carry "
+                        "external fields yet (this simulation has field '%s')", path,
+                        fs->f[0].name);
     checkpoint_job job = {s, path, out};
     return orr_snapshot_write_with(s, path, NULL, 0, fill_checkpoint, &job, err);
 }

@@ -24,7 +24,9 @@ typedef struct {
     orr_render_view view;   /* the frames' extent and colour range */
 } orr_output_state;
 
-/* Writes a checkpoint of s (out may be NULL: counters 0, no view).  Over
+/* Writes a checkpoint of s (out may be NULL: counters 0, no view); a
+ * simulation with external fields is refused (ORR_ERR_ARG: not stored
+ * yet).  Over
  * several ranks every rank calls it, rank 0 writes, and every rank returns
  * rank 0's result (orr_sim_write_once). */
 orr_status orr_checkpoint_write(orr_sim *s, const char *path, const orr_output_state *out,

@@ -1,9 +1,12 @@
-/* expr: force laws from an energy (see expr.h).  The expression is parsed
- * into a tree (its identifiers as text, with their places), resolved into
- * a shared graph of nodes (identical nodes made once, constants folded),
- * differentiated in r2 with the chain rule (each node's derivative made
- * once), and written out as C, a temporary per node. */
+/* expr: force laws from an energy, external fields from a potential (see
+ * expr.h).  The expression is parsed into a tree (its identifiers as text,
+ * with their places), resolved into a shared graph of nodes (identical
+ * nodes made once, constants folded), differentiated with the chain rule
+ * (each node's derivative made once per variable: r2 for a pair energy; x,
+ * y, z and the motion along (vx, vy, vz, 1) in (x, y, z, t) for a field),
+ * and written out as C, a temporary per node. */
 #include "expr.h"
+#include "field.h"
 
 #include "util.h"
 
@@ -14,15 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_CONST, N_R2, N_NAME, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_POW, N_FN, N_IDENT };
+/* N_VAR: a field's coordinate (fn: 0 x, 1 y, 2 z, 3 t); N_R2: a pair's
+ * softened r2, or a field's x^2 + y^2 + z^2 */
+enum { N_CONST, N_R2, N_NAME, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_POW, N_FN, N_IDENT, N_VAR };
 _Static_assert(N_SUB == N_ADD + 1 && N_DIV == N_MUL + 1, "parse_chain takes pairs of operators");
 enum { F_SQRT, F_EXP, F_LOG, F_ABS, F_ERF, F_ERFC, F_TANH, F_STEP, F_MIN, F_MAX, F_SELECT,
-       F_COUNT };
+       F_GAMMAINC, F_GAMMAINCC, F_COUNT };
 static const struct {
     const char *name;
     int arity;
 } fns[F_COUNT] = {{"sqrt", 1}, {"exp", 1},  {"log", 1},  {"abs", 1}, {"erf", 1},    {"erfc", 1},
-                  {"tanh", 1}, {"step", 1}, {"min", 2},  {"max", 2}, {"select", 3}};
+                  {"tanh", 1}, {"step", 1}, {"min", 2},  {"max", 2}, {"select", 3},
+                  {"gammainc", 2}, {"gammaincc", 2}};
+#define FN_LIST "sqrt, exp, log, abs, erf, erfc, tanh, step, min, max, select, gammainc, gammaincc"
 
 #define NAME_MAX_LEN 40
 #define MAX_DEFS 64
@@ -47,7 +54,9 @@ typedef struct {
 typedef struct {
     const char *src;
     const char *p;
-    const orr_law *law;
+    const orr_law *law;        /* a pair energy's law, or NULL */
+    const orr_field *field;    /* a field's potential: its field, or NULL */
+    const char *what;          /* "energy" or "potential": errors' prefix */
     orr_error *err;
     int failed;
     nodes raw;                 /* the parse */
@@ -58,8 +67,9 @@ typedef struct {
     } defs[MAX_DEFS];
     int ndefs;
     int *memo;                 /* raw node -> graph node (-1: not yet) */
-    int *dmemo;                /* graph node -> its derivative in r2 (-1: not yet) */
+    int *dmemo;                /* graph node -> its derivative (-1: not yet) */
     int dcap;
+    int dl[5];                 /* the derivative's leaves: of r2, x, y, z, t (nodes) */
     int plain;                 /* mk makes products as given (product() rebuilding one) */
     int depth;                 /* the parser's nesting */
     int cur_at;                /* the place being resolved (for errors found there) */
@@ -92,7 +102,7 @@ static int fail_at(ctx *c, int at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    orr_fail(c->err, ORR_ERR_ARG, "energy:%d:%d: %s", line, col, msg);
+    orr_fail(c->err, ORR_ERR_ARG, "%s:%d:%d: %s", c->what, line, col, msg);
     return -1;
 }
 
@@ -220,8 +230,7 @@ static int parse_primary(ctx *c)
         while (f < F_COUNT && strcmp(fns[f].name, name) != 0)
             f++;
         if (f == F_COUNT)
-            return fail_at(c, pos, "unknown function '%s' (the functions: sqrt, exp, log, abs, "
-                           "erf, erfc, tanh, step, min, max, select)", name);
+            return fail_at(c, pos, "unknown function '%s' (the functions: " FN_LIST ")", name);
         c->p++;
         int args[3] = {-1, -1, -1}, n = 0;
         skip(c);
@@ -314,8 +323,30 @@ static int parse_sum(ctx *c)
 }
 
 /* What name already is, or NULL: an intermediate value may not hide it. */
+static int has_param(const ctx *c, const char *name)
+{
+    return c->field ? orr_field_param_index(c->field, name) >= 0
+                    : orr_law_param_index(c->law, name) >= 0;
+}
+
 static const char *taken_name(const ctx *c, const char *name)
 {
+    if (c->field) {
+        static const char *const vars[][2] = {{"x", "a coordinate"}, {"y", "a coordinate"},
+                                              {"z", "a coordinate"}, {"t", "the time"},
+                                              {"r", "the distance from the origin"},
+                                              {"r2", "the squared distance from the origin"},
+                                              {"G", "the simulation's G"}};
+        for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
+            if (strcmp(name, vars[k][0]) == 0)
+                return vars[k][1];
+        if (has_param(c, name))
+            return "a param of the field";
+        for (int f = 0; f < F_COUNT; f++)
+            if (strcmp(name, fns[f].name) == 0)
+                return "a function";
+        return NULL;
+    }
     static const char *const fixed[][2] = {{"r", "the separation"},
                                            {"r2", "the squared separation"},
                                            {"mi", "the mass of body i"},
@@ -397,6 +428,7 @@ static int is_const(const ctx *c, int i, double v)
 
 static int cst(ctx *c, double v);
 static int mk(ctx *c, int op, int fn, int a, int b, int d, double v, const char *name);
+static double fold_fn(int fn, double a, double b, double d);
 
 /* The power of r2 node i is (r2: 1, r2^p: p), or NAN.  Powers of r2 (which
  * is never negative) are combined: r = r2^0.5, r2^p r2^q = r2^(p+q), so a
@@ -520,10 +552,78 @@ static int product(ctx *c, int a, int b, int div)
     return c->failed ? -1 : r;
 }
 
+/* The incomplete gamma functions of s > 0 at x >= 0, not regularised, in
+ * double: the lower gamma(s, x) by its series where x < s + 1, else
+ * Gamma(s) less the upper one, which is a continued fraction there
+ * (modified Lentz); the same method as the kernels' orr_gammainc
+ * (prelude.h), here for constants folded on the host. */
+static double upper_cf(double s, double x)
+{
+    const double tiny = 1e-300;
+    double b = x + 1 - s, cc = 1 / tiny, dd = 1 / b, h = dd;
+    for (int i = 1; i < 1000; i++) {
+        const double an = -i * (i - s);
+        b += 2;
+        dd = an * dd + b;
+        dd = fabs(dd) < tiny ? tiny : dd;
+        cc = b + an / cc;
+        cc = fabs(cc) < tiny ? tiny : cc;
+        dd = 1 / dd;
+        const double del = dd * cc;
+        h *= del;
+        if (fabs(del - 1) < 1e-16)
+            break;
+    }
+    return exp(s * log(x) - x) * h;
+}
+
+static double lower_series(double s, double x)
+{
+    double term = 1 / s, sum = term;
+    for (int n = 1; n < 1000; n++) {
+        term *= x / (s + n);
+        sum += term;
+        if (fabs(term) < fabs(sum) * 1e-17)
+            break;
+    }
+    return x > 0 ? sum * exp(s * log(x) - x) : 0;
+}
+
+static double gamma_lower(double s, double x)
+{
+    return x < s + 1 ? lower_series(s, x) : tgamma(s) - upper_cf(s, x);
+}
+
+static double gamma_upper(double s, double x)
+{
+    return x < s + 1 ? tgamma(s) - lower_series(s, x) : upper_cf(s, x);
+}
+
+/* Function fn of constants (NAN where it has no value: refused by cst). */
+static double fold_fn(int fn, double a, double b, double d)
+{
+    switch (fn) {
+    case F_SQRT: return a >= 0 ? sqrt(a) : NAN;
+    case F_EXP: return exp(a);
+    case F_LOG: return a > 0 ? log(a) : NAN;
+    case F_ABS: return fabs(a);
+    case F_ERF: return erf(a);
+    case F_ERFC: return erfc(a);
+    case F_TANH: return tanh(a);
+    case F_STEP: return a >= 0 ? 1 : 0;
+    case F_MIN: return a < b ? a : b;
+    case F_MAX: return a > b ? a : b;
+    case F_SELECT: return a != 0 ? b : d;
+    case F_GAMMAINC: return b >= 0 ? gamma_lower(a, b) : NAN;
+    case F_GAMMAINCC: return b >= 0 ? gamma_upper(a, b) : NAN;
+    }
+    return NAN;
+}
+
 /* A graph node, simplified, and shared with an identical one made before. */
 static int mk(ctx *c, int op, int fn, int a, int b, int d, double v, const char *name)
 {
-    if (c->failed || (op != N_CONST && op != N_R2 && op != N_NAME && a < 0))
+    if (c->failed || (op != N_CONST && op != N_R2 && op != N_NAME && op != N_VAR && a < 0))
         return -1;
     if ((op == N_MUL || op == N_DIV) && !c->plain && b >= 0) {
         const int p = product(c, a, b, op == N_DIV);
@@ -606,6 +706,8 @@ static int mk(ctx *c, int op, int fn, int a, int b, int d, double v, const char 
     case N_FN:
         if (fn == F_SQRT && !isnan(r2pow(c, a)))
             return r2_to(c, r2pow(c, a) / 2);
+        if (ca && (b < 0 || cb) && (d < 0 || c->g.n[d].op == N_CONST))
+            return cst(c, fold_fn(fn, A->v, B ? B->v : 0, d >= 0 ? c->g.n[d].v : 0));
         break;
     default:
         break;
@@ -648,6 +750,34 @@ static int resolve(ctx *c, int i);
 static int name_node(ctx *c, const node *x)
 {
     const char *s = x->name;
+    if (c->field) {   /* a field's names: x, y, z, t, r, r2, G, its params */
+        static const char vars[] = "xyzt";
+        if (s[0] && !s[1] && strchr(vars, s[0]))
+            return mk(c, N_VAR, (int)(strchr(vars, s[0]) - vars), -1, -1, -1, 0, NULL);
+        for (int k = 0; k < c->ndefs; k++) {
+            if (strcmp(c->defs[k].name, s) != 0)
+                continue;
+            if (c->defs[k].state == 1)
+                return fail_at(c, x->at, "the intermediate value '%s' depends on itself", s);
+            if (c->defs[k].state == 0) {
+                c->defs[k].state = 1;
+                c->defs[k].node = resolve(c, c->defs[k].raw);
+                c->defs[k].state = 2;
+            }
+            return c->defs[k].node;
+        }
+        if (strcmp(s, "r2") == 0)
+            return mk(c, N_R2, 0, -1, -1, -1, 0, NULL);
+        if (strcmp(s, "r") == 0)
+            return fn1(c, F_SQRT, mk(c, N_R2, 0, -1, -1, -1, 0, NULL));
+        const int k = orr_field_param_index(c->field, s);
+        if (k >= 0 && !c->field->params[k].runtime)   /* baked: its value, folded */
+            return cst(c, c->field->params[k].value);
+        if (strcmp(s, "G") == 0 || k >= 0)
+            return mk(c, N_NAME, 0, -1, -1, -1, 0, s);
+        return fail_at(c, x->at, "unknown name '%s' (the names: x, y, z, t, r, r2, G, the "
+                       "field's params, and the intermediate values after ';')", s);
+    }
     if (strcmp(s, "r2") == 0)
         return mk(c, N_R2, 0, -1, -1, -1, 0, NULL);
     if (strcmp(s, "r") == 0)
@@ -708,6 +838,11 @@ static int resolve(ctx *c, int i)
         {
             const int a = resolve(c, x.a), b = x.b >= 0 ? resolve(c, x.b) : -1,
                       d = x.c >= 0 ? resolve(c, x.c) : -1;
+            if ((x.fn == F_GAMMAINC || x.fn == F_GAMMAINCC) && a >= 0 &&
+                (c->g.n[a].op != N_CONST || !(c->g.n[a].v > 0)))
+                return fail_at(c, c->raw.n[x.a].at, "the first argument of %s (its order s) must "
+                               "be a constant above 0 (numbers and baked params, not runtime "
+                               "ones)", fns[x.fn].name);
             r = (x.b >= 0 && b < 0) || (x.c >= 0 && d < 0) ? -1 : mk(c, N_FN, x.fn, a, b, d, 0, NULL);
         }
         break;
@@ -752,7 +887,10 @@ static int deriv(ctx *c, int i)
         r = cst(c, 0);
         break;
     case N_R2:
-        r = cst(c, 1);
+        r = c->dl[0] >= 0 ? c->dl[0] : cst(c, 0);
+        break;
+    case N_VAR:
+        r = c->dl[1 + x.fn] >= 0 ? c->dl[1 + x.fn] : cst(c, 0);
         break;
     case N_NEG:
         r = mk(c, N_NEG, 0, deriv(c, x.a), -1, -1, 0, NULL);
@@ -818,6 +956,15 @@ static int deriv(ctx *c, int i)
         case F_SELECT:
             r = mk(c, N_FN, F_SELECT, x.a, deriv(c, x.b), deriv(c, x.c), 0, NULL);
             break;
+        case F_GAMMAINC:    /* d/dx of the lower gamma(s, x): x^(s-1) e^-x */
+        case F_GAMMAINCC: { /* of the upper: its negative */
+            const double sv = c->g.n[x.a].v;
+            const int db = deriv(c, x.b);
+            const int k = bin(c, N_MUL, bin(c, N_POW, x.b, cst(c, sv - 1)),
+                              fn1(c, F_EXP, mk(c, N_NEG, 0, x.b, -1, -1, 0, NULL)));
+            r = bin(c, N_MUL, x.fn == F_GAMMAINC ? k : mk(c, N_NEG, 0, k, -1, -1, 0, NULL), db);
+            break;
+        }
         }
         break;
     }
@@ -835,6 +982,8 @@ static int put_ref(const ctx *c, orr_buf *b, int i)
         return orr_buf_printf(b, x->v < 0 ? "(-(real)%a)" : "(real)%a", fabs(x->v));
     if (x->op == N_R2)
         return orr_buf_printf(b, "r2");
+    if (x->op == N_VAR)
+        return orr_buf_printf(b, "%c", "xyzt"[x->fn]);
     if (x->op == N_NAME)
         return orr_buf_printf(b, "%s", x->name);
     return orr_buf_printf(b, "orr_t%d", i);
@@ -845,6 +994,12 @@ static int put_node(const ctx *c, orr_buf *b, int i)
 {
     const node *x = &c->g.n[i];
     int rc = 0;
+    /* 1/sqrt of r2, 0 at 0: a pair's r2 is softened where it can be (the
+     * prelude's _nz forms cost nothing then); a field's never is */
+    const char *rs = c->field ? "orr_rsqrt_g(" : "orr_rsqrt_nz(",
+               *rs3 = c->field ? "orr_rsqrt3_g(" : "orr_rsqrt3_nz(",
+               *rs2 = c->field ? "(orr_rsqrt_g(r2) * orr_rsqrt_g(r2))"
+                               : "(orr_rsqrt_nz(r2) * orr_rsqrt_nz(r2))";
 #define REF(k) (rc |= put_ref(c, b, (k)))
 #define TXT(s) (rc |= orr_buf_printf(b, "%s", (s)))
     switch (x->op) {
@@ -865,7 +1020,7 @@ static int put_node(const ctx *c, orr_buf *b, int i)
         const int whole = v == rint(v) && fabs(v) <= 8, half = !whole && v * 2 == rint(v * 2);
         if (whole && v < 0 && c->g.n[x->a].op == N_R2) {   /* 0 at 0, as rsqrt_nz */
             for (int q = 0; q < (int)-v; q++)
-                TXT(q ? " * " : ""), TXT("(orr_rsqrt_nz(r2) * orr_rsqrt_nz(r2))");
+                TXT(q ? " * " : ""), TXT(rs2);
         } else if (whole) {
             const int k = (int)fabs(v);
             TXT(v < 0 ? "(real)1 / (" : "(");
@@ -881,11 +1036,10 @@ static int put_node(const ctx *c, orr_buf *b, int i)
             /* of r2: the _nz forms (0 at 0, exactly rsqrt when softened), so
              * a law like gravity stays finite at zero separation */
             const int nz = c->g.n[x->a].op == N_R2;
-            TXT(v == -0.5 ? (nz ? "orr_rsqrt_nz(" : "orr_rsqrt(")
-                          : (nz ? "orr_rsqrt3_nz(" : "orr_rsqrt3(")),
+            TXT(v == -0.5 ? (nz ? rs : "orr_rsqrt(") : (nz ? rs3 : "orr_rsqrt3(")),
                 REF(x->a), TXT(")");
             for (int q = 0; nz && q < k; q++)   /* times rsqrt(r2)^2 k times: 0 at 0 */
-                TXT(" * (orr_rsqrt_nz(r2) * orr_rsqrt_nz(r2))");
+                TXT(" * "), TXT(rs2);
             if (!nz && k > 0) {
                 TXT(" / (");
                 for (int q = 0; q < k; q++)
@@ -908,6 +1062,12 @@ static int put_node(const ctx *c, orr_buf *b, int i)
         case F_MAX:
             TXT(x->fn == F_MIN ? "orr_fmin(" : "orr_fmax("), REF(x->a), TXT(", "), REF(x->b),
                 TXT(")");
+            break;
+        case F_GAMMAINC:
+        case F_GAMMAINCC:   /* with Gamma(s), a constant */
+            TXT(x->fn == F_GAMMAINC ? "orr_gammainc(" : "orr_gammaincc("), REF(x->a);
+            rc |= orr_buf_printf(b, ", (real)%a, ", tgamma(c->g.n[x->a].v));
+            REF(x->b), TXT(")");
             break;
         default: {
             static const char *const cname[F_COUNT] = {
@@ -935,30 +1095,38 @@ static void mark(const ctx *c, int i, char *used)
     mark(c, x->c, used);
 }
 
-/* "out = <root>;" with a temporary per node it needs, in order (a node
- * is made after its operands). */
-static char *emit(ctx *c, int root, const char *out)
+/* "outs[k] = <roots[k]>;" for each of the n roots, with a temporary per
+ * node they need, in order (a node is made after its operands), but those
+ * that done (NULL: none) marks: the code is placed where their
+ * temporaries are in scope (a field's jerk inside its accel's block).  The
+ * nodes written are marked in done. */
+static char *emit_n(ctx *c, int n, const int *roots, const char *const *outs, char *done)
 {
-    if (c->failed || root < 0)
-        return NULL;
+    for (int k = 0; k < n; k++)
+        if (c->failed || roots[k] < 0)
+            return NULL;
     char *used = calloc((size_t)c->g.count, 1);
     orr_buf b = {0};
-    int rc = used ? orr_buf_printf(&b, "/* made from the energy by orrery (expr.c) */\n") : -1;
-    if (used)
-        mark(c, root, used);
+    int rc = used ? orr_buf_printf(&b, "/* made from the %s by orrery (expr.c) */\n", c->what)
+                  : -1;
+    for (int k = 0; used && k < n; k++)
+        mark(c, roots[k], used);
     for (int i = 0; !rc && i < c->g.count; i++) {
         const int op = c->g.n[i].op;
-        if (!used[i] || op == N_CONST || op == N_R2 || op == N_NAME)
+        if (!used[i] || (done && done[i]) || op == N_CONST || op == N_R2 || op == N_NAME ||
+            op == N_VAR)
             continue;
         rc |= orr_buf_printf(&b, "const real orr_t%d = ", i);
         rc |= put_node(c, &b, i);
         rc |= orr_buf_printf(&b, ";\n");
     }
-    if (!rc) {
-        rc |= orr_buf_printf(&b, "%s = ", out);
-        rc |= put_ref(c, &b, root);
+    for (int k = 0; !rc && k < n; k++) {
+        rc |= orr_buf_printf(&b, "%s = ", outs[k]);
+        rc |= put_ref(c, &b, roots[k]);
         rc |= orr_buf_printf(&b, ";\n");
     }
+    for (int i = 0; !rc && done && i < c->g.count; i++)
+        done[i] |= used[i];
     free(used);
     if (rc) {
         orr_buf_free(&b);
@@ -967,6 +1135,11 @@ static char *emit(ctx *c, int root, const char *out)
         return NULL;
     }
     return b.data;
+}
+
+static char *emit(ctx *c, int root, const char *out)
+{
+    return emit_n(c, 1, &root, &out, NULL);
 }
 
 /* k x, k multiplied into each term of the sums and pieces of x, so a
@@ -998,7 +1171,10 @@ orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, cha
     memset(&c, 0, sizeof c);
     c.src = c.p = energy ? energy : "";
     c.law = law;
+    c.what = "energy";
     c.err = err;
+    for (int k = 0; k < 5; k++)
+        c.dl[k] = -1;
     skip(&c);
     if (!*c.p) {
         fail_at(&c, 0, "the energy is empty");
@@ -1019,6 +1195,7 @@ orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, cha
             c.defs[k].state = 2;
         }
     /* f = (2 / m_i) dE/d(r2), g = df/d(r2) */
+    c.dl[0] = cst(&c, 1);
     const int two_over_mi = bin(&c, N_DIV, cst(&c, 2), mk(&c, N_NAME, 0, -1, -1, -1, 0, "mi"));
     const int F = scaled(&c, two_over_mi, deriv(&c, E));
     const int Gj = deriv(&c, F);
@@ -1030,5 +1207,91 @@ orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, cha
         return ORR_OK;
     free(*pair), free(*potential), free(*jerk);
     *pair = *potential = *jerk = NULL;
+    return err->code ? err->code : ORR_ERR_ARG;
+}
+
+/* The derivatives of every node made afresh (another variable). */
+static void forget_derivs(ctx *c)
+{
+    for (int k = 0; k < c->dcap; k++)
+        c->dmemo[k] = -1;
+}
+
+orr_status orr_expr_field(const orr_field *field, const char *potential, char **accel,
+                          char **pot, char **jerk, orr_error *err)
+{
+    *accel = *pot = *jerk = NULL;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.src = c.p = potential ? potential : "";
+    c.field = field;
+    c.what = "potential";
+    c.err = err;
+    for (int k = 0; k < 5; k++)
+        c.dl[k] = -1;
+    skip(&c);
+    if (!*c.p) {
+        fail_at(&c, 0, "the potential is empty");
+        return ORR_ERR_ARG;
+    }
+    const int top = parse_all(&c);
+    if (!c.failed && !(c.memo = malloc(sizeof(int) * (size_t)(c.raw.count + 1)))) {
+        c.failed = 1;
+        orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; !c.failed && k < c.raw.count; k++)
+        c.memo[k] = -1;
+    const int P = resolve(&c, top);
+    for (int k = 0; !c.failed && k < c.ndefs; k++)   /* every definition is checked */
+        if (c.defs[k].state == 0) {
+            c.defs[k].state = 1;
+            c.defs[k].node = resolve(&c, c.defs[k].raw);
+            c.defs[k].state = 2;
+        }
+    /* a = -grad Phi: a derivative per coordinate, r2's being 2 x */
+    int var[3], a[3], j[3];
+    for (int d = 0; d < 3; d++)
+        var[d] = mk(&c, N_VAR, d, -1, -1, -1, 0, NULL);
+    for (int d = 0; d < 3; d++) {
+        for (int k = 0; k < 5; k++)
+            c.dl[k] = -1;
+        c.dl[1 + d] = cst(&c, 1);
+        c.dl[0] = bin(&c, N_MUL, cst(&c, 2), var[d]);
+        forget_derivs(&c);
+        a[d] = mk(&c, N_NEG, 0, deriv(&c, P), -1, -1, 0, NULL);
+    }
+    /* the jerk: d a / d tau along (x, y, z, t) + tau (vx, vy, vz, 1) */
+    static const char *const vel[3] = {"vx", "vy", "vz"};
+    int rate = -1;
+    for (int d = 0; d < 3; d++) {
+        const int vd = mk(&c, N_NAME, 0, -1, -1, -1, 0, vel[d]);
+        c.dl[1 + d] = vd;
+        const int t = bin(&c, N_MUL, var[d], vd);
+        rate = rate < 0 ? t : bin(&c, N_ADD, rate, t);
+    }
+    c.dl[4] = cst(&c, 1);
+    c.dl[0] = bin(&c, N_MUL, cst(&c, 2), rate);
+    forget_derivs(&c);
+    for (int d = 0; d < 3; d++)
+        j[d] = deriv(&c, a[d]);
+    static const char *const aout[3] = {"ax", "ay", "az"}, *const jout[3] = {"jx", "jy", "jz"};
+    char *done = c.failed ? NULL : calloc((size_t)c.g.count, 1);
+    if (!c.failed && !done) {
+        c.failed = 1;
+        orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    }
+    *pot = emit(&c, P, "phi");
+    *accel = emit_n(&c, 3, a, aout, done);
+    *jerk = emit_n(&c, 3, j, jout, done);
+    free(done);
+    if (!c.failed && (!*accel || !*pot || !*jerk)) {   /* every output made, or an error */
+        c.failed = 1;
+        orr_fail(err, ORR_ERR_ARG, "potential: the expression could not be differentiated");
+    }
+    free(c.raw.n), free(c.g.n), free(c.memo), free(c.dmemo);
+    if (!c.failed)
+        return ORR_OK;
+    free(*accel), free(*pot), free(*jerk);
+    *accel = *pot = *jerk = NULL;
     return err->code ? err->code : ORR_ERR_ARG;
 }

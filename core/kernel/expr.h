@@ -1,4 +1,4 @@
-/* expr: force laws from an energy.  A pair energy written as an expression
+/* expr: force laws from an energy, external fields from a potential.  A pair energy written as an expression
  * (OpenMM's custom-force style) is parsed, differentiated symbolically and
  * emitted as the C snippets of a hand-written law (law.h): the potential
  * u = E, the pair's f = (2 / m_i) dE/d(r2) and the jerk's g =
@@ -31,5 +31,20 @@
  * params and attributes.  ORR_ERR_ARG with the place in the expression. */
 orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, char **potential,
                         char **jerk, orr_error *err);
+
+/* An external field from its potential per unit mass (field.h): the same
+ * language, with the names x, y, z, t (the body's coordinates and the
+ * time), r2 = x^2 + y^2 + z^2 and r = sqrt(r2) (not softened: a power of
+ * r2 below 0 is 0 at the origin), G, the field's params and the
+ * intermediates; and the functions gammainc(s, x) and gammaincc(s, x), the
+ * lower and upper incomplete gamma functions (not regularised) of a
+ * constant order s > 0.  The snippets: *potential "phi = Phi;", *accel
+ * "ax = -dPhi/dx; ..." and *jerk "jx = ...;", the derivative of the
+ * acceleration along the motion (x + vx tau, ..., t + tau), which reuses
+ * the accel snippet's temporaries (it is placed inside the accel's block,
+ * orr_fieldset_emit).  Errors: "potential:1:7: ...". */
+struct orr_field;
+orr_status orr_expr_field(const struct orr_field *field, const char *potential, char **accel,
+                          char **pot, char **jerk, orr_error *err);
 
 #endif

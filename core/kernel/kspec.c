@@ -3,6 +3,7 @@
 #include "kfamily.h"
 #include "ksrc.h"
 #include "law.h"
+#include "field.h"
 #include "util.h"
 
 #include <float.h>
@@ -112,6 +113,14 @@ orr_status orr_kspec_validate(const orr_kspec *s, orr_target target, orr_error *
             return orr_fail(err, ORR_ERR_ARG, "invalid param '%s' = %g: must be finite and at "
                             "most %.3g in magnitude in %s", s->phys.law->params[k].name,
                             s->phys.law->params[k].value, hi, pname);
+    for (int f = 0; s->phys.fields && f < s->phys.fields->n; f++)
+        for (int k = 0; k < s->phys.fields->f[f].nparams; k++)
+            if (!(fabs(s->phys.fields->f[f].params[k].value) <= hi))
+                return orr_fail(err, ORR_ERR_ARG, "invalid param '%s' = %g of field '%s': must "
+                                "be finite and at most %.3g in magnitude in %s",
+                                s->phys.fields->f[f].params[k].name,
+                                s->phys.fields->f[f].params[k].value, s->phys.fields->f[f].name,
+                                hi, pname);
     return ORR_OK;
 }
 
@@ -157,9 +166,11 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
         "#define ORR_BLOCK %d\n"
         "#define ORR_SOFTENING %s /* %.17g */\n#define ORR_EPS2 %s\n"
         "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n"
-        "#define ORR_LAW_MAX_RUNTIME %d\n",
+        "#define ORR_LAW_MAX_RUNTIME %d\n#define ORR_RT_FIELD %d\n#define ORR_RT_T0 %d\n"
+        "#define ORR_RT_UNIT %d\n#define ORR_RT_SLOTS %d\n",
         s->phys.force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->launch.block, eps, s->phys.softening, eps2,
-        e2 > 0 ? 1 : 0, g, s->phys.G, ORR_LAW_MAX_RUNTIME);
+        e2 > 0 ? 1 : 0, g, s->phys.G, ORR_LAW_MAX_RUNTIME, ORR_RT_FIELD, ORR_RT_T0, ORR_RT_UNIT,
+        ORR_RT_SLOTS);
     for (int k = 0; k < 3; k++) {
         char l[64], inv[64];
         orr_hexfloat(l, sizeof l, s->phys.box[k]);
@@ -190,6 +201,9 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
             st = orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
         orr_law_free(&law);
     }
+    if (!st && (st = orr_fieldset_validate(s->phys.fields, err)) == ORR_OK &&
+        orr_fieldset_emit(s->phys.fields, &b))
+        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
     if (!st)
         st = append_file(&b, file, err);
     if (st) {

@@ -27,6 +27,7 @@ typedef enum { ORR_TARGET_GPU = 0, ORR_TARGET_CPU = 1 } orr_target;
 typedef enum { ORR_VARIANT_TILED = 0, ORR_VARIANT_NAIVE = 1, ORR_VARIANT_REFERENCE = 2 } orr_variant;
 
 struct orr_law;       /* law.h */
+struct orr_fieldset;  /* field.h */
 struct orr_kfamily;   /* kfamily.h */
 
 /* The physics a kernel computes: the same whatever the launch settings,
@@ -41,6 +42,8 @@ typedef struct {
     double box[3];            /* periodic box lengths per axis; 0 = open (0, 0, 0).
                                  Bodies live in [0, L); separations use the
                                  minimum image. */
+    const struct orr_fieldset *fields;   /* external fields (borrowed: they must outlive
+                                 the spec), or NULL: none */
 } orr_physics;
 
 /* How the kernels are built and launched: what the tuner varies.  None of

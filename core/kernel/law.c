@@ -76,6 +76,11 @@ static const char *bad_name(const char *name)
     return NULL;
 }
 
+const char *orr_name_why(const char *name)
+{
+    return bad_name(name);
+}
+
 int orr_law_param_index(const orr_law *law, const char *name)
 {
     for (int k = 0; k < law->nparams; k++)
@@ -269,6 +274,11 @@ static int has_code(const char *s)
         if (!isspace((unsigned char)*s))
             return 1;
     return 0;
+}
+
+int orr_snippet_has_code(const char *s)
+{
+    return has_code(s);
 }
 
 int orr_law_has_potential(const orr_law *law)
@@ -847,25 +857,26 @@ static int scan_code(scanner *sc)
 
 /* Where line `line` of a snippet (from 1) is, as its #line directive names
  * it: "script.lua:31 (force 'x', pair):2", or "forces/x.h:15" in a
- * built-in law's file. */
-static char *snippet_at(const orr_law *law, const char *what, int first, int line)
+ * built-in law's file (label "force 'x'", or "field 'x'" for a field). */
+static char *code_at(const char *origin, const char *label, int builtin, const char *what,
+                     int first, int line)
 {
-    if (law->builtin && strcmp(what, "scale") != 0)
-        return orr_asprintf("%s:%d", law->origin, first + line - 1);
-    return orr_asprintf("%s (force '%s', %s):%d", law->origin, law->name, what,
-                        first + line - 1);
+    if (builtin && strcmp(what, "scale") != 0)
+        return orr_asprintf("%s:%d", origin, first + line - 1);
+    return orr_asprintf("%s (%s, %s):%d", origin, label, what, first + line - 1);
 }
 
-static orr_status check_code(const orr_law *law, const char *what, const char *code, int first,
-                             orr_error *err)
+static orr_status check_scanned(const char *origin, const char *label, int builtin,
+                                const char *what, const char *code, int first, const orr_law *law,
+                                orr_error *err)
 {
-    scanner sc = {.p = code ? code : "", .line = 1, .expr = strcmp(what, "scale") == 0,
+    scanner sc = {.p = code ? code : "", .line = 1, .expr = law && strcmp(what, "scale") == 0,
                   .law = law};
     macro_list m = {.n = 0};
     sc.macros = &m;
     if (!scan_code(&sc))
         return ORR_OK;
-    char *at = snippet_at(law, what, first, sc.at);
+    char *at = code_at(origin, label, builtin, what, first, sc.at);
     if (!at)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     orr_fail(err, ORR_ERR_COMPILE, "%s: %s", at, sc.why);
@@ -873,8 +884,23 @@ static orr_status check_code(const orr_law *law, const char *what, const char *c
     return ORR_ERR_COMPILE;
 }
 
-orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char *code,
-                               size_t len, int first, orr_error *err)
+static orr_status check_code(const orr_law *law, const char *what, const char *code, int first,
+                             orr_error *err)
+{
+    char label[96];
+    snprintf(label, sizeof label, "force '%s'", law->name);
+    return check_scanned(law->origin, label, law->builtin, what, code, first, law, err);
+}
+
+orr_status orr_snippet_check(const char *origin, const char *label, int builtin,
+                             const char *what, const char *code, int first, orr_error *err)
+{
+    return check_scanned(origin, label, builtin, what, code, first, NULL, err);
+}
+
+orr_status orr_snippet_check_bytes(const char *origin, const char *label, int builtin,
+                                   const char *what, const char *code, size_t len, int first,
+                                   orr_error *err)
 {
     const char *nul = code ? memchr(code, '\0', len) : NULL;
     if (!nul)
@@ -882,13 +908,21 @@ orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char 
     int line = 1;
     for (const char *p = code; p < nul; p++)
         line += *p == '\n';
-    char *at = snippet_at(law, what, first, line);
+    char *at = code_at(origin, label, builtin, what, first, line);
     if (!at)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     orr_fail(err, ORR_ERR_COMPILE, "%s: a NUL byte: a snippet is text, and what follows the NUL "
              "would be dropped", at);
     free(at);
     return ORR_ERR_COMPILE;
+}
+
+orr_status orr_law_check_bytes(const orr_law *law, const char *what, const char *code,
+                               size_t len, int first, orr_error *err)
+{
+    char label[96];
+    snprintf(label, sizeof label, "force '%s'", law->name);
+    return orr_snippet_check_bytes(law->origin, label, law->builtin, what, code, len, first, err);
 }
 
 orr_status orr_law_validate(const orr_law *law, orr_error *err)
@@ -1138,19 +1172,35 @@ static int put_undefs(orr_buf *b, const macro_list *m)
 }
 
 /* One snippet under #line directives naming its origin, its macros
- * undefined before and after it. */
-static int emit_snippet(const orr_law *law, orr_buf *b, const char *what, const char *code,
-                        int line)
+ * undefined before and after it; then a #line naming `after` (orrery's own
+ * generated lines). */
+int orr_snippet_emit(orr_buf *b, const char *origin, const char *label, int builtin,
+                     const char *what, const char *code, int line, const char *after)
 {
     macro_list m = {.n = 0};
     scanner sc = {.p = code, .line = 1, .macros = &m};
     (void)scan_code(&sc);   /* validated: only its macros are wanted here */
     int bad = put_undefs(b, &m) || orr_buf_printf(b, "#line %d \"", line) ||
-              put_escaped(b, law->origin, 0);
-    if (!law->builtin)
-        bad = bad || orr_buf_printf(b, " (force '%s', %s)", law->name, what);
+              put_escaped(b, origin, 0);
+    if (!builtin)
+        bad = bad || orr_buf_printf(b, " (%s, %s)", label, what);
     bad = bad || orr_buf_printf(b, "\"\n%s\n", code) || put_undefs(b, &m);
-    return bad || orr_buf_printf(b, "#line 1 \"<law %s: generated>\"\n", law->name);
+    return bad || orr_buf_printf(b, "#line 1 \"") || put_escaped(b, after, 0) ||
+           orr_buf_printf(b, "\"\n");
+}
+
+static int emit_snippet(const orr_law *law, orr_buf *b, const char *what, const char *code,
+                        int line)
+{
+    char label[96], after[128];
+    snprintf(label, sizeof label, "force '%s'", law->name);
+    snprintf(after, sizeof after, "<law %s: generated>", law->name);
+    return orr_snippet_emit(b, law->origin, label, law->builtin, what, code, line, after);
+}
+
+int orr_put_escaped(orr_buf *b, const char *s, int in_comment)
+{
+    return put_escaped(b, s, in_comment);
 }
 
 int orr_law_emit(const orr_law *law, orr_buf *b)

@@ -126,4 +126,27 @@ void orr_law_free(orr_law *law);
  * __ names.  Returns 0 or -1 (memory). */
 int orr_law_emit(const orr_law *law, orr_buf *b);
 
+/* The snippet machinery, shared with external fields (field.h).  `label`
+ * names the snippet's owner as the #line directives do ("force 'x'",
+ * "field 'x'"); a built-in's snippets are named by origin:line alone.
+ * orr_snippet_check: the checks of orr_law_validate for one snippet
+ * (brackets, comments, directives, ASCII, macros), ORR_ERR_COMPILE
+ * "script.lua:3 (field 'x', accel):2: ...".  orr_snippet_check_bytes: a
+ * NUL byte refused at its line.  orr_snippet_emit: the snippet under #line
+ * directives, its macros undefined before and after it, then "#line 1
+ * after".  orr_put_escaped: s as the inside of a C string (in_comment: of a
+ * block comment).  orr_name_why: why a name cannot name a param (C and C++
+ * keywords, the math functions, the law snippets' variables, reserved
+ * prefixes), or NULL.  orr_snippet_has_code: not blank. */
+orr_status orr_snippet_check(const char *origin, const char *label, int builtin,
+                             const char *what, const char *code, int first, orr_error *err);
+orr_status orr_snippet_check_bytes(const char *origin, const char *label, int builtin,
+                                   const char *what, const char *code, size_t len, int first,
+                                   orr_error *err);
+int orr_snippet_emit(orr_buf *b, const char *origin, const char *label, int builtin,
+                     const char *what, const char *code, int line, const char *after);
+int orr_put_escaped(orr_buf *b, const char *s, int in_comment);
+const char *orr_name_why(const char *name);
+int orr_snippet_has_code(const char *s);
+
 #endif

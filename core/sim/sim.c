@@ -29,6 +29,7 @@ struct orr_sim {
     const orr_integrator *integ;
     char force[64];
     orr_law law;                   /* the force law, own copy; the engine's spec points here */
+    orr_fieldset fields;           /* the external fields, own copy (params as now) */
     double *attr;                  /* host mirror of the law's attributes: attr[a * n + i] */
     double *attr_up;               /* the attributes as last uploaded (an integrator with
                                       state of its own only: see unchanged()) */
@@ -103,8 +104,12 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
                             s->cfg.eta_start, s->cfg.dt_min, s->cfg.units.length_cm,
                             s->cfg.units.mass_g};
     orr_buf law = {0};
-    if (orr_law_emit(&s->law, &law))
+    if (orr_law_emit(&s->law, &law) || orr_fieldset_emit(&s->fields, &law))
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (int f = 0; f < s->fields.n; f++)   /* the fields' runtime values too */
+        for (int k = 0; k < s->fields.f[f].nparams; k++)
+            if (orr_buf_printf(&law, "%a\n", s->fields.f[f].params[k].value))
+                return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     text_hash(law.data, mine + F_LAW);
     orr_buf_free(&law);
     text_hash(s->integ->name, mine + F_INTEG);
@@ -474,8 +479,23 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (!st && integ->blocks && !orr_law_has_jerk(&s->law))
         st = orr_fail(err, ORR_ERR_ARG, "force law '%s' has no jerk: the Hermite integrator needs one "
                       "(a 'jerk' snippet setting g = df/d(d2))", s->law.name);
+    if (!st)
+        st = orr_fieldset_copy(&s->fields, c->fields, err);
+    if (!st)
+        st = orr_fieldset_validate(&s->fields, err);
+    for (int f = 0; !st && integ->blocks && f < s->fields.n; f++)
+        if (!orr_field_has_jerk(&s->fields.f[f]))
+            st = orr_fail(err, ORR_ERR_ARG, "field '%s' has no jerk: the Hermite integrator "
+                          "needs one (a 'jerk' snippet setting jx, jy, jz, or the field's "
+                          "potential as an expression)", s->fields.f[f].name);
+    if (!st && orr_units_physical(&c->units)) {   /* params in physical units follow them */
+        double cgs[4];
+        orr_units_cgs(&c->units, c->G, &cgs[0], &cgs[1], &cgs[2], &cgs[3]);
+        st = orr_fieldset_units(&s->fields, cgs[0], cgs[2], cgs[1], err);
+    }
     if (st) {
         orr_law_free(&s->law);   /* NULL or its own copies, whatever failed */
+        orr_fieldset_free(&s->fields);
         free(s);
         return st;
     }
@@ -483,6 +503,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     s->cfg.integrator = integ->name;
     s->cfg.force = s->force;
     s->cfg.law = &s->law;
+    s->cfg.fields = &s->fields;
     s->cfg.backend = kind;
 
     s->pos = calloc((size_t)c->n, 4 * sizeof(double));
@@ -498,6 +519,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     orr_kspec_default(&spec, kind == ORR_BACKEND_CUDA ? ORR_TARGET_GPU : ORR_TARGET_CPU);
     snprintf(spec.phys.force, sizeof spec.phys.force, "%s", s->force);
     spec.phys.law = &s->law;
+    spec.phys.fields = s->fields.n ? &s->fields : NULL;
     spec.phys.precision = c->precision;
     spec.phys.softening = c->softening;
     spec.phys.G = c->G;
@@ -605,6 +627,7 @@ void orr_sim_destroy(orr_sim *s)
     free(s->attr_up);
     free(s->agreed);
     orr_law_free(&s->law);
+    orr_fieldset_free(&s->fields);
     free(s);
 }
 
@@ -614,6 +637,7 @@ static orr_kspec current_spec(const orr_sim *s)
 {
     orr_kspec k = *orr_engine_spec(s->engine);
     k.phys.law = &s->law;
+    k.phys.fields = s->fields.n ? &s->fields : NULL;
     return k;
 }
 
@@ -911,6 +935,7 @@ static orr_integ_env *env_of(orr_sim *s)
     s->env.eta_start = s->cfg.eta_start;
     s->env.dt_min = s->cfg.dt_min;
     s->env.dt_max = s->cfg.dt;
+    s->env.time = s->time - s->time_c;
     return &s->env;
 }
 
@@ -1038,6 +1063,11 @@ void orr_sim_touch_attr(orr_sim *s)
 
 /* ---- force law --------------------------------------------------------------- */
 
+const orr_fieldset *orr_sim_fields(const orr_sim *s)
+{
+    return &s->fields;
+}
+
 const orr_law *orr_sim_law(const orr_sim *s)
 {
     return &s->law;
@@ -1079,6 +1109,55 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
     return ORR_OK;
 }
 
+/* A field's param: runtime (the engine's runtime values) or baked (a new
+ * engine, through the cache). */
+static orr_status set_field_param(orr_sim *s, const char *name, double value, int *recompiled,
+                                  orr_error *err)
+{
+    int f = -1, k = -1;
+    if (orr_fieldset_find(&s->fields, name, &f, &k)) {
+        if (f >= 0)
+            return orr_field_set_param(&s->fields.f[f], strchr(name, '.') + 1, value, err);
+        char list[512] = "";
+        size_t used = 0;
+        for (int q = 0; q < s->fields.n && used < sizeof list; q++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", q ? ", " : "",
+                                     s->fields.f[q].name);
+        return orr_fail(err, ORR_ERR_ARG, "no field called '%.*s' (fields: %s)",
+                        (int)(strchr(name, '.') - name), name, s->fields.n ? list : "none");
+    }
+    orr_field_param *p = &s->fields.f[f].params[k];
+    if (!ORR_STORED_DOUBLE(s->cfg.precision) && !(fabs(value) <= FLT_MAX))
+        return orr_fail(err, ORR_ERR_ARG, "invalid param '%s' = %g: must be finite and at "
+                        "most %.3g in magnitude in float", name, value, FLT_MAX);
+    const double old = p->value;
+    const int old_given = p->given;
+    orr_status st = orr_field_set_param(&s->fields.f[f], p->name, value, err);
+    if (st)
+        return st;
+    if (p->runtime) {
+        double v[ORR_FIELD_MAX_RUNTIME];
+        orr_fieldset_runtime_values(&s->fields, v);
+        orr_engine_set_field_runtime(s->engine, v);
+        if (memcmp(&old, &value, sizeof old) != 0)
+            s->env.acc_valid = 0;
+        return ORR_OK;
+    }
+    if (old == value && signbit(old) == signbit(value))
+        return ORR_OK;
+    orr_kspec spec = current_spec(s);
+    st = switch_engine(s, &spec, err);
+    if (st) {
+        p->value = old;
+        p->given = old_given;
+        orr_error_context(err, "param '%s' = %g", name, value);
+        return st;
+    }
+    if (recompiled)
+        *recompiled = 1;
+    return ORR_OK;
+}
+
 orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *recompiled,
                              orr_error *err)
 {
@@ -1086,6 +1165,8 @@ orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *re
         *recompiled = 0;
     if (s->mid)
         return mid_interval(s, "setting a param", err);
+    if (strchr(name, '.'))   /* "FIELD.PARAM": an external field's */
+        return set_field_param(s, name, value, recompiled, err);
     int k = orr_law_param_index(&s->law, name);
     double old = k >= 0 ? s->law.params[k].value : 0;
     if (k >= 0 && !ORR_STORED_DOUBLE(s->cfg.precision) && !(fabs(value) <= FLT_MAX))
@@ -1134,6 +1215,7 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     for (long k = 0; !st && k < ni; k++)
         idx[k] = orr_sample_index(k, n, ni);
+    orr_engine_set_time(s->engine, orr_sim_time(s), 0);   /* set again before any step */
     if (!st)
         st = orr_engine_accel_sample(s->engine, ni, idx, got, err);
     orr_kspec spec;
@@ -1142,9 +1224,12 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
     if (!st)
         st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
     if (!st) {
-        double v[ORR_LAW_MAX_RUNTIME];
+        double v[ORR_LAW_MAX_RUNTIME], fv[ORR_FIELD_MAX_RUNTIME];
         orr_law_runtime_values(&s->law, v);
         orr_engine_set_runtime(cpu, v);
+        orr_fieldset_runtime_values(&s->fields, fv);
+        orr_engine_set_field_runtime(cpu, fv);
+        orr_engine_set_time(cpu, orr_sim_time(s), 0);   /* the fields', as the backend's */
         st = orr_engine_set_state(cpu, s->pos, NULL, err);
     }
     if (!st && s->attr)
@@ -1661,34 +1746,59 @@ orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error
 
 /* ---- diagnostics ----------------------------------------------------------- */
 
-orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err)
+orr_status orr_sim_energy_parts(orr_sim *s, double *kinetic, double *pair, double *field,
+                                orr_error *err)
 {
     if (!orr_law_has_potential(&s->law))
         return orr_fail(err, ORR_ERR_ARG,
                         "force law '%s' has no potential snippet: the energy is not defined",
                         s->law.name);
+    for (int f = 0; f < s->fields.n; f++)
+        if (!orr_field_has_potential(&s->fields.f[f]))
+            return orr_fail(err, ORR_ERR_ARG, "field '%s' (%s %s) has no potential snippet: "
+                            "the energy is not defined", s->fields.f[f].name,
+                            s->fields.f[f].builtin ? "from" : "defined at",
+                            s->fields.f[f].origin);
     orr_status st = sync_state(s, err);
     if (st)
         return st;
-    double k = 0, u = 0;
+    double k = 0, u[2] = {0, 0};
     for (long i = 0; i < s->cfg.n; i++) {
         const double *v = s->vel + 3 * i;
         k += 0.5 * s->pos[4 * i + 3] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     }
+    /* the fields at the simulation's time (set again before any step) */
+    orr_engine_set_time(s->engine, orr_sim_time(s), 0);
     if (s->dist) {   /* each rank's share, summed */
-        st = orr_engine_potential_range(s->engine, s->env.targets, &u, err);
+        st = orr_engine_potential_range(s->engine, s->env.targets, &u[0], err);
         if (!st)
-            st = orr_comm_sum(orr_dist_comm(s->dist), &u, 1, err);
+            st = orr_engine_field_potential_range(s->engine, s->env.targets, &u[1], err);
+        if (!st)
+            st = orr_comm_sum(orr_dist_comm(s->dist), u, 2, err);
     } else {
-        st = orr_engine_potential(s->engine, &u, err);
+        st = orr_engine_potential(s->engine, &u[0], err);
+        if (!st)
+            st = orr_engine_field_potential_range(s->engine, orr_engine_all(s->engine), &u[1],
+                                                  err);
     }
     if (st)
         return st;
     if (kinetic)
         *kinetic = k;
-    if (potential)
-        *potential = u;
+    if (pair)
+        *pair = u[0];
+    if (field)
+        *field = u[1];
     return ORR_OK;
+}
+
+orr_status orr_sim_energy(orr_sim *s, double *kinetic, double *potential, orr_error *err)
+{
+    double pair = 0, field = 0;
+    orr_status st = orr_sim_energy_parts(s, kinetic, &pair, &field, err);
+    if (!st && potential)
+        *potential = pair + field;
+    return st;
 }
 
 orr_status orr_sim_momentum(orr_sim *s, double p[3], orr_error *err)

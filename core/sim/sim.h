@@ -1,4 +1,5 @@
-/* sim: a simulation: N bodies on a backend engine, an integrator (see
+/* sim: a simulation: N bodies on a backend engine, its force law and
+ * external fields (field.h), an integrator (see
  * integrator.h, chosen by name), the clock, an optional periodic box, 2D or 3D, and
  * the diagnostics (energy, momentum, angular momentum, centre of mass, virial
  * ratio) and text output.  The state lives on the backend; the host keeps a
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include "comm.h"
 #include "engine.h"
+#include "field.h"
 #include "htune.h"
 #include "integrator.h"
 #include "units.h"
@@ -38,6 +40,9 @@ typedef struct {
                                   simulation) (NULL) */
     const char *force;         /* "gravity": a built-in law with its default params */
     const orr_law *law;        /* or the law itself (copied; overrides force) (NULL) */
+    const struct orr_fieldset *fields;   /* external fields beside the law (copied; NULL:
+                                  none): with units, a built-in's params that have a
+                                  physical unit (milky_way's ro, vo) follow them */
     orr_backend_kind backend;  /* ORR_BACKEND_AUTO */
     double box[3];             /* periodic box lengths; 0 = open axis (all 0) */
     int dims;                  /* 3, or 2 (z and vz held at 0) */
@@ -188,6 +193,13 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
 
 /* The force law in use (the simulation's own copy, with current params). */
 const orr_law *orr_sim_law(const orr_sim *s);
+/* The simulation's external fields (params as they are now; n = 0: none). */
+const struct orr_fieldset *orr_sim_fields(const orr_sim *s);
+/* The potential energy's two parts: the pair potential and the energy in
+ * the external fields (sum of m_i Phi(x_i, t)), at the simulation's time;
+ * orr_sim_energy's potential is their sum.  Either may be NULL. */
+orr_status orr_sim_energy_parts(orr_sim *s, double *kinetic, double *pair, double *field,
+                                orr_error *err);
 
 /* The values of attribute a (0-based, in the law's order) of all bodies: n
  * doubles of the host mirror, 0 until set (always current: steps do not

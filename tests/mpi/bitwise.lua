@@ -3,7 +3,8 @@
 -- (block time steps), 40009 bodies in float and 20011 in double (GPU
 -- only; 20011 with block time steps too), and a user law
 -- with an attribute and a runtime param, each with N not divisible by 2 or
--- 3.  Rank 0 writes the bodies of each case to PREFIX<case>.txt (%.17g, so
+-- 3, and external fields with both.  Rank 0 writes the bodies of each case
+-- to PREFIX<case>.txt (%.17g, so
 -- every bit of the float and double state shows), and the frames of a run
 -- to PREFIXframe_K.png.
 -- BACKEND (cpu by default) may be cuda: the GPU tests run it there.
@@ -70,6 +71,20 @@ case("user_law", { bodies = orrery.ic.uniform_cube{ n = 97, seed = 13, side = 4 
     for i = 1, sim.n do sim:set_attribute("charge", i, (i % 2 == 0 and 1 or -1) * (0.5 + i / 97)) end
     sim:set_param("k", 0.8)
   end)
+
+-- external fields: each rank adds them to its own targets (milky_way and a
+-- time-dependent field with a runtime param changed between steps), with
+-- fixed steps and with block steps
+local tide = orrery.field{ name = "tide", params = { k = 0.02 }, runtime_params = { "k" },
+                           potential = "k*(x*x - z*z)*(1 + t)" }
+for _, integ in ipairs{ "yoshida4", "hermite" } do
+  local opts = { bodies = orrery.ic.plummer{ n = 109, seed = 18 }, precision = "double",
+    integrator = integ, softening = 0.01, fields = { "milky_way", tide } }
+  if integ == "hermite" then opts.dt_max, opts.eta = 1 / 16, 0.02 else opts.dt = 1e-3 end
+  case("fields_" .. integ, opts, integ == "hermite" and 4 or 10, function(sim)
+    sim:set_param("tide.k", 0.03)
+  end)
+end
 
 -- frames along a run: rank 0 alone draws them from its own copy of every
 -- position (no exchange: the other ranks only count them), the first
