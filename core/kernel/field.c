@@ -375,7 +375,12 @@ static orr_status parse_builtin(orr_field *f, const char *name, const char *text
         st = orr_fail(err, ORR_ERR_ARG, "%s: no //@expr or //@accel section", file);
     if (!st && sec[SEC_EXPR].data) {
         orr_error e = {0};
-        st = orr_expr_field(f, sec[SEC_EXPR].data, &f->accel, &f->potential, &f->jerk, &e);
+        char *code[3] = {NULL, NULL, NULL};
+        st = orr_expr_field(f, sec[SEC_EXPR].data, &code[0], &code[1], &code[2], &e);
+        if (!st) {   /* in place of the empty snippets orr_field_init made */
+            free(f->accel), free(f->potential), free(f->jerk);
+            f->accel = code[0], f->potential = code[1], f->jerk = code[2];
+        }
         if (st) {   /* the expression's first line in the file, then the place in it */
             orr_fail(err, st, "%s:%d: %s", file, first[SEC_EXPR], e.msg);
             orr_error_clear(&e);
