@@ -300,6 +300,26 @@ orr_drift(typename orr_vec4<real>::type *__restrict__ pos,
     }
 }
 
+/* The block's threads' values summed (by warps, then the first warp) into
+ * partial[blockIdx.x], times scale: the potential kernels' per-block sums. */
+static __device__ __forceinline__ void orr_block_sum(double v, double *warp_sum,
+                                                     double *__restrict__ partial, double scale)
+{
+    const int t = threadIdx.x;
+    for (int off = 16; off > 0; off /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    if (t % 32 == 0)
+        warp_sum[t / 32] = v;
+    __syncthreads();
+    if (t < 32) {
+        v = t < ORR_BLOCK / 32 ? warp_sum[t] : 0.0;
+        for (int off = 16; off > 0; off /= 2)
+            v += __shfl_down_sync(0xffffffffu, v, off);
+        if (t == 0)
+            partial[blockIdx.x] = v * scale;
+    }
+}
+
 template <typename real>
 __global__ void __launch_bounds__(ORR_BLOCK)
 orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real *__restrict__ attr,
@@ -342,18 +362,7 @@ orr_potential(const typename orr_vec4<real>::type *__restrict__ pos, const real 
         __syncthreads();
     }
     phi = target ? 0.5 * phi : 0.0;   /* each pair is seen from both ends */
-    for (int off = 16; off > 0; off /= 2)
-        phi += __shfl_down_sync(0xffffffffu, phi, off);
-    if (t % 32 == 0)
-        warp_sum[t / 32] = phi;
-    __syncthreads();
-    if (t < 32) {
-        phi = t < ORR_BLOCK / 32 ? warp_sum[t] : 0.0;
-        for (int off = 16; off > 0; off /= 2)
-            phi += __shfl_down_sync(0xffffffffu, phi, off);
-        if (t == 0)
-            partial[blockIdx.x] = phi * (double)orr_law_scale<real>(rt);
-    }
+    orr_block_sum(phi, warp_sum, partial, (double)orr_law_scale<real>(rt));
 }
 
 /* The external fields' potential energy of the targets, m_i Phi(x_i)
@@ -372,18 +381,7 @@ orr_field_potential(const typename orr_vec4<real>::type *__restrict__ pos, orr_r
         phi = (double)p.w * (double)orr_fields_potential<real>(p.x, p.y, p.z, rtp.v + ORR_RT_FIELD,
                                                                rtp.v[ORR_RT_T0]);
     }
-    for (int off = 16; off > 0; off /= 2)
-        phi += __shfl_down_sync(0xffffffffu, phi, off);
-    if (t % 32 == 0)
-        warp_sum[t / 32] = phi;
-    __syncthreads();
-    if (t < 32) {
-        phi = t < ORR_BLOCK / 32 ? warp_sum[t] : 0.0;
-        for (int off = 16; off > 0; off /= 2)
-            phi += __shfl_down_sync(0xffffffffu, phi, off);
-        if (t == 0)
-            partial[blockIdx.x] = phi;
-    }
+    orr_block_sum(phi, warp_sum, partial, 1.0);
 }
 
 /* ---- block time steps: the Hermite integrator (core/hermite.c) ---------------

@@ -247,6 +247,19 @@ if [ "$rc" -eq 0 ] && grep -q '^law:check: ok (41 separations' out &&
 else
   bad "energy-law-script: exit $rc"; sed 's/^/    /' out err | head -20
 fi
+# scripts/galactic_orbits.lua: milky_way passes its check, the star started
+# at 220 km/s stays at 8 kpc (the field's circular speed, in kpc and Msun),
+# energy holds, the satellite's runtime mass moves the star
+"$orr_abs" run "$here/../scripts/galactic_orbits.lua" 0.1 >out 2>err; rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^milky_way: field:check ok' out &&
+   grep -qE '^0.1 Gyr in 100 steps \([a-z]+\): \|dE/E0\| = [0-9.]+e-(0[6-9]|1[0-9])' out &&
+   grep -qE '^  circular  R from  8\.000 to  8\.000 kpc, \|z\| up to 0\.000 kpc$' out &&
+   grep -qE '^  tilted .*\|z\| up to [1-9]\.[0-9]+ kpc$' out &&
+   grep -qE 'satellite switched on after 100 Myr: the circular star at R = 8\.(0[1-9]|[1-9])' out; then
+  ok galactic-orbits-script
+else
+  bad "galactic-orbits-script: exit $rc"; sed 's/^/    /' out err | head -20
+fi
 # scripts/cluster_hermite.lua ends with six single block steps, the last
 # line of them printed with its block's time and active stars
 "$orr_abs" run "$here/../scripts/cluster_hermite.lua" 128 0.25 >out 2>err; rc=$?

@@ -590,14 +590,13 @@ static orr_status cuda_drift(orr_engine *e, orr_range t, double dt, orr_error *e
     return cuda_update(e, ORR_K_DRIFT, t, c->buf[ORR_BUF_POS], c->buf[ORR_BUF_VEL], dt, 1.0, err);
 }
 
-static orr_status cuda_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
+/* A per-block sum kernel over the targets t (args: its arguments, the
+ * partial sums' buffer among them), the blocks' sums added on the host. */
+static orr_status partial_sum(orr_engine *e, cuda_impl *c, int kernel, orr_range t, void **args,
+                              double *u, orr_error *err)
 {
-    cuda_impl *c = e->impl;
-    int n = (int)e->n, first = (int)t.first, count = (int)t.count;
-    unsigned blocks = blocks_for(count, e->spec.launch.block);
-    rtparams rtp = runtime_params(e);
-    void *args[] = {&c->buf[ORR_BUF_POS], &c->attr, &rtp, &c->partial, &n, &first, &count};
-    orr_status st = blocks ? orr_cuda_launch(c->fn[ORR_K_POTENTIAL], blocks,
+    const unsigned blocks = blocks_for(t.count, e->spec.launch.block);
+    orr_status st = blocks ? orr_cuda_launch(c->fn[kernel], blocks,
                                              (unsigned)e->spec.launch.block, 0, c->stream, args,
                                              err)
                            : ORR_OK;
@@ -618,32 +617,22 @@ static orr_status cuda_potential(orr_engine *e, orr_range t, double *u, orr_erro
     return st;
 }
 
+static orr_status cuda_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    int n = (int)e->n, first = (int)t.first, count = (int)t.count;
+    rtparams rtp = runtime_params(e);
+    void *args[] = {&c->buf[ORR_BUF_POS], &c->attr, &rtp, &c->partial, &n, &first, &count};
+    return partial_sum(e, c, ORR_K_POTENTIAL, t, args, u, err);
+}
+
 static orr_status cuda_field_potential(orr_engine *e, orr_range t, double *u, orr_error *err)
 {
     cuda_impl *c = e->impl;
     int first = (int)t.first, count = (int)t.count;
-    unsigned blocks = blocks_for(count, e->spec.launch.block);
     rtparams rtp = runtime_params(e);
     void *args[] = {&c->buf[ORR_BUF_POS], &rtp, &c->partial, &first, &count};
-    orr_status st = blocks ? orr_cuda_launch(c->fn[ORR_K_FIELD_POTENTIAL], blocks,
-                                             (unsigned)e->spec.launch.block, 0, c->stream, args,
-                                             err)
-                           : ORR_OK;
-    double *part = st ? NULL : malloc(sizeof(double) * (blocks ? blocks : 1));
-    if (!st && !part)
-        st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    if (!st && blocks)
-        st = orr_cuda_dtoh_async(part, c->partial, sizeof(double) * blocks, c->stream, err);
-    if (!st)
-        st = orr_cuda_stream_sync(c->stream, err);
-    if (!st) {
-        double sum = 0;
-        for (unsigned b = 0; b < blocks; b++)
-            sum += part[b];
-        *u = sum;
-    }
-    free(part);
-    return st;
+    return partial_sum(e, c, ORR_K_FIELD_POTENTIAL, t, args, u, err);
 }
 
 /* Attributes go to the device as attr[i * nattr + a] (the host gives a * n + i). */

@@ -747,41 +747,12 @@ static int bin(ctx *c, int op, int a, int b)
  * j, mi, mj, G, eps, or an intermediate value (resolved in turn). */
 static int resolve(ctx *c, int i);
 
-static int name_node(ctx *c, const node *x)
+/* The names of energies and fields alike: an intermediate value (resolved
+ * in turn), r2 and r; NO_NAME for another. */
+#define NO_NAME (-2)
+static int shared_name(ctx *c, const node *x)
 {
     const char *s = x->name;
-    if (c->field) {   /* a field's names: x, y, z, t, r, r2, G, its params */
-        static const char vars[] = "xyzt";
-        if (s[0] && !s[1] && strchr(vars, s[0]))
-            return mk(c, N_VAR, (int)(strchr(vars, s[0]) - vars), -1, -1, -1, 0, NULL);
-        for (int k = 0; k < c->ndefs; k++) {
-            if (strcmp(c->defs[k].name, s) != 0)
-                continue;
-            if (c->defs[k].state == 1)
-                return fail_at(c, x->at, "the intermediate value '%s' depends on itself", s);
-            if (c->defs[k].state == 0) {
-                c->defs[k].state = 1;
-                c->defs[k].node = resolve(c, c->defs[k].raw);
-                c->defs[k].state = 2;
-            }
-            return c->defs[k].node;
-        }
-        if (strcmp(s, "r2") == 0)
-            return mk(c, N_R2, 0, -1, -1, -1, 0, NULL);
-        if (strcmp(s, "r") == 0)
-            return fn1(c, F_SQRT, mk(c, N_R2, 0, -1, -1, -1, 0, NULL));
-        const int k = orr_field_param_index(c->field, s);
-        if (k >= 0 && !c->field->params[k].runtime)   /* baked: its value, folded */
-            return cst(c, c->field->params[k].value);
-        if (strcmp(s, "G") == 0 || k >= 0)
-            return mk(c, N_NAME, 0, -1, -1, -1, 0, s);
-        return fail_at(c, x->at, "unknown name '%s' (the names: x, y, z, t, r, r2, G, the "
-                       "field's params, and the intermediate values after ';')", s);
-    }
-    if (strcmp(s, "r2") == 0)
-        return mk(c, N_R2, 0, -1, -1, -1, 0, NULL);
-    if (strcmp(s, "r") == 0)
-        return fn1(c, F_SQRT, mk(c, N_R2, 0, -1, -1, -1, 0, NULL));
     for (int k = 0; k < c->ndefs; k++) {
         if (strcmp(c->defs[k].name, s) != 0)
             continue;
@@ -794,6 +765,34 @@ static int name_node(ctx *c, const node *x)
         }
         return c->defs[k].node;
     }
+    if (strcmp(s, "r2") == 0)
+        return mk(c, N_R2, 0, -1, -1, -1, 0, NULL);
+    if (strcmp(s, "r") == 0)
+        return fn1(c, F_SQRT, mk(c, N_R2, 0, -1, -1, -1, 0, NULL));
+    return NO_NAME;
+}
+
+static int name_node(ctx *c, const node *x)
+{
+    const char *s = x->name;
+    if (c->field) {   /* a field's names: x, y, z, t, r, r2, G, its params */
+        static const char vars[] = "xyzt";
+        if (s[0] && !s[1] && strchr(vars, s[0]))
+            return mk(c, N_VAR, (int)(strchr(vars, s[0]) - vars), -1, -1, -1, 0, NULL);
+        const int d = shared_name(c, x);
+        if (d != NO_NAME)
+            return d;
+        const int k = orr_field_param_index(c->field, s);
+        if (k >= 0 && !c->field->params[k].runtime)   /* baked: its value, folded */
+            return cst(c, c->field->params[k].value);
+        if (strcmp(s, "G") == 0 || k >= 0)
+            return mk(c, N_NAME, 0, -1, -1, -1, 0, s);
+        return fail_at(c, x->at, "unknown name '%s' (the names: x, y, z, t, r, r2, G, the "
+                       "field's params, and the intermediate values after ';')", s);
+    }
+    const int d = shared_name(c, x);
+    if (d != NO_NAME)
+        return d;
     static const char *const fixed[] = {"mi", "mj", "G", "eps"};
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
         if (strcmp(s, fixed[k]) == 0)
@@ -1159,6 +1158,44 @@ static int scaled(ctx *c, int k, int x)
     return bin(c, N_MUL, k, x);
 }
 
+/* The context set for an expression src (what: "energy", "potential", the
+ * messages' name for it); nonzero (said in err) when it is empty. */
+static int begin(ctx *c, const char *src, const char *what, orr_error *err)
+{
+    c->src = c->p = src ? src : "";
+    c->what = what;
+    c->err = err;
+    for (int k = 0; k < 5; k++)
+        c->dl[k] = -1;
+    skip(c);
+    if (!*c->p) {
+        fail_at(c, 0, "the %s is empty", what);
+        return 1;
+    }
+    return 0;
+}
+
+/* The expression parsed and its names resolved, every intermediate value
+ * checked whether used or not: its node (c->failed on an error). */
+static int parse_resolved(ctx *c)
+{
+    const int top = parse_all(c);
+    if (!c->failed && !(c->memo = malloc(sizeof(int) * (size_t)(c->raw.count + 1)))) {
+        c->failed = 1;
+        orr_fail(c->err, ORR_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; !c->failed && k < c->raw.count; k++)
+        c->memo[k] = -1;
+    const int root = resolve(c, top);
+    for (int k = 0; !c->failed && k < c->ndefs; k++)
+        if (c->defs[k].state == 0) {
+            c->defs[k].state = 1;
+            c->defs[k].node = resolve(c, c->defs[k].raw);
+            c->defs[k].state = 2;
+        }
+    return root;
+}
+
 orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, char **potential,
                         char **jerk, orr_error *err)
 {
@@ -1169,31 +1206,10 @@ orr_status orr_expr_law(const orr_law *law, const char *energy, char **pair, cha
     *pair = *potential = *jerk = NULL;
     ctx c;
     memset(&c, 0, sizeof c);
-    c.src = c.p = energy ? energy : "";
     c.law = law;
-    c.what = "energy";
-    c.err = err;
-    for (int k = 0; k < 5; k++)
-        c.dl[k] = -1;
-    skip(&c);
-    if (!*c.p) {
-        fail_at(&c, 0, "the energy is empty");
+    if (begin(&c, energy, "energy", err))
         return ORR_ERR_ARG;
-    }
-    const int top = parse_all(&c);
-    if (!c.failed && !(c.memo = malloc(sizeof(int) * (size_t)(c.raw.count + 1)))) {
-        c.failed = 1;
-        orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    }
-    for (int k = 0; !c.failed && k < c.raw.count; k++)
-        c.memo[k] = -1;
-    const int E = resolve(&c, top);
-    for (int k = 0; !c.failed && k < c.ndefs; k++)   /* every definition is checked */
-        if (c.defs[k].state == 0) {
-            c.defs[k].state = 1;
-            c.defs[k].node = resolve(&c, c.defs[k].raw);
-            c.defs[k].state = 2;
-        }
+    const int E = parse_resolved(&c);
     /* f = (2 / m_i) dE/d(r2), g = df/d(r2) */
     c.dl[0] = cst(&c, 1);
     const int two_over_mi = bin(&c, N_DIV, cst(&c, 2), mk(&c, N_NAME, 0, -1, -1, -1, 0, "mi"));
@@ -1223,31 +1239,10 @@ orr_status orr_expr_field(const orr_field *field, const char *potential, char **
     *accel = *pot = *jerk = NULL;
     ctx c;
     memset(&c, 0, sizeof c);
-    c.src = c.p = potential ? potential : "";
     c.field = field;
-    c.what = "potential";
-    c.err = err;
-    for (int k = 0; k < 5; k++)
-        c.dl[k] = -1;
-    skip(&c);
-    if (!*c.p) {
-        fail_at(&c, 0, "the potential is empty");
+    if (begin(&c, potential, "potential", err))
         return ORR_ERR_ARG;
-    }
-    const int top = parse_all(&c);
-    if (!c.failed && !(c.memo = malloc(sizeof(int) * (size_t)(c.raw.count + 1)))) {
-        c.failed = 1;
-        orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    }
-    for (int k = 0; !c.failed && k < c.raw.count; k++)
-        c.memo[k] = -1;
-    const int P = resolve(&c, top);
-    for (int k = 0; !c.failed && k < c.ndefs; k++)   /* every definition is checked */
-        if (c.defs[k].state == 0) {
-            c.defs[k].state = 1;
-            c.defs[k].node = resolve(&c, c.defs[k].raw);
-            c.defs[k].state = 2;
-        }
+    const int P = parse_resolved(&c);
     /* a = -grad Phi: a derivative per coordinate, r2's being 2 x */
     int var[3], a[3], j[3];
     for (int d = 0; d < 3; d++)

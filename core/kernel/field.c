@@ -411,26 +411,11 @@ orr_status orr_field_builtin(const char *name, orr_field *f, orr_error *err)
     if (!valid_name(name, 60))
         return orr_fail(err, ORR_ERR_ARG, "invalid field name '%s' (lowercase letters, digits, "
                         "'_')", name ? name : "");
-    char file[96], *text = NULL;
-    snprintf(file, sizeof file, "fields/%s.h", name);
-    orr_error e = {0};
-    orr_status st = orr_ksrc_get(file, &text, NULL, 0, &e);
-    if (st) {
-        for (const orr_ksrc_file *k = orr_ksrc_embedded; k->name; k++)
-            if (strcmp(k->name, file) == 0) {   /* one that ORRERY_KERNELS_DIR lacks */
-                orr_fail(err, st, "%s", e.msg);
-                orr_error_clear(&e);
-                return st;
-            }
-        orr_error_clear(&e);
-        char list[512] = "";
-        size_t used = 0;
-        const char *const *names = orr_field_builtin_names();
-        for (int k = 0; names[k] && used < sizeof list; k++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
-                                     names[k]);
-        return orr_fail(err, ORR_ERR_ARG, "unknown field '%s' (built in: %s)", name, list);
-    }
+    char *text = NULL;
+    orr_status st = orr_ksrc_builtin("fields", name, "field", orr_field_builtin_names(), &text,
+                                     err);
+    if (st)
+        return st;
     st = parse_builtin(f, name, text, err);
     free(text);
     return st;

@@ -35,3 +35,26 @@ orr_status orr_ksrc_get(const char *name, char **text, char *origin, size_t orig
     }
     return orr_fail(err, ORR_ERR_ARG, "no kernel source named '%s'", name);
 }
+
+orr_status orr_ksrc_builtin(const char *dir, const char *name, const char *what,
+                            const char *const *names, char **text, orr_error *err)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s/%s.h", dir, name);
+    orr_error e = {0};
+    orr_status st = orr_ksrc_get(file, text, NULL, 0, &e);
+    if (!st)
+        return ORR_OK;
+    for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++)
+        if (strcmp(f->name, file) == 0) {
+            orr_fail(err, st, "%s", e.msg);
+            orr_error_clear(&e);
+            return st;
+        }
+    orr_error_clear(&e);
+    char list[512] = "";
+    size_t used = 0;
+    for (int k = 0; names[k] && used < sizeof list; k++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "", names[k]);
+    return orr_fail(err, ORR_ERR_ARG, "unknown %s '%s' (built in: %s)", what, name, list);
+}

@@ -20,4 +20,12 @@ extern const orr_ksrc_file orr_ksrc_embedded[];   /* NULL-name terminated */
 orr_status orr_ksrc_get(const char *name, char **text, char *origin, size_t origin_size,
                         orr_error *err);
 
+/* A built-in's source dir/NAME.h (forces/, fields/) into *text, as
+ * orr_ksrc_get.  A file that is not there: ORR_ERR_ARG "unknown WHAT
+ * 'NAME' (built in: names...)", unless it is embedded (ORRERY_KERNELS_DIR
+ * lacks it, or cannot be read): then the read error, which says what is
+ * wrong. */
+orr_status orr_ksrc_builtin(const char *dir, const char *name, const char *what,
+                            const char *const *names, char **text, orr_error *err);
+
 #endif

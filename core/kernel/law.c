@@ -1072,33 +1072,16 @@ const char *const *orr_law_builtin_names(void)
 orr_status orr_law_builtin(const char *name, orr_law *law, orr_error *err)
 {
     memset(law, 0, sizeof *law);
-    char file[128], *text = NULL;
+    char *text = NULL;
     if (!name || !name[0] || strlen(name) > 60 ||
         strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name))
         return orr_fail(err, ORR_ERR_ARG,
                         "invalid force law name '%s' (lowercase letters, digits, '_')",
                         name ? name : "");
-    snprintf(file, sizeof file, "forces/%s.h", name);
-    orr_error e = {0};
-    orr_status st = orr_ksrc_get(file, &text, NULL, 0, &e);
-    if (st) {
-        /* a built-in law that ORRERY_KERNELS_DIR lacks (or cannot be read
-         * there): the read error says what is wrong, not "unknown law" */
-        for (const orr_ksrc_file *f = orr_ksrc_embedded; f->name; f++)
-            if (strcmp(f->name, file) == 0) {
-                orr_fail(err, st, "%s", e.msg);
-                orr_error_clear(&e);
-                return st;
-            }
-        orr_error_clear(&e);
-        char list[512] = "";
-        size_t used = 0;
-        const char *const *names = orr_law_builtin_names();
-        for (int k = 0; names[k] && used < sizeof list; k++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
-                                     names[k]);
-        return orr_fail(err, ORR_ERR_ARG, "unknown force law '%s' (built in: %s)", name, list);
-    }
+    orr_status st = orr_ksrc_builtin("forces", name, "force law", orr_law_builtin_names(),
+                                     &text, err);
+    if (st)
+        return st;
     st = parse_builtin(law, name, text, err);
     free(text);
     return st;
