@@ -13,7 +13,7 @@
 -- with CHECKPOINT the state is checkpointed there every EVERY time units
 -- (the smallest core so far beside it, in CHECKPOINT.best), and a later
 -- run with the same arguments goes on from it.  How long it takes
--- (docs/PERFORMANCE.md): N = 2048 collapsed at 14.6 t_rh in 8 minutes on
+-- (docs/PERFORMANCE.md): N = 2048 collapsed at 14.7 t_rh in 2 minutes on
 -- an H100; on one CPU core N = 1024 at 12.5 t_rh in 3 minutes and N = 2048
 -- at 14.0 t_rh in about 24; N = 4096 on the H100 was at 17.2 t_rh and
 -- still collapsing after 30 minutes (its first hard binaries take most of
