@@ -224,6 +224,15 @@ const orr_fieldset *orr_lua_sim_fields(lua_State *L, int t, const char *who)
     if (lua_type(L, -1) != LUA_TTABLE)
         orr_lua_error(L, "%s: 'fields' must be a list of fields (orrery.field values or "
                       "built-in names) (got %s)", who, orr_lua_describe(L, -1));
+    const lua_Integer len = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1))   /* a list: keys 1..len alone */
+        if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len) {
+            lua_pushvalue(L, -2);
+            orr_lua_error(L, "%s: 'fields' must be a list of fields (orrery.field values or "
+                          "built-in names), not a table with the key %s (a built-in with "
+                          "params: orrery.field(\"plummer\", {M = 5}))", who,
+                          orr_lua_describe(L, -1));
+        }
     orr_fieldset *s = lua_newuserdatauv(L, sizeof *s, 0);   /* fields, holder */
     s->n = 0;
     luaL_setmetatable(L, ORR_LUA_FIELDSET);

@@ -1084,6 +1084,14 @@ static int sim_index(lua_State *L)
         lua_pushstring(L, orr_engine_backend_name(orr_sim_engine(s)));
     else if (strcmp(key, "exchange") == 0)
         lua_pushstring(L, orr_sim_exchange(s, NULL));
+    else if (strcmp(key, "fields") == 0) {   /* the external fields' names, in order */
+        const orr_fieldset *fs = orr_sim_fields(s);
+        lua_createtable(L, fs->n, 0);
+        for (int k = 0; k < fs->n; k++) {
+            lua_pushstring(L, fs->f[k].name);
+            lua_rawseti(L, -2, k + 1);
+        }
+    }
     else if (strcmp(key, "blocks") == 0) {   /* block time steps: {blocks, active, ...} */
         long blocks, active;
         double smallest;
@@ -1199,7 +1207,7 @@ static int sim_index(lua_State *L)
 static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
     "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", "exchange",
-    "blocks", "eta", "eta_start", "dt_min", "dt_max", "units", "synchronized",
+    "blocks", "eta", "eta_start", "dt_min", "dt_max", "units", "synchronized", "fields",
     NULL,
 };
 

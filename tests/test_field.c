@@ -198,10 +198,17 @@ static void test_source_and_nvrtc(void **state)
     assert_non_null(strstr(src, "orr_field0_accel(x, y, z, (real)t, fp + 0, ax, ay, az);"));
     assert_true(strcmp(src, none) != 0);   /* the cache key is the whole source */
     free(none);
-    for (int p = 0; p < 3; p++) {
-        spec.phys.precision = (orr_precision)p;
+    /* dims 2 (planar): the sums keep z's parts as they were; compiled too */
+    assert_null(strstr(src, "const real az0 = *az;"));
+    for (int p = 0; p < 6; p++) {
+        spec.phys.precision = (orr_precision)(p % 3);
+        s.planar = p >= 3;
         free(src);
         TU_OK(orr_kspec_source(&spec, &orr_family_direct, ORR_TARGET_GPU, &src, &err), &err);
+        if (s.planar) {
+            assert_non_null(strstr(src, "    const real az0 = *az;\n"));
+            assert_non_null(strstr(src, "    *az = az0;\n    *jz = jz0;\n}\n"));
+        }
         orr_kexprs exprs;
         orr_kexprs_make(&exprs, &orr_family_direct, spec.phys.precision);
         orr_rtc_result r = {0};

@@ -544,6 +544,12 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
   else
     bad "mismatch: exit $rc"; sed 's/^/    /' "$tmp/run.err"
   fi
+  run 2 "$here/mpi/mismatch_fields.lua"; rc=$?
+  if [ "$rc" -ne 0 ] && grep -q 'orrery.simulation: the ranks disagree: rank 1 has another set of external fields (or params of them) than rank 0' "$tmp/run.err"; then
+    ok "mismatch: other external fields on rank 1 are refused at creation, named as fields"
+  else
+    bad "mismatch fields: exit $rc"; sed 's/^/    /' "$tmp/run.err"
+  fi
   start=$(date +%s)
   # as a user runs it (rank 0's output straight to stdout, no --all-ranks)
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun --oversubscribe $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \

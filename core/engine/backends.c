@@ -6,6 +6,7 @@
 #include "engine_impl.h"
 #include "cuda.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +61,21 @@ orr_status orr_engine_create(orr_engine **out, orr_backend_kind kind, const orr_
         orr_fieldset_runtime_values(&e->fields, e->rt + ORR_RT_FIELD);
         st = e->ops->create(e, err);
         orr_trace("engine create: backend done");
-        if (st == ORR_ERR_COMPILE || st == ORR_ERR_LOAD)
-            orr_error_context(err, "force law '%s' (%s %s)", e->law.name,
-                              e->law.builtin ? "from" : "defined at", e->law.origin);
+        if (st == ORR_ERR_COMPILE || st == ORR_ERR_LOAD) {
+            /* the field whose snippet the compiler names (its #line), else the law */
+            const orr_field *f = NULL;
+            for (int k = 0; !f && k < e->fields.n; k++) {
+                char tag[96];
+                snprintf(tag, sizeof tag, "(field '%s',", e->fields.f[k].name);
+                f = strstr(err->msg, tag) ? &e->fields.f[k] : NULL;
+            }
+            if (f)
+                orr_error_context(err, "field '%s' (%s %s)", f->name,
+                                  f->builtin ? "from" : "defined at", f->origin);
+            else
+                orr_error_context(err, "force law '%s' (%s %s)", e->law.name,
+                                  e->law.builtin ? "from" : "defined at", e->law.origin);
+        }
     }
     if (st) {
         if (have_law) {

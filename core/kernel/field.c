@@ -440,6 +440,7 @@ orr_status orr_fieldset_add(orr_fieldset *s, const orr_field *f, orr_error *err)
 orr_status orr_fieldset_copy(orr_fieldset *dst, const orr_fieldset *src, orr_error *err)
 {
     dst->n = 0;
+    dst->planar = src ? src->planar : 0;
     for (int k = 0; src && k < src->n; k++) {
         orr_status st = orr_field_copy(&dst->f[k], &src->f[k], err);
         if (st) {
@@ -630,8 +631,12 @@ int orr_fieldset_emit(const orr_fieldset *s, orr_buf *b)
         "(void)t; (void)ax; (void)ay; (void)az; (void)jx; (void)jy; (void)jz;\n",
         "ORR_LAW real orr_fields_potential(real x, real y, real z, const double *fp, double t)\n"
         "{\n    real phi = 0;\n    (void)x; (void)y; (void)z; (void)fp; (void)t;\n"};
+    const int planar = s && s->planar && n > 0;   /* z's parts put back as they were */
     for (int w = 0; w < 3 && !bad; w++) {
         bad = orr_buf_printf(b, "%s", head[w]);
+        if (!bad && planar && w < 2)
+            bad = orr_buf_printf(b, w == 0 ? "    const real az0 = *az;\n"
+                                           : "    const real az0 = *az, jz0 = *jz;\n");
         int off = 0;
         for (int k = 0; k < n && !bad; k++) {
             if (w == 0)
@@ -645,6 +650,8 @@ int orr_fieldset_emit(const orr_fieldset *s, orr_buf *b)
                                         "%d);\n", k, off);
             off += orr_field_runtime_count(&s->f[k]);
         }
+        if (!bad && planar && w < 2)
+            bad = orr_buf_printf(b, w == 0 ? "    *az = az0;\n" : "    *az = az0;\n    *jz = jz0;\n");
         bad = bad || orr_buf_printf(b, w == 2 ? "    return phi;\n}\n" : "}\n");
     }
     return bad ? -1 : 0;

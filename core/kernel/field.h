@@ -64,6 +64,8 @@ typedef struct orr_field {
 /* A simulation's fields, in the order they are added. */
 typedef struct orr_fieldset {
     int n;
+    int planar;   /* 1: the bodies move in the plane z = 0 (dims 2): the fields' z
+                     acceleration and jerk are not applied */
     orr_field f[ORR_FIELD_MAX];
 } orr_fieldset;
 

@@ -809,6 +809,18 @@ static int scan_code(scanner *sc)
             }
             bol = 0;
             last_line = line;
+        } else if (!sc->expr && (isalpha((unsigned char)c) || c == '_')) {
+            /* a name: a return or goto would skip what orrery adds after the
+             * snippet (a field's sums; a law's guard) */
+            char id[SCAN_NAME_MAX];
+            const int line = sc->line;
+            scan_ident(sc, id, sizeof id);
+            if (strcmp(id, "return") == 0 || strcmp(id, "goto") == 0)
+                return scan_fail(sc, line, "'%s' in a snippet would skip the code orrery puts "
+                                 "after it: set the snippet's values and let it end", id);
+            bol = 0;
+            last = id[0] ? id[strlen(id) - 1] : c;
+            last_line = line;
         } else {
             char bc = 0, tok[3], nm[48];
             const int len = bracket_at(sc->p, &bc, tok);

@@ -4,6 +4,7 @@
 #include "engine.h"
 #include "kspec.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,12 +48,13 @@ static double norm(const double v[3])
     return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
 }
 
-/* |a - b| / max(|a|, |b|) of vectors (0 for two zeros). */
-static double rel3(const double a[3], const double b[3])
+/* |a - b| / max(|a|, |b|) of vectors (0 for two zeros), less b's rounding
+ * noise (per component) where a is exact. */
+static double rel3(const double a[3], const double b[3], double noise)
 {
     const double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
     const double m = fmax(norm(a), norm(b));
-    return m > 0 ? norm(d) / m : 0;
+    return m > 0 ? fmax(norm(d) - sqrt(3) * noise, 0) / m : 0;
 }
 
 orr_status orr_field_check(const orr_field *f, double G, const orr_fieldcheck_opts *o,
@@ -98,8 +100,13 @@ orr_status orr_field_check(const orr_field *f, double G, const orr_fieldcheck_op
         double a[3], j[3] = {0, 0, 0}, phi;
         if ((st = at(&p, x, v, o->t, a, NULL, j, err)) != ORR_OK)
             break;
+        /* Richardson's rule on central differences of steps h and h/2; a point
+         * is rough (skipped) where the two differ by more than their rounding
+         * and 1e-4 of the values (not smooth there); noise: the differences'
+         * rounding, 32 ulps of the values differenced over the step */
         int rough = 0;
-        double fa[3] = {0, 0, 0}, fj[3] = {0, 0, 0};
+        double fa[3] = {0, 0, 0}, fj[3] = {0, 0, 0}, gap[3] = {0, 0, 0}, anoise = 0,
+               jnoise = 0;
         const double h = 1e-4 * rad;
         for (int d = 0; r->accel_checked && d < 3 && !st; d++) {   /* -dPhi/dx_d */
             double ph4[4], xs[3], tmp[3];
@@ -112,11 +119,18 @@ orr_status orr_field_check(const orr_field *f, double G, const orr_fieldcheck_op
             }
             const double wide = (ph4[0] - ph4[1]) / (2 * h), narrow = (ph4[2] - ph4[3]) / h;
             fa[d] = -(4 * narrow - wide) / 3;
-            rough |= !isfinite(fa[d]) || fabs(wide - narrow) > 1e-4 * norm(a) + 1e-300;
+            gap[d] = fabs(wide - narrow);
+            const double pmax = fmax(fmax(fabs(ph4[0]), fabs(ph4[1])),
+                                     fmax(fabs(ph4[2]), fabs(ph4[3])));
+            anoise = fmax(anoise, 32 * DBL_EPSILON * pmax / (h / 2));
         }
+        for (int d = 0; r->accel_checked && d < 3; d++)
+            rough |= !isfinite(fa[d]) || gap[d] > 1e-4 * fmax(norm(a), norm(fa)) + anoise;
         /* the jerk: d a / d tau along (x + v tau, t + tau), tau of a 1e-4 of the time
-         * the motion takes to cross r */
+         * the motion takes to cross r; a kink on the point itself (the one-sided
+         * differences apart) is rough too */
         const double tau = 1e-4 * rad / fmax(norm(v), 1e-300);
+        double jgap[3] = {0, 0, 0}, kink[3] = {0, 0, 0}, side = 0;
         for (int q = 0; p.jerk && q < 2 && !st; q++) {
             double ap[3], am[3];
             const double w = q ? tau / 2 : tau;
@@ -125,16 +139,22 @@ orr_status orr_field_check(const orr_field *f, double G, const orr_fieldcheck_op
             st = at(&p, xp, v, o->t + w, ap, NULL, NULL, err);
             if (!st)
                 st = at(&p, xm, v, o->t - w, am, NULL, NULL, err);
+            jnoise = fmax(jnoise, 32 * DBL_EPSILON * fmax(norm(ap), norm(am)) / w);
             for (int d = 0; d < 3 && !st; d++) {
                 const double diff = (ap[d] - am[d]) / (2 * w);
-                if (q == 0)
+                if (q == 0) {
                     fj[d] = diff;
-                else {
-                    rough |= fabs(diff - fj[d]) > 1e-4 * norm(j) + 1e-300 ? 2 : 0;
+                    kink[d] = fabs((ap[d] - a[d]) - (a[d] - am[d])) / w;
+                    side = fmax(side, fmax(fabs(ap[d] - a[d]), fabs(a[d] - am[d])) / w);
+                } else {
+                    jgap[d] = fabs(diff - fj[d]);
                     fj[d] = (4 * diff - fj[d]) / 3;
                 }
             }
         }
+        for (int d = 0; p.jerk && d < 3; d++)
+            rough |= jgap[d] > 1e-4 * fmax(norm(j), norm(fj)) + jnoise ||
+                     kink[d] > 1e-2 * side + jnoise ? 2 : 0;
         if (st)
             break;
         if (rough || !isfinite(norm(a)) || !isfinite(norm(j))) {
@@ -142,7 +162,8 @@ orr_status orr_field_check(const orr_field *f, double G, const orr_fieldcheck_op
             continue;
         }
         r->compared++;
-        const double ea = r->accel_checked ? rel3(a, fa) : 0, ej = p.jerk ? rel3(j, fj) : 0;
+        const double ea = r->accel_checked ? rel3(a, fa, anoise) : 0,
+                     ej = p.jerk ? rel3(j, fj, jnoise) : 0;
         if (ea > r->accel_err)
             r->accel_err = ea, memcpy(r->accel_at, x, sizeof r->accel_at);
         if (ej > r->jerk_err)

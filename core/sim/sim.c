@@ -92,26 +92,32 @@ static void text_hash(const char *s, double out[2])
 static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
 {
     enum { F_N, F_PREC, F_DIMS, F_EPS, F_G, F_BX, F_BY, F_BZ, F_DT, F_DAMP, F_ETA, F_ETA0,
-           F_DTMIN, F_LEN, F_MASS, F_LAW, F_LAW2, F_INTEG, F_INTEG2, F_PARAM,
+           F_DTMIN, F_LEN, F_MASS, F_LAW, F_LAW2, F_INTEG, F_INTEG2, F_FIELDS, F_FIELDS2,
+           F_PARAM,
            F_COUNT = F_PARAM + ORR_LAW_MAX_PARAMS };
     static const char *const names[F_PARAM] = {
         "n", "precision", "dims", "softening", "G", "box x", "box y", "box z", "dt", "damping",
         "eta", "eta_start", "dt_min", "units length_cm", "units mass_g", "force law",
-        "force law", "integrator", "integrator"};
+        "force law", "integrator", "integrator", "set of external fields (or params of them)",
+        "set of external fields (or params of them)"};
     double mine[F_COUNT] = {(double)s->cfg.n, (double)s->cfg.precision, (double)s->cfg.dims,
                             s->cfg.softening, s->cfg.G, s->cfg.box[0], s->cfg.box[1],
                             s->cfg.box[2], s->cfg.dt, s->cfg.damping, s->cfg.eta,
                             s->cfg.eta_start, s->cfg.dt_min, s->cfg.units.length_cm,
                             s->cfg.units.mass_g};
-    orr_buf law = {0};
-    if (orr_law_emit(&s->law, &law) || orr_fieldset_emit(&s->fields, &law))
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    for (int f = 0; f < s->fields.n; f++)   /* the fields' runtime values too */
-        for (int k = 0; k < s->fields.f[f].nparams; k++)
-            if (orr_buf_printf(&law, "%a\n", s->fields.f[f].params[k].value))
-                return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    text_hash(law.data, mine + F_LAW);
+    orr_buf law = {0}, fields = {0};
+    int bad = orr_law_emit(&s->law, &law) || orr_fieldset_emit(&s->fields, &fields);
+    for (int f = 0; !bad && f < s->fields.n; f++)   /* the fields' runtime values too */
+        for (int k = 0; !bad && k < s->fields.f[f].nparams; k++)
+            bad = orr_buf_printf(&fields, "%a\n", s->fields.f[f].params[k].value) != 0;
+    if (!bad) {
+        text_hash(law.data, mine + F_LAW);
+        text_hash(fields.data, mine + F_FIELDS);
+    }
     orr_buf_free(&law);
+    orr_buf_free(&fields);
+    if (bad)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     text_hash(s->integ->name, mine + F_INTEG);
     for (int k = 0; k < s->law.nparams && k < ORR_LAW_MAX_PARAMS; k++)
         mine[F_PARAM + k] = s->law.params[k].value;
@@ -133,7 +139,8 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
                               "rank 0 has %s (every rank must create the same simulation)", r,
                               orr_precision_name((orr_precision)b),
                               orr_precision_name((orr_precision)a));
-            else if (f == F_LAW || f == F_LAW2 || f == F_INTEG || f == F_INTEG2)
+            else if (f == F_LAW || f == F_LAW2 || f == F_INTEG || f == F_INTEG2 ||
+                     f == F_FIELDS || f == F_FIELDS2)
                 st = orr_fail(err, ORR_ERR_ARG, "the ranks disagree: rank %d has another %s "
                               "than rank 0 (every rank must create the same simulation)", r,
                               names[f]);
@@ -481,6 +488,7 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
                       "(a 'jerk' snippet setting g = df/d(d2))", s->law.name);
     if (!st)
         st = orr_fieldset_copy(&s->fields, c->fields, err);
+    s->fields.planar = c->dims == 2;   /* in the plane: no z from the fields */
     if (!st)
         st = orr_fieldset_validate(&s->fields, err);
     for (int f = 0; !st && integ->blocks && f < s->fields.n; f++)
@@ -1440,7 +1448,8 @@ static orr_status check_blowup(orr_sim *s, long steps0, double t0, double h, dou
     orr_dist_owner_note(where, sizeof where, s->cfg.n, body, s->dist ? orr_dist_ranks(s->dist) : 1);
     orr_fail(err, ORR_ERR_ARG, "body %ld%s has a non-finite acceleration or position at "
              "step %ld (t = %.9g): the run is stopped (a force law that divides by zero, "
-             "bodies on one spot at softening 0, or too long a step)", body + 1, where, step, t);
+             "bodies on one spot at softening 0, %stoo long a step)", body + 1, where, step, t,
+             s->fields.n ? "an external field singular where a body is, " : "or ");
     err->shared = s->dist != NULL;   /* every rank found it: said once */
     return ORR_ERR_ARG;
 }

@@ -203,4 +203,59 @@ T.test("bad input: clear errors at the script's line and the expression's place"
         "integrator needs one", function() one(push, { m = 1 }, { integrator = "hermite" }) end)
 end)
 
+-- what a user met (the breaker round of 2026-11-26), each now right
+T.test("user cases: the plane, a map of fields, checkpoints asked for, checks near a core", function()
+  local function fails(pattern, fn)
+    local ok, e = pcall(fn)
+    T.ok(not ok, "expected an error matching " .. pattern)
+    T.ok(tostring(e):match(pattern), tostring(e))
+  end
+  -- dims = 2: a field pulling along z moves nothing out of the plane
+  for _, integ in ipairs{ "leapfrog", "yoshida4", "hermite" } do
+    local s <close> = orrery.simulation{ dims = 2, precision = "double", backend = "cpu",
+      integrator = integ, fields = { orrery.field{ name = "tilt", potential = "-z - 0.5*x*x" } },
+      bodies = { { x = 1, m = 1 }, { x = -3, m = 1e-9 } } }
+    s:advance(1)
+    local b = s:body(1)
+    T.eq(b.z, 0, integ); T.eq(b.vz, 0, integ)
+    T.near(b.x, math.cosh(1), 1e-5, integ)   -- x'' = x: the field's x still acts
+  end
+  -- fields as a map is refused, naming the key
+  fails("test_fields.lua:%d+: orrery.simulation: 'fields' must be a list of fields %(orrery.field " ..
+        "values or built%-in names%), not a table with the key \"plummer\"",
+        function() orrery.simulation{ n = 1, backend = "cpu", fields = { plummer = { M = 5 } } } end)
+  -- sim.fields names them; checkpoint_every is refused before the first step
+  local s <close> = orrery.simulation{ backend = "cpu", fields = { "plummer", "nfw" },
+    bodies = orrery.ic.plummer{ n = 16, seed = 2 } }
+  T.eq(table.concat(s.fields, ","), "plummer,nfw")
+  local ok, e = pcall(s.run, s, { steps = 10, checkpoint_every = 5 })
+  T.ok(not ok and tostring(e):match("sim:run: cannot checkpoint to 'checkpoint.hdf5': " ..
+    "checkpoints do not carry external fields yet %(this simulation has field 'plummer'%)"),
+    tostring(e))
+  T.eq(s.steps, 0)
+  -- field:check: no false alarm where r is far inside a core (the differences' rounding),
+  -- a missing acceleration named as such, a return refused at definition
+  for _, f in ipairs{ orrery.field("plummer", { b = 100 }), orrery.field("logarithmic", { rc = 100 }),
+                      orrery.field{ name = "q", potential = "0.5*x*x + 100" } } do
+    local r = f:check{}
+    T.ok(r.ok and r.compared >= 35, f.name .. ": " .. r.message)
+  end
+  local r = orrery.field{ name = "z0", accel = "ax = 0;", potential = "phi = 0.5*r2;" }:check{}
+  T.ok(not r.ok and r.message:match("^field 'z0': the accel snippet's a disagrees with %-grad " ..
+    "Phi of the potential snippet by 1 "), r.message)
+  fails("test_fields.lua:%d+: orrery.field: [^ ]*test_fields.lua:%d+ %(field 'spring', accel%):1: " ..
+        "'return' in a snippet would skip the code orrery puts after it",
+        function() orrery.field{ name = "spring", accel = "ax = -x; ay = -y; az = -z; return;",
+                                 potential = "phi = 0.5*r2;" } end)
+  -- a snippet that does not compile: the field is named, not the law
+  local bad = orrery.field{ name = "bad", params = { k = 1 }, accel = "ax = -k*x;\nay = -k*y\naz = -k*z;" }
+  fails("test_fields.lua:%d+: orrery.simulation: field 'bad' %(defined at [^)]*test_fields.lua:%d+%): " ..
+        "host C compiler failed", function() orrery.simulation{ n = 1, backend = "cpu", fields = { bad } } end)
+  -- a blow-up at a field's singularity says a field may be why
+  local c <close> = orrery.simulation{ backend = "cpu",
+    fields = { orrery.field{ name = "cusp", potential = "sqrt(r)" } },
+    bodies = { { x = 1, m = 1 }, { x = 2, m = 1 }, { x = 0, m = 1 } } }
+  fails("an external field singular where a body is", function() c:step(1) end)
+end)
+
 T.done()
