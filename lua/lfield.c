@@ -376,9 +376,19 @@ static int field_tostring(lua_State *L)
     return 1;
 }
 
+/* A field is a value: its parts are read, never set. */
+static int field_newindex(lua_State *L)
+{
+    const orr_field *f = checkfield(L, 1);
+    return orr_lua_error(L, "orrery.Field: field '%s' cannot be changed (%s): make another with "
+                         "orrery.field{...}, or set a simulation's params with sim:set_param",
+                         f->name, orr_lua_describe(L, 2));
+}
+
 static const luaL_Reg field_meta[] = {
     {"__gc", field_gc},
     {"__index", field_index},
+    {"__newindex", field_newindex},
     {"__tostring", field_tostring},
     {NULL, NULL},
 };

@@ -734,9 +734,19 @@ static const luaL_Reg sim_methods[] = {
     {NULL, NULL},
 };
 
+/* A force law is a value: its parts are read, never set. */
+static int force_newindex(lua_State *L)
+{
+    const orr_law *law = orr_lua_checklaw(L, 1);
+    return orr_lua_error(L, "orrery.Force: force law '%s' cannot be changed (%s): make another "
+                         "with orrery.force{base = ...}, or set a simulation's params with "
+                         "sim:set_param", law->name, orr_lua_describe(L, 2));
+}
+
 static const luaL_Reg force_meta[] = {
     {"__gc", force_gc},
     {"__index", force_index},
+    {"__newindex", force_newindex},
     {"__tostring", force_tostring},
     {NULL, NULL},
 };

@@ -251,6 +251,11 @@ T.test("user cases: the plane, a map of fields, checkpoints asked for, checks ne
   local bad = orrery.field{ name = "bad", params = { k = 1 }, accel = "ax = -k*x;\nay = -k*y\naz = -k*z;" }
   fails("test_fields.lua:%d+: orrery.simulation: field 'bad' %(defined at [^)]*test_fields.lua:%d+%): " ..
         "host C compiler failed", function() orrery.simulation{ n = 1, backend = "cpu", fields = { bad } } end)
+  -- a field and a law are values: setting a part says so
+  fails("test_fields.lua:%d+: orrery.Field: field 'q' cannot be changed %(\"potential\"%)",
+        function() local f = orrery.field{ name = "q", potential = "x" }; f.potential = "y" end)
+  fails("test_fields.lua:%d+: orrery.Force: force law 'gravity' cannot be changed %(\"pair\"%)",
+        function() local g = orrery.force("gravity"); g.pair = "f = 0;" end)
   -- a blow-up at a field's singularity says a field may be why
   local c <close> = orrery.simulation{ backend = "cpu",
     fields = { orrery.field{ name = "cusp", potential = "sqrt(r)" } },
