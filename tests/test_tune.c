@@ -825,6 +825,66 @@ static void test_winner_under_load(void **state)
     assert_int_equal(l2.best.launch.threads, 0);   /* what is stored is the default */
 }
 
+/* A pass that takes microseconds is launch overhead: the default is kept
+ * after one trial (a first start of a small simulation compiled hundreds of
+ * candidates, 40 s on the H100, before this). */
+static double tiny_time(const orr_kspec *c, int phase, double ms, void *ctx)
+{
+    (void)c, (void)phase, (void)ms, (void)ctx;
+    return 0.004;
+}
+
+static void test_launch_bound(void **state)
+{
+    (void)state;
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    orr_tune_options o;
+    orr_tune_options_default(&o);
+    o.time_hook = tiny_time;
+    orr_tune_result r;
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, 64, &o, &r, &err), &err);
+    print_result("launch-bound", &r);
+    assert_int_equal(r.ntrials, 1);
+    assert_int_equal(r.best.launch.block, base.launch.block);
+    assert_non_null(strstr(r.note, "a force pass of the default takes 0.004 ms at 64 bodies, "
+                                   "launch overhead: nothing to tune, the default kept"));
+}
+
+/* Building counts against the search's wall clock (WALL_FACTOR budgets):
+ * candidates that take long to build stop it however little device time
+ * they used.  The report callback stands in for a slow build. */
+static void slow_report(const orr_tune_trial *t, void *ctx)
+{
+    (void)t, (void)ctx;
+    const struct timespec nap = {0, 150000000};
+    nanosleep(&nap, NULL);
+}
+
+static void test_wall_limit(void **state)
+{
+    (void)state;
+    clear_store();
+    orr_error err = {0};
+    orr_kspec base;
+    base_spec(&base);
+    orr_tune_options o;
+    orr_tune_options_default(&o);
+    o.budget_s = 0.2;
+    o.report = slow_report;
+    orr_tune_result r;
+    const double t0 = now_s();
+    TU_OK(orr_tune(ORR_BACKEND_CPU, &base, N, &o, &r, &err), &err);
+    const double took = now_s() - t0;
+    print_result("wall limit", &r);
+    assert_true(r.ntrials >= 1 && r.ntrials <= 6);
+    assert_non_null(strstr(r.note, "the search stopped at its wall-clock limit (0.6 s, building "
+                                   "included) after "));
+    assert_true(took < 5.0);
+}
+
 static void test_noisy_timings(void **state)
 {
     load l = {1u << ORR_TUNE_PHASE_SEARCH | 1u << ORR_TUNE_PHASE_RETIME, 0.5, 1.0, 1, 0};
@@ -1638,6 +1698,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_winner_under_load),
         cmocka_unit_test(test_noisy_timings),
         cmocka_unit_test(test_stale_store),
+        cmocka_unit_test(test_launch_bound),
+        cmocka_unit_test(test_wall_limit),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_hermite_entries),
         cmocka_unit_test(test_prefetch_entry),

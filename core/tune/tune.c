@@ -31,6 +31,11 @@
 #define NOISY 0.25               /* runs spreading more than this are not to be trusted */
 #define STALE 1.10               /* a stored choice this much slower than the default is redone */
 #define DEFAULT_BUDGET_S 2.0
+#define WALL_FACTOR 3.0          /* the search's wall clock, building included, at most this
+                                    many budgets (a small N times a candidate in
+                                    microseconds, so device time alone would let it build
+                                    hundreds, a second each) */
+#define LAUNCH_BOUND_MS 0.008    /* a default pass this short is launch latency: no search */
 
 /* Canonical tuned values for the kernel identity (fixed, independent of the
  * defaults, so a change of defaults does not invalidate stored tunings). */
@@ -320,6 +325,9 @@ typedef struct {
     double *ref, *got;          /* 3 ni accelerations */
     double tol;
     double budget_s, spent_s;   /* seconds of device work on candidates: verify, time */
+    double search_s0;           /* when the search began (its wall clock: WALL_FACTOR) */
+    int walled;                 /* the search stopped at its wall-clock limit */
+    int launch_bound;           /* the default's pass is launch latency: no search */
     orr_tune_trial *trials;
     params *tried;
     int ntrials, cap;
@@ -464,9 +472,15 @@ static double reserve_s(const tuner *t)
     return nf * (reps_for(b->ms) + 1) * b->ms * b->timed_share * evals_per_run(b->ms) * 1e-3;
 }
 
-static int budget_left(const tuner *t)
+static int budget_left(tuner *t)
 {
-    return t->o->exhaustive || t->spent_s + reserve_s(t) < t->budget_s;
+    if (t->o->exhaustive)
+        return 1;
+    if (t->ntrials == 1 && t->trials[0].ok && t->trials[0].ms < LAUNCH_BOUND_MS)
+        t->launch_bound = 1;
+    if (!t->launch_bound && orr_now_s() - t->search_s0 >= WALL_FACTOR * t->budget_s)
+        t->walled = 1;
+    return !t->launch_bound && !t->walled && t->spent_s + reserve_s(t) < t->budget_s;
 }
 
 /* Builds, verifies and times one candidate; records it as a trial.  Only an
@@ -1287,6 +1301,7 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     }
     if (!st)
         st = reference(&t, err);
+    t.search_s0 = orr_now_s();
     if (!st && sampled(&t.id))
         orr_note_add(result->note, sizeof result->note,
                      "long force passes: each candidate timed on whole waves of its blocks, the "
@@ -1308,6 +1323,14 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
         if (!st)
             st = refine(&t, &spent, err);
     }
+    if (!st && t.launch_bound)
+        orr_note_add(result->note, sizeof result->note,
+                     "a force pass of the default takes %.3g ms at %ld bodies, launch overhead: "
+                     "nothing to tune, the default kept", t.trials[0].ms, t.id.n);
+    else if (!st && t.walled)
+        orr_note_add(result->note, sizeof result->note,
+                     "the search stopped at its wall-clock limit (%.3g s, building included) "
+                     "after %d candidates", WALL_FACTOR * t.budget_s, t.ntrials);
     if (!st)
         st = retime(&t, &winner, &win_ms, err);
     if (!st)
