@@ -104,11 +104,6 @@ typedef float real;
 #endif
 #define orr_sqrt(x) ORR_SFX(sqrt)(x)
 #define orr_rsqrt(x) ((real)1 / ORR_SFX(sqrt)(x))
-ORR_HELPER real orr_rsqrt3(real x)
-{
-    const real y = orr_rsqrt(x);
-    return y * y * y;
-}
 #define orr_exp(x) ORR_SFX(exp)(x)
 #define orr_log(x) ORR_SFX(log)(x)
 #define orr_fabs(x) ORR_SFX(fabs)(x)
@@ -151,54 +146,3 @@ ORR_LAW real orr_wrap_to(real x, real len, real inv)
 /* rsqrt and its cube, 0 at 0, whatever the softening (external fields). */
 #define orr_rsqrt_g(r2) ((r2) > 0 ? orr_rsqrt(r2) : (real)0)
 #define orr_rsqrt3_g(r2) ((r2) > 0 ? orr_rsqrt3(r2) : (real)0)
-
-/* The incomplete gamma functions, not regularised, of an order s > 0 at x
- * >= 0 (the power law with a cut-off: fields/powerlaw_cutoff.h), g =
- * Gamma(s) a constant the caller bakes in: the lower gamma(s, x) by its
- * series x^s e^-x sum x^n / (s (s+1) ... (s+n)) where x < s + 1, the upper
- * Gamma(s, x) by its continued fraction (evaluated by the modified Lentz
- * method) elsewhere, each the other's complement to g.  Both converge
- * fastest where they are used (a few to a few tens of terms); the loops
- * stop at the precision's rounding. */
-ORR_LAW real orr_gamma_eps(real x)
-{
-    return sizeof(x) == sizeof(float) ? (real)6e-8 : (real)1.2e-16;
-}
-ORR_LAW real orr_gamma_series(real s, real x)
-{
-    real term = (real)1 / s, sum = term;
-    for (int n = 1; n < 1000; n++) {
-        term *= x / (s + (real)n);
-        sum += term;
-        if (orr_fabs(term) <= orr_fabs(sum) * orr_gamma_eps(x))
-            break;
-    }
-    return x > 0 ? sum * orr_exp(s * orr_log(x) - x) : (real)0;
-}
-ORR_LAW real orr_gamma_cf(real s, real x)
-{
-    const real tiny = sizeof(x) == sizeof(float) ? (real)1e-30 : (real)1e-300;
-    real b = x + 1 - s, c = 1 / tiny, d = 1 / b, h = d;
-    for (int i = 1; i < 1000; i++) {
-        const real an = -(real)i * ((real)i - s);
-        b += 2;
-        d = an * d + b;
-        d = orr_fabs(d) < tiny ? tiny : d;
-        c = b + an / c;
-        c = orr_fabs(c) < tiny ? tiny : c;
-        d = 1 / d;
-        const real del = d * c;
-        h *= del;
-        if (orr_fabs(del - 1) <= orr_gamma_eps(x))
-            break;
-    }
-    return orr_exp(s * orr_log(x) - x) * h;
-}
-ORR_LAW real orr_gammainc(real s, real g, real x)
-{
-    return x < s + 1 ? orr_gamma_series(s, x) : g - orr_gamma_cf(s, x);
-}
-ORR_LAW real orr_gammaincc(real s, real g, real x)
-{
-    return x < s + 1 ? g - orr_gamma_series(s, x) : orr_gamma_cf(s, x);
-}

@@ -311,10 +311,11 @@ static void same_path(lua_State *L, const char *who, const char *path)
 
 /* ---- orrery.read ---------------------------------------------------------------- */
 
-/* orrery.read(path) -> bodies, extra, time: an orrery.Bodies (what sim:load
- * and orrery.simulation{bodies=} take), a table of the file's other
- * per-body datasets (name -> list of n numbers; empty for text) and the
- * file's time. */
+/* orrery.read(path) -> bodies, extra, time[, frame]: an orrery.Bodies (what
+ * sim:load and orrery.simulation{bodies=} take), a table of the file's other
+ * per-body datasets (name -> list of n numbers; empty for text), the file's
+ * time, and where the bodies are relative to a frame's centre, {center =,
+ * velocity =}. */
 static int l_read(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
@@ -341,7 +342,18 @@ static int l_read(lua_State *L)
         lua_setfield(L, -2, snap->extra[k].name);
     }
     lua_pushnumber(L, snap->time);
-    return 3;
+    if (!snap->frame)
+        return 3;
+    lua_createtable(L, 0, 2);   /* the frame's centre the bodies are relative to */
+    for (int w = 0; w < 2; w++) {
+        lua_createtable(L, 3, 0);
+        for (int k = 0; k < 3; k++) {
+            lua_pushnumber(L, w ? snap->frame_velocity[k] : snap->frame_center[k]);
+            lua_rawseti(L, -2, k + 1);
+        }
+        lua_setfield(L, -2, w ? "velocity" : "center");
+    }
+    return 4;
 }
 
 /* ---- sim:write ------------------------------------------------------------------ */

@@ -194,7 +194,56 @@ static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G"
                                        "dt",      "integrator", "damping",   "force", "backend",
                                        "box",     "dims",       "device",    "tune",
                                        "tune_budget", "params", "kernel", "eta", "eta_start",
-                                       "dt_max", "dt_min", "units", "fields", NULL};
+                                       "dt_max", "dt_min", "units", "fields", "frame", NULL};
+
+/* frame = {center = {x, y, z}, velocity = {vx, vy, vz}, step = h}: the
+ * bodies relative to a centre that moves in the fields (frame.h); the table
+ * at index t. */
+static void frame_vec(lua_State *L, int t, const char *key, double out[3])
+{
+    lua_getfield(L, t, key);
+    size_t len = lua_type(L, -1) == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
+    int ok = len == 3;
+    for (int k = 0; ok && k < 3; k++) {
+        lua_rawgeti(L, -1, k + 1);
+        out[k] = lua_tonumber(L, -1);
+        ok = lua_type(L, -1) == LUA_TNUMBER && isfinite(out[k]);
+        lua_pop(L, 1);
+    }
+    if (!ok)
+        orr_lua_error(L, WHO ": frame.%s must be {x, y, z}, three finite numbers (got %s)", key,
+                      orr_lua_describe(L, -1));
+    lua_pop(L, 1);
+}
+
+static void opt_frame(lua_State *L, int t, orr_sim_config *c)
+{
+    static const char *const keys[] = {"center", "velocity", "step", NULL};
+    if (lua_type(L, t) != LUA_TTABLE)
+        orr_lua_error(L, WHO ": 'frame' must be a table {center = {x, y, z}, velocity = {vx, "
+                      "vy, vz}} (got %s)", orr_lua_describe(L, t));
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        int known = 0;
+        for (int k = 0; keys[k] && !known; k++)
+            known = lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), keys[k]) == 0;
+        if (!known)
+            orr_lua_error(L, WHO ": frame: unknown key %s (known: center, velocity, step)",
+                          orr_lua_describe(L, -2));
+        lua_pop(L, 1);
+    }
+    frame_vec(L, t, "center", c->frame_center);
+    frame_vec(L, t, "velocity", c->frame_velocity);
+    lua_getfield(L, t, "step");
+    if (!lua_isnil(L, -1)) {
+        c->frame_step = lua_tonumber(L, -1);
+        if (lua_type(L, -1) != LUA_TNUMBER || !(c->frame_step > 0) || !isfinite(c->frame_step))
+            orr_lua_error(L, WHO ": frame.step must be a positive number (got %s)",
+                          orr_lua_describe(L, -1));
+    }
+    lua_pop(L, 1);
+    c->frame = 1;
+}
 
 /* kernel = {block =, unroll =, split =, ipt =, ranges =, threads =,
  * prefetch =}: a configuration of one's own (the table at index t); sim.c
@@ -474,6 +523,10 @@ static int l_simulation(lua_State *L)
             orr_lua_error(L, WHO ": 'box' must be {Lx, Ly} or {Lx, Ly, Lz} of non-negative "
                           "numbers, 0 for an open axis (got %s)", orr_lua_describe(L, -1));
     }
+    lua_pop(L, 1);
+
+    if (lua_getfield(L, 1, "frame") != LUA_TNIL)
+        opt_frame(L, lua_gettop(L), &c);
     lua_pop(L, 1);
 
     orr_lua_sim *p = lua_newuserdatauv(L, sizeof *p, ORR_LUA_SIM_UV);
@@ -1140,6 +1193,26 @@ static int sim_index(lua_State *L)
         } else {
             lua_pushnil(L);
         }
+    } else if (strcmp(key, "frame") == 0) {   /* the centre and its velocity now */
+        double R[3], V[3];
+        orr_error err = {0};
+        if (orr_sim_frame(s, R, V, &err)) {
+            if (err.code)
+                return orr_lua_fail(L, &err, "sim.frame");
+            lua_createtable(L, 0, 3);
+            for (int w = 0; w < 2; w++) {
+                lua_createtable(L, 3, 0);
+                for (int k = 0; k < 3; k++) {
+                    lua_pushnumber(L, w ? V[k] : R[k]);
+                    lua_rawseti(L, -2, k + 1);
+                }
+                lua_setfield(L, -2, w ? "velocity" : "center");
+            }
+            lua_pushnumber(L, orr_sim_time(s));
+            lua_setfield(L, -2, "time");
+        } else {
+            lua_pushnil(L);
+        }
     } else if (strcmp(key, "units") == 0) {
         if (orr_units_physical(&c->units)) {
             double cgs[4];   /* length, mass, velocity, time */
@@ -1208,7 +1281,7 @@ static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
     "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", "exchange",
     "blocks", "eta", "eta_start", "dt_min", "dt_max", "units", "synchronized", "fields",
-    NULL,
+    "frame", NULL,
 };
 
 /* Only dt can be set. */

@@ -16,6 +16,7 @@
 #include "expr.h"
 #include "field.h"
 #include "fieldcheck.h"
+#include "frame.h"
 #include "kfamily.h"
 #include "kspec.h"
 #include "rtc.h"
@@ -306,6 +307,68 @@ static void test_check_finds_jerk(void **state)
     orr_field_free(&f);
 }
 
+/* A frame's centre on a Kepler ellipse (point mass, G M = 1): its energy
+ * and angular momentum kept over two orbits forwards and back before its
+ * start; a launch's span polynomial matches the orbit at both ends and in
+ * between; the CPU source of a frame holds the fields in double. */
+static void test_frame_centre(void **state)
+{
+    (void)state;
+    orr_error err = {0};
+    orr_fieldset set = {0};
+    orr_field pm;
+    TU_OK(orr_field_builtin("point_mass", &pm, &err), &err);
+    TU_OK(orr_fieldset_add(&set, &pm, &err), &err);
+    orr_field_free(&pm);
+    double fv[ORR_FIELD_MAX_RUNTIME] = {0};
+    const double R0[3] = {1, 0, 0}, V0[3] = {0, 1.2, 0.1};
+    orr_frame *f = NULL;
+    TU_OK(orr_frame_create(&f, &set, fv, 1.0, 0.0, R0, V0, 0, &err), &err);
+    const double e0 = 0.5 * (1.2 * 1.2 + 0.1 * 0.1) - 1, l0 = 1.2;
+    for (int k = -40; k <= 60; k++) {
+        const double t = 0.37 * k;
+        double R[3], V[3], A[3];
+        TU_OK(orr_frame_at(f, t, R, V, A, &err), &err);
+        const double r = sqrt(R[0] * R[0] + R[1] * R[1] + R[2] * R[2]);
+        const double e = 0.5 * (V[0] * V[0] + V[1] * V[1] + V[2] * V[2]) - 1 / r;
+        assert_true(fabs(e - e0) < 1e-12 * fabs(e0));
+        assert_true(fabs((R[0] * V[1] - R[1] * V[0]) - l0) < 1e-12);
+        for (int d = 0; d < 3; d++)   /* the field's acceleration there */
+            assert_true(fabs(A[d] + R[d] / (r * r * r)) < 1e-14);
+    }
+    /* a span of 0.05 from t = 3.3: the quintic at its end and middle */
+    double slots[ORR_FRAME_SLOTS];
+    orr_frame_slots(f, 3.3, 0.05, slots);
+    assert_null(orr_frame_error(f));
+    assert_true(slots[0] == 3.3);
+    for (int w = 0; w < 3; w++) {
+        const double s = 0.025 * w, t = 3.3 + s;
+        double R[3], V[3];
+        TU_OK(orr_frame_at(f, t, R, V, NULL, &err), &err);
+        for (int d = 0; d < 3; d++) {
+            const double *c = slots + 1 + 6 * d;
+            const double x = c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5])))),
+                         v = c[1] + s * (2 * c[2] + s * (3 * c[3] + s * (4 * c[4] + s * 5 * c[5])));
+            assert_true(fabs(x - R[d]) < 1e-13);
+            assert_true(fabs(v - V[d]) < 1e-11);
+        }
+    }
+    orr_frame_destroy(f);
+    /* the source: per-field functions in double on the CPU, templates on the GPU */
+    set.frame = 1;
+    orr_kspec k;
+    orr_kspec_default(&k, ORR_TARGET_CPU);
+    k.phys.fields = &set;
+    char *src = NULL;
+    TU_OK(orr_kspec_source(&k, &orr_family_direct, ORR_TARGET_CPU, &src, &err), &err);
+    assert_non_null(strstr(src, "#define ORR_FRAME 1"));
+    assert_non_null(strstr(src, "#define real double\n"));
+    assert_non_null(strstr(src, "#define orr_gammainc orr_gammainc_d"));
+    assert_non_null(strstr(src, "orr_frame_centre(fp + "));
+    free(src);
+    orr_fieldset_free(&set);
+}
+
 int main(void)
 {
     tu_private_cache();
@@ -317,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_baked_refold),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_check_finds_jerk),
+        cmocka_unit_test(test_frame_centre),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

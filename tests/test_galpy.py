@@ -8,7 +8,9 @@ Checked: the energy per unit mass at the start within 1e-12 of galpy's
 (the same potential, zero point included), the final positions within
 1e-6 relative of galpy's, and orrery's energy conserved to 1e-10.  galpy
 comes from PyPI (tools/deps.sh puts it in .venv-galpy); without it the
-checks are skipped, and so counted.
+checks are skipped, and so counted.  The same for a frame's centre
+(frame = {center =, velocity =}): the frame's own orbit integration against
+galpy's, on two of the orbits.
     python tests/test_galpy.py BUILD/orrery"""
 import math
 import os
@@ -22,7 +24,7 @@ try:
     from galpy.potential import MWPotential2014, evaluatePotentials
 except ImportError as e:  # counted as skipped, with why
     print(f"[  SKIPPED ] test_galpy: galpy is not installed ({e})")
-    print("[ RESULT   ] test_galpy: 0 passed, 0 failed, 7 skipped")
+    print("[ RESULT   ] test_galpy: 0 passed, 0 failed, 9 skipped")
     sys.exit(0)
 
 ORRERY = os.path.abspath(sys.argv[1])
@@ -40,9 +42,10 @@ def report(ok, what):
     passed, failed = passed + ok, failed + (not ok)
 
 
-def orrery_orbit(state, t_end, dt, integrator="yoshida4"):
+def orrery_orbit(state, t_end, dt, integrator="yoshida4", frame=False):
     r = subprocess.run([ORRERY, "run", os.path.join(HERE, "galpy", "orbit.lua"), repr(G),
-                        repr(t_end), repr(dt), integrator] + [repr(v) for v in state],
+                        repr(t_end), repr(dt), integrator] + [repr(v) for v in state] +
+                       (["frame"] if frame else []),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"orrery exit {r.returncode}: {r.stdout}{r.stderr}")
@@ -92,6 +95,21 @@ for name, (state, dt) in orbits.items():
            f"{name}: after 1 Gyr within 1e-6 of galpy ({dpos:.2e}), energy conserved to 1e-10 "
            f"({drift:.1e})")
     report(dE0 < 1e-12, f"{name}: the energy at the start within 1e-12 of galpy's ({dE0:.1e})")
+# a frame's centre (frame = {center =, velocity =}): its own orbit integration
+for name in ("a disc orbit from (8, 0, 0.1) kpc", "an eccentric halo orbit from (15, 5, 8) kpc"):
+    state = orbits[name][0]
+    got = orrery_orbit(state, t_end, 1e-2, frame=True)
+    ref, E0 = galpy_orbit(state, t_end)
+    pos = got["end"][0:3]
+    dpos = math.sqrt(sum((a - b) ** 2 for a, b in zip(pos, ref))) / math.sqrt(sum(b * b for b in ref))
+    drift = abs(got["end"][6] - got["start"][6]) / abs(got["start"][6])
+    dE0 = abs(got["start"][6] - E0) / abs(E0)
+    print(f"  frame centre on {name}: galpy {ref}, orrery {pos}: {dpos:.2e} relative; energy "
+          f"drift {drift:.1e}, E0 {dE0:.1e} from galpy's")
+    report(dpos < 1e-6 and drift < 1e-10 and dE0 < 1e-12,
+           f"a frame's centre on {name}: after 1 Gyr within 1e-6 of galpy ({dpos:.2e}), the "
+           f"galaxy's energy conserved to 1e-10 ({drift:.1e}), at the start within 1e-12 of "
+           f"galpy's ({dE0:.1e})")
 # the potential itself, at points over the bulge, disc and halo (natural units in galpy)
 worst = 0.0
 for R, z in ((0.05, 0.0), (0.3, 0.1), (1.0, 0.0), (2.0, 1.5), (12.0, 40.0)):

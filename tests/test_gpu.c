@@ -695,6 +695,88 @@ static void test_sim_fields(void **state)
     free(vel);
 }
 
+/* A frame that follows the cluster (frame.h): the small cluster of
+ * test_sim_fields in coordinates relative to a centre on its orbit, on the
+ * GPU in each precision against the CPU in double, every integrator (the
+ * Hermite interval's span polynomials on the device), a runtime param
+ * changed mid-run: positions within float's rounding of the cluster's size
+ * (not of its 1 kpc radius), the galaxy's field energy alike. */
+static void test_sim_frame(void **state)
+{
+    NEED_GPU();
+    const long n = 3000;
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n);
+    orr_error err = {0};
+    TU_OK(orr_ic_plummer(n, 2027, 1.0, pos, vel, &err), &err);
+    for (long i = 0; i < n; i++) {
+        for (int d = 0; d < 3; d++)
+            pos[4 * i + d] *= 0.01, vel[3 * i + d] *= 0.01;
+        pos[4 * i + 3] *= 1e-6;
+    }
+    orr_fieldset fs = {0};
+    TU_OK(orr_field_builtin("milky_way", &fs.f[0], &err), &err);
+    TU_OK(orr_field_init(&fs.f[1], "wave", "test_gpu.c", &err), &err);
+    TU_OK(orr_field_add_param(&fs.f[1], "k", 0.01, &err), &err);
+    TU_OK(orr_field_set_runtime(&fs.f[1], "k", &err), &err);
+    TU_OK(orr_field_set_expr(&fs.f[1], "k*(x*x - y*y)*(1 + t)", 1, &err), &err);
+    fs.n = 2;
+    const char *integrators[] = {"leapfrog", "yoshida4", "hermite"};
+    for (int prec = 0; prec < 3; prec++)
+        for (int k = 0; k < 3; k++) {
+            if (prec == ORR_MIXED && k < 2)
+                continue;
+            orr_sim *s[2];
+            double u[2], *p[2];
+            for (int b = 0; b < 2; b++) {
+                orr_sim_config c;
+                orr_sim_config_default(&c);
+                c.n = n;
+                c.precision = b ? ORR_DOUBLE : prec;
+                c.integrator = integrators[k];
+                c.softening = 1e-3;
+                c.G = 1e-3;
+                c.dt = k == 2 ? 1.0 / 16 : 1.0 / 256;
+                c.fields = &fs;
+                c.frame = 1;
+                c.frame_center[0] = 1, c.frame_velocity[1] = 1;
+                c.backend = b ? ORR_BACKEND_CPU : ORR_BACKEND_CUDA;
+                c.tune = ORR_SIM_TUNE_OFF;
+                TU_OK(orr_sim_create(&s[b], &c, NULL, 0, &err), &err);
+                double *sp, *sv;
+                TU_OK(orr_sim_pos(s[b], &sp, &err), &err);
+                TU_OK(orr_sim_vel(s[b], &sv, &err), &err);
+                memcpy(sp, pos, sizeof(double) * 4 * n);
+                memcpy(sv, vel, sizeof(double) * 3 * n);
+                orr_sim_touch(s[b]);
+                TU_OK(orr_sim_step(s[b], k == 2 ? 2 : 50, NULL, &err), &err);
+                int re = 1;
+                TU_OK(orr_sim_set_param(s[b], "wave.k", 0.02, &re, &err), &err);
+                TU_OK(orr_sim_step(s[b], k == 2 ? 2 : 50, NULL, &err), &err);
+                double kin, pair;
+                TU_OK(orr_sim_energy_parts(s[b], &kin, &pair, &u[b], &err), &err);
+                TU_OK(orr_sim_pos(s[b], &p[b], &err), &err);
+            }
+            double worst = 0, R[2][3], V[3];
+            for (long i = 0; i < n; i++)
+                for (int d = 0; d < 3; d++)
+                    worst = fmax(worst, fabs(p[0][4 * i + d] - p[1][4 * i + d]));
+            assert_int_equal(orr_sim_frame(s[0], R[0], V, &err), 1);
+            assert_int_equal(orr_sim_frame(s[1], R[1], V, &err), 1);
+            const double du = fabs(u[0] - u[1]) / fabs(u[1]);
+            print_message("frame, %s %s: max |x_cuda - x_cpu(double)| = %.2e (cluster 0.01), "
+                          "field energy rel diff %.2e\n", orr_precision_name(prec),
+                          integrators[k], worst, du);
+            assert_true(worst <= (prec == ORR_FLOAT ? 1e-7 : 1e-12));
+            assert_true(du <= (prec == ORR_FLOAT ? 1e-7 : 1e-13));
+            assert_memory_equal(R[0], R[1], sizeof R[0]);   /* the same centre, bit for bit */
+            orr_sim_destroy(s[0]);
+            orr_sim_destroy(s[1]);
+        }
+    orr_fieldset_free(&fs);
+    free(pos);
+    free(vel);
+}
+
 /* Every built-in law and a user law (runtime param, attribute) on the GPU
  * against the CPU backend in double: accelerations within 1e-5 (float) and
  * 1e-12 (double), the potential too; a user copy of gravity bitwise equal to
@@ -987,6 +1069,7 @@ int main(void)
         cmocka_unit_test(test_tune_long_pass),
         cmocka_unit_test(test_uuid),
         cmocka_unit_test(test_sim_fields),
+        cmocka_unit_test(test_sim_frame),
     };
     const char *only = getenv("TEST_ONLY");   /* a test's name (or a * pattern) alone */
     if (only && *only)

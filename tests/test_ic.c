@@ -229,12 +229,18 @@ static void test_extreme_params(void **state)
     double pos[4 * 16], vel[3 * 16];
     orr_error err = {0};
     const orr_ic_generator *g = orr_ic_find("plummer");
-    double m = 1e300;
-    assert_int_equal(orr_ic_generate(g, 16, 1, &m, pos, vel, &err), ORR_ERR_ARG);
+    double m[3] = {1e300, 1, 1};   /* mass, radius, G */
+    assert_int_equal(orr_ic_generate(g, 16, 1, m, pos, vel, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "plummer: mass must be from 1e-100 to 1e+100 (got 1e+300)");
-    m = 1e-320;
-    assert_int_equal(orr_ic_generate(g, 16, 1, &m, pos, vel, &err), ORR_ERR_ARG);
+    m[0] = 1e-320;
+    assert_int_equal(orr_ic_generate(g, 16, 1, m, pos, vel, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "plummer: mass must be from 1e-100 to 1e+100 (got 9.99989e-321)");
+    m[0] = 1, m[1] = 1e300;
+    assert_int_equal(orr_ic_generate(g, 16, 1, m, pos, vel, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "plummer: radius must be from 1e-100 to 1e+100 (got 1e+300)");
+    m[1] = 1, m[2] = 0;
+    assert_int_equal(orr_ic_generate(g, 16, 1, m, pos, vel, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "plummer: G must be positive (got 0)");
     g = orr_ic_find("galaxy_collision");
     double gc[4] = {1, 10, 1, 5};
     assert_int_equal(orr_ic_generate(g, 16, 1, gc, pos, vel, &err), ORR_ERR_ARG);
@@ -247,14 +253,36 @@ static void test_extreme_params(void **state)
                                  "a=1e-100, e=0.999999999999, G=1e+100: use less extreme values");
     /* the extremes of the range still give finite bodies */
     g = orr_ic_find("plummer");
-    for (m = 1e-100; m < 1e101; m *= 1e100) {
-        TU_OK(orr_ic_generate(g, 16, 1, &m, pos, vel, &err), &err);
+    for (double x = 1e-100; x < 1e101; x *= 1e100) {
+        double q[3] = {x, 1 / x, x};
+        TU_OK(orr_ic_generate(g, 16, 1, q, pos, vel, &err), &err);
         for (int i = 0; i < 4 * 16; i++)
             assert_true(isfinite(pos[i]));
         for (int i = 0; i < 3 * 16; i++)
             assert_true(isfinite(vel[i]));
     }
     orr_error_clear(&err);
+}
+
+/* plummer's radius and G scale Henon units: lengths by radius, velocities
+ * by sqrt(G / radius), masses untouched, bit for bit the unscaled sphere's
+ * times those factors. */
+static void test_plummer_scaled(void **state)
+{
+    double p0[4 * 64], v0[3 * 64], p1[4 * 64], v1[3 * 64];
+    orr_error err = {0};
+    const orr_ic_generator *g = orr_ic_find("plummer");
+    double a[3] = {2e4, 1, 1}, b[3] = {2e4, 12, 4.3e-3};
+    TU_OK(orr_ic_generate(g, 64, 9, a, p0, v0, &err), &err);
+    TU_OK(orr_ic_generate(g, 64, 9, b, p1, v1, &err), &err);
+    const double vs = sqrt(4.3e-3 / 12);
+    for (int i = 0; i < 64; i++) {
+        for (int k = 0; k < 3; k++) {
+            assert_true(p1[4 * i + k] == p0[4 * i + k] * 12);
+            assert_true(v1[3 * i + k] == v0[3 * i + k] * vs);
+        }
+        assert_true(p1[4 * i + 3] == p0[4 * i + 3]);
+    }
 }
 
 static void test_bad_params(void **state)
@@ -281,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_box_and_collapse),
         cmocka_unit_test(test_centre_of_mass),
         cmocka_unit_test(test_extreme_params),
+        cmocka_unit_test(test_plummer_scaled),
         cmocka_unit_test(test_bad_params),
     };
     return cmocka_run_group_tests_name("ic", tests, NULL, NULL);

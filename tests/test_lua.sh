@@ -260,6 +260,23 @@ if [ "$rc" -eq 0 ] && grep -q '^milky_way: field:check ok' out &&
 else
   bad "galactic-orbits-script: exit $rc"; sed 's/^/    /' out err | head -20
 fi
+# scripts/cluster_in_galaxy.lua: a cluster in the frame that follows it;
+# after 100 Myr stars have left into the tails (more beyond twice the tidal
+# radius than at the start), the centre has moved in from 8 kpc on its
+# eccentric orbit, the galaxy's energy holds, and the PNG frames are
+# written (the last one decodes to 800 x 800)
+rm -rf cframes && mkdir cframes
+"$orr_abs" run "$here/../scripts/cluster_in_galaxy.lua" 256 100 cframes >out 2>err; rc=$?
+first=$(awk '$1 == "0.0" {print $4}' out); last=$(awk '$1 == "100.0" {print $4}' out)
+if [ "$rc" -eq 0 ] && grep -qE '^cluster_in_galaxy: 256 stars, 20000 Msun, virial radius 12 pc, tidal radius 38\.5 pc' out &&
+   [ -n "$first" ] && [ -n "$last" ] && [ "$last" -gt "$first" ] &&
+   grep -qE '^  100\.0   7\.[0-9]{3} +[0-9]+ +[0-9]+ +-?[0-9.]+e-(0[7-9]|1[0-9])$' out &&
+   [ "$(ls cframes | wc -l)" -eq 26 ] &&
+   python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); sys.exit(0 if d[:8]==b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", d[16:24])==(800,800) else 1)' cframes/cluster_0025.png; then
+  ok cluster-in-galaxy-script
+else
+  bad "cluster-in-galaxy-script: exit $rc"; sed 's/^/    /' out err | head -30
+fi
 # scripts/cluster_hermite.lua ends with six single block steps, the last
 # line of them printed with its block's time and active stars
 "$orr_abs" run "$here/../scripts/cluster_hermite.lua" 128 0.25 >out 2>err; rc=$?

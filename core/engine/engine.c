@@ -435,6 +435,17 @@ void orr_engine_set_time(orr_engine *e, double t0, double unit)
 {
     e->rt[ORR_RT_T0] = t0;
     e->rt[ORR_RT_UNIT] = unit;
+    if (e->frame)
+        e->frame(e->frame_ctx, t0, unit * (double)(1LL << ORR_BLOCK_MAX_LEVEL),
+                 e->rt + ORR_RT_FRAME);
+}
+
+void orr_engine_set_frame(orr_engine *e, orr_frame_fn fn, void *ctx)
+{
+    e->frame = fn;
+    e->frame_ctx = ctx;
+    if (fn)
+        fn(ctx, e->rt[ORR_RT_T0], 0, e->rt + ORR_RT_FRAME);
 }
 
 int orr_engine_nfields(const orr_engine *e)

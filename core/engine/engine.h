@@ -281,6 +281,13 @@ void orr_engine_set_field_runtime(orr_engine *e, const double *values);
  * and on the GPU's block steps t0 + tick * unit, tick the block's time in
  * ticks of the interval (unit 0 everywhere else). */
 void orr_engine_set_time(orr_engine *e, double t0, double unit);
+/* A frame that follows a cluster (field.h: orr_fieldset.frame; physics/
+ * frame.h): fn fills the launches' ORR_FRAME_SLOTS values for the times t0
+ * to t0 + span that they evaluate (span 0: t0 alone), called by
+ * orr_engine_set_time with span = unit * 2^ORR_BLOCK_MAX_LEVEL (a Hermite
+ * interval's) .  NULL: none (the slots stay 0: the centre at the origin). */
+typedef void (*orr_frame_fn)(void *ctx, double t0, double span, double *slots);
+void orr_engine_set_frame(orr_engine *e, orr_frame_fn fn, void *ctx);
 /* The engine's external fields (0: none). */
 int orr_engine_nfields(const orr_engine *e);
 /* The targets' energy in the external fields, sum over t of m_i Phi(x_i)

@@ -82,6 +82,8 @@ struct orr_engine {
     double rt[ORR_RT_SLOTS];   /* the runtime values passed at every launch (field.h): the
                                   law's params, the fields' from ORR_RT_FIELD, the time
                                   ORR_RT_T0 and the block steps' tick ORR_RT_UNIT */
+    orr_frame_fn frame;    /* the frame's slots for a time (orr_engine_set_frame), or NULL */
+    void *frame_ctx;
     int device;            /* GPU ordinal */
     int ranges;            /* j-ranges the GPU accel kernel runs with (see
                               orr_launch.ranges); 1 on the CPU */

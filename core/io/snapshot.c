@@ -170,6 +170,12 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
         r = orr_h5_put_int(g, "Flag_DoublePrecision", 1);
     if (r >= 0)
         r = orr_h5_put_string(g, "Code", "orrery");
+    double fc[3], fv[3];   /* bodies relative to a frame's centre: where it is */
+    if (r >= 0 && orr_sim_frame(s, fc, fv, NULL)) {
+        r = orr_h5_put_doubles(g, "FrameCenter", fc, 3);
+        if (r >= 0)
+            r = orr_h5_put_doubles(g, "FrameVelocity", fv, 3);
+    }
     orr_h5_close(&g, H5Gclose);
 
     /* Units: the simulation's physical units, or N-body units read as 1 kpc,
@@ -432,6 +438,14 @@ orr_status orr_snapshot_read_h5(hid_t file, const char *path, orr_snapshot *out,
     if (rc > 0)
         rc = orr_h5_get_attr(h, "Header", "NumFilesPerSnapshot", H5T_NATIVE_INT, 1, &nfiles,
                              path, err) < 0 ? -1 : 1;
+    if (rc > 0) {   /* a frame's centre, where the bodies are relative to one */
+        int fc = orr_h5_get_attr(h, "Header", "FrameCenter", H5T_NATIVE_DOUBLE, 3,
+                                 out->frame_center, path, err);
+        int fv = fc <= 0 ? fc : orr_h5_get_attr(h, "Header", "FrameVelocity", H5T_NATIVE_DOUBLE,
+                                                3, out->frame_velocity, path, err);
+        rc = fc < 0 || fv < 0 ? -1 : 1;
+        out->frame = fc > 0 && fv > 0;
+    }
     H5Gclose(h);
     if (rc <= 0)
         return err ? err->code : ORR_ERR_IO;

@@ -57,6 +57,9 @@ typedef struct {
     double *pos;                  /* 4n: x y z m */
     double *vel;                  /* 3n */
     double time;                  /* Header Time (0 for text files) */
+    int frame;                    /* 1: positions and velocities relative to a frame's
+                                     centre (Header FrameCenter, FrameVelocity) */
+    double frame_center[3], frame_velocity[3];
     int nextra;
     orr_snapshot_column *extra;   /* the other per-body datasets, when all bodies are of one
                                      particle type (1-D numeric, n rows) */

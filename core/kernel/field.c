@@ -441,6 +441,7 @@ orr_status orr_fieldset_copy(orr_fieldset *dst, const orr_fieldset *src, orr_err
 {
     dst->n = 0;
     dst->planar = src ? src->planar : 0;
+    dst->frame = src ? src->frame : 0;
     for (int k = 0; src && k < src->n; k++) {
         orr_status st = orr_field_copy(&dst->f[k], &src->f[k], err);
         if (st) {
@@ -613,13 +614,108 @@ static int emit_field(const orr_field *f, int k, orr_buf *b)
     return bad;
 }
 
-int orr_fieldset_emit(const orr_fieldset *s, orr_buf *b)
+/* The helpers of special.h that the CPU's double copy renames (field.h). */
+static const char *const special_names[] = {"orr_rsqrt3", "orr_gamma_eps", "orr_gamma_series",
+                                            "orr_gamma_cf", "orr_gammainc", "orr_gammaincc"};
+enum { NSPECIAL = sizeof special_names / sizeof special_names[0] };
+
+/* The CPU's fields in double for a frame: `real` and the math in double
+ * around the per-field functions and a second copy of special.h (opening
+ * 1), then put back (0). */
+static int emit_cpu_double(orr_buf *b, int opening)
 {
-    const int n = s ? s->n : 0;
-    int bad = orr_buf_printf(b, "#line 1 \"<fields: generated>\"\n#define ORR_NFIELDS %d\n", n);
+    int bad = 0;
+    if (opening) {
+        bad = orr_buf_printf(b, "#define real double\n#undef ORR_SFX\n#define ORR_SFX(fn) fn\n");
+        for (int k = 0; k < NSPECIAL && !bad; k++)
+            bad = orr_buf_printf(b, "#define %s %s_d\n", special_names[k], special_names[k]);
+        char *text = NULL;
+        orr_error e = {0};
+        if (!bad && orr_ksrc_get("special.h", &text, NULL, 0, &e) != ORR_OK)
+            bad = 1;
+        bad = bad || orr_buf_printf(b, "#line 1 \"special.h\"\n%s\n", text);
+        free(text);
+        orr_error_clear(&e);
+        return bad;
+    }
+    bad = orr_buf_printf(b, "#undef real\n#undef ORR_SFX\n#if ORR_DOUBLE\n#define ORR_SFX(fn) fn\n"
+                            "#else\n#define ORR_SFX(fn) fn##f\n#endif\n");
+    for (int k = 0; k < NSPECIAL && !bad; k++)
+        bad = orr_buf_printf(b, "#undef %s\n", special_names[k]);
+    return bad;
+}
+
+/* The frame's sums (field.h): each field at the centre plus the body and at
+ * the centre, in double; w: 0 accel, 1 accel + jerk, 2 potential. */
+static int emit_frame_sum(const orr_fieldset *s, int w, orr_buf *b)
+{
+    const int planar = s->planar;
+    int bad = orr_buf_printf(b, "    double c[3], u[3];\n    orr_frame_centre(fp + %d, t, c, u);\n"
+                                "    (void)u;\n    const double X = c[0] + (double)x, Y = c[1] + "
+                                "(double)y, Z = c[2] + (double)z;\n",
+                             ORR_RT_FRAME - ORR_RT_FIELD);
+    if (w == 1)
+        bad = bad || orr_buf_printf(b, "    const double VX = u[0] + (double)vx, VY = u[1] + "
+                                       "(double)vy, VZ = u[2] + (double)vz;\n");
+    bad = bad || orr_buf_printf(b, w == 2 ? "    double phi = 0;\n"
+                                          : "    double dx = 0, dy = 0, dz = 0, ex = 0, ey = 0, "
+                                            "ez = 0;\n    (void)ex; (void)ey; (void)ez;\n");
+    int off = 0;
+    for (int k = 0; k < s->n && !bad; k++) {
+        if (w == 0)
+            bad = orr_buf_printf(b, "    {\n        double p[3] = {0, 0, 0}, q[3] = {0, 0, 0};\n"
+                                    "        ORR_FD(orr_field%d_accel)(X, Y, Z, t, fp + %d, &p[0], "
+                                    "&p[1], &p[2]);\n        ORR_FD(orr_field%d_accel)(c[0], c[1], "
+                                    "c[2], t, fp + %d, &q[0], &q[1], &q[2]);\n        dx += p[0] - "
+                                    "q[0];\n        dy += p[1] - q[1];\n        dz += p[2] - q[2];\n"
+                                    "    }\n", k, off, k, off);
+        else if (w == 1)
+            bad = orr_buf_printf(b, "    {\n        double p[6] = {0, 0, 0, 0, 0, 0}, q[6] = {0, 0, "
+                                    "0, 0, 0, 0};\n        ORR_FD(orr_field%d_accel_jerk)(X, Y, Z, VX, "
+                                    "VY, VZ, t, fp + %d, &p[0], &p[1], &p[2], &p[3], &p[4], &p[5]);\n"
+                                    "        ORR_FD(orr_field%d_accel_jerk)(c[0], c[1], c[2], u[0], "
+                                    "u[1], u[2], t, fp + %d, &q[0], &q[1], &q[2], &q[3], &q[4], "
+                                    "&q[5]);\n        dx += p[0] - q[0];\n        dy += p[1] - q[1];\n"
+                                    "        dz += p[2] - q[2];\n        ex += p[3] - q[3];\n        "
+                                    "ey += p[4] - q[4];\n        ez += p[5] - q[5];\n    }\n",
+                                    k, off, k, off);
+        else
+            bad = orr_buf_printf(b, "    phi += ORR_FD(orr_field%d_potential)(X, Y, Z, t, fp + %d);\n",
+                                 k, off);
+        off += orr_field_runtime_count(&s->f[k]);
+    }
+    if (w == 2)
+        return bad || orr_buf_printf(b, "    return phi;\n}\n");
+    bad = bad || orr_buf_printf(b, "    *ax += (real)dx;\n    *ay += (real)dy;\n%s",
+                                planar ? "" : "    *az += (real)dz;\n");
+    if (w == 1)
+        bad = bad || orr_buf_printf(b, "    *jx += (real)ex;\n    *jy += (real)ey;\n%s",
+                                    planar ? "" : "    *jz += (real)ez;\n");
+    return bad || orr_buf_printf(b, "}\n");
+}
+
+int orr_fieldset_emit(const orr_fieldset *s, int cpu, orr_buf *b)
+{
+    const int n = s ? s->n : 0, frame = n > 0 && s->frame;
+    int bad = orr_buf_printf(b, "#line 1 \"<fields: generated>\"\n#define ORR_NFIELDS %d\n"
+                                "#define ORR_FRAME %d\n", n, frame);
+    if (frame)   /* the per-field functions in double: the GPU's templates, the CPU's copy */
+        bad = bad || orr_buf_printf(b, "#if ORR_GPU\n#define ORR_FD(f) f<double>\n#else\n"
+                                       "#define ORR_FD(f) f\n#endif\n") ||
+              (cpu && emit_cpu_double(b, 1));
     for (int k = 0; k < n && !bad; k++)
         bad = emit_field(&s->f[k], k, b);
+    if (frame && cpu)
+        bad = bad || emit_cpu_double(b, 0);
     bad = bad || orr_buf_printf(b, "#line 1 \"<fields: generated>\"\n");
+    if (frame)   /* the centre and its velocity at t, from the launch's polynomials */
+        bad = bad || orr_buf_printf(
+            b, "ORR_HELPER void orr_frame_centre(const double *fr, double t, double *c, double *u)\n"
+               "{\n    const double s = t - fr[0];\n    for (int d = 0; d < 3; d++) {\n"
+               "        const double *k = fr + 1 + 6 * d;\n"
+               "        c[d] = k[0] + s * (k[1] + s * (k[2] + s * (k[3] + s * (k[4] + s * k[5]))));\n"
+               "        u[d] = k[1] + s * (2 * k[2] + s * (3 * k[3] + s * (4 * k[4] + s * 5 * k[5])));\n"
+               "    }\n}\n");
     /* the sums over the fields, in order; fp from ORR_RT_FIELD on */
     static const char *const head[3] = {
         "ORR_LAW void orr_fields_accel(real x, real y, real z, const double *fp, double t, real "
@@ -629,11 +725,17 @@ int orr_fieldset_emit(const orr_fieldset *s, orr_buf *b)
         "const double *fp, double t, real *ax, real *ay, real *az, real *jx, real *jy, real "
         "*jz)\n{\n    (void)x; (void)y; (void)z; (void)vx; (void)vy; (void)vz; (void)fp; "
         "(void)t; (void)ax; (void)ay; (void)az; (void)jx; (void)jy; (void)jz;\n",
-        "ORR_LAW real orr_fields_potential(real x, real y, real z, const double *fp, double t)\n"
-        "{\n    real phi = 0;\n    (void)x; (void)y; (void)z; (void)fp; (void)t;\n"};
+        "ORR_LAW double orr_fields_potential(real x, real y, real z, const double *fp, double t)\n"
+        "{\n    (void)x; (void)y; (void)z; (void)fp; (void)t;\n"};
     const int planar = s && s->planar && n > 0;   /* z's parts put back as they were */
     for (int w = 0; w < 3 && !bad; w++) {
         bad = orr_buf_printf(b, "%s", head[w]);
+        if (frame) {
+            bad = bad || emit_frame_sum(s, w, b);
+            continue;
+        }
+        if (!bad && w == 2)
+            bad = orr_buf_printf(b, "    double phi = 0;\n");
         if (!bad && planar && w < 2)
             bad = orr_buf_printf(b, w == 0 ? "    const real az0 = *az;\n"
                                            : "    const real az0 = *az, jz0 = *jz;\n");
@@ -646,8 +748,8 @@ int orr_fieldset_emit(const orr_fieldset *s, orr_buf *b)
                 bad = orr_buf_printf(b, "    orr_field%d_accel_jerk(x, y, z, vx, vy, vz, (real)t, "
                                         "fp + %d, ax, ay, az, jx, jy, jz);\n", k, off);
             else
-                bad = orr_buf_printf(b, "    phi += orr_field%d_potential(x, y, z, (real)t, fp + "
-                                        "%d);\n", k, off);
+                bad = orr_buf_printf(b, "    phi += (double)orr_field%d_potential(x, y, z, (real)t, "
+                                        "fp + %d);\n", k, off);
             off += orr_field_runtime_count(&s->f[k]);
         }
         if (!bad && planar && w < 2)

@@ -33,7 +33,14 @@
 #define ORR_RT_FIELD ORR_LAW_MAX_RUNTIME
 #define ORR_RT_T0 (ORR_RT_FIELD + ORR_FIELD_MAX_RUNTIME)
 #define ORR_RT_UNIT (ORR_RT_T0 + 1)
-#define ORR_RT_SLOTS (ORR_RT_UNIT + 1)
+/* A frame that follows a cluster (frame.h): its centre's path over the span
+ * of times a launch evaluates, per axis a polynomial of degree 5 in t - tref:
+ * slot ORR_RT_FRAME holds tref, then x's six coefficients (constant first),
+ * y's, z's. */
+#define ORR_FRAME_DEGREE 5
+#define ORR_FRAME_SLOTS (1 + 3 * (ORR_FRAME_DEGREE + 1))
+#define ORR_RT_FRAME (ORR_RT_UNIT + 1)
+#define ORR_RT_SLOTS (ORR_RT_FRAME + ORR_FRAME_SLOTS)
 
 typedef struct {
     char name[ORR_LAW_NAME_MAX];
@@ -66,6 +73,12 @@ typedef struct orr_fieldset {
     int n;
     int planar;   /* 1: the bodies move in the plane z = 0 (dims 2): the fields' z
                      acceleration and jerk are not applied */
+    int frame;    /* 1: the bodies' positions and velocities are relative to a centre
+                     that moves in the fields (frame.h): each field adds the
+                     difference of its acceleration (and jerk) at the centre plus
+                     the body and at the centre, its potential is that at the
+                     centre plus the body; all of it in double, whatever the
+                     kernels' precision */
     orr_field f[ORR_FIELD_MAX];
 } orr_fieldset;
 
@@ -130,9 +143,12 @@ orr_status orr_fieldset_units(orr_fieldset *s, double length_cm, double velocity
  * and, templated over real on the GPU,
  *   orr_fields_accel(x, y, z, fp, t, &ax, &ay, &az)           adds -grad Phi
  *   orr_fields_accel_jerk(x, y, z, vx, vy, vz, fp, t, &ax, &ay, &az, &jx, &jy, &jz)
- *   orr_fields_potential(x, y, z, fp, t) -> Phi (0 with no potential)
- * fp = the runtime values from ORR_RT_FIELD on (double), t the time.
- * Returns 0 or -1 (memory). */
-int orr_fieldset_emit(const orr_fieldset *s, orr_buf *b);
+ *   orr_fields_potential(x, y, z, fp, t) -> Phi in double (0 with no potential)
+ * fp = the runtime values from ORR_RT_FIELD on (double), t the time.  With
+ * s->frame the section also defines ORR_FRAME 1 and evaluates the fields in
+ * double at the frame's centre (fp + ORR_RT_FRAME - ORR_RT_FIELD) plus the
+ * body; for the CPU (cpu 1) it holds a double copy of special.h's helpers
+ * (suffix _d) for them.  Returns 0 or -1 (memory). */
+int orr_fieldset_emit(const orr_fieldset *s, int cpu, orr_buf *b);
 
 #endif

@@ -167,10 +167,10 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
         "#define ORR_SOFTENING %s /* %.17g */\n#define ORR_EPS2 %s\n"
         "#define ORR_SOFTENED %d\n#define ORR_G %s /* %.17g */\n"
         "#define ORR_LAW_MAX_RUNTIME %d\n#define ORR_RT_FIELD %d\n#define ORR_RT_T0 %d\n"
-        "#define ORR_RT_UNIT %d\n#define ORR_RT_SLOTS %d\n",
+        "#define ORR_RT_UNIT %d\n#define ORR_RT_FRAME %d\n#define ORR_RT_SLOTS %d\n",
         s->phys.force, target == ORR_TARGET_GPU ? "GPU" : "CPU", s->launch.block, eps, s->phys.softening, eps2,
         e2 > 0 ? 1 : 0, g, s->phys.G, ORR_LAW_MAX_RUNTIME, ORR_RT_FIELD, ORR_RT_T0, ORR_RT_UNIT,
-        ORR_RT_SLOTS);
+        ORR_RT_FRAME, ORR_RT_SLOTS);
     for (int k = 0; k < 3; k++) {
         char l[64], inv[64];
         orr_hexfloat(l, sizeof l, s->phys.box[k]);
@@ -195,6 +195,8 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
     }
     st = append_file(&b, "prelude.h", err);
+    if (!st)
+        st = append_file(&b, "special.h", err);
     orr_law law;
     if (!st && (st = orr_kspec_law(s, &law, err)) == ORR_OK) {
         if ((st = orr_law_validate(&law, err)) == ORR_OK && orr_law_emit(&law, &b))
@@ -202,7 +204,7 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
         orr_law_free(&law);
     }
     if (!st && (st = orr_fieldset_validate(s->phys.fields, err)) == ORR_OK &&
-        orr_fieldset_emit(s->phys.fields, &b))
+        orr_fieldset_emit(s->phys.fields, target == ORR_TARGET_CPU, &b))
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
     if (!st)
         st = append_file(&b, file, err);

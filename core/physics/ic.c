@@ -347,10 +347,23 @@ static orr_status gen_galaxy_collision(long n, uint64_t seed, const double *p, d
     return ORR_OK;
 }
 
+/* Henon units scaled to a virial radius p[1] and a coupling p[2]: lengths
+ * x radius, velocities x sqrt(G / radius). */
 static orr_status gen_plummer(long n, uint64_t seed, const double *p, double *pos, double *vel,
                               orr_error *err)
 {
-    return orr_ic_plummer(n, seed, p[0], pos, vel, err);
+    orr_status st = check_positive("plummer", "radius", p[1], err);
+    if (!st)
+        st = check_positive("plummer", "G", p[2], err);
+    if (!st)
+        st = orr_ic_plummer(n, seed, p[0], pos, vel, err);
+    const double vs = sqrt(p[2] / p[1]);
+    for (long i = 0; !st && i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            pos[4 * i + k] *= p[1];
+            vel[3 * i + k] *= vs;
+        }
+    return st;
 }
 
 static orr_status gen_uniform_cube(long n, uint64_t seed, const double *p, double *pos,
@@ -380,8 +393,8 @@ static long count_nine(long n, const double *p)
 }
 
 static const orr_ic_generator generators[] = {
-    {"plummer", "Plummer sphere in Henon units (Aarseth, Henon & Wielen 1974)", 1, 1,
-     {"mass"}, {1.0}, count_n, gen_plummer},
+    {"plummer", "Plummer sphere in Henon units (Aarseth, Henon & Wielen 1974), scaled to a "
+     "virial radius and G", 1, 3, {"mass", "radius", "G"}, {1.0, 1.0, 1.0}, count_n, gen_plummer},
     {"uniform_cube", "uniform cube centred on the origin, at rest", 1, 2, {"side", "mass"},
      {1.0, 1.0}, count_n, gen_uniform_cube},
     {"uniform_sphere", "uniform ball centred on the origin, at rest", 1, 2, {"radius", "mass"},

@@ -8,6 +8,7 @@
  * before the state is read, and clears env.acc_valid whenever the state,
  * the attributes or the force law change. */
 #include "sim.h"
+#include "frame.h"
 #include "trial.h"
 #include "dist.h"
 #include "tune.h"
@@ -30,6 +31,7 @@ struct orr_sim {
     char force[64];
     orr_law law;                   /* the force law, own copy; the engine's spec points here */
     orr_fieldset fields;           /* the external fields, own copy (params as now) */
+    orr_frame *frame;              /* the frame that follows the bodies (frame.h), or NULL */
     double *attr;                  /* host mirror of the law's attributes: attr[a * n + i] */
     double *attr_up;               /* the attributes as last uploaded (an integrator with
                                       state of its own only: see unchanged()) */
@@ -106,10 +108,13 @@ static orr_status ranks_agree(orr_sim *s, orr_comm *comm, orr_error *err)
                             s->cfg.eta_start, s->cfg.dt_min, s->cfg.units.length_cm,
                             s->cfg.units.mass_g};
     orr_buf law = {0}, fields = {0};
-    int bad = orr_law_emit(&s->law, &law) || orr_fieldset_emit(&s->fields, &fields);
+    int bad = orr_law_emit(&s->law, &law) || orr_fieldset_emit(&s->fields, 1, &fields);
     for (int f = 0; !bad && f < s->fields.n; f++)   /* the fields' runtime values too */
         for (int k = 0; !bad && k < s->fields.f[f].nparams; k++)
             bad = orr_buf_printf(&fields, "%a\n", s->fields.f[f].params[k].value) != 0;
+    for (int d = 0; !bad && s->cfg.frame && d < 3; d++)   /* and the frame's start */
+        bad = orr_buf_printf(&fields, "%a %a\n", s->cfg.frame_center[d],
+                             s->cfg.frame_velocity[d]) != 0;
     if (!bad) {
         text_hash(law.data, mine + F_LAW);
         text_hash(fields.data, mine + F_FIELDS);
@@ -489,6 +494,12 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
     if (!st)
         st = orr_fieldset_copy(&s->fields, c->fields, err);
     s->fields.planar = c->dims == 2;   /* in the plane: no z from the fields */
+    s->fields.frame = c->frame != 0;
+    if (!st && c->frame && s->fields.n == 0)
+        st = orr_fail(err, ORR_ERR_ARG, "frame: there are no fields for its centre to move in "
+                      "(give fields = {...})");
+    if (!st && c->frame && (c->box[0] > 0 || c->box[1] > 0 || c->box[2] > 0))
+        st = orr_fail(err, ORR_ERR_ARG, "frame: not in a periodic box");
     if (!st)
         st = orr_fieldset_validate(&s->fields, err);
     for (int f = 0; !st && integ->blocks && f < s->fields.n; f++)
@@ -501,7 +512,14 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         orr_units_cgs(&c->units, c->G, &cgs[0], &cgs[1], &cgs[2], &cgs[3]);
         st = orr_fieldset_units(&s->fields, cgs[0], cgs[2], cgs[1], err);
     }
+    if (!st && c->frame) {
+        double fv[ORR_FIELD_MAX_RUNTIME];
+        orr_fieldset_runtime_values(&s->fields, fv);
+        st = orr_frame_create(&s->frame, &s->fields, fv, c->G, 0, c->frame_center,
+                              c->frame_velocity, c->frame_step, err);
+    }
     if (st) {
+        orr_frame_destroy(s->frame);
         orr_law_free(&s->law);   /* NULL or its own copies, whatever failed */
         orr_fieldset_free(&s->fields);
         free(s);
@@ -575,6 +593,8 @@ orr_status orr_sim_create(orr_sim **out, const orr_sim_config *c, char *notice,
         spec.launch.threads = orr_dist_cpu_threads(c->comm);
     st = orr_engine_create(&s->engine, kind, &spec, ORR_VARIANT_TILED, c->n, c->device, NULL, 0,
                            err);
+    if (!st && s->frame)
+        orr_engine_set_frame(s->engine, orr_frame_slots, s->frame);
     if (!st && integ->create)
         st = integ->create(&s->istate, c->n, err);
     if (c->comm && orr_comm_size(c->comm) > 1 &&   /* every rank has its engine, or none goes on */
@@ -636,6 +656,7 @@ void orr_sim_destroy(orr_sim *s)
     free(s->agreed);
     orr_law_free(&s->law);
     orr_fieldset_free(&s->fields);
+    orr_frame_destroy(s->frame);
     free(s);
 }
 
@@ -1105,6 +1126,8 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
                                s->cfg.device, NULL, 0, err);
     if (st)
         return st;   /* the old engine and the state stay as they were */
+    if (s->frame)
+        orr_engine_set_frame(e, orr_frame_slots, s->frame);
     if (s->hermite_tuned && (st = orr_htune_apply(&s->hermite, e, err)) != ORR_OK) {
         orr_engine_destroy(e);
         return st;
@@ -1115,6 +1138,26 @@ static orr_status switch_engine(orr_sim *s, const orr_kspec *spec, orr_error *er
     s->attr_dirty = 1;
     s->env.acc_valid = 0;
     return ORR_OK;
+}
+
+/* A frame in the fields as they are now, its centre where the current
+ * one's is at the simulation's time. */
+static orr_status renew_frame(orr_sim *s, orr_frame **out, orr_error *err)
+{
+    double R[3], V[3], fv[ORR_FIELD_MAX_RUNTIME];
+    const double t = orr_sim_time(s);
+    orr_status st = orr_frame_at(s->frame, t, R, V, NULL, err);
+    orr_fieldset_runtime_values(&s->fields, fv);
+    return st ? st : orr_frame_create(out, &s->fields, fv, s->cfg.G, t, R, V, s->cfg.frame_step,
+                                      err);
+}
+
+int orr_sim_frame(orr_sim *s, double R[3], double V[3], orr_error *err)
+{
+    if (!s->frame)
+        return 0;
+    orr_frame_at(s->frame, orr_sim_time(s), R, V, NULL, err);
+    return 1;
 }
 
 /* A field's param: runtime (the engine's runtime values) or baked (a new
@@ -1146,6 +1189,14 @@ static orr_status set_field_param(orr_sim *s, const char *name, double value, in
     if (p->runtime) {
         double v[ORR_FIELD_MAX_RUNTIME];
         orr_fieldset_runtime_values(&s->fields, v);
+        if (s->frame && (st = orr_frame_set_field_runtime(s->frame, v, orr_sim_time(s),
+                                                           err)) != ORR_OK) {
+            p->value = old;
+            p->given = old_given;
+            orr_fieldset_runtime_values(&s->fields, v);
+            orr_frame_set_field_runtime(s->frame, v, orr_sim_time(s), NULL);
+            return st;
+        }
         orr_engine_set_field_runtime(s->engine, v);
         if (memcmp(&old, &value, sizeof old) != 0)
             s->env.acc_valid = 0;
@@ -1153,18 +1204,32 @@ static orr_status set_field_param(orr_sim *s, const char *name, double value, in
     }
     if (old == value && signbit(old) == signbit(value))
         return ORR_OK;
+    orr_frame *frame = NULL;   /* the centre's orbit goes on in the new fields */
+    if (s->frame)
+        st = renew_frame(s, &frame, err);
+    orr_frame *was = s->frame;
+    if (frame)
+        s->frame = frame;
     orr_kspec spec = current_spec(s);
-    st = switch_engine(s, &spec, err);
+    if (!st)
+        st = switch_engine(s, &spec, err);
     if (st) {
+        if (frame) {
+            s->frame = was;
+            orr_frame_destroy(frame);
+        }
         p->value = old;
         p->given = old_given;
         orr_error_context(err, "param '%s' = %g", name, value);
         return st;
     }
+    if (frame)
+        orr_frame_destroy(was);
     if (recompiled)
         *recompiled = 1;
     return ORR_OK;
 }
+
 
 orr_status orr_sim_set_param(orr_sim *s, const char *name, double value, int *recompiled,
                              orr_error *err)
@@ -1231,6 +1296,8 @@ orr_status orr_sim_verify(orr_sim *s, long max_sample, double *max_rel_err, long
     orr_kspec_reference(&cur.phys, &spec);
     if (!st)
         st = orr_engine_create(&cpu, ORR_BACKEND_CPU, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0, err);
+    if (!st && s->frame)
+        orr_engine_set_frame(cpu, orr_frame_slots, s->frame);
     if (!st) {
         double v[ORR_LAW_MAX_RUNTIME], fv[ORR_FIELD_MAX_RUNTIME];
         orr_law_runtime_values(&s->law, v);
@@ -1428,6 +1495,8 @@ static orr_status check_blowup(orr_sim *s, long steps0, double t0, double h, dou
                                orr_error *err)
 {
     long step = -1, body = -1;
+    if (s->frame && orr_frame_error(s->frame))
+        return orr_fail(err, ORR_ERR_ARG, "%s", orr_frame_error(s->frame));
     orr_status st = orr_engine_blowup(s->engine, &step, &body, err);
     if (!st && s->dist) {   /* the lowest step, then body, over the ranks */
         double key[2] = {step < 0 ? -INFINITY : -(double)step, body < 0 ? -INFINITY : -(double)body};
@@ -1771,9 +1840,12 @@ orr_status orr_sim_energy_parts(orr_sim *s, double *kinetic, double *pair, doubl
     orr_status st = sync_state(s, err);
     if (st)
         return st;
-    double k = 0, u[2] = {0, 0};
+    double k = 0, u[2] = {0, 0}, V[3] = {0, 0, 0};
+    if (s->frame && (st = orr_frame_at(s->frame, orr_sim_time(s), NULL, V, NULL, err)) != ORR_OK)
+        return st;
+    /* in a frame, the galaxy's: the bodies' velocities plus the centre's */
     for (long i = 0; i < s->cfg.n; i++) {
-        const double *v = s->vel + 3 * i;
+        const double *w = s->vel + 3 * i, v[3] = {w[0] + V[0], w[1] + V[1], w[2] + V[2]};
         k += 0.5 * s->pos[4 * i + 3] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     }
     /* the fields at the simulation's time (set again before any step) */

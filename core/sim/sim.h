@@ -43,6 +43,11 @@ typedef struct {
     const struct orr_fieldset *fields;   /* external fields beside the law (copied; NULL:
                                   none): with units, a built-in's params that have a
                                   physical unit (milky_way's ro, vo) follow them */
+    int frame;                 /* 1: the bodies' positions and velocities are relative to
+                                  a frame whose centre moves in the fields (frame.h),
+                                  from frame_center and frame_velocity at the start (0) */
+    double frame_center[3], frame_velocity[3];
+    double frame_step;         /* the centre's orbit step (0: its dynamical time / 1024) */
     orr_backend_kind backend;  /* ORR_BACKEND_AUTO */
     double box[3];             /* periodic box lengths; 0 = open axis (all 0) */
     int dims;                  /* 3, or 2 (z and vz held at 0) */
@@ -193,6 +198,9 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
 
 /* The force law in use (the simulation's own copy, with current params). */
 const orr_law *orr_sim_law(const orr_sim *s);
+/* The frame's centre and velocity now (frame.h): 1, or 0 without a frame
+ * (R and V untouched). */
+int orr_sim_frame(orr_sim *s, double R[3], double V[3], orr_error *err);
 /* The simulation's external fields (params as they are now; n = 0: none). */
 const struct orr_fieldset *orr_sim_fields(const orr_sim *s);
 /* The potential energy's two parts: the pair potential and the energy in

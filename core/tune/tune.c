@@ -31,11 +31,12 @@
 #define NOISY 0.25               /* runs spreading more than this are not to be trusted */
 #define STALE 1.10               /* a stored choice this much slower than the default is redone */
 #define DEFAULT_BUDGET_S 2.0
-#define WALL_FACTOR 3.0          /* the search's wall clock, building included, at most this
-                                    many budgets (a small N times a candidate in
+#define WALL_FACTOR 3.0          /* the search's wall clock, building one by one included
+                                    (the parallel prebuild of a grid is not), at most this
+                                    many budgets: a small N times a candidate in
                                     microseconds, so device time alone would let it build
-                                    hundreds, a second each) */
-#define LAUNCH_BOUND_MS 0.008    /* a default pass this short is launch latency: no search */
+                                    hundreds, a second each */
+#define LAUNCH_BOUND_MS 0.005    /* a default pass this short is launch latency: no search */
 
 /* Canonical tuned values for the kernel identity (fixed, independent of the
  * defaults, so a change of defaults does not invalidate stored tunings). */
@@ -527,9 +528,10 @@ static void *prebuild_worker(void *arg)
     }
 }
 
-static void prebuild(const tuner *t, const params *list, int count)
+static void prebuild(tuner *t, const params *list, int count)
 {
     enum { MAX_WORKERS = 64 };
+    const double t0 = orr_now_s();
     orr_error e = {0};
     char dir[PATH_MAX];
     int workers = online_cpus();
@@ -551,6 +553,7 @@ static void prebuild(const tuner *t, const params *list, int count)
     for (int k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
     pthread_mutex_destroy(&pool.lock);
+    t->search_s0 += orr_now_s() - t0;   /* the wall clock counts candidates built one by one */
 }
 
 /* The sample's accelerations from eng into t->got: from a whole force
@@ -1329,7 +1332,8 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
                      "nothing to tune, the default kept", t.trials[0].ms, t.id.n);
     else if (!st && t.walled)
         orr_note_add(result->note, sizeof result->note,
-                     "the search stopped at its wall-clock limit (%.3g s, building included) "
+                     "the search stopped at its wall-clock limit (%.3g s, candidates built one by one "
+                     "included) "
                      "after %d candidates", WALL_FACTOR * t.budget_s, t.ntrials);
     if (!st)
         st = retime(&t, &winner, &win_ms, err);

@@ -188,8 +188,8 @@ T.test("buffers", function()
 end)
 
 T.test("orrery.ic", function()
-  T.raises("orrery.ic.plummer: unknown key 'radius' (valid: n, seed, mass)",
-    function() orrery.ic.plummer{ n = 10, radius = 2 } end)
+  T.raises("orrery.ic.plummer: unknown key 'scale' (valid: n, seed, mass, radius, G)",
+    function() orrery.ic.plummer{ n = 10, scale = 2 } end)
   T.raises("orrery.ic.kepler: unknown key 'n' (valid: seed, m1, m2, a, e, G)",
     function() orrery.ic.kepler{ n = 10 } end)
   T.raises("orrery.ic.plummer: 'n' is required", function() orrery.ic.plummer{} end)

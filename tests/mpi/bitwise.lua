@@ -3,7 +3,8 @@
 -- (block time steps), 40009 bodies in float and 20011 in double (GPU
 -- only; 20011 with block time steps too), and a user law
 -- with an attribute and a runtime param, each with N not divisible by 2 or
--- 3, and external fields with both.  Rank 0 writes the bodies of each case
+-- 3, and external fields with both, also in a frame that follows the
+-- bodies.  Rank 0 writes the bodies of each case
 -- to PREFIX<case>.txt (%.17g, so
 -- every bit of the float and double state shows), and the frames of a run
 -- to PREFIXframe_K.png.
@@ -82,6 +83,18 @@ for _, integ in ipairs{ "yoshida4", "hermite" } do
     integrator = integ, softening = 0.01, fields = { "milky_way", tide } }
   if integ == "hermite" then opts.dt_max, opts.eta = 1 / 16, 0.02 else opts.dt = 1e-3 end
   case("fields_" .. integ, opts, integ == "hermite" and 4 or 10, function(sim)
+    sim:set_param("tide.k", 0.03)
+  end)
+end
+
+-- a frame that follows the bodies through the fields (float: the fields in
+-- double about the centre every rank integrates alike), fixed and block steps
+for _, integ in ipairs{ "leapfrog", "hermite" } do
+  local opts = { bodies = orrery.ic.plummer{ n = 107, seed = 19 }, precision = "float",
+    integrator = integ, softening = 0.01, fields = { "milky_way", tide },
+    frame = { center = { 8, 0, 0.1 }, velocity = { 0, 1.1, 0.05 } } }
+  if integ == "hermite" then opts.dt_max, opts.eta = 1 / 16, 0.02 else opts.dt = 1e-3 end
+  case("frame_" .. integ, opts, integ == "hermite" and 4 or 10, function(sim)
     sim:set_param("tide.k", 0.03)
   end)
 end

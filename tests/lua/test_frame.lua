@@ -1,0 +1,216 @@
+-- test_frame: a frame that follows a cluster through external fields
+-- (frame = {center =, velocity =}): its centre against the analytic circular
+-- orbit of a point mass, bodies in the frame against the same bodies run in
+-- absolute coordinates (double: the same orbits to rounding; float: the
+-- cluster's structure kept where absolute float positions lose it), Hermite
+-- block steps in the frame, runtime and baked field params changed mid-run,
+-- the energy in the galaxy's frame, the plane (dims 2), and the errors.
+-- CPU backend.
+local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
+local orrery = require "orrery"
+
+-- a 64-star Plummer cluster (1000 Msun, virial radius 2 pc) at 8 kpc in
+-- milky_way, in pc and Msun; ref: its bodies in absolute coordinates
+local units = { length = "pc", mass = "Msun" }
+local probe <close> = orrery.simulation{ n = 1, units = units, fields = { "milky_way" },
+                                         backend = "cpu" }
+local kms = 1e5 / probe.units.velocity_cm_s
+local myr = 3.15576e13 / probe.units.time_s
+local R0, V0 = { 8000, 0, 100 }, { 0, 176 * kms, 10 * kms }
+
+local function cluster(n, m)
+  local pl = orrery.ic.plummer{ n = n, seed = 3, mass = m or 1000, radius = 2 }
+  local b = {}
+  for i = 1, n do b[i] = pl:body(i) end
+  return b
+end
+
+local function make(bodies, o)
+  local list = {}
+  for i, p in ipairs(bodies) do
+    if o.frame then
+      list[i] = p
+    else
+      list[i] = { x = p.x + R0[1], y = p.y + R0[2], z = p.z + R0[3], vx = p.vx + V0[1],
+                  vy = p.vy + V0[2], vz = p.vz + V0[3], m = p.m }
+    end
+  end
+  local c = { units = units, fields = o.fields or { "milky_way" }, precision = o.precision,
+              backend = "cpu", integrator = o.integrator or "yoshida4", softening = 0.05,
+              bodies = list, frame = o.frame and { center = R0, velocity = V0 } or nil }
+  if c.integrator == "hermite" then
+    c.dt_max, c.eta = o.dt, o.eta or 0.01
+  else
+    c.dt = o.dt
+  end
+  return orrery.simulation(c)
+end
+
+-- the largest distance between the frame's bodies (plus its centre) and
+-- the absolute ones
+local function apart(abs, fr)
+  local C, mx = fr.frame.center, 0
+  for i = 1, abs.n do
+    local a, b = abs:body(i), fr:body(i)
+    mx = math.max(mx, math.sqrt((a.x - (b.x + C[1])) ^ 2 + (a.y - (b.y + C[2])) ^ 2 +
+                                (a.z - (b.z + C[3])) ^ 2))
+  end
+  return mx
+end
+
+T.test("the centre follows a point mass's circular orbit, and bodies move about it", function()
+  local r1 = 1.01
+  local sim <close> = orrery.simulation{
+    precision = "double", backend = "cpu", integrator = "yoshida4", dt = 1e-3, softening = 0,
+    fields = { orrery.field("point_mass", { M = 1 }) },
+    frame = { center = { 1, 0, 0 }, velocity = { 0, 1, 0 } },
+    bodies = { { m = 0 }, { x = r1 - 1, vy = r1 ^ -0.5 - 1, m = 0 } } }
+  sim:run{ ["until"] = 10, progress = false }
+  local F = sim.frame
+  T.near(F.time, 10, 1e-12)
+  T.near(F.center[1], math.cos(10), 1e-11, "x")
+  T.near(F.center[2], math.sin(10), 1e-11, "y")
+  T.near(F.velocity[1], -math.sin(10), 1e-11, "vx")
+  T.near(F.velocity[2], math.cos(10), 1e-11, "vy")
+  T.eq(F.center[3], 0)
+  local b1 = sim:body(1)   -- at the centre: no tidal acceleration, ever
+  T.eq(b1.x, 0); T.eq(b1.y, 0); T.eq(b1.vx, 0)
+  local b2, w = sim:body(2), r1 ^ -1.5 * 10   -- its own circle of radius 1.01
+  T.near(b2.x + F.center[1], r1 * math.cos(w), 1e-10, "body x")
+  T.near(b2.y + F.center[2], r1 * math.sin(w), 1e-10, "body y")
+end)
+
+T.test("in double, bodies in the frame move as the same bodies in absolute coordinates",
+  function()
+  local c = cluster(64)
+  local abs <close> = make(c, { precision = "double", dt = 0.01 * myr })
+  local fr <close> = make(c, { precision = "double", dt = 0.01 * myr, frame = true })
+  local ea, ef = abs:energy(), fr:energy()   -- the galaxy's energy: the same
+  T.near(ef.total, ea.total, 1e-13, "energy")
+  T.near(ef.external, ea.external, 1e-13, "external")
+  T.near(ef.kinetic, ea.kinetic, 1e-13, "kinetic")
+  abs:run{ ["until"] = 2 * myr, progress = false }
+  fr:run{ ["until"] = 2 * myr, progress = false }
+  local d = apart(abs, fr)
+  T.ok(d < 1e-8, ("%g pc apart"):format(d))
+  T.near(fr:energy().total, abs:energy().total, 1e-12, "energy after")
+end)
+
+T.test("in float, the frame keeps the cluster's structure that absolute positions lose",
+  function()
+  local c = cluster(64)
+  local ref <close> = make(c, { precision = "double", dt = 0.01 * myr, frame = true,
+                                integrator = "leapfrog" })
+  local ff <close> = make(c, { precision = "float", dt = 0.01 * myr, frame = true,
+                               integrator = "leapfrog" })
+  local fa <close> = make(c, { precision = "float", dt = 0.01 * myr, integrator = "leapfrog" })
+  for _, s in ipairs{ ref, ff, fa } do s:run{ steps = 500, progress = false } end
+  -- each body's separation from body 1, against the double run's
+  local worst = { 0, 0 }
+  local r1 = ref:body(1)
+  for i = 2, ref.n do
+    local r = ref:body(i)
+    for k, s in ipairs{ ff, fa } do
+      local b, b1 = s:body(i), s:body(1)
+      worst[k] = math.max(worst[k], math.sqrt((b.x - b1.x - (r.x - r1.x)) ^ 2 +
+        (b.y - b1.y - (r.y - r1.y)) ^ 2 + (b.z - b1.z - (r.z - r1.z)) ^ 2))
+    end
+  end
+  print(("    separations after 5 Myr: float in the frame %.2e pc, float absolute %.2e pc")
+    :format(worst[1], worst[2]))
+  T.ok(worst[1] < 1e-3, "float frame " .. worst[1])
+  T.ok(worst[1] < 1e-2 * worst[2], ("float frame %g against absolute %g"):format(worst[1],
+    worst[2]))
+end)
+
+T.test("Hermite block steps in the frame agree with a fine fixed-step run", function()
+  -- test stars (no mass): each moves in the tidal field alone, no chaos
+  local c = {}
+  for i = 1, 6 do
+    c[i] = { x = 5 * i * math.cos(i), y = 4 * i * math.sin(2 * i), z = i - 3,
+             vx = 0.3 * kms * i, vy = -0.2 * kms, vz = 0.1 * kms, m = 0 }
+  end
+  local h <close> = make(c, { precision = "double", integrator = "hermite", dt = 0.25 * myr,
+                              frame = true, eta = 0.005 })
+  local y <close> = make(c, { precision = "double", dt = 0.05 * myr, frame = true })
+  h:run{ ["until"] = 50 * myr, progress = false }
+  y:run{ ["until"] = 50 * myr, progress = false }
+  local mx = 0
+  for i = 1, #c do
+    local a, b = h:body(i), y:body(i)
+    mx = math.max(mx, math.sqrt((a.x - b.x) ^ 2 + (a.y - b.y) ^ 2 + (a.z - b.z) ^ 2))
+  end
+  print(("    Hermite against yoshida4 after 50 Myr: %.2e pc; %d blocks"):format(mx,
+    h.blocks.blocks))
+  T.ok(mx < 1e-6, mx .. " pc")
+  T.near(h.frame.center[1], y.frame.center[1], 1e-14)
+end)
+
+T.test("a field's params changed mid-run move the centre and the bodies alike", function()
+  local sat = orrery.field{ name = "sat", params = { M = 0, xs = 8300, b = 100 },
+                            runtime_params = { "M" },
+                            potential = "-G*M/sqrt((x - xs)^2 + y^2 + z^2 + b^2)" }
+  local c = cluster(16, 1)   -- light: the orbits, not the cluster, matter here
+  local fields = { "milky_way", sat }
+  -- the absolute run at a finer step: its bulk motion in the satellite's
+  -- field is what the frame's centre integrates at its own fine step
+  local abs <close> = make(c, { precision = "double", dt = 0.005 * myr, fields = fields })
+  local fr <close> = make(c, { precision = "double", dt = 0.02 * myr, fields = fields,
+                               frame = true })
+  for k, s in ipairs{ abs, fr } do
+    local steps = k == 1 and 400 or 100
+    s:run{ steps = steps, progress = false }
+    s:set_param("sat.M", 3e8)   -- runtime
+    s:run{ steps = steps, progress = false }
+    s:set_param("sat.b", 60)    -- baked: a new kernel
+    s:run{ steps = steps, progress = false }
+  end
+  local d = apart(abs, fr)
+  T.ok(d < 1e-8, ("%g pc apart"):format(d))
+  -- the satellite pulled the centre off the orbit the galaxy alone gives
+  local alone <close> = make(c, { precision = "double", dt = 0.02 * myr, frame = true })
+  alone:run{ steps = 300, progress = false }
+  T.ok(math.abs(alone.frame.center[1] - fr.frame.center[1]) > 1e-3, "the satellite pulled")
+end)
+
+T.test("in the plane (dims 2) the frame keeps z at 0", function()
+  local sim <close> = orrery.simulation{
+    precision = "double", backend = "cpu", dt = 1e-3, softening = 0, dims = 2,
+    fields = { orrery.field("point_mass", { M = 1 }) },
+    frame = { center = { 1, 0, 0 }, velocity = { 0, 1, 0 } },
+    bodies = { { x = 0.01, vy = 0.01, m = 0 }, { x = -0.02, m = 0 } } }
+  sim:run{ steps = 2000, progress = false }
+  T.eq(sim:body(1).z, 0); T.eq(sim:body(2).vz, 0)
+  T.eq(sim.frame.center[3], 0)
+end)
+
+T.test("bad frames are refused, naming what is wrong", function()
+  local base = { n = 2, backend = "cpu", fields = { "point_mass" } }
+  local function with(k, v)
+    local c = {}
+    for a, b in pairs(base) do c[a] = b end
+    c[k] = v
+    return c
+  end
+  T.raises("orrery.simulation: frame: there are no fields for its centre to move in (give "
+    .. "fields = {...})", orrery.simulation,
+    { n = 2, backend = "cpu", frame = { center = { 1, 0, 0 }, velocity = { 0, 1, 0 } } })
+  T.raises("orrery.simulation: frame.center must be {x, y, z}, three finite numbers (got "
+    .. "table)", orrery.simulation, with("frame", { center = { 1, 0 }, velocity = { 0, 1, 0 } }))
+  T.raises("^orrery.simulation: frame.velocity must be {x, y, z}, three finite numbers",
+    orrery.simulation, with("frame", { center = { 1, 0, 0 } }))
+  T.raises("orrery.simulation: frame: unknown key \"centre\" (known: center, velocity, step)",
+    orrery.simulation, with("frame", { centre = { 1, 0, 0 } }))
+  T.raises("orrery.simulation: frame.step must be a positive number (got -1)",
+    orrery.simulation, with("frame", { center = { 1, 0, 0 }, velocity = { 0, 1, 0 }, step = -1 }))
+  T.raises("^orrery.simulation: 'frame' must be a table", orrery.simulation, with("frame", 3))
+  local c = with("frame", { center = { 1, 0, 0 }, velocity = { 0, 1, 0 } })
+  c.box = { 10, 10, 10 }
+  T.raises("orrery.simulation: frame: not in a periodic box", orrery.simulation, c)
+  T.raises("^orrery.simulation: frame: the fields give its centre no acceleration",
+    orrery.simulation, with("frame", { center = { 0, 0, 0 }, velocity = { 0, 0, 0 } }))
+  local none <close> = orrery.simulation(base)
+  T.eq(none.frame, nil)
+end)
+
+T.done()
