@@ -201,13 +201,29 @@ orr_accel(const typename orr_vec4<real>::type *__restrict__ pos, const real *__r
         }
         const int i = first + r * groups;
         if (part == 0 && i < count) {
-            vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
-            if (ORR_NFIELDS > 0 && y == 0)   /* the fields once, in row 0 */
-                orr_fields_accel<real>(pi[r].x, pi[r].y, pi[r].z, rtp.v + ORR_RT_FIELD,
-                                       rtp.v[ORR_RT_T0], &a.x, &a.y, &a.z);
-            acc[(size_t)y * n + i] = a;
+            const vec4 a = {g * ax[r], g * ay[r], g * az[r], 0};
+            acc[(size_t)y * n + i] = a;   /* the fields after, by orr_fields_add */
         }
     }
+}
+
+/* The fields' acceleration added to the targets' total (after orr_accel
+ * and orr_combine): a kernel of its own, so that a field's code (milky_way
+ * in double: 30 registers more) does not take registers from the pair
+ * loop. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_fields_add(const typename orr_vec4<real>::type *__restrict__ ipos, orr_rtparams rtp,
+               typename orr_vec4<real>::type *__restrict__ acc, int count)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (ORR_NFIELDS == 0 || i >= count)
+        return;
+    const typename orr_vec4<real>::type p = ipos[i];
+    typename orr_vec4<real>::type a = acc[i];
+    orr_fields_accel<real>(p.x, p.y, p.z, rtp.v + ORR_RT_FIELD, rtp.v[ORR_RT_T0], &a.x, &a.y,
+                           &a.z);
+    acc[i] = a;
 }
 
 template <typename real>

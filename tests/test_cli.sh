@@ -200,6 +200,10 @@ check variant-bogus 2 "^orrery: bench: invalid variant 'bogus' \(expected tiled,
 check reference-double 2 'reference variant .* cannot run double precision' -- "$orr" bench --variant reference --precision double
 check both-cpu-double 2 'cannot run double precision' -- "$orr" bench --backend cpu --variant both --precision double
 check info-forces-extra 2 "info: unexpected argument 'extra'" -- "$orr" info --forces extra
+check info-fields 0 '^  milky_way: ' -- "$orr" info --fields
+check info-fields-units 0 '^    param ro += 1 .*\(a length: follows units\)$' -- "$orr" info --fields
+check info-fields-potential 0 '^    potential: -G\*M/r$' -- "$orr" info --fields
+check info-forces-fields 2 "info: unexpected argument '--fields' \(orrery info \[--forces\|--fields\]\)" -- "$orr" info --forces --fields
 check arch-unsupported 2 'compile: --arch sm_999 is not supported by NVRTC [0-9.]+ \(it supports .*sm_90' -- "$orr" compile --arch sm_999 --emit ptx -o "$tmp/a.ptx"
 check arch-malformed 2 "compile: --arch expects sm_XY or compute_XY \(e\.g\. sm_90\), got 'sm90'" -- "$orr" compile --arch sm90
 

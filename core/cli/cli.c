@@ -4,6 +4,7 @@
  * the Lua layer that talks to the user.  Usage errors exit 2 with a one-line
  * hint; run-time errors exit 1. */
 #include "cli.h"
+#include "field.h"
 #include "bench.h"
 #include "comm.h"
 #include "dist.h"
@@ -26,6 +27,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +49,9 @@ static const char *usage_head =
     "commands:\n";
 
 static const char *usage_commands =
-    "  info [--forces]           GPUs, NVRTC, host compiler, kernel cache, tunings;\n"
-    "                            --forces: the built-in force laws with their params\n"
+    "  info [--forces|--fields]  GPUs, NVRTC, host compiler, kernel cache, tunings;\n"
+    "                            --forces: the built-in force laws with their params;\n"
+    "                            --fields: the built-in external fields with theirs\n"
     "  bench [OPTIONS]           time steps and check accuracy against the CPU in double\n"
     "      --backend auto|cuda|cpu   (auto)      --precision float|double (float)\n"
     "      --n LIST              body counts, e.g. 16384,65536 (GPU: 16384,65536,262144;\n"
@@ -305,6 +308,39 @@ static int list_forces(void)
     return 0;
 }
 
+/* orrery info --fields: the built-in external fields, their params (with
+ * the physical unit a param follows) and potentials. */
+static int list_fields(void)
+{
+    orr_error e = {0};
+    printf("built-in external fields (kernels_src/fields/; docs/FORCE_LAWS.md, \"External "
+           "fields\"):\n");
+    for (const char *const *n = orr_field_builtin_names(); *n; n++) {
+        orr_field f;
+        if (orr_field_builtin(*n, &f, &e)) {
+            printf("  %s: unreadable: %s\n", *n, e.msg);
+            orr_error_clear(&e);
+            continue;
+        }
+        printf("  %s: %s\n", f.name, f.doc);
+        for (int k = 0; k < f.nparams; k++)
+            printf("    param %-10s = %-10g %s%s%s%s\n", f.params[k].name, f.params[k].value,
+                   f.params[k].doc, f.params[k].unit[0] ? " (a " : "", f.params[k].unit,
+                   f.params[k].unit[0] ? ": follows units)" : "");
+        if (f.expr && f.expr[0]) {   /* one line: its own lines joined, no trailing space */
+            size_t len = strlen(f.expr);
+            while (len > 0 && isspace((unsigned char)f.expr[len - 1]))
+                len--;
+            printf("    potential: ");
+            for (size_t c = 0; c < len; c++)
+                putchar(f.expr[c] == '\n' ? ' ' : f.expr[c]);
+            putchar('\n');
+        }
+        orr_field_free(&f);
+    }
+    return 0;
+}
+
 static void list_tuning(const orr_tune_entry *t, void *ctx)
 {
     if (strcmp(t->integrator, "hermite") == 0) {
@@ -364,16 +400,20 @@ static int list_ranks(orr_comm *c)
 
 static int cmd_info(args_t *a)
 {
-    int forces = 0;
+    int forces = 0, fields = 0;
     for (int k = 2; k < a->argc; k++) {
-        if (strcmp(a->argv[k], "--forces") == 0 && !forces)
+        if (strcmp(a->argv[k], "--forces") == 0 && !forces && !fields)
             forces = 1;
+        else if (strcmp(a->argv[k], "--fields") == 0 && !forces && !fields)
+            fields = 1;
         else
-            return orr_cli_usage_error("info: unexpected argument '%s' (orrery info [--forces])",
-                                       a->argv[k]);
+            return orr_cli_usage_error("info: unexpected argument '%s' (orrery info "
+                                       "[--forces|--fields])", a->argv[k]);
     }
     if (forces)
         return list_forces();
+    if (fields)
+        return list_fields();
     orr_error e = {0};
     if (orr_comm_launched()) {   /* under mpirun: every rank's host and device, then rank 0 goes on */
         orr_comm *c = NULL;

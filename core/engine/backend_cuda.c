@@ -547,11 +547,19 @@ static orr_status cuda_accel(orr_engine *e, orr_range t, orr_force_part part, or
         return launch_ranges(e, t, y0, y1, err);
     else if ((st = launch_ranges(e, t, 0, y0, err)) == ORR_OK)
         st = launch_ranges(e, t, y1, e->ranges, err);
-    if (st || e->ranges == 1)
-        return st;
-    void *cargs[] = {&c->parts, &acc, &n, &e->ranges, &first, &count};
-    return orr_cuda_launch(c->fn[ORR_K_COMBINE], blocks_for(count, block), (unsigned)block, 0,
-                           c->stream, cargs, err);
+    if (!st && e->ranges > 1) {
+        void *cargs[] = {&c->parts, &acc, &n, &e->ranges, &first, &count};
+        st = orr_cuda_launch(c->fn[ORR_K_COMBINE], blocks_for(count, block), (unsigned)block, 0,
+                             c->stream, cargs, err);
+    }
+    if (!st && e->fields.n > 0 && count > 0) {   /* the fields on the total */
+        rtparams rtp = runtime_params(e);
+        orr_devptr ipos = rec(c, c->buf[ORR_BUF_POS], first), iacc = rec(c, acc, first);
+        void *fargs[] = {&ipos, &rtp, &iacc, &count};
+        st = orr_cuda_launch(c->fn[ORR_K_FIELDS_ADD], blocks_for(count, block), (unsigned)block,
+                             0, c->stream, fargs, err);
+    }
+    return st;
 }
 
 static orr_status cuda_get_accel(orr_engine *e, orr_range t, double *acc, orr_error *err)
