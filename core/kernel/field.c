@@ -11,9 +11,10 @@
 #include <string.h>
 
 /* What a field's snippets have in scope, which no param may be called. */
-static const char *const in_scope[] = {"x",  "y",  "z",  "t",  "vx", "vy", "vz", "ax", "ay",
-                                       "az", "jx", "jy", "jz", "phi", "r", "r2", "fp", "G",
-                                       "real", NULL};
+static const char *const in_scope[] = {"x",   "y",   "z",   "t",   "vx",  "vy", "vz", "ax",
+                                       "ay",  "az",  "jx",  "jy",  "jz",  "phi", "r",  "r2",
+                                       "fp",  "G",   "real", "oax", "oay", "oaz", "ojx", "ojy",
+                                       "ojz", NULL};
 
 static char *dupstr(const char *s)
 {
@@ -91,7 +92,7 @@ static const char *param_why(const char *name)
     for (int k = 0; in_scope[k]; k++)
         if (strcmp(in_scope[k], name) == 0)
             return "it is a variable already in scope in a field's code";
-    return orr_name_why(name);
+    return orr_name_why_field(name);
 }
 
 orr_status orr_field_add_param(orr_field *f, const char *name, double value, orr_error *err)

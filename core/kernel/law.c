@@ -17,9 +17,11 @@
  * the prelude's helpers expand to.  Names that are only macros somewhere
  * (`linux` and `unix` in GNU C, math.h's M_PI and NAN, CUDA's NULL) are
  * fine: the generated law section undefines them (orr_law_emit). */
+/* the pair snippets' own variables (not in a field's scope) */
+static const char *const law_vars[] = {"dx", "dy", "dz", "d2", "mi", "mj", "ai", "aj", "as", "rt",
+                                       "f", "u", "g", "eps", "eps2", NULL};
 static const char *const reserved[] = {
-    "dx", "dy", "dz", "d2", "r2", "mi", "mj", "ai", "aj", "as", "rt", "f", "u", "g", "G", "eps",
-    "eps2", "real",
+    "r2", "G", "real",
     /* C */
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -59,8 +61,9 @@ static int is_ident(const char *s)
 }
 
 /* Why `name` cannot name a param or attribute (suffix "" or "_i"/"_j"
- * applied by the caller), or NULL when it can. */
-static const char *bad_name(const char *name)
+ * applied by the caller), or NULL when it can; law 0 leaves the pair
+ * snippets' own variables to a field. */
+static const char *bad_name_in(const char *name, int law)
 {
     if (!name[0])
         return "it is empty";
@@ -73,12 +76,25 @@ static const char *bad_name(const char *name)
     for (int k = 0; reserved[k]; k++)
         if (strcmp(reserved[k], name) == 0)
             return "it is a variable, keyword or function already in scope in the snippets";
+    for (int k = 0; law && law_vars[k]; k++)
+        if (strcmp(law_vars[k], name) == 0)
+            return "it is a variable, keyword or function already in scope in the snippets";
     return NULL;
+}
+
+static const char *bad_name(const char *name)
+{
+    return bad_name_in(name, 1);
 }
 
 const char *orr_name_why(const char *name)
 {
     return bad_name(name);
+}
+
+const char *orr_name_why_field(const char *name)
+{
+    return bad_name_in(name, 0);
 }
 
 int orr_law_param_index(const orr_law *law, const char *name)

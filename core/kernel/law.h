@@ -137,7 +137,9 @@ int orr_law_emit(const orr_law *law, orr_buf *b);
  * after".  orr_put_escaped: s as the inside of a C string (in_comment: of a
  * block comment).  orr_name_why: why a name cannot name a param (C and C++
  * keywords, the math functions, the law snippets' variables, reserved
- * prefixes), or NULL.  orr_snippet_has_code: not blank. */
+ * prefixes), or NULL; orr_name_why_field the same without the law
+ * snippets' variables (dx, f, g, mi, ...: not in a field's scope).
+ * orr_snippet_has_code: not blank. */
 orr_status orr_snippet_check(const char *origin, const char *label, int builtin,
                              const char *what, const char *code, int first, orr_error *err);
 orr_status orr_snippet_check_bytes(const char *origin, const char *label, int builtin,
@@ -147,6 +149,7 @@ int orr_snippet_emit(orr_buf *b, const char *origin, const char *label, int buil
                      const char *what, const char *code, int line, const char *after);
 int orr_put_escaped(orr_buf *b, const char *s, int in_comment);
 const char *orr_name_why(const char *name);
+const char *orr_name_why_field(const char *name);
 int orr_snippet_has_code(const char *s);
 
 #endif

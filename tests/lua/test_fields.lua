@@ -183,6 +183,17 @@ T.test("bad input: clear errors at the script's line and the expression's place"
         function() orrery.field("bulge") end)
   fails("test_fields.lua:%d+: orrery.field: field 'b': invalid param name 'x': it is a variable already " ..
         "in scope", function() orrery.field{ name = "b", params = { x = 1 }, potential = "x" } end)
+  fails("test_fields.lua:%d+: orrery.field: field 'b': invalid param name 'oax': it is a variable " ..
+        "already in scope", function() orrery.field{ name = "b", params = { oax = 1 }, potential = "oax" } end)
+  -- the pair snippets' own names (dx, f, g, mi, ...) are free in a field
+  for _, nm in ipairs{ "g", "dx", "f", "mi", "u", "eps" } do
+    local w = orrery.field{ name = "w", params = { [nm] = 0.5 }, potential = nm .. "*r2" }
+    local sim <close> = orrery.simulation{ n = 1, backend = "cpu", precision = "double", fields = { w },
+                                           dt = 0.01 }
+    sim:set_body(1, { x = 1, m = 0 })
+    sim:step(1)
+    T.near(sim:body(1).vx, -0.01, 1e-6, nm)   -- a = -2 * 0.5 * x
+  end
   fails("potential:1:10: the first argument of gammainc %(its order s%) must be a constant",
         function() orrery.field{ name = "g", params = { s = 1 }, runtime_params = { "s" },
                                  potential = "gammainc(s, r2)" } end)
