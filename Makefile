@@ -52,7 +52,7 @@ KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c k
 # The Lua layer (one C file per module or type) and its Lua-side library,
 # embedded like the kernel sources and installed in package.preload.
 LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lfield.c lua/lio.c lua/lsource.c \
-            lua/lvoice.c
+            lua/lvoice.c lua/lfewbody.c
 LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 

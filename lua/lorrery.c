@@ -280,5 +280,6 @@ int orr_lua_open_core(lua_State *L)
     orr_lua_open_force(L);
     orr_lua_open_field(L);
     orr_lua_open_ic(L);
+    orr_lua_open_fewbody(L);
     return 1;
 }

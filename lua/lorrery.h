@@ -83,6 +83,7 @@ int orr_lua_open_core(lua_State *L);
 void orr_lua_open_sim(lua_State *L);      /* simulation, Sim */
 void orr_lua_open_buffer(lua_State *L);   /* metatable only */
 void orr_lua_open_ic(lua_State *L);       /* ic */
+void orr_lua_open_fewbody(lua_State *L);  /* fewbody, FewBody */
 void orr_lua_open_force(lua_State *L);    /* force, forces, Force; after open_sim */
 void orr_lua_open_field(lua_State *L);    /* field, fields, Field */
 void orr_lua_open_io(lua_State *L);       /* read, restore; Sim write, checkpoint, render;

@@ -202,17 +202,21 @@ static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G"
 static void frame_vec(lua_State *L, int t, const char *key, double out[3])
 {
     lua_getfield(L, t, key);
-    size_t len = lua_type(L, -1) == LUA_TTABLE ? lua_rawlen(L, -1) : 0;
-    int ok = len == 3;
-    for (int k = 0; ok && k < 3; k++) {
-        lua_rawgeti(L, -1, k + 1);
-        out[k] = lua_tonumber(L, -1);
-        ok = lua_type(L, -1) == LUA_TNUMBER && isfinite(out[k]);
-        lua_pop(L, 1);
-    }
-    if (!ok)
+    if (lua_type(L, -1) != LUA_TTABLE)
         orr_lua_error(L, WHO ": frame.%s must be {x, y, z}, three finite numbers (got %s)", key,
                       orr_lua_describe(L, -1));
+    const size_t len = lua_rawlen(L, -1);
+    if (len != 3)
+        orr_lua_error(L, WHO ": frame.%s must be {x, y, z}, three finite numbers (got %d)", key,
+                      (int)len);
+    for (int k = 0; k < 3; k++) {
+        lua_rawgeti(L, -1, k + 1);
+        out[k] = lua_tonumber(L, -1);
+        if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(out[k]))
+            orr_lua_error(L, WHO ": frame.%s[%d] must be a finite number (got %s)", key, k + 1,
+                          orr_lua_describe(L, -1));
+        lua_pop(L, 1);
+    }
     lua_pop(L, 1);
 }
 
@@ -1196,9 +1200,10 @@ static int sim_index(lua_State *L)
     } else if (strcmp(key, "frame") == 0) {   /* the centre and its velocity now */
         double R[3], V[3];
         orr_error err = {0};
-        if (orr_sim_frame(s, R, V, &err)) {
-            if (err.code)
-                return orr_lua_fail(L, &err, "sim.frame");
+        const int fr = orr_sim_frame(s, R, V, &err);
+        if (fr < 0)
+            return orr_lua_fail(L, &err, "sim.frame");
+        if (fr) {
             lua_createtable(L, 0, 3);
             for (int w = 0; w < 2; w++) {
                 lua_createtable(L, 3, 0);

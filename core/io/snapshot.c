@@ -110,6 +110,12 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
         st = orr_sim_vel(s, &vel, err);
     if (st)
         return st;
+    double fc[3], fv[3];   /* bodies relative to a frame's centre: where it is */
+    const int frame = orr_sim_frame(s, fc, fv, err);
+    if (frame < 0) {
+        orr_error_context(err, "cannot write '%s'", path);
+        return err->code;
+    }
     hid_t g = -1;
     const char *what = "Header";
     double *buf = malloc(sizeof(double) * 3 * (size_t)n);
@@ -170,8 +176,7 @@ static orr_status write_gadget(hid_t file, orr_sim *s, const char *path,
         r = orr_h5_put_int(g, "Flag_DoublePrecision", 1);
     if (r >= 0)
         r = orr_h5_put_string(g, "Code", "orrery");
-    double fc[3], fv[3];   /* bodies relative to a frame's centre: where it is */
-    if (r >= 0 && orr_sim_frame(s, fc, fv, NULL)) {
+    if (r >= 0 && frame) {
         r = orr_h5_put_doubles(g, "FrameCenter", fc, 3);
         if (r >= 0)
             r = orr_h5_put_doubles(g, "FrameVelocity", fv, 3);

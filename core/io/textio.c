@@ -137,7 +137,14 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
         size_t len = strlen(line);
         if (len && line[len - 1] == '\r')
             line[len - 1] = '\0';
-        if (line[strspn(line, " \t")] == '#') {   /* a comment */
+        if (line[strspn(line, " \t")] == '#') {   /* a comment: a frame's centre, else skipped */
+            double q[6];
+            if (sscanf(line + strspn(line, " \t"), "# frame: center %lf %lf %lf velocity %lf %lf "
+                       "%lf", &q[0], &q[1], &q[2], &q[3], &q[4], &q[5]) == 6) {
+                out->frame = 1;
+                memcpy(out->frame_center, q, sizeof out->frame_center);
+                memcpy(out->frame_velocity, q + 3, sizeof out->frame_velocity);
+            }
             line = nl ? nl + 1 : NULL;
             continue;
         }
@@ -203,9 +210,21 @@ orr_status orr_text_read(const char *path, orr_snapshot *out, orr_error *err)
 static orr_status write_sim(orr_sim *s, void *ctx, orr_error *err)
 {
     const orr_sim_config *c = orr_sim_config_of(s);
-    char units[256], comment[280] = "";
+    char units[256], comment[800] = "";
     if (orr_units_describe(&c->units, c->G, units, sizeof units)[0])
         snprintf(comment, sizeof comment, "units: %s", units);
+    double fc[3], fv[3];   /* bodies relative to a frame's centre: where it is, read back */
+    const int frame = orr_sim_frame(s, fc, fv, err);
+    if (frame < 0) {
+        orr_error_context(err, "cannot write '%s'", (const char *)ctx);
+        return err->code;
+    }
+    if (frame) {
+        const size_t used = strlen(comment);
+        snprintf(comment + used, sizeof comment - used,
+                 "%sframe: center %.17g %.17g %.17g velocity %.17g %.17g %.17g (the bodies are "
+                 "relative to it)", used ? "\n# " : "", fc[0], fc[1], fc[2], fv[0], fv[1], fv[2]);
+    }
     double *pos, *vel;
     orr_status st = orr_sim_pos(s, &pos, err);
     if (!st)

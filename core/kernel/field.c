@@ -584,14 +584,14 @@ static int emit_field(const orr_field *f, int k, orr_buf *b)
     for (int q = 0; q < f->nparams && !bad; q++)   /* its names are its own (see law.c) */
         bad = orr_buf_printf(b, "#undef %s\n", f->params[q].name);
     static const char pos[] = "real x, real y, real z, real t, const double *fp";
-    bad = bad || orr_buf_printf(b, "ORR_LAW void orr_field%d_accel(%s, real *oax, real *oay, "
+    bad = bad || orr_buf_printf(b, "ORR_FIELD_FN void orr_field%d_accel(%s, real *oax, real *oay, "
                                    "real *oaz)\n{\n", k, pos);
     bad = bad || emit_bindings(f, b) ||
           orr_buf_printf(b, "    real ax = 0, ay = 0, az = 0;\n    {\n") ||
           orr_snippet_emit(b, f->origin, label, f->builtin, "accel", f->accel, f->accel_line,
                            after) ||
           orr_buf_printf(b, "    }\n    *oax += ax;\n    *oay += ay;\n    *oaz += az;\n}\n");
-    bad = bad || orr_buf_printf(b, "ORR_LAW void orr_field%d_accel_jerk(real x, real y, real z, "
+    bad = bad || orr_buf_printf(b, "ORR_FIELD_FN void orr_field%d_accel_jerk(real x, real y, real z, "
                                    "real vx, real vy, real vz, real t, const double *fp, real "
                                    "*oax, real *oay, real *oaz, real *ojx, real *ojy, real "
                                    "*ojz)\n{\n", k);
@@ -607,7 +607,7 @@ static int emit_field(const orr_field *f, int k, orr_buf *b)
                            after) ||
           orr_buf_printf(b, "    }\n    }\n    *oax += ax;\n    *oay += ay;\n    *oaz += az;\n"
                             "    *ojx += jx;\n    *ojy += jy;\n    *ojz += jz;\n}\n");
-    bad = bad || orr_buf_printf(b, "ORR_LAW real orr_field%d_potential(%s)\n{\n", k, pos);
+    bad = bad || orr_buf_printf(b, "ORR_FIELD_FN real orr_field%d_potential(%s)\n{\n", k, pos);
     bad = bad || emit_bindings(f, b) || orr_buf_printf(b, "    real phi = 0;\n    {\n") ||
           orr_snippet_emit(b, f->origin, label, f->builtin, "potential", f->potential,
                            f->potential_line, after) ||
@@ -698,8 +698,17 @@ static int emit_frame_sum(const orr_fieldset *s, int w, orr_buf *b)
 int orr_fieldset_emit(const orr_fieldset *s, int cpu, orr_buf *b)
 {
     const int n = s ? s->n : 0, frame = n > 0 && s->frame;
+    /* in a frame each field runs twice a body, at the centre plus the body
+     * and at the centre: out of line, so that both go through the same
+     * instructions (inlined, the compiler may contract them into FMAs
+     * differently, and a body at the centre would get a noise of 1e-16 of
+     * the field's pull instead of exactly 0) */
     int bad = orr_buf_printf(b, "#line 1 \"<fields: generated>\"\n#define ORR_NFIELDS %d\n"
                                 "#define ORR_FRAME %d\n", n, frame);
+    bad = bad || orr_buf_printf(b, frame ? "#if ORR_GPU\n#define ORR_FIELD_FN template <typename "
+                                           "real> static __device__ __noinline__\n#else\n#define "
+                                           "ORR_FIELD_FN static __attribute__((noinline))\n#endif\n"
+                                         : "#define ORR_FIELD_FN ORR_LAW\n");
     if (frame)   /* the per-field functions in double: the GPU's templates, the CPU's copy */
         bad = bad || orr_buf_printf(b, "#if ORR_GPU\n#define ORR_FD(f) f<double>\n#else\n"
                                        "#define ORR_FD(f) f\n#endif\n") ||

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #define STEPS_PER_TAU 1024.0   /* the default step: the dynamical time / this */
+#define MAX_STEP_SHARE 16.0    /* a given step at most the dynamical time / this */
+#define MAX_STEPS 1e9          /* steps to reach a time at most (a step far too small) */
 #define KEEP 4096              /* nodes kept behind the latest time asked for */
 
 typedef struct {
@@ -20,8 +22,10 @@ struct orr_frame {
     orr_fieldset fields;   /* the frame's copy (no frame of their own) */
     orr_engine *e;         /* one body, CPU, double */
     double h;              /* the orbit's step */
-    int given;             /* h was given (else the dynamical time's share, made again
-                              when the fields change) */
+    int given;             /* h was given (else each node's step is its dynamical
+                              time's share) */
+    double latest;         /* the latest time asked for: nodes well before it go */
+    int planar;            /* in the plane z = 0 (dims 2): no z acceleration */
     node *nodes;           /* nodes[0 .. count), h apart, increasing */
     long count, cap;
     char error[256];       /* orr_frame_slots' first failure */
@@ -36,6 +40,8 @@ static orr_status accel(orr_frame *f, double t, const double x[3], double a[3], 
     orr_status st = orr_engine_set_state(f->e, pos, vel, err);
     if (!st)
         st = orr_engine_accel(f->e, a, err);
+    if (!st && f->planar)   /* in the plane (dims 2), as the bodies: no z */
+        a[2] = 0;
     if (!st && !(isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2])))
         st = orr_fail(err, ORR_ERR_ARG, "frame: the fields' acceleration at its centre (%.17g, "
                       "%.17g, %.17g), time %.17g, is not finite", x[0], x[1], x[2], t);
@@ -106,6 +112,47 @@ static int grow(orr_frame *f, long want)
     return 0;
 }
 
+/* The step from node n: the given one, or its dynamical time's share
+ * (min(sqrt(|R| / |a|), |V| / |a|) / STEPS_PER_TAU), so that an eccentric
+ * orbit takes short steps near its pericentre; 0 where neither is defined
+ * (no acceleration). */
+static double step_at(const orr_frame *f, const node *n)
+{
+    if (f->given)
+        return f->h;
+    const double r = sqrt(n->x[0] * n->x[0] + n->x[1] * n->x[1] + n->x[2] * n->x[2]),
+                 v = sqrt(n->v[0] * n->v[0] + n->v[1] * n->v[1] + n->v[2] * n->v[2]),
+                 a = sqrt(n->a[0] * n->a[0] + n->a[1] * n->a[1] + n->a[2] * n->a[2]);
+    double tau = INFINITY;
+    if (a > 0 && r > 0)
+        tau = sqrt(r / a);
+    if (a > 0 && v > 0 && v / a < tau)
+        tau = v / a;
+    return isfinite(tau) ? tau / STEPS_PER_TAU : f->h;
+}
+
+/* One node from n by a step of h (signed) into *out, refused where the
+ * step no longer moves the time (t + h == t: a step below the clock's
+ * resolution there). */
+static orr_status next_node(orr_frame *f, const node *n, double h, node *out, orr_error *err)
+{
+    if (n->t + h == n->t)
+        return orr_fail(err, ORR_ERR_ARG, "frame: its step %g is below the time's resolution "
+                        "at t = %g (give a larger frame.step)", fabs(h), n->t);
+    return rk4(f, n, h, out, err);
+}
+
+/* Refuses to go from node n to time t where that would take more than
+ * MAX_STEPS steps of h. */
+static orr_status too_far(const node *n, double t, double h, orr_error *err)
+{
+    if (fabs(t - n->t) > MAX_STEPS * fabs(h))
+        return orr_fail(err, ORR_ERR_ARG, "frame: reaching t = %g from %g would take more than "
+                        "%g steps of %g (a step far too small for the run?)", t, n->t,
+                        MAX_STEPS, fabs(h));
+    return ORR_OK;
+}
+
 /* Nodes made (or kept) so that t lies within them: its interval's first
  * node index into *k. */
 static orr_status reach(orr_frame *f, double t, long *k, orr_error *err)
@@ -117,7 +164,10 @@ static orr_status reach(orr_frame *f, double t, long *k, orr_error *err)
         if (grow(f, f->count + 1))
             return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
         node n;
-        st = rk4(f, &f->nodes[0], -f->h, &n, err);
+        const double h = step_at(f, &f->nodes[0]);
+        st = too_far(&f->nodes[0], t, h, err);
+        if (!st)
+            st = next_node(f, &f->nodes[0], -h, &n, err);
         if (!st) {
             memmove(f->nodes + 1, f->nodes, sizeof *f->nodes * (size_t)f->count);
             f->nodes[0] = n;
@@ -125,25 +175,33 @@ static orr_status reach(orr_frame *f, double t, long *k, orr_error *err)
         }
     }
     while (!st && t > f->nodes[f->count - 1].t) {   /* beyond the last: onwards */
-        if (f->count > 2 * KEEP && t - f->h * KEEP > f->nodes[KEEP].t) {   /* drop the oldest */
+        if (f->count > 2 * KEEP && f->nodes[KEEP].t < f->latest) {   /* drop the oldest */
             memmove(f->nodes, f->nodes + KEEP, sizeof *f->nodes * (size_t)(f->count - KEEP));
             f->count -= KEEP;
         }
         if (grow(f, f->count + 1))
             return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-        st = rk4(f, &f->nodes[f->count - 1], f->h, &f->nodes[f->count], err);
+        const node *last = &f->nodes[f->count - 1];
+        const double h = step_at(f, last);
+        st = too_far(last, t, h, err);
+        if (!st)
+            st = next_node(f, last, h, &f->nodes[f->count], err);
         if (!st)
             f->count++;
     }
     if (st)
         return st;
-    long i = (long)floor((t - f->nodes[0].t) / f->h);
-    i = i < 0 ? 0 : i > f->count - 2 ? f->count - 2 : i;
-    while (i > 0 && f->nodes[i].t > t)
-        i--;
-    while (i < f->count - 2 && f->nodes[i + 1].t <= t)
-        i++;
-    *k = i < 0 ? 0 : i;
+    long lo = 0, hi = f->count - 1;   /* the last node at or before t (nodes increase) */
+    while (hi - lo > 1) {
+        const long mid = lo + (hi - lo) / 2;
+        if (f->nodes[mid].t <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *k = lo < f->count - 1 ? lo : f->count - 2 > 0 ? f->count - 2 : 0;
+    if (t > f->latest)
+        f->latest = t;
     return ORR_OK;
 }
 
@@ -210,9 +268,13 @@ void orr_frame_slots(void *ctx, double t0, double span, double *slots)
     orr_error_clear(&e);
 }
 
-const char *orr_frame_error(const orr_frame *f)
+int orr_frame_take_error(orr_frame *f, char *buf, size_t size)
 {
-    return f->error[0] ? f->error : NULL;
+    if (!f->error[0])
+        return 0;
+    snprintf(buf, size, "%s", f->error);
+    f->error[0] = '\0';
+    return 1;
 }
 
 double orr_frame_step(const orr_frame *f)
@@ -220,9 +282,9 @@ double orr_frame_step(const orr_frame *f)
     return f->h;
 }
 
-/* The default step at node 0: its dynamical time / STEPS_PER_TAU, the
- * smaller of sqrt(|R| / |a|) and |V| / |a|. */
-static orr_status default_step(orr_frame *f, double *h, orr_error *err)
+/* The centre's dynamical time at node 0: the smaller of sqrt(|R| / |a|)
+ * and |V| / |a| (infinite without an acceleration). */
+static double tau0(const orr_frame *f)
 {
     const node *n = &f->nodes[0];
     const double r = sqrt(n->x[0] * n->x[0] + n->x[1] * n->x[1] + n->x[2] * n->x[2]),
@@ -233,11 +295,7 @@ static orr_status default_step(orr_frame *f, double *h, orr_error *err)
         tau = sqrt(r / a);
     if (a > 0 && v > 0 && v / a < tau)
         tau = v / a;
-    if (!isfinite(tau))
-        return orr_fail(err, ORR_ERR_ARG, "frame: the fields give its centre no acceleration "
-                        "(at (%g, %g, %g)): give it a step", n->x[0], n->x[1], n->x[2]);
-    *h = tau / STEPS_PER_TAU;
-    return ORR_OK;
+    return tau;
 }
 
 /* The orbit afresh from (t, R, V). */
@@ -262,11 +320,7 @@ orr_status orr_frame_set_field_runtime(orr_frame *f, const double *fv, double t,
     if (st)
         return st;
     orr_engine_set_field_runtime(f->e, fv);
-    st = restart(f, t, R, V, err);
-    double h = f->h;
-    if (!st && !f->given && (st = default_step(f, &h, err)) == ORR_OK)
-        f->h = h;
-    return st;
+    return restart(f, t, R, V, err);
 }
 
 orr_status orr_frame_create(orr_frame **out, const orr_fieldset *fields, const double *fv,
@@ -287,6 +341,10 @@ orr_status orr_frame_create(orr_frame **out, const orr_fieldset *fields, const d
     if (!f)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     orr_status st = orr_fieldset_copy(&f->fields, fields, err);
+    f->planar = fields->planar;
+    if (!st && f->planar && (R[2] != 0 || V[2] != 0))
+        st = orr_fail(err, ORR_ERR_ARG, "frame: in the plane (dims 2) its centre and velocity "
+                      "must have z = 0 (got %g and %g)", R[2], V[2]);
     f->fields.frame = 0;
     f->fields.planar = 0;
     orr_kspec spec;
@@ -305,8 +363,17 @@ orr_status orr_frame_create(orr_frame **out, const orr_fieldset *fields, const d
         st = restart(f, t, R, V, err);
     }
     f->given = h > 0;
+    const double tau = st ? 0 : tau0(f);
+    if (!st && h == 0 && !isfinite(tau))
+        st = orr_fail(err, ORR_ERR_ARG, "frame: the fields give its centre no acceleration "
+                      "(at (%g, %g, %g)): give it a step", R[0], R[1], R[2]);
+    if (!st && h > tau / MAX_STEP_SHARE)
+        st = orr_fail(err, ORR_ERR_ARG, "frame: step %g is more than 1/%g of the centre's "
+                      "dynamical time there (%g): its orbit would be wrong (the default is 1/%g "
+                      "of it, made again at every step)", h, MAX_STEP_SHARE, tau,
+                      STEPS_PER_TAU);
     if (!st && h == 0)
-        st = default_step(f, &h, err);
+        h = tau / STEPS_PER_TAU;
     if (st) {
         orr_frame_destroy(f);
         return st;

@@ -3,8 +3,9 @@
  * structure at kiloparsecs from the galaxy's centre.
  *
  * The frame's centre R(t) moves as a test body in the fields: its orbit is
- * integrated here, in double, by classical Runge-Kutta of order 4 at a fixed
- * step h (the centre's dynamical time sqrt(|R| / |a|) / 1024 unless given),
+ * integrated here, in double, by classical Runge-Kutta of order 4, each step
+ * 1/1024 of the centre's dynamical time min(sqrt(|R| / |a|), |V| / |a|)
+ * where it starts (or a fixed step given: at most 1/16 of that time),
  * the fields evaluated by a one-body CPU engine in double.  The orbit is
  * kept as nodes (t, R, V, a) h apart, made as they are first needed, and
  * between two nodes by the quintic that matches R, V and a at both
@@ -47,7 +48,7 @@ orr_status orr_frame_at(orr_frame *f, double t, double R[3], double V[3], double
 orr_status orr_frame_set_field_runtime(orr_frame *f, const double *fv, double t,
                                        orr_error *err);
 
-/* The orbit's step. */
+/* The orbit's given step, or the first node's default one. */
 double orr_frame_step(const orr_frame *f);
 
 /* The engine's frame hook (engine.h: orr_frame_fn; ctx an orr_frame): the
@@ -56,7 +57,8 @@ double orr_frame_step(const orr_frame *f);
  * simulation's blow-up checks catch, and the frame remembers the error
  * (orr_frame_error). */
 void orr_frame_slots(void *ctx, double t0, double span, double *slots);
-/* The first error orr_frame_slots met, or NULL (it stays). */
-const char *orr_frame_error(const orr_frame *f);
+/* The first error orr_frame_slots met since the last call into buf (size
+ * bytes; 1), cleared; 0 when there is none. */
+int orr_frame_take_error(orr_frame *f, char *buf, size_t size);
 
 #endif

@@ -1156,8 +1156,17 @@ int orr_sim_frame(orr_sim *s, double R[3], double V[3], orr_error *err)
 {
     if (!s->frame)
         return 0;
-    orr_frame_at(s->frame, orr_sim_time(s), R, V, NULL, err);
-    return 1;
+    return orr_frame_at(s->frame, orr_sim_time(s), R, V, NULL, err) ? -1 : 1;
+}
+
+/* A step that failed where the frame's centre could not be followed: the
+ * frame's reason, not what its NaN did to the bodies. */
+static orr_status frame_reason(orr_sim *s, orr_status st, orr_error *err)
+{
+    char why[512];
+    if (st && s->frame && orr_frame_take_error(s->frame, why, sizeof why))
+        return orr_fail(err, ORR_ERR_ARG, "%s", why);
+    return st;
 }
 
 /* A field's param: runtime (the engine's runtime values) or baked (a new
@@ -1495,8 +1504,9 @@ static orr_status check_blowup(orr_sim *s, long steps0, double t0, double h, dou
                                orr_error *err)
 {
     long step = -1, body = -1;
-    if (s->frame && orr_frame_error(s->frame))
-        return orr_fail(err, ORR_ERR_ARG, "%s", orr_frame_error(s->frame));
+    char why[512];
+    if (s->frame && orr_frame_take_error(s->frame, why, sizeof why))
+        return orr_fail(err, ORR_ERR_ARG, "%s", why);
     orr_status st = orr_engine_blowup(s->engine, &step, &body, err);
     if (!st && s->dist) {   /* the lowest step, then body, over the ranks */
         double key[2] = {step < 0 ? -INFINITY : -(double)step, body < 0 ? -INFINITY : -(double)body};
@@ -1723,7 +1733,8 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
         else
             st = one_step(s, s->cfg.dt, err);
     }
-    return st || k == 0 ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
+    return st || k == 0 ? frame_reason(s, st, err)
+                        : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }
 
 orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long *taken,
@@ -1773,7 +1784,7 @@ orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long 
     }
     if (taken)
         *taken = done;
-    return st ? st : check_blowup(s, steps0, t0, h, t_end, err);
+    return st ? frame_reason(s, st, err) : check_blowup(s, steps0, t0, h, t_end, err);
 }
 
 orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_error *err)
@@ -1819,7 +1830,8 @@ orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error
         if (synced)   /* the clock to the interval's end */
             clock_add(s, s->mid_h);
     }
-    return st || k == 0 ? st : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
+    return st || k == 0 ? frame_reason(s, st, err)
+                        : check_blowup(s, steps0, t0, s->cfg.dt, INFINITY, err);
 }
 
 /* ---- diagnostics ----------------------------------------------------------- */

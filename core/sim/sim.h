@@ -198,8 +198,9 @@ orr_status orr_sim_tune(orr_sim *s, double budget, int exhaustive,
 
 /* The force law in use (the simulation's own copy, with current params). */
 const orr_law *orr_sim_law(const orr_sim *s);
-/* The frame's centre and velocity now (frame.h): 1, or 0 without a frame
- * (R and V untouched). */
+/* The frame's centre and velocity now (frame.h): 1, 0 without a frame (R
+ * and V untouched), -1 where its orbit cannot be made to now (err says
+ * why). */
 int orr_sim_frame(orr_sim *s, double R[3], double V[3], orr_error *err);
 /* The simulation's external fields (params as they are now; n = 0: none). */
 const struct orr_fieldset *orr_sim_fields(const orr_sim *s);

@@ -1,0 +1,334 @@
+/* ar: the logarithmic-Hamiltonian leapfrog with Gragg-Bulirsch-Stoer
+ * extrapolation for a few bodies (ar.h). */
+#include "ar.h"
+
+#include <math.h>
+#include <string.h>
+
+#define KMAX 10          /* substep counts 2, 4, ..., 2 KMAX */
+#define NY (6 * ORR_AR_MAX + 2)
+
+/* The state as one vector: positions, velocities, the time since the
+ * step began (0 at its start: no rounding of the clock's large value in
+ * the extrapolation), B. */
+typedef struct {
+    double y[NY];
+} vec;
+
+static int ny(const orr_ar *a)
+{
+    return 6 * a->n + 2;
+}
+
+/* U = sum G m_i m_j / r_ij and, where acc is given, the accelerations. */
+static double force(const orr_ar *a, const double *x, double *acc)
+{
+    const int n = a->n;
+    double u = 0;
+    if (acc)
+        memset(acc, 0, sizeof(double) * 3 * (size_t)n);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            const double dx = x[3 * j] - x[3 * i], dy = x[3 * j + 1] - x[3 * i + 1],
+                         dz = x[3 * j + 2] - x[3 * i + 2];
+            const double r2 = dx * dx + dy * dy + dz * dz, r = sqrt(r2);
+            u += a->G * a->m[i] * a->m[j] / r;
+            if (acc) {
+                const double f = a->G / (r2 * r);
+                acc[3 * i] += f * a->m[j] * dx, acc[3 * i + 1] += f * a->m[j] * dy,
+                    acc[3 * i + 2] += f * a->m[j] * dz;
+                acc[3 * j] -= f * a->m[i] * dx, acc[3 * j + 1] -= f * a->m[i] * dy,
+                    acc[3 * j + 2] -= f * a->m[i] * dz;
+            }
+        }
+    return u;
+}
+
+static double kinetic(const orr_ar *a, const double *v)
+{
+    double k = 0;
+    for (int i = 0; i < a->n; i++)
+        k += 0.5 * a->m[i] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
+                              v[3 * i + 2] * v[3 * i + 2]);
+    return k;
+}
+
+/* One leapfrog of `steps` substeps of h from y (drift h/2, kick h, drift h,
+ * ..., kick h, drift h/2): y's positions and time drift by dt = h / (T + B),
+ * its velocities kick by dt = h / U. */
+static void leapfrog(orr_ar *a, vec *y, double H, int steps)
+{
+    const int n = a->n;
+    double *x = y->y, *v = y->y + 3 * n, *t = y->y + 6 * n, B = y->y[6 * n + 1];
+    const double h = H / steps;
+    double acc[3 * ORR_AR_MAX];
+    /* compensated sums (Kahan): the many small increments of a long step
+     * keep their low bits */
+    double cx[3 * ORR_AR_MAX] = {0}, cv[3 * ORR_AR_MAX] = {0}, ct = 0;
+    for (int k = 0; k <= steps; k++) {
+        const double hd = (k == 0 || k == steps) ? 0.5 * h : h;
+        const double dt = hd / (kinetic(a, v) + B);
+        for (int q = 0; q < 3 * n; q++) {
+            const double d = dt * v[q] - cx[q], s = x[q] + d;
+            cx[q] = (s - x[q]) - d;
+            x[q] = s;
+        }
+        {
+            const double d = dt - ct, s = *t + d;
+            ct = (s - *t) - d;
+            *t = s;
+        }
+        if (k == steps)
+            break;
+        const double u = force(a, x, acc);
+        const double dk = h / u;
+        for (int q = 0; q < 3 * n; q++) {
+            const double d = dk * acc[q] - cv[q], s = v[q] + d;
+            cv[q] = (s - v[q]) - d;
+            v[q] = s;
+        }
+        a->kicks++;
+    }
+}
+
+/* One extrapolated step of H from *y into *out: 0 when the extrapolations
+ * agreed within a->tol (*kused the column), else -1; *err the estimate. */
+static int gbs_step(orr_ar *a, const vec *y, double H, vec *out, int *kused, double *errest)
+{
+    vec table[KMAX];
+    const int m = ny(a), n = a->n;
+    /* the scales: positions by the largest separation from the centre,
+     * velocities by the largest speed, the time by the step's length */
+    double xs = 0, vs = 0;
+    for (int q = 0; q < 3 * n; q++) {
+        xs = fmax(xs, fabs(y->y[q]));
+        vs = fmax(vs, fabs(y->y[3 * n + q]));
+    }
+    xs = xs > 0 ? xs : 1, vs = vs > 0 ? vs : 1;
+    for (int k = 0; k < KMAX; k++) {
+        const int nk = 2 * (k + 1);
+        table[k] = *y;
+        leapfrog(a, &table[k], H, nk);
+        /* Aitken-Neville in h^2: table[k - j] is column j of row k */
+        for (int j = 1; j <= k; j++) {
+            const int nj = 2 * (k - j + 1);
+            const double r = (double)nk * nk / ((double)nj * nj) - 1;
+            for (int q = 0; q < m; q++)
+                table[k - j].y[q] = table[k - j + 1].y[q] + (table[k - j + 1].y[q] -
+                                                              table[k - j].y[q]) / r;
+        }
+        if (k >= 2) {   /* the last two extrapolations: table[0] (column k) and before */
+            double e = 0;
+            const double ts = fabs(table[0].y[6 * n]);   /* the step's time (from 0) */
+            for (int q = 0; q < 3 * n; q++) {
+                e = fmax(e, fabs(table[0].y[q] - table[1].y[q]) / xs);
+                e = fmax(e, fabs(table[0].y[3 * n + q] - table[1].y[3 * n + q]) / vs);
+            }
+            e = fmax(e, fabs(table[0].y[6 * n] - table[1].y[6 * n]) / (ts > 0 ? ts : 1));
+            *errest = e;
+            if (e <= a->tol) {
+                *out = table[0];
+                *kused = k;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+orr_status orr_ar_init(orr_ar *a, int n, double G, const double *m, const double *pos,
+                       const double *vel, double t, orr_error *err)
+{
+    memset(a, 0, sizeof *a);
+    if (n < 2 || n > ORR_AR_MAX)
+        return orr_fail(err, ORR_ERR_ARG, "regularised group: 2 to %d bodies (got %d)",
+                        ORR_AR_MAX, n);
+    if (!(G > 0) || !isfinite(G))
+        return orr_fail(err, ORR_ERR_ARG, "regularised group: G must be positive (got %g)", G);
+    if (!isfinite(t))
+        return orr_fail(err, ORR_ERR_ARG, "regularised group: the time must be finite");
+    double M = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(m[i] > 0) || !isfinite(m[i]))
+            return orr_fail(err, ORR_ERR_ARG, "regularised group: body %d's mass must be "
+                            "positive (got %g)", i + 1, m[i]);
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(pos[3 * i + k]) || !isfinite(vel[3 * i + k]))
+                return orr_fail(err, ORR_ERR_ARG, "regularised group: body %d's position and "
+                                "velocity must be finite", i + 1);
+        M += m[i];
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (pos[3 * i] == pos[3 * j] && pos[3 * i + 1] == pos[3 * j + 1] &&
+                pos[3 * i + 2] == pos[3 * j + 2])
+                return orr_fail(err, ORR_ERR_ARG, "regularised group: bodies %d and %d are at "
+                                "the same place", i + 1, j + 1);
+    a->n = n;
+    a->G = G;
+    a->t = t;
+    a->tol = 1e-14;
+    for (int i = 0; i < n; i++) {
+        a->m[i] = m[i];
+        for (int k = 0; k < 3; k++) {
+            a->com_x[k] += m[i] * pos[3 * i + k] / M;
+            a->com_v[k] += m[i] * vel[3 * i + k] / M;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            a->x[i][k] = pos[3 * i + k] - a->com_x[k];
+            a->v[i][k] = vel[3 * i + k] - a->com_v[k];
+        }
+    a->B = -orr_ar_energy(a);
+    return ORR_OK;
+}
+
+double orr_ar_energy(const orr_ar *a)
+{
+    return kinetic(a, &a->v[0][0]) - force(a, &a->x[0][0], NULL);
+}
+
+void orr_ar_state(const orr_ar *a, double *pos, double *vel)
+{
+    for (int i = 0; i < a->n; i++)
+        for (int k = 0; k < 3; k++) {
+            pos[3 * i + k] = a->x[i][k] + a->com_x[k];
+            vel[3 * i + k] = a->v[i][k] + a->com_v[k];
+        }
+}
+
+static void load(const orr_ar *a, vec *y)
+{
+    const int n = a->n;
+    memcpy(y->y, a->x, sizeof(double) * 3 * (size_t)n);
+    memcpy(y->y + 3 * n, a->v, sizeof(double) * 3 * (size_t)n);
+    y->y[6 * n] = 0;
+    y->y[6 * n + 1] = a->B;
+}
+
+static void store(orr_ar *a, const vec *y)
+{
+    const int n = a->n;
+    const double dt = y->y[6 * n];
+    for (int k = 0; k < 3; k++)   /* the centre of mass goes on uniformly */
+        a->com_x[k] += a->com_v[k] * dt;
+    memcpy(a->x, y->y, sizeof(double) * 3 * (size_t)n);
+    memcpy(a->v, y->y + 3 * n, sizeof(double) * 3 * (size_t)n);
+    a->t += dt;
+    /* the energy held at -B: the velocities scaled so that T = U - B.  At a
+     * pericentre of e = 0.99, T and U are 200 times |E|, and each step's
+     * rounding of the state would change E by that much more than its own
+     * rounding: 1e-9 over 1e4 orbits, 1e-13 with this */
+    const double u = force(a, &a->x[0][0], NULL), k = kinetic(a, &a->v[0][0]);
+    if (u - a->B > 0 && k > 0) {
+        const double f = sqrt((u - a->B) / k);
+        for (int i = 0; i < n; i++)
+            for (int q = 0; q < 3; q++)
+                a->v[i][q] *= f;
+    }
+}
+
+/* One accepted step of at most H (smaller where the extrapolation does not
+ * converge): *y advanced, *taken the s it took; the next step's s into
+ * a->ds. */
+static orr_status step(orr_ar *a, vec *y, double H, double *taken, orr_error *err)
+{
+    for (int tries = 0; tries < 60; tries++) {
+        vec out;
+        int k = 0;
+        double e = 0;
+        if (gbs_step(a, y, H, &out, &k, &e) == 0) {
+            *y = out;
+            *taken = H;
+            a->steps++;
+            /* aim at convergence in about 6 columns */
+            a->ds = H * (k < 5 ? 1.5 : k > 6 ? 0.7 : 1.0);
+            return ORR_OK;
+        }
+        a->rejected++;
+        H *= 0.5;
+    }
+    return orr_fail(err, ORR_ERR_ARG, "regularised group: the steps did not converge at t = %g "
+                    "(a collision?)", a->t);
+}
+
+orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
+{
+    if (!(t_end >= a->t) || !isfinite(t_end))
+        return orr_fail(err, ORR_ERR_ARG, "regularised group: cannot advance to %g from %g",
+                        t_end, a->t);
+    vec y;
+    const int n = a->n, it = 6 * n;
+    if (!(a->ds > 0)) {   /* a first step: a small part of the closest pair's time */
+        const double k = kinetic(a, &a->v[0][0]);
+        double rmin = INFINITY;
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) {
+                double d2 = 0;
+                for (int q = 0; q < 3; q++)
+                    d2 += (a->x[j][q] - a->x[i][q]) * (a->x[j][q] - a->x[i][q]);
+                rmin = fmin(rmin, sqrt(d2));
+            }
+        /* dt ~ 0.05 of the closest pair's dynamical time, ds = dt (T + B) */
+        double M = 0;
+        for (int i = 0; i < n; i++)
+            M += a->m[i];
+        const double tdyn = sqrt(rmin * rmin * rmin / (a->G * M));
+        a->ds = 0.05 * tdyn * (k + a->B);
+    }
+    orr_status st = ORR_OK;
+    while (!st && a->t < t_end) {
+        load(a, &y);
+        vec trial = y;
+        double taken = 0;
+        st = step(a, &trial, a->ds, &taken, err);
+        if (st)
+            break;
+        if (a->t + trial.y[it] <= t_end) {
+            store(a, &trial);
+            continue;
+        }
+        /* past t_end: the s that lands on it, by false position on t(s)
+         * inside the bracket [0, taken] (the Illinois rule: the end that
+         * stays has its value halved) */
+        const double want = t_end - a->t;
+        double s0 = 0, t0 = -want, s1 = taken, t1 = trial.y[it] - want;
+        int side = 0;
+        vec best = trial;
+        for (int k = 0; k < 100 && !st; k++) {
+            double s2 = (s0 * t1 - s1 * t0) / (t1 - t0);
+            if (!(s2 > s0 && s2 < s1))
+                s2 = 0.5 * (s0 + s1);
+            vec z = y;
+            int kk = 0;
+            double e = 0;
+            if (gbs_step(a, &y, s2, &z, &kk, &e) != 0) {
+                st = orr_fail(err, ORR_ERR_ARG, "regularised group: the last step to t = %g did "
+                              "not converge", t_end);
+                break;
+            }
+            const double t2 = z.y[it] - want;
+            best = z;
+            if (t2 == 0 || fabs(t2) <= 4 * 2.3e-16 * fmax(fabs(t_end), 1e-300) || s1 - s0 <= 0)
+                break;
+            if ((t2 < 0) == (t0 < 0)) {   /* s2 replaces the lower end */
+                s0 = s2, t0 = t2;
+                if (side == -1)
+                    t1 *= 0.5;
+                side = -1;
+            } else {
+                s1 = s2, t1 = t2;
+                if (side == 1)
+                    t0 *= 0.5;
+                side = 1;
+            }
+        }
+        if (st)
+            break;
+        store(a, &best);
+        a->t = t_end;   /* within rounding of it */
+        a->steps++;
+    }
+    return st;
+}

@@ -1,0 +1,115 @@
+-- test_fewbody: orrery.fewbody{}, a few bodies by algorithmic
+-- regularisation (core/integrate/ar.h), against analytic solutions: a
+-- binary of eccentricity 0.99 over 10^4 orbits (energy and phase against
+-- Kepler's equation), the cost at eccentricities 0.9, 0.99 and 0.999, a
+-- hyperbolic encounter's deflection, and the errors.  Burrau's problem
+-- against REBOUND is in tests/test_rebound.py.
+local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
+local orrery = require "orrery"
+
+-- a binary of masses 0.5 + 0.5 (G M = 1), semi-major axis 1, at pericentre
+local function binary(e)
+  local rp, vp = 1 - e, math.sqrt((1 + e) / (1 - e))
+  return orrery.fewbody{ bodies = { { x = -0.5 * rp, vy = -0.5 * vp, m = 0.5 },
+                                    { x = 0.5 * rp, vy = 0.5 * vp, m = 0.5 } } }
+end
+
+-- the relative position on the Kepler ellipse at time t (n = 1)
+local function kepler(e, t)
+  local M = math.fmod(t, 2 * math.pi)
+  local E = M
+  for _ = 1, 100 do
+    local d = (E - e * math.sin(E) - M) / (1 - e * math.cos(E))
+    E = E - d
+    if math.abs(d) < 1e-16 then break end
+  end
+  return math.cos(E) - e, math.sqrt(1 - e * e) * math.sin(E)
+end
+
+T.test("a binary of e = 0.99 over 10^4 orbits: energy and phase against Kepler", function()
+  local e = 0.99
+  local fb = binary(e)
+  local e0 = fb:energy()
+  local t = 2 * math.pi * 1e4
+  fb:advance(t)
+  T.eq(fb.time, t)
+  local a, b = fb:body(1), fb:body(2)
+  local kx, ky = kepler(e, t)
+  local dphi = math.abs(math.atan(b.y - a.y, b.x - a.x) - math.atan(ky, kx))
+  local de = math.abs((fb:energy() - e0) / e0)
+  print(("    %d steps, %d kicks: |dE/E| %.1e, phase %.1e of an orbit"):format(fb.steps,
+    fb.kicks, de, dphi / (2 * math.pi)))
+  T.ok(de < 1e-10, "energy " .. de)
+  T.ok(dphi / (2 * math.pi) < 1e-6, "phase " .. dphi / (2 * math.pi))
+end)
+
+T.test("the cost does not depend on the eccentricity (0.9, 0.99, 0.999)", function()
+  local kicks = {}
+  for _, e in ipairs{ 0.9, 0.99, 0.999 } do
+    local fb = binary(e)
+    fb:advance(2 * math.pi * 100)
+    kicks[#kicks + 1] = fb.kicks
+  end
+  local lo, hi = math.min(table.unpack(kicks)), math.max(table.unpack(kicks))
+  print(("    kicks for 100 orbits: %d, %d, %d"):format(table.unpack(kicks)))
+  T.ok(hi / lo < 1.5, ("%d against %d"):format(hi, lo))
+end)
+
+-- a hyperbolic conic's asymptotic directions from a state (G M = 1, relative)
+local function asymptotes(x, y, vx, vy)
+  local r, v2 = math.sqrt(x * x + y * y), vx * vx + vy * vy
+  local h = x * vy - y * vx
+  local ex, ey = vy * h - x / r, -vx * h - y / r   -- the eccentricity vector
+  local e = math.sqrt(ex * ex + ey * ey)
+  local px, py = ex / e, ey / e
+  local qx, qy = -py * (h > 0 and 1 or -1), px * (h > 0 and 1 or -1)
+  local c, s = -1 / e, math.sqrt(1 - 1 / (e * e))   -- cos and sin of the asymptote's anomaly
+  return { -(c * px - s * qx), -(c * py - s * qy) },   -- incoming velocity direction
+         { c * px + s * qx, c * py + s * qy }, e, v2 / 2 - 1 / r, h
+end
+
+T.test("a hyperbolic encounter's deflection against the analytic angle", function()
+  -- from 200 apart, speed at infinity 0.6, moving along x at 0.8 off the axis
+  -- (the conic's own impact parameter and speed at infinity give the angle)
+  local vinf, b = 0.6, 0.8
+  local x, y = -200, b
+  local vx, vy = math.sqrt(vinf ^ 2 + 2 / math.sqrt(x * x + y * y)), 0
+  local fb = orrery.fewbody{ bodies = { { x = x / 2, y = y / 2, vx = vx / 2, vy = vy / 2, m = 0.5 },
+                                        { x = -x / 2, y = -y / 2, vx = -vx / 2, vy = -vy / 2, m = 0.5 } } }
+  local function rel()
+    local p, q = fb:body(1), fb:body(2)
+    return p.x - q.x, p.y - q.y, p.vx - q.vx, p.vy - q.vy
+  end
+  local uin, _, e0, en0, h0 = asymptotes(rel())
+  fb:advance(2 * 200 / vinf)   -- to as far on the other side
+  local _, uout = asymptotes(rel())
+  local measured = math.acos(uin[1] * uout[1] + uin[2] * uout[2])
+  local bb = math.abs(h0) / math.sqrt(2 * en0)
+  local analytic = 2 * math.atan(1 / (bb * 2 * en0))
+  print(("    deflection %.15f rad, analytic %.15f (e = %.6f)"):format(measured, analytic, e0))
+  T.near(measured, analytic, 1e-10)
+end)
+
+T.test("bad input is refused, naming it", function()
+  local two = { { x = 1, m = 1 }, { x = -1, m = 1 } }
+  T.raises("orrery.fewbody: 2 to 16 bodies (got 1)", orrery.fewbody, { bodies = { { m = 1 } } })
+  T.raises("orrery.fewbody: regularised group: body 2's mass must be positive (got 0)",
+    orrery.fewbody, { bodies = { { x = 1, m = 1 }, { x = -1, m = 0 } } })
+  T.raises("orrery.fewbody: regularised group: bodies 1 and 2 are at the same place",
+    orrery.fewbody, { bodies = { { m = 1 }, { m = 1 } } })
+  T.raises("^orrery.fewbody: unknown key 'dt'", orrery.fewbody, { bodies = two, dt = 1 })
+  T.raises("orrery.fewbody: 'tol' must be a number from 1e-16 to 1e-6 (got 0.1)",
+    orrery.fewbody, { bodies = two, tol = 0.1 })
+  T.raises("orrery.fewbody: body 2: 'vx' must be a finite number (got inf)", orrery.fewbody,
+    { bodies = { { x = 1, m = 1 }, { x = -1, vx = 1 / 0, m = 1 } } })
+  local fb = orrery.fewbody{ bodies = two }
+  fb:advance(1)
+  T.raises("^bad argument #1 to 'advance' %(time must be finite and >= the current time 1",
+    fb.advance, fb, 0.5)
+  T.eq(fb.n, 2); T.eq(fb.G, 1); T.eq(fb.tol, 1e-14)
+  -- orrery.Bodies too
+  local k = orrery.fewbody{ bodies = orrery.ic.kepler{ e = 0.5 } }
+  T.eq(k.n, 2)
+end)
+
+T.done()
