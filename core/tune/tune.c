@@ -791,7 +791,11 @@ static orr_status coarse(tuner *t, int *spent, orr_error *err)
             sfill *= 2;
         int splits[3] = {sfill, smax < 4 * sfill ? smax : 4 * sfill, 1};
         const int (*order)[2] = coarse_order;
-        if (online_cpus() >= 4) {   /* compile the whole coarse grid at once, in parallel */
+        /* compile the whole coarse grid at once, in parallel, unless the
+         * default's pass already ended the search (launch-bound: a first
+         * start of a 48-body simulation built the grid for 77 s on a 2 x H100
+         * machine and then tried none of it) */
+        if (online_cpus() >= 4 && budget_left(t)) {
             params list[3 + 3 * NORDER];
             int count = 0;
             for (int k = 0; k < 3; k++) {
