@@ -5,6 +5,8 @@
 #include "checkpoint.h"
 #include "h5util.h"
 #include "law.h"
+#include "field.h"
+#include "frame.h"
 #include "textio.h"
 #include "util.h"
 
@@ -258,6 +260,96 @@ static orr_status write_integrator(hid_t file, orr_sim *s, const char *path, orr
     return r < 0 ? orr_h5_write_failed(path, "Integrator", err) : ORR_OK;
 }
 
+/* Fields: every external field as it is now (name, origin, doc, its code and
+ * expression with their lines, its params with their values, runtime
+ * flags, units and docs), so a restart builds the same source. */
+static orr_status write_fields(hid_t file, orr_sim *s, const char *path, orr_error *err)
+{
+    const orr_fieldset *fs = orr_sim_fields(s);
+    if (fs->n == 0)
+        return ORR_OK;
+    hid_t g = H5Gcreate2(file, "Fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = g < 0 ? -1 : orr_h5_put_int(g, "count", fs->n);
+    for (int k = 0; r >= 0 && k < fs->n; k++) {
+        const orr_field *f = &fs->f[k];
+        char name[32];
+        snprintf(name, sizeof name, "field%d", k);
+        hid_t h = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        r = h < 0 ? -1 : orr_h5_put_string(h, "name", f->name);
+        const char *strs[][2] = {{"doc", f->doc},           {"origin", f->origin},
+                                 {"accel", f->accel},       {"potential", f->potential},
+                                 {"jerk", f->jerk},         {"expr", f->expr}};
+        for (size_t q = 0; r >= 0 && q < sizeof strs / sizeof strs[0]; q++)
+            r = orr_h5_put_string(h, strs[q][0], strs[q][1] ? strs[q][1] : "");
+        const int ints[] = {f->builtin, f->accel_line, f->potential_line, f->jerk_line,
+                            f->expr_line, f->nparams};
+        if (r >= 0)
+            r = orr_h5_put_attr(h, "flags", H5T_STD_I32LE, H5T_NATIVE_INT, 6, ints);
+        if (r >= 0 && f->nparams) {
+            double v[ORR_FIELD_MAX_PARAMS], cgs[ORR_FIELD_MAX_PARAMS];
+            int rt[ORR_FIELD_MAX_PARAMS], given[ORR_FIELD_MAX_PARAMS];
+            char names[ORR_FIELD_MAX_PARAMS * (ORR_LAW_NAME_MAX + 1) + 1] = "",
+                 units[ORR_FIELD_MAX_PARAMS * 13 + 1] = "",
+                 docs[ORR_FIELD_MAX_PARAMS * 97 + 1] = "";
+            for (int q = 0; q < f->nparams; q++) {
+                const orr_field_param *p = &f->params[q];
+                v[q] = p->value, cgs[q] = p->cgs, rt[q] = p->runtime, given[q] = p->given;
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         q ? "," : "", p->name);
+                snprintf(units + strlen(units), sizeof units - strlen(units), "%s%s",
+                         q ? "," : "", p->unit);
+                snprintf(docs + strlen(docs), sizeof docs - strlen(docs), "%s%s",
+                         q ? "\n" : "", p->doc);
+            }
+            r = orr_h5_put_string(h, "param_names", names);
+            if (r >= 0)
+                r = orr_h5_put_string(h, "param_units", units);
+            if (r >= 0)
+                r = orr_h5_put_string(h, "param_docs", docs);
+            if (r >= 0)
+                r = orr_h5_put_doubles(h, "param_values", v, (hsize_t)f->nparams);
+            if (r >= 0)
+                r = orr_h5_put_doubles(h, "param_cgs", cgs, (hsize_t)f->nparams);
+            if (r >= 0)
+                r = orr_h5_put_attr(h, "param_runtime", H5T_STD_I32LE, H5T_NATIVE_INT,
+                                    (hsize_t)f->nparams, rt);
+            if (r >= 0)
+                r = orr_h5_put_attr(h, "param_given", H5T_STD_I32LE, H5T_NATIVE_INT,
+                                    (hsize_t)f->nparams, given);
+        }
+        orr_h5_close(&h, H5Gclose);
+    }
+    orr_h5_close(&g, H5Gclose);
+    return r < 0 ? orr_h5_write_failed(path, "Fields", err) : ORR_OK;
+}
+
+/* Frame: where it started (the config) and its centre's orbit so far. */
+static orr_status write_frame(hid_t file, orr_sim *s, const char *path, orr_error *err)
+{
+    const orr_sim_config *c = orr_sim_config_of(s);
+    if (!c->frame)
+        return ORR_OK;
+    double *nodes = NULL;
+    long count = 0;
+    orr_status st = orr_sim_frame_nodes(s, &nodes, &count, err);
+    if (st)
+        return st;
+    hid_t g = H5Gcreate2(file, "Frame", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = g < 0 ? -1 : orr_h5_put_doubles(g, "center", c->frame_center, 3);
+    if (r >= 0)
+        r = orr_h5_put_doubles(g, "velocity", c->frame_velocity, 3);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "step", c->frame_step);
+    if (r >= 0)
+        r = orr_h5_put_long(g, "node_count", count);
+    if (r >= 0)
+        r = orr_h5_put_dataset(g, "nodes", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)count,
+                               ORR_FRAME_NODE, nodes);
+    free(nodes);
+    orr_h5_close(&g, H5Gclose);
+    return r < 0 ? orr_h5_write_failed(path, "Frame", err) : ORR_OK;
+}
+
 static orr_status fill_checkpoint(hid_t file, void *ctx, orr_error *err)
 {
     const checkpoint_job *j = ctx;
@@ -270,17 +362,16 @@ static orr_status fill_checkpoint(hid_t file, void *ctx, orr_error *err)
         st = write_output(file, j->out, j->path, err);
     if (!st)
         st = write_integrator(file, j->s, j->path, err);
+    if (!st)
+        st = write_fields(file, j->s, j->path, err);
+    if (!st)
+        st = write_frame(file, j->s, j->path, err);
     return st;
 }
 
 orr_status orr_checkpoint_write(orr_sim *s, const char *path, const orr_output_state *out,
                                 orr_error *err)
 {
-    const orr_fieldset *fs = orr_sim_fields(s);
-    if (fs->n)   /* a restart without them would go on in another potential */
-        return orr_fail(err, ORR_ERR_ARG, "cannot checkpoint to '%s': checkpoints do not carry "
-                        "external fields yet (this simulation has field '%s')", path,
-                        fs->f[0].name);
     checkpoint_job job = {s, path, out};
     return orr_snapshot_write_with(s, path, NULL, 0, fill_checkpoint, &job, err);
 }
@@ -582,6 +673,155 @@ static orr_status read_force(hid_t file, const char *path, orr_checkpoint *ck, o
     return st;
 }
 
+/* The part of list (separated by sep) numbered k into out[size]. */
+static void nth(const char *list, char sep, int k, char *out, size_t size)
+{
+    const char *p = list;
+    for (int i = 0; i < k && p; i++) {
+        p = strchr(p, sep);
+        p = p ? p + 1 : NULL;
+    }
+    size_t len = 0;
+    if (p) {
+        const char *e = strchr(p, sep);
+        len = e ? (size_t)(e - p) : strlen(p);
+    }
+    len = len < size - 1 ? len : size - 1;
+    if (p)
+        memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+/* One field of group Fields, as stored. */
+static orr_status read_one_field(hid_t h, const char *where, const char *path, orr_field *f,
+                                 orr_error *err)
+{
+    char name[sizeof f->name], doc[sizeof f->doc];
+    int flags[6];
+    char *txt[5] = {NULL, NULL, NULL, NULL, NULL};   /* origin accel potential jerk expr */
+    static const char *const keys[5] = {"origin", "accel", "potential", "jerk", "expr"};
+    orr_status st = ORR_OK;
+    if (need_string(h, where, "name", name, sizeof name, path, err) < 0 ||
+        need_string(h, where, "doc", doc, sizeof doc, path, err) < 0 ||
+        need_attr(h, where, "flags", H5T_NATIVE_INT, 6, flags, path, err) < 0)
+        return err ? err->code : ORR_ERR_IO;
+    for (int q = 0; !st && q < 5; q++)
+        if (!(txt[q] = get_long_string(h, where, keys[q], path, err)))
+            st = err ? err->code : ORR_ERR_IO;
+    if (!st && (flags[5] < 0 || flags[5] > ORR_FIELD_MAX_PARAMS))
+        st = orr_read_failed(path, err, "%s has %d params", where, flags[5]);
+    if (!st)
+        st = orr_field_init(f, name, txt[0], err);
+    if (!st) {
+        snprintf(f->doc, sizeof f->doc, "%s", doc);
+        f->builtin = flags[0];
+    }
+    if (!st && flags[5] > 0) {
+        char names[ORR_FIELD_MAX_PARAMS * (ORR_LAW_NAME_MAX + 1) + 1],
+            units[ORR_FIELD_MAX_PARAMS * 13 + 1], docs[ORR_FIELD_MAX_PARAMS * 97 + 1];
+        double v[ORR_FIELD_MAX_PARAMS], cgs[ORR_FIELD_MAX_PARAMS];
+        int rt[ORR_FIELD_MAX_PARAMS], given[ORR_FIELD_MAX_PARAMS];
+        const int np = flags[5];
+        if (need_string(h, where, "param_names", names, sizeof names, path, err) < 0 ||
+            need_string(h, where, "param_units", units, sizeof units, path, err) < 0 ||
+            need_string(h, where, "param_docs", docs, sizeof docs, path, err) < 0 ||
+            need_attr(h, where, "param_values", H5T_NATIVE_DOUBLE, np, v, path, err) < 0 ||
+            need_attr(h, where, "param_cgs", H5T_NATIVE_DOUBLE, np, cgs, path, err) < 0 ||
+            need_attr(h, where, "param_runtime", H5T_NATIVE_INT, np, rt, path, err) < 0 ||
+            need_attr(h, where, "param_given", H5T_NATIVE_INT, np, given, path, err) < 0)
+            st = err ? err->code : ORR_ERR_IO;
+        for (int q = 0; !st && q < np; q++) {
+            char pn[ORR_LAW_NAME_MAX];
+            nth(names, ',', q, pn, sizeof pn);
+            st = orr_field_add_param(f, pn, v[q], err);
+            if (!st && rt[q])
+                st = orr_field_set_runtime(f, pn, err);
+            if (!st) {
+                orr_field_param *p = &f->params[q];
+                p->cgs = cgs[q];
+                p->given = given[q];
+                nth(units, ',', q, p->unit, sizeof p->unit);
+                nth(docs, '\n', q, p->doc, sizeof p->doc);
+            }
+        }
+    }
+    if (!st)   /* the code as it was (an expression's too, folded as it was) */
+        st = orr_field_set_code(f, txt[1], txt[2], txt[3], err);
+    if (!st && txt[4][0]) {
+        free(f->expr);
+        f->expr = txt[4];
+        txt[4] = NULL;
+    }
+    if (!st) {
+        f->accel_line = flags[1], f->potential_line = flags[2], f->jerk_line = flags[3];
+        f->expr_line = flags[4];
+        st = orr_field_validate(f, err);
+    }
+    for (int q = 0; q < 5; q++)
+        free(txt[q]);
+    return st;
+}
+
+/* Fields and Frame: optional (a run without fields or frame). */
+static orr_status read_fields(hid_t file, const char *path, orr_checkpoint *ck, orr_error *err)
+{
+    orr_status st = ORR_OK;
+    if (H5Lexists(file, "Fields", H5P_DEFAULT) > 0) {
+        hid_t g = H5Gopen2(file, "Fields", H5P_DEFAULT);
+        int count = 0;
+        if (g < 0 || need_attr(g, "Fields", "count", H5T_NATIVE_INT, 1, &count, path, err) < 0)
+            st = err && err->code ? err->code : orr_read_failed(path, err, "Fields cannot be read");
+        if (!st && (count < 1 || count > ORR_FIELD_MAX))
+            st = orr_read_failed(path, err, "Fields has %d fields", count);
+        for (int k = 0; !st && k < count; k++) {
+            char name[32], where[48];
+            snprintf(name, sizeof name, "field%d", k);
+            snprintf(where, sizeof where, "Fields/%s", name);
+            hid_t h = H5Lexists(g, name, H5P_DEFAULT) > 0 ? H5Gopen2(g, name, H5P_DEFAULT) : -1;
+            orr_field f;
+            memset(&f, 0, sizeof f);
+            st = h < 0 ? orr_read_failed(path, err, "no group %s", where)
+                       : read_one_field(h, where, path, &f, err);
+            if (!st)
+                st = orr_fieldset_add(&ck->fields, &f, err);
+            orr_field_free(&f);
+            orr_h5_close(&h, H5Gclose);
+        }
+        orr_h5_close(&g, H5Gclose);
+        if (!st)
+            ck->config.fields = &ck->fields;
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (!st && H5Lexists(file, "Frame", H5P_DEFAULT) > 0) {
+        hid_t g = H5Gopen2(file, "Frame", H5P_DEFAULT);
+        long count = 0;
+        if (g < 0 ||
+            need_attr(g, "Frame", "center", H5T_NATIVE_DOUBLE, 3, ck->config.frame_center, path,
+                      err) < 0 ||
+            need_attr(g, "Frame", "velocity", H5T_NATIVE_DOUBLE, 3, ck->config.frame_velocity,
+                      path, err) < 0 ||
+            need_attr(g, "Frame", "step", H5T_NATIVE_DOUBLE, 1, &ck->config.frame_step, path,
+                      err) < 0 ||
+            need_attr(g, "Frame", "node_count", H5T_NATIVE_LONG, 1, &count, path, err) < 0)
+            st = err && err->code ? err->code : orr_read_failed(path, err, "Frame cannot be read");
+        if (!st && (count < 1 || count > 100000000L))
+            st = orr_read_failed(path, err, "Frame has %ld nodes", count);
+        if (!st && !(ck->frame_nodes = malloc(sizeof(double) * ORR_FRAME_NODE * (size_t)count)))
+            st = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        if (!st && orr_h5_get_dataset(g, "Frame", "nodes", count, ORR_FRAME_NODE, 0, 0,
+                                      ck->frame_nodes, path, err) != 1)
+            st = err && err->code ? err->code : orr_read_failed(path, err, "Frame/nodes cannot be "
+                                                                "read");
+        orr_h5_close(&g, H5Gclose);
+        if (!st) {
+            ck->frame_count = count;
+            ck->config.frame = 1;
+        }
+    }
+    H5Eclear2(H5E_DEFAULT);
+    return st;
+}
+
 /* Output: optional (all 0 when absent). */
 static orr_status read_output(hid_t file, const char *path, orr_checkpoint *ck, orr_error *err)
 {
@@ -759,6 +999,8 @@ orr_status orr_checkpoint_read(const char *path, orr_checkpoint *ck, orr_error *
         st = read_output(file, path, ck, err);
     if (!st)
         st = read_integrator(file, path, ck, err);
+    if (!st)
+        st = read_fields(file, path, ck, err);
     orr_h5_close(&file, H5Fclose);
     if (st)
         orr_checkpoint_free(ck);
@@ -779,6 +1021,11 @@ void orr_checkpoint_free(orr_checkpoint *ck)
         orr_law_free(&ck->law);
     ck->have_law = 0;
     ck->config.law = NULL;
+    orr_fieldset_free(&ck->fields);
+    ck->config.fields = NULL;
+    free(ck->frame_nodes);
+    ck->frame_nodes = NULL;
+    ck->frame_count = 0;
 }
 
 /* Over several ranks, each having read the checkpoint for itself (one node
@@ -836,6 +1083,12 @@ orr_status orr_checkpoint_restore(const orr_checkpoint *ck, orr_sim **out, char 
     orr_status st = orr_sim_create(&s, &c, notice, notice_size, err);
     if (st)
         return st;
+    if (ck->frame_count &&   /* the centre's orbit as it was, before anything reads it */
+        (st = orr_sim_set_frame_nodes(s, ck->frame_nodes, ck->frame_count, err)) != ORR_OK) {
+        orr_error_context(err, "checkpoint's Frame");
+        orr_sim_destroy(s);
+        return st;
+    }
     double *pos, *vel;
     st = orr_sim_pos(s, &pos, err);
     if (!st)

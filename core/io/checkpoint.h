@@ -24,9 +24,11 @@ typedef struct {
     orr_render_view view;   /* the frames' extent and colour range */
 } orr_output_state;
 
-/* Writes a checkpoint of s (out may be NULL: counters 0, no view); a
- * simulation with external fields is refused (ORR_ERR_ARG: not stored
- * yet).  Over
+/* Writes a checkpoint of s (out may be NULL: counters 0, no view), its
+ * external fields and frame included (groups Fields and Frame: every field's
+ * code, params and flags as they are, the frame's start and its centre's
+ * orbit so far, so a restart compiles the same kernels and follows the same
+ * centre).  Over
  * several ranks every rank calls it, rank 0 writes, and every rank returns
  * rank 0's result (orr_sim_write_once). */
 orr_status orr_checkpoint_write(orr_sim *s, const char *path, const orr_output_state *out,
@@ -49,6 +51,10 @@ typedef struct {
     orr_output_state output;
     orr_snapshot bodies;
     orr_law law;             /* the force law as stored (config.law points here) */
+    orr_fieldset fields;     /* the external fields as stored (config.fields points here) */
+    double *frame_nodes;     /* the frame's centre's orbit (frame.h: ORR_FRAME_NODE doubles
+                                a node; heap), NULL without a frame */
+    long frame_count;
     int have_law;            /* 0 for a checkpoint that names its law only */
     int integ_current;       /* its fields describe the state (Integrator/current; 1 when
                                 absent); 0: none stored, the integrator starts afresh */

@@ -277,6 +277,52 @@ int orr_frame_take_error(orr_frame *f, char *buf, size_t size)
     return 1;
 }
 
+orr_status orr_frame_nodes(const orr_frame *f, double **out, long *count, orr_error *err)
+{
+    double *d = malloc(sizeof(double) * ORR_FRAME_NODE * (size_t)(f->count > 0 ? f->count : 1));
+    if (!d)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (long k = 0; k < f->count; k++) {
+        const node *n = &f->nodes[k];
+        double *q = d + ORR_FRAME_NODE * k;
+        q[0] = n->t;
+        memcpy(q + 1, n->x, sizeof n->x);
+        memcpy(q + 4, n->v, sizeof n->v);
+        memcpy(q + 7, n->a, sizeof n->a);
+    }
+    *out = d;
+    *count = f->count;
+    return ORR_OK;
+}
+
+orr_status orr_frame_set_nodes(orr_frame *f, const double *nodes, long count, orr_error *err)
+{
+    if (count < 1)
+        return orr_fail(err, ORR_ERR_ARG, "frame: no nodes to restore");
+    for (long k = 0; k < count; k++) {
+        for (int q = 0; q < ORR_FRAME_NODE; q++)
+            if (!isfinite(nodes[ORR_FRAME_NODE * k + q]))
+                return orr_fail(err, ORR_ERR_ARG, "frame: node %ld is not finite", k);
+        if (k > 0 && !(nodes[ORR_FRAME_NODE * k] > nodes[ORR_FRAME_NODE * (k - 1)]))
+            return orr_fail(err, ORR_ERR_ARG, "frame: its nodes' times do not increase (node %ld)",
+                            k);
+    }
+    if (grow(f, count))
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    for (long k = 0; k < count; k++) {
+        node *n = &f->nodes[k];
+        const double *q = nodes + ORR_FRAME_NODE * k;
+        n->t = q[0];
+        memcpy(n->x, q + 1, sizeof n->x);
+        memcpy(n->v, q + 4, sizeof n->v);
+        memcpy(n->a, q + 7, sizeof n->a);
+    }
+    f->count = count;
+    f->latest = nodes[ORR_FRAME_NODE * (count - 1)];
+    f->error[0] = '\0';
+    return ORR_OK;
+}
+
 double orr_frame_step(const orr_frame *f)
 {
     return f->h;

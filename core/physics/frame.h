@@ -48,6 +48,14 @@ orr_status orr_frame_at(orr_frame *f, double t, double R[3], double V[3], double
 orr_status orr_frame_set_field_runtime(orr_frame *f, const double *fv, double t,
                                        orr_error *err);
 
+/* The orbit as it is made so far, for a checkpoint: count nodes of
+ * ORR_FRAME_NODE doubles (t, position, velocity, acceleration), into a heap
+ * array *out (free it); and a checkpoint's nodes back (the frame then
+ * continues from them bit for bit). */
+#define ORR_FRAME_NODE 10
+orr_status orr_frame_nodes(const orr_frame *f, double **out, long *count, orr_error *err);
+orr_status orr_frame_set_nodes(orr_frame *f, const double *nodes, long count, orr_error *err);
+
 /* The orbit's given step, or the first node's default one. */
 double orr_frame_step(const orr_frame *f);
 

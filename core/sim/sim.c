@@ -1159,6 +1159,20 @@ int orr_sim_frame(orr_sim *s, double R[3], double V[3], orr_error *err)
     return orr_frame_at(s->frame, orr_sim_time(s), R, V, NULL, err) ? -1 : 1;
 }
 
+orr_status orr_sim_frame_nodes(orr_sim *s, double **nodes, long *count, orr_error *err)
+{
+    *nodes = NULL;
+    *count = 0;
+    return s->frame ? orr_frame_nodes(s->frame, nodes, count, err) : ORR_OK;
+}
+
+orr_status orr_sim_set_frame_nodes(orr_sim *s, const double *nodes, long count, orr_error *err)
+{
+    if (!s->frame)
+        return orr_fail(err, ORR_ERR_ARG, "the simulation has no frame to restore");
+    return orr_frame_set_nodes(s->frame, nodes, count, err);
+}
+
 /* A step that failed where the frame's centre could not be followed: the
  * frame's reason, not what its NaN did to the bodies. */
 static orr_status frame_reason(orr_sim *s, orr_status st, orr_error *err)

@@ -202,6 +202,10 @@ const orr_law *orr_sim_law(const orr_sim *s);
  * and V untouched), -1 where its orbit cannot be made to now (err says
  * why). */
 int orr_sim_frame(orr_sim *s, double R[3], double V[3], orr_error *err);
+/* The frame's orbit so far (frame.h: orr_frame_nodes), for a checkpoint;
+ * *count 0 without a frame.  And a checkpoint's back. */
+orr_status orr_sim_frame_nodes(orr_sim *s, double **nodes, long *count, orr_error *err);
+orr_status orr_sim_set_frame_nodes(orr_sim *s, const double *nodes, long count, orr_error *err);
 /* The simulation's external fields (params as they are now; n = 0: none). */
 const struct orr_fieldset *orr_sim_fields(const orr_sim *s);
 /* The potential energy's two parts: the pair potential and the energy in

@@ -75,11 +75,6 @@ local function check_opts(self, nargs, opts)
       bad("'checkpoint_every' must be a positive integer (got %s)", describe(opts.checkpoint_every))
     end
     out.ck_every, out.ck_path = floor(opts.checkpoint_every), opts.checkpoint or "checkpoint.hdf5"
-    local fields = self.fields   -- refused before the first step, not at the first checkpoint
-    if #fields > 0 then
-      bad("cannot checkpoint to '%s': checkpoints do not carry external fields yet (this "
-        .. "simulation has field '%s')", out.ck_path, fields[1])
-    end
   end
   if opts.checkpoint ~= nil and (type(opts.checkpoint) ~= "string" or not out.ck_every) then
     bad("'checkpoint' must be a file name, with 'checkpoint_every' (got %s)",

@@ -293,6 +293,61 @@ T.test("snapshots carry the centre, text ones too, and read it back", function()
   end
 end)
 
+T.test("checkpoints carry fields and the frame: a restored run goes on bit for bit", function()
+  local wave = orrery.field{ name = "wave", params = { k = 0.02, w = 3 }, runtime_params = { "k" },
+                             potential = "k*(x*x - y*y)*(1 + w*t)" }
+  for _, integ in ipairs{ "yoshida4", "hermite" } do
+    for _, framed in ipairs{ false, true } do
+      local function make1()
+        local o = { precision = "double", backend = "cpu", integrator = integ, softening = 0.01,
+          fields = { orrery.field("plummer", { M = 5, b = 0.3 }), wave },
+          bodies = orrery.ic.plummer{ n = 24, seed = 31, mass = 1e-3, radius = 0.05 } }
+        if integ == "hermite" then o.dt_max, o.eta = 1 / 32, 0.02 else o.dt = 1 / 256 end
+        if framed then o.frame = { center = { 1.2, 0, 0.1 }, velocity = { 0, 1.5, 0.2 } } end
+        return orrery.simulation(o)
+      end
+      local tag = integ .. (framed and " in a frame" or "")
+      local a <close> = make1()
+      local ck0 = os.tmpname() .. ".hdf5"
+      a:checkpoint(ck0)                    -- before the first step
+      a:run{ steps = 5, progress = false }
+      a:set_param("wave.k", 0.05)          -- runtime
+      local ck = os.tmpname() .. ".hdf5"
+      a:checkpoint(ck)
+      a:run{ steps = 5, progress = false }
+      a:set_param("wave.w", 2)             -- baked: a new kernel
+      a:run{ steps = 3, progress = false }
+      local b <close> = orrery.restore(ck)
+      local ck2 = os.tmpname() .. ".hdf5"
+      b:checkpoint(ck2)                    -- right after a restore
+      b:run{ steps = 5, progress = false }
+      b:set_param("wave.w", 2)
+      b:run{ steps = 3, progress = false }
+      T.eq(b.time, a.time, tag)
+      T.same_bodies(a, b, tag)
+      if framed then
+        for k = 1, 3 do
+          T.eq(b.frame.center[k], a.frame.center[k], tag)
+          T.eq(b.frame.velocity[k], a.frame.velocity[k], tag)
+        end
+      end
+      T.eq(b:param("wave.k"), 0.05, tag)
+      -- the run from before its first step, and from right after a restore, alike
+      for _, path in ipairs{ ck0, ck2 } do
+        local c <close> = orrery.restore(path)
+        local todo = path == ck0 and 5 or 0
+        c:run{ steps = todo, progress = false }
+        if path == ck0 then c:set_param("wave.k", 0.05) end
+        c:run{ steps = 5, progress = false }
+        c:set_param("wave.w", 2)
+        c:run{ steps = 3, progress = false }
+        T.same_bodies(a, c, tag .. " from " .. (path == ck0 and "the start" or "a restore"))
+      end
+      os.remove(ck0); os.remove(ck); os.remove(ck2)
+    end
+  end
+end)
+
 T.test("bad frames are refused, naming what is wrong", function()
   local base = { n = 2, backend = "cpu", fields = { "point_mass" } }
   local function with(k, v)
