@@ -293,8 +293,8 @@ static void test_bad_params(void **state)
     assert_int_equal(g->generate(2, 1, p, pos, vel, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "kepler: e must be in [0, 1) (got 1.5)");
     g = orr_ic_find("plummer");
-    double m = -1;
-    assert_int_equal(g->generate(10, 1, &m, pos, vel, &err), ORR_ERR_ARG);
+    double m[3] = {-1, 1, 1};   /* mass, radius, G */
+    assert_int_equal(g->generate(10, 1, m, pos, vel, &err), ORR_ERR_ARG);
     assert_string_equal(err.msg, "plummer: mass must be positive (got -1)");
     assert_null(orr_ic_find("nope"));
 }

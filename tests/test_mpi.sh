@@ -182,8 +182,9 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     bad "bitwise: frames differ between 1, 2 and 3 ranks (or were not written): $frames of 4 alike"
   fi
   ck="$here/mpi/checkpoint.lua"
-  for integ in yoshida4 hermite; do
+  for integ in yoshida4 hermite frame; do
     export ORRERY_TEST_HERMITE=$([ "$integ" = hermite ] && echo 1 || echo 0)
+    export ORRERY_TEST_FRAME=$([ "$integ" = frame ] && echo 1 || echo 0)
     if run 1 "$ck" straight s20.txt 20 && run 3 "$ck" start c3.hdf5 10 &&
        run 2 "$ck" resume c3.hdf5 10 r32.txt && run 2 "$ck" start c2.hdf5 10 &&
        run 1 "$ck" resume c2.hdf5 10 r21.txt; then
@@ -197,7 +198,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     fi
     rm -f "$tmp"/s20.txt "$tmp"/r32.txt "$tmp"/r21.txt "$tmp"/c3.hdf5 "$tmp"/c2.hdf5
   done
-  unset ORRERY_TEST_HERMITE
+  unset ORRERY_TEST_HERMITE ORRERY_TEST_FRAME
   # bench over 2 ranks: rank 0 alone prints, one CSV header and a row per N
   # with today's columns then ranks, times, share and efficiency
   (cd "$tmp" && TMPDIR="$tmp" timeout 120 mpirun "${opts[@]}" -np 2 "$orr" bench --backend cpu \

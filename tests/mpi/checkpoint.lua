@@ -1,6 +1,7 @@
 -- checkpoint: a run that stops and goes on, on any number of ranks (CPU);
 -- yoshida4 steps, or with ORRERY_TEST_HERMITE=1 hermite block steps (each
--- body's own step and its acceleration and jerk are in the checkpoint).
+-- body's own step and its acceleration and jerk are in the checkpoint), or
+-- with ORRERY_TEST_FRAME=1 in external fields and a frame (float).
 --   orrery run tests/mpi/checkpoint.lua start CKPT STEPS     a fresh run, STEPS steps, checkpoint
 --   orrery run tests/mpi/checkpoint.lua resume CKPT STEPS OUT  CKPT restored, STEPS more, bodies to OUT
 --   orrery run tests/mpi/checkpoint.lua straight OUT STEPS    STEPS steps in one go, bodies to OUT
@@ -8,6 +9,13 @@ local orrery = require "orrery"
 local mode, path, steps, out = arg[1], arg[2], math.tointeger(tonumber(arg[3])), arg[4]
 
 local function fresh()
+  if os.getenv("ORRERY_TEST_FRAME") == "1" then   -- external fields and a frame that follows
+    local tide = orrery.field{ name = "tide", params = { k = 0.02 }, runtime_params = { "k" },
+                               potential = "k*(x*x - z*z)*(1 + t)" }
+    return orrery.simulation{ bodies = orrery.ic.plummer{ n = 89, seed = 23, radius = 0.05 },
+      backend = "cpu", integrator = "yoshida4", precision = "float", dt = 1e-3,
+      fields = { "milky_way", tide }, frame = { center = { 8, 0, 0.1 }, velocity = { 0, 1.1, 0.05 } } }
+  end
   if os.getenv("ORRERY_TEST_HERMITE") == "1" then
     return orrery.simulation{ bodies = orrery.ic.plummer{ n = 89, seed = 22 }, backend = "cpu",
       integrator = "hermite", precision = "double", dt_max = 1 / 32, softening = 0.01 }
