@@ -52,7 +52,8 @@ static orr_status step_euler(void *state, orr_integ_env *env, orr_error *err)
 
 /* kick-drift-kick with the accelerations valid on entry and exit; the first
  * and last half kicks are given separately so yoshida4 can merge them. */
-static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, orr_error *err)
+static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, int last,
+                      orr_error *err)
 {
     orr_status st = ORR_OK;
     if (!env->acc_valid) {
@@ -66,7 +67,7 @@ static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, orr_er
     if (!st) {   /* drift, exchange and the next force (overlapped over several GPUs) */
         env->acc_valid = 0;
         st = orr_engine_drift_range(env->engine, env->targets, d, err);
-        env->time += d;
+        env->time = last ? env->time_end : env->time + d;
     }
     if (!st) {
         orr_engine_set_time(env->engine, env->time, 0);
@@ -83,7 +84,7 @@ static orr_status kdk(orr_integ_env *env, double k1, double d, double k2, orr_er
 static orr_status step_leapfrog(void *state, orr_integ_env *env, orr_error *err)
 {
     double h = env->dt;
-    return kdk(env, 0.5 * h, h, 0.5 * h, err);
+    return kdk(env, 0.5 * h, h, 0.5 * h, 1, err);
 }
 
 /* Yoshida (1990): three leapfrog substeps of w1 h, w0 h, w1 h, adjacent half
@@ -92,11 +93,11 @@ static orr_status step_yoshida4(void *state, orr_integ_env *env, orr_error *err)
 {
     const double c = cbrt(2.0), w1 = 1.0 / (2.0 - c), w0 = -c / (2.0 - c);
     const double h = env->dt;
-    orr_status st = kdk(env, 0.5 * w1 * h, w1 * h, 0.5 * (w1 + w0) * h, err);
+    orr_status st = kdk(env, 0.5 * w1 * h, w1 * h, 0.5 * (w1 + w0) * h, 0, err);
     if (!st)
-        st = kdk(env, 0, w0 * h, 0.5 * (w0 + w1) * h, err);
+        st = kdk(env, 0, w0 * h, 0.5 * (w0 + w1) * h, 0, err);
     if (!st)
-        st = kdk(env, 0, w1 * h, 0.5 * w1 * h, err);
+        st = kdk(env, 0, w1 * h, 0.5 * w1 * h, 1, err);
     return st;
 }
 

@@ -44,6 +44,11 @@ typedef struct orr_integ_env {
                              interval) begins; a fixed-step scheme moves it on with each
                              drift, and every force evaluation is at it (external fields
                              that depend on time: orr_engine_set_time) */
+    double time_end;      /* the simulation's clock after this step (its compensated sum):
+                             a fixed-step scheme's last force evaluation is at it, not at
+                             its own sum of the drifts, so that a run restored there
+                             computes the same forces (fields that depend on time, a
+                             frame) */
     double dt_max;        /* the simulation's step (dt): what dt is when not shortened */
     double damping;       /* velocity factor for this step (euler only; 1 = none): the
                              simulation's damping^(dt / its dt) */

@@ -710,6 +710,10 @@ static orr_status read_one_field(hid_t h, const char *where, const char *path, o
             st = err ? err->code : ORR_ERR_IO;
     if (!st && (flags[5] < 0 || flags[5] > ORR_FIELD_MAX_PARAMS))
         st = orr_read_failed(path, err, "%s has %d params", where, flags[5]);
+    for (int q = 1; !st && q <= 4; q++)   /* the code's first lines */
+        if (flags[q] < 1)
+            st = orr_read_failed(path, err, "%s: line %d of its code is not a line number", where,
+                                 flags[q]);
     if (!st)
         st = orr_field_init(f, name, txt[0], err);
     if (!st) {

@@ -1497,6 +1497,10 @@ static orr_status one_step(orr_sim *s, double h, orr_error *err)
 {
     orr_integ_env *env = env_of(s);
     env->dt = h;
+    {   /* the clock after the step, as env_of will give it then (clock_add) */
+        const double y = h - s->time_c, t = s->time + y, c = (t - s->time) - y;
+        env->time_end = t - c;
+    }
     if (h != s->cfg.dt && s->cfg.damping != 1)
         env->damping = pow(s->cfg.damping, h / s->cfg.dt);
     s->host_valid = 0;
