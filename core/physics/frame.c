@@ -112,14 +112,10 @@ static int grow(orr_frame *f, long want)
     return 0;
 }
 
-/* The step from node n: the given one, or its dynamical time's share
- * (min(sqrt(|R| / |a|), |V| / |a|) / STEPS_PER_TAU), so that an eccentric
- * orbit takes short steps near its pericentre; 0 where neither is defined
- * (no acceleration). */
-static double step_at(const orr_frame *f, const node *n)
+/* The centre's dynamical time at node n: the smaller of sqrt(|R| / |a|)
+ * and |V| / |a| (infinite without an acceleration). */
+static double tau_at(const node *n)
 {
-    if (f->given)
-        return f->h;
     const double r = sqrt(n->x[0] * n->x[0] + n->x[1] * n->x[1] + n->x[2] * n->x[2]),
                  v = sqrt(n->v[0] * n->v[0] + n->v[1] * n->v[1] + n->v[2] * n->v[2]),
                  a = sqrt(n->a[0] * n->a[0] + n->a[1] * n->a[1] + n->a[2] * n->a[2]);
@@ -128,6 +124,17 @@ static double step_at(const orr_frame *f, const node *n)
         tau = sqrt(r / a);
     if (a > 0 && v > 0 && v / a < tau)
         tau = v / a;
+    return tau;
+}
+
+/* The step from node n: the given one, or its dynamical time's share
+ * (tau_at / STEPS_PER_TAU), so that an eccentric orbit takes short steps
+ * near its pericentre; f->h where that time is not defined. */
+static double step_at(const orr_frame *f, const node *n)
+{
+    if (f->given)
+        return f->h;
+    const double tau = tau_at(n);
     return isfinite(tau) ? tau / STEPS_PER_TAU : f->h;
 }
 
@@ -328,22 +335,6 @@ double orr_frame_step(const orr_frame *f)
     return f->h;
 }
 
-/* The centre's dynamical time at node 0: the smaller of sqrt(|R| / |a|)
- * and |V| / |a| (infinite without an acceleration). */
-static double tau0(const orr_frame *f)
-{
-    const node *n = &f->nodes[0];
-    const double r = sqrt(n->x[0] * n->x[0] + n->x[1] * n->x[1] + n->x[2] * n->x[2]),
-                 v = sqrt(n->v[0] * n->v[0] + n->v[1] * n->v[1] + n->v[2] * n->v[2]),
-                 a = sqrt(n->a[0] * n->a[0] + n->a[1] * n->a[1] + n->a[2] * n->a[2]);
-    double tau = INFINITY;
-    if (a > 0 && r > 0)
-        tau = sqrt(r / a);
-    if (a > 0 && v > 0 && v / a < tau)
-        tau = v / a;
-    return tau;
-}
-
 /* The orbit afresh from (t, R, V). */
 static orr_status restart(orr_frame *f, double t, const double R[3], const double V[3],
                           orr_error *err)
@@ -409,7 +400,7 @@ orr_status orr_frame_create(orr_frame **out, const orr_fieldset *fields, const d
         st = restart(f, t, R, V, err);
     }
     f->given = h > 0;
-    const double tau = st ? 0 : tau0(f);
+    const double tau = st ? 0 : tau_at(&f->nodes[0]);
     if (!st && h == 0 && !isfinite(tau))
         st = orr_fail(err, ORR_ERR_ARG, "frame: the fields give its centre no acceleration "
                       "(at (%g, %g, %g)): give it a step", R[0], R[1], R[2]);
