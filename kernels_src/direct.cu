@@ -1095,23 +1095,36 @@ static __device__ __forceinline__ void orr_lap(int first, unsigned long long &ac
 /* A barrier of every block of the grid (orr_hinterval's; the launch is
  * cooperative, so every block is resident): bar[0] counts the arrivals,
  * the last one resets it and moves the generation bar[1] on, which the
- * others wait for. */
+ * others wait for.  The arrival is an add with release semantics (this
+ * block's writes visible before it counts) and the wait a load with
+ * acquire semantics (the others' writes visible after it), spinning
+ * without sleeps: cheaper than full fences and __nanosleep, whose
+ * shortest sleep is longer than the barrier itself. */
+static __device__ __forceinline__ unsigned orr_ld_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+static __device__ __forceinline__ unsigned orr_add_acq_rel(unsigned *p, unsigned v)
+{
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v)
+                 : "memory");
+    return old;
+}
 static __device__ __forceinline__ void orr_grid_sync(unsigned *bar)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
-        volatile unsigned *gen = bar + 1;
-        const unsigned g = *gen;
-        __threadfence();
-        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+        const unsigned g = orr_ld_acquire(bar + 1);
+        if (orr_add_acq_rel(bar, 1u) == gridDim.x - 1) {
             atomicExch(bar, 0u);
-            __threadfence();
-            atomicAdd(bar + 1, 1u);
+            orr_add_acq_rel(bar + 1, 1u);   /* after the reset, with every arrival's writes */
         } else {
-            while (*gen == g)
-                __nanosleep(32);
+            while (orr_ld_acquire(bar + 1) == g) {
+            }
         }
-        __threadfence();
     }
     __syncthreads();
 }
