@@ -617,6 +617,64 @@ static void test_sim_cuda_matches_cpu(void **state)
     free(vel);
 }
 
+/* The field tests' fields: milky_way and "wave", k (x^2 - y^2)(1 + t)
+ * with k a runtime param. */
+static void wave_fields(orr_fieldset *fs)
+{
+    orr_error err = {0};
+    memset(fs, 0, sizeof *fs);
+    TU_OK(orr_field_builtin("milky_way", &fs->f[0], &err), &err);
+    TU_OK(orr_field_init(&fs->f[1], "wave", "test_gpu.c", &err), &err);
+    TU_OK(orr_field_add_param(&fs->f[1], "k", 0.01, &err), &err);
+    TU_OK(orr_field_set_runtime(&fs->f[1], "k", &err), &err);
+    TU_OK(orr_field_set_expr(&fs->f[1], "k*(x*x - y*y)*(1 + t)", 1, &err), &err);
+    fs->n = 2;
+}
+
+/* One run of the field tests: n bodies (pos, vel) with the fields fs
+ * (frame: about a centre at (1, 0, 0) moving at (0, 1, 0)), integrator
+ * `integ` (hermite: 2 intervals of 1/16, else 50 steps of 1/256), wave.k
+ * changed to 0.02 (runtime: no recompile), as many again; the fields'
+ * energy into *u and the positions into *p (the simulation's). */
+static orr_sim *field_run(long n, const double *pos, const double *vel, orr_precision prec,
+                          const char *integ, orr_backend_kind backend, const orr_fieldset *fs,
+                          int frame, double *u, double **p)
+{
+    orr_error err = {0};
+    const int blocks = strcmp(integ, "hermite") == 0;
+    orr_sim_config c;
+    orr_sim_config_default(&c);
+    c.n = n;
+    c.precision = prec;
+    c.integrator = integ;
+    c.softening = 1e-3;
+    c.G = 1e-3;
+    c.dt = blocks ? 1.0 / 16 : 1.0 / 256;
+    c.fields = fs;
+    c.frame = frame;
+    if (frame)
+        c.frame_center[0] = 1, c.frame_velocity[1] = 1;
+    c.backend = backend;
+    c.tune = ORR_SIM_TUNE_OFF;
+    orr_sim *s = NULL;
+    TU_OK(orr_sim_create(&s, &c, NULL, 0, &err), &err);
+    double *sp, *sv;
+    TU_OK(orr_sim_pos(s, &sp, &err), &err);
+    TU_OK(orr_sim_vel(s, &sv, &err), &err);
+    memcpy(sp, pos, sizeof(double) * 4 * n);
+    memcpy(sv, vel, sizeof(double) * 3 * n);
+    orr_sim_touch(s);
+    TU_OK(orr_sim_step(s, blocks ? 2 : 50, NULL, &err), &err);
+    int re = 1;
+    TU_OK(orr_sim_set_param(s, "wave.k", 0.02, &re, &err), &err);
+    assert_int_equal(re, 0);
+    TU_OK(orr_sim_step(s, blocks ? 2 : 50, NULL, &err), &err);
+    double kin, pair;
+    TU_OK(orr_sim_energy_parts(s, &kin, &pair, u, &err), &err);
+    TU_OK(orr_sim_pos(s, p, &err), &err);
+    return s;
+}
+
 /* External fields on the GPU against the CPU (field.h): a cluster of 3000
  * bodies in milky_way (in galpy's natural units, the cluster at R = 1) and
  * a time-dependent field with a runtime param, every integrator, Hermite's
@@ -636,13 +694,8 @@ static void test_sim_fields(void **state)
             pos[4 * i + d] *= 0.01, vel[3 * i + d] *= 0.01;
         pos[4 * i] += 1, vel[3 * i + 1] += 1, pos[4 * i + 3] *= 1e-6;
     }
-    orr_fieldset fs = {0};
-    TU_OK(orr_field_builtin("milky_way", &fs.f[0], &err), &err);
-    TU_OK(orr_field_init(&fs.f[1], "wave", "test_gpu.c", &err), &err);
-    TU_OK(orr_field_add_param(&fs.f[1], "k", 0.01, &err), &err);
-    TU_OK(orr_field_set_runtime(&fs.f[1], "k", &err), &err);
-    TU_OK(orr_field_set_expr(&fs.f[1], "k*(x*x - y*y)*(1 + t)", 1, &err), &err);
-    fs.n = 2;
+    orr_fieldset fs;
+    wave_fields(&fs);
     const char *integrators[] = {"leapfrog", "yoshida4", "hermite"};
     for (int prec = 0; prec < 3; prec++)
         for (int k = 0; k < 3; k++) {
@@ -650,34 +703,9 @@ static void test_sim_fields(void **state)
                 continue;   /* mixed is Hermite's */
             orr_sim *s[2];
             double u[2], *p[2];
-            for (int b = 0; b < 2; b++) {
-                orr_sim_config c;
-                orr_sim_config_default(&c);
-                c.n = n;
-                c.precision = prec;
-                c.integrator = integrators[k];
-                c.softening = 1e-3;
-                c.G = 1e-3;
-                c.dt = k == 2 ? 1.0 / 16 : 1.0 / 256;
-                c.fields = &fs;
-                c.backend = b ? ORR_BACKEND_CPU : ORR_BACKEND_CUDA;
-                c.tune = ORR_SIM_TUNE_OFF;
-                TU_OK(orr_sim_create(&s[b], &c, NULL, 0, &err), &err);
-                double *sp, *sv;
-                TU_OK(orr_sim_pos(s[b], &sp, &err), &err);
-                TU_OK(orr_sim_vel(s[b], &sv, &err), &err);
-                memcpy(sp, pos, sizeof(double) * 4 * n);
-                memcpy(sv, vel, sizeof(double) * 3 * n);
-                orr_sim_touch(s[b]);
-                TU_OK(orr_sim_step(s[b], k == 2 ? 2 : 50, NULL, &err), &err);
-                int re = 1;
-                TU_OK(orr_sim_set_param(s[b], "wave.k", 0.02, &re, &err), &err);
-                assert_int_equal(re, 0);
-                TU_OK(orr_sim_step(s[b], k == 2 ? 2 : 50, NULL, &err), &err);
-                double kin, pair;
-                TU_OK(orr_sim_energy_parts(s[b], &kin, &pair, &u[b], &err), &err);
-                TU_OK(orr_sim_pos(s[b], &p[b], &err), &err);
-            }
+            for (int b = 0; b < 2; b++)
+                s[b] = field_run(n, pos, vel, prec, integrators[k],
+                                 b ? ORR_BACKEND_CPU : ORR_BACKEND_CUDA, &fs, 0, &u[b], &p[b]);
             double worst = 0;
             for (long i = 0; i < n; i++)
                 for (int d = 0; d < 3; d++)
@@ -713,13 +741,8 @@ static void test_sim_frame(void **state)
             pos[4 * i + d] *= 0.01, vel[3 * i + d] *= 0.01;
         pos[4 * i + 3] *= 1e-6;
     }
-    orr_fieldset fs = {0};
-    TU_OK(orr_field_builtin("milky_way", &fs.f[0], &err), &err);
-    TU_OK(orr_field_init(&fs.f[1], "wave", "test_gpu.c", &err), &err);
-    TU_OK(orr_field_add_param(&fs.f[1], "k", 0.01, &err), &err);
-    TU_OK(orr_field_set_runtime(&fs.f[1], "k", &err), &err);
-    TU_OK(orr_field_set_expr(&fs.f[1], "k*(x*x - y*y)*(1 + t)", 1, &err), &err);
-    fs.n = 2;
+    orr_fieldset fs;
+    wave_fields(&fs);
     const char *integrators[] = {"leapfrog", "yoshida4", "hermite"};
     for (int prec = 0; prec < 3; prec++)
         for (int k = 0; k < 3; k++) {
@@ -727,35 +750,9 @@ static void test_sim_frame(void **state)
                 continue;
             orr_sim *s[2];
             double u[2], *p[2];
-            for (int b = 0; b < 2; b++) {
-                orr_sim_config c;
-                orr_sim_config_default(&c);
-                c.n = n;
-                c.precision = b ? ORR_DOUBLE : prec;
-                c.integrator = integrators[k];
-                c.softening = 1e-3;
-                c.G = 1e-3;
-                c.dt = k == 2 ? 1.0 / 16 : 1.0 / 256;
-                c.fields = &fs;
-                c.frame = 1;
-                c.frame_center[0] = 1, c.frame_velocity[1] = 1;
-                c.backend = b ? ORR_BACKEND_CPU : ORR_BACKEND_CUDA;
-                c.tune = ORR_SIM_TUNE_OFF;
-                TU_OK(orr_sim_create(&s[b], &c, NULL, 0, &err), &err);
-                double *sp, *sv;
-                TU_OK(orr_sim_pos(s[b], &sp, &err), &err);
-                TU_OK(orr_sim_vel(s[b], &sv, &err), &err);
-                memcpy(sp, pos, sizeof(double) * 4 * n);
-                memcpy(sv, vel, sizeof(double) * 3 * n);
-                orr_sim_touch(s[b]);
-                TU_OK(orr_sim_step(s[b], k == 2 ? 2 : 50, NULL, &err), &err);
-                int re = 1;
-                TU_OK(orr_sim_set_param(s[b], "wave.k", 0.02, &re, &err), &err);
-                TU_OK(orr_sim_step(s[b], k == 2 ? 2 : 50, NULL, &err), &err);
-                double kin, pair;
-                TU_OK(orr_sim_energy_parts(s[b], &kin, &pair, &u[b], &err), &err);
-                TU_OK(orr_sim_pos(s[b], &p[b], &err), &err);
-            }
+            for (int b = 0; b < 2; b++)   /* the GPU in prec, the CPU in double */
+                s[b] = field_run(n, pos, vel, b ? ORR_DOUBLE : prec, integrators[k],
+                                 b ? ORR_BACKEND_CPU : ORR_BACKEND_CUDA, &fs, 1, &u[b], &p[b]);
             double worst = 0, R[2][3], V[3];
             for (long i = 0; i < n; i++)
                 for (int d = 0; d < 3; d++)

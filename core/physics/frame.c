@@ -250,7 +250,9 @@ void orr_frame_slots(void *ctx, double t0, double span, double *slots)
     orr_frame *f = ctx;
     node a = {t0, {0}, {0}, {0}}, b = {t0 + span, {0}, {0}, {0}};
     orr_error e = {0};
-    orr_status st = orr_frame_at(f, t0, a.x, a.v, a.a, &e);
+    /* the accelerations (a field evaluation each) only where a span needs
+     * them: a fixed step's launches take the centre and its velocity alone */
+    orr_status st = orr_frame_at(f, t0, a.x, a.v, span > 0 ? a.a : NULL, &e);
     if (!st && span > 0)
         st = orr_frame_at(f, b.t, b.x, b.v, b.a, &e);
     double c[3][6];
