@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define WHO "orrery.simulation"
@@ -194,7 +195,35 @@ static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G"
                                        "dt",      "integrator", "damping",   "force", "backend",
                                        "box",     "dims",       "device",    "tune",
                                        "tune_budget", "params", "kernel", "eta", "eta_start",
-                                       "dt_max", "dt_min", "units", "fields", "frame", NULL};
+                                       "dt_max", "dt_min", "units", "fields", "frame",
+                                       "regularize", NULL};
+
+/* regularize = true | false | {r_close = R, gamma = G}: close pairs and
+ * compact groups leave the block steps (groups.h). */
+static void opt_regularize(lua_State *L, orr_sim_config *c)
+{
+    const int t = lua_getfield(L, 1, "regularize");
+    if (t == LUA_TBOOLEAN) {
+        c->regularize = lua_toboolean(L, -1);
+    } else if (t == LUA_TTABLE) {
+        static const char *const keys[] = {"r_close", "gamma", NULL};
+        const int at = lua_gettop(L);
+        orr_lua_checkkeys(L, at, WHO ": regularize", keys, 1);
+        c->regularize = 1;
+        if (lua_getfield(L, at, "r_close") != LUA_TNIL)
+            c->reg_r_close = orr_lua_checkfinite(L, -1, WHO, "regularize.r_close",
+                                                 "a length >= 0 (0: automatic)");
+        lua_pop(L, 1);
+        if (lua_getfield(L, at, "gamma") != LUA_TNIL)
+            c->reg_gamma = orr_lua_checkfinite(L, -1, WHO, "regularize.gamma",
+                                               "a number in (0, 1)");
+        lua_pop(L, 1);
+    } else if (t != LUA_TNIL) {
+        orr_lua_error(L, WHO ": 'regularize' must be true, false or a table {r_close = R, "
+                      "gamma = G} (got %s)", orr_lua_describe(L, -1));
+    }
+    lua_pop(L, 1);
+}
 
 /* frame = {center = {x, y, z}, velocity = {vx, vy, vz}, step = h}: the
  * bodies relative to a centre that moves in the fields (frame.h); the table
@@ -466,8 +495,9 @@ static int l_simulation(lua_State *L)
     /* block time steps: dt_max is the synchronisation interval, the dt of
      * one sim:step() */
     const int blocks = c.integrator && strcmp(c.integrator, "hermite") == 0;
-    static const char *const block_keys[] = {"eta", "eta_start", "dt_max", "dt_min"};
-    for (int k = 0; !blocks && k < 4; k++) {
+    static const char *const block_keys[] = {"eta", "eta_start", "dt_max", "dt_min",
+                                             "regularize"};
+    for (int k = 0; !blocks && k < 5; k++) {
         if (lua_getfield(L, 1, block_keys[k]) != LUA_TNIL)
             orr_lua_error(L, WHO ": '%s' is for block time steps (integrator = \"hermite\")",
                           block_keys[k]);
@@ -486,6 +516,7 @@ static int l_simulation(lua_State *L)
          * floor: a 1024-body Plummer sphere to t = 10 at eta 0.005 gave
          * |dE/E0| 7.6e-9 with eta_start 0.01, 2.8e-9 with 0.0025) */
         c.eta_start = opt_number(L, "eta_start", c.eta / 2, positive, "a positive number");
+        opt_regularize(L, &c);
     }
     c.damping = opt_number(L, "damping", c.damping, unit_interval, "a number in (0, 1]");
     c.law = orr_lua_sim_law(L, 1, WHO);   /* its orrery.Force stays on the stack */
@@ -889,6 +920,99 @@ static int sim_virial_ratio(lua_State *L)
 /* sim:cluster{fractions = {...}, k = 6, about = "density" | "mass", gamma = 0.11}:
  * Lagrangian radii, the Casertano & Hut core, the half-mass radius and
  * relaxation time (core/physics/diag.h). */
+/* The regularised groups' membership (groups.h: per body its group's first
+ * member's number, or 0), in a userdata left on the stack, or NULL (and
+ * nothing pushed) for a run without regularisation. */
+static const double *groups_of(lua_State *L, orr_sim *s, const char *who)
+{
+    const orr_integrator *in = orr_sim_integrator(s);
+    int k = -1;
+    for (int f = 0; orr_sim_config_of(s)->regularize && f < in->nfields; f++)
+        if (strcmp(in->fields[f].name, "group") == 0)
+            k = f;
+    if (k < 0)
+        return NULL;
+    double *g = lua_newuserdatauv(L, sizeof(double) * (size_t)orr_sim_n(s), 0);
+    orr_error err = {0};
+    if (orr_sim_integ_field(s, k, g, &err))
+        orr_lua_fail(L, &err, who);
+    return g;
+}
+
+/* sim:binaries(): the regularised groups now, hardest first: {count =, kT =,
+ * energy = their binding energy summed, [k] = {bodies = {...}, mass =,
+ * energy = binding energy, kT = in units of kT, a =, e =, period =, com =}}
+ * (a, e, period for pairs; kT = 2/3 of the mean kinetic energy a body). */
+static int by_binding(const void *a, const void *b)
+{
+    const double x = ((const orr_diag_group *)a)->energy, y = ((const orr_diag_group *)b)->energy;
+    return x < y ? -1 : x > y;
+}
+
+static int sim_binaries(lua_State *L)
+{
+    static const char *const who = "sim:binaries";
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const double G = orr_sim_config_of(s)->G;
+    const long n = orr_sim_n(s);
+    const double *group = groups_of(L, s, who);
+    double *pos, *vel, kin = 0, pot = 0;
+    orr_error err = {0};
+    if (orr_sim_pos(s, &pos, &err) || orr_sim_vel(s, &vel, &err) ||
+        orr_sim_energy(s, &kin, &pot, &err))
+        return orr_lua_fail(L, &err, who);
+    int count = 0;
+    orr_diag_group *g = NULL;
+    if (group) {
+        long most = 0;
+        for (long i = 0; i < n; i++)
+            most += group[i] == (double)(i + 1);
+        g = lua_newuserdatauv(L, sizeof *g * (size_t)(most ? most : 1), 0);
+        if (orr_diag_groups(pos, vel, n, group, G, g, (int)most, &count, &err))
+            return orr_lua_fail(L, &err, who);
+        qsort(g, (size_t)count, sizeof *g, by_binding);
+    }
+    const double kT = 2 * kin / (3 * (double)n);
+    double total = 0;
+    lua_createtable(L, count, 3);
+    for (int k = 0; k < count; k++) {
+        const orr_diag_group *q = &g[k];
+        total += q->energy < 0 ? -q->energy : 0;
+        lua_createtable(L, 0, 8);
+        lua_createtable(L, q->n, 0);
+        for (int m = 0; m < q->n; m++) {
+            lua_pushinteger(L, q->members[m] + 1);
+            lua_rawseti(L, -2, m + 1);
+        }
+        lua_setfield(L, -2, "bodies");
+        lua_pushnumber(L, q->mass);
+        lua_setfield(L, -2, "mass");
+        lua_pushnumber(L, -q->energy);
+        lua_setfield(L, -2, "energy");
+        lua_pushnumber(L, kT > 0 ? -q->energy / kT : 0);
+        lua_setfield(L, -2, "kT");
+        if (q->n == 2) {
+            lua_pushnumber(L, q->a);
+            lua_setfield(L, -2, "a");
+            lua_pushnumber(L, q->e);
+            lua_setfield(L, -2, "e");
+            lua_pushnumber(L, q->a > 0 ? 2 * M_PI * sqrt(q->a * q->a * q->a / (G * q->mass))
+                                       : 0);
+            lua_setfield(L, -2, "period");
+        }
+        push_vec(L, q->com);
+        lua_setfield(L, -2, "com");
+        lua_rawseti(L, -2, k + 1);
+    }
+    lua_pushinteger(L, count);
+    lua_setfield(L, -2, "count");
+    lua_pushnumber(L, kT);
+    lua_setfield(L, -2, "kT");
+    lua_pushnumber(L, total);
+    lua_setfield(L, -2, "energy");
+    return 1;
+}
+
 static int sim_cluster(lua_State *L)
 {
     static const char *const who = "sim:cluster";
@@ -939,12 +1063,31 @@ static int sim_cluster(lua_State *L)
         lua_pop(L, 1);
     }
     o.G = orr_sim_config_of(s)->G;
-    double *pos;
+    double *pos, *vel;
     orr_diag d;
     orr_error err = {0};
-    if (orr_sim_pos(s, &pos, &err) || orr_diag_cluster(pos, orr_sim_n(s), &o, &d, &err))
+    long n = orr_sim_n(s), ngroups = 0;
+    const double *group = groups_of(L, s, who);
+    if (orr_sim_pos(s, &pos, &err) || orr_sim_vel(s, &vel, &err))
         return orr_lua_fail(L, &err, who);
-    lua_createtable(L, 0, 10);
+    if (group) {   /* a regularised group counts once, at its centre of mass */
+        double *mp = lua_newuserdatauv(L, sizeof(double) * 7 * (size_t)n, 0);
+        long m = 0;
+        orr_diag_merge_groups(pos, vel, n, group, mp, mp + 4 * (size_t)n, &m);
+        for (long i = 0; i < n; i++)
+            ngroups += group[i] == (double)(i + 1);
+        memmove(mp + 4 * (size_t)m, mp + 4 * (size_t)n, sizeof(double) * 3 * (size_t)m);
+        pos = mp, vel = mp + 4 * (size_t)m, n = m;
+    }
+    if (orr_diag_cluster(pos, n, &o, &d, &err))
+        return orr_lua_fail(L, &err, who);
+    const long escapers = orr_diag_escapers(pos, vel, n, o.about_density ? d.density_centre
+                                            : d.com, 10 * d.r_half, o.G);
+    lua_createtable(L, 0, 12);
+    lua_pushinteger(L, ngroups);
+    lua_setfield(L, -2, "binaries");
+    lua_pushinteger(L, escapers);
+    lua_setfield(L, -2, "escapers");
     lua_pushinteger(L, d.n);
     lua_setfield(L, -2, "n");
     lua_pushnumber(L, d.mass);
@@ -1171,6 +1314,17 @@ static int sim_index(lua_State *L)
         lua_pushnumber(L, c->eta_start);
     else if (strcmp(key, "dt_min") == 0)
         lua_pushnumber(L, c->dt_min);
+    else if (strcmp(key, "regularize") == 0) {
+        if (!c->regularize)
+            lua_pushboolean(L, 0);
+        else {
+            lua_createtable(L, 0, 2);
+            lua_pushnumber(L, c->reg_r_close);
+            lua_setfield(L, -2, "r_close");
+            lua_pushnumber(L, c->reg_gamma);
+            lua_setfield(L, -2, "gamma");
+        }
+    }
     else if (strcmp(key, "dt_max") == 0)
         lua_pushnumber(L, c->dt);
     else if (strcmp(key, "precision") == 0)
@@ -1286,7 +1440,7 @@ static const char *const fields[] = {
     "n",       "time", "steps", "dt",  "backend", "precision", "integrator", "force",
     "G", "softening", "damping", "dims", "box", "pos", "vel", "mass", "config", "attr", "exchange",
     "blocks", "eta", "eta_start", "dt_min", "dt_max", "units", "synchronized", "fields",
-    "frame", NULL,
+    "frame", "regularize", NULL,
 };
 
 /* Only dt can be set. */
@@ -1409,6 +1563,7 @@ static const luaL_Reg meth[] = {
     {"center_of_mass", sim_center_of_mass},
     {"virial_ratio", sim_virial_ratio},
     {"cluster", sim_cluster},
+    {"binaries", sim_binaries},
     {"write", sim_write},
     {"tune", sim_tune},
     {NULL, NULL},

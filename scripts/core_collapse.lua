@@ -9,7 +9,14 @@
 -- its smallest early value and risen again (the bounce of the first
 -- binaries' heating), and prints the time of the smallest core radius,
 -- t_cc, in units of the initial t_rh; or at T_MAX, saying that the core
--- has not collapsed yet and where it was smallest.  A long run can go in parts:
+-- has not collapsed yet and where it was smallest.  After the collapse it goes
+-- on to ON_TO t_cc (1.5; 1 stops at the bounce).  The cluster has no
+-- softening: close pairs and compact groups are regularised (regularize =
+-- true: they leave the block steps for algorithmic regularisation, so hard
+-- binaries cost little), and each line gives the regularised binaries, the
+-- hardest one's binding energy in kT, their binding energy summed as a
+-- fraction of |E| (the energy error counts it) and the escapers.  A long
+-- run can go in parts:
 -- with CHECKPOINT the state is checkpointed there every EVERY time units
 -- (the smallest core so far beside it, in CHECKPOINT.best), and a later
 -- run with the same arguments goes on from it.  How long it takes
@@ -18,60 +25,74 @@
 -- at 14.0 t_rh in about 24; N = 4096 on the H100 was at 17.2 t_rh and
 -- still collapsing after 30 minutes (its first hard binaries take most of
 -- the time).
---   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT]
+--   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO]
 local orrery = require "orrery"
 
 local n = math.tointeger(tonumber(arg[1])) or 4096
 local t_max = tonumber(arg[2]) or 4000
 local every = tonumber(arg[3]) or 10
 local precision = arg[4] or "double"
-local ckpt = arg[5]
+local ckpt = arg[5] ~= "" and arg[5] or nil
+local on_to = tonumber(arg[6]) or 1.5
 
 local function fresh()
   return orrery.simulation{
     bodies = orrery.ic.plummer{ n = n, seed = 1996 },
     precision = precision,
-    softening = 1e-4,           -- small against the core, so binaries can form
-    integrator = "hermite", dt_max = 1 / 8, eta = 0.02,
+    softening = 0, regularize = true,   -- hard binaries regularised
+    -- eta 0.01: without softening the close encounters the block steps
+    -- follow cost energy as eta^2 (N = 128 to t = 50: |dE/E0| 3.4e-5 at
+    -- 0.02, 3.1e-6 at 0.01)
+    integrator = "hermite", dt_max = 1 / 8, eta = 0.01,
   }
 end
 local first = fresh()
 local c0, e0 = first:cluster(), first:energy().total   -- the initial cluster, also when resumed
-local best = { r = math.huge, t = 0, rho = 0 }
+local best = { r = math.huge, t = 0, rho = 0, bounced = 0 }
 local saved = ckpt and io.open(ckpt .. ".best")
 local sim <close> = saved and orrery.restore(ckpt) or first
 if saved then
   first:close()
-  best.r, best.t, best.rho = saved:read("n", "n", "n")
+  best.r, best.t, best.rho, best.bounced = saved:read("n", "n", "n", "n")
+  best.bounced = best.bounced or 0
   saved:close()
   print(("resumed from %s at t = %.2f"):format(ckpt, sim.time))
 end
 print(("core collapse: %d equal-mass bodies, %s on %s; initial r_h %.4f, t_rh %.2f, r_core %.4f")
   :format(n, sim.precision, sim.backend, c0.r_half, c0.t_rh, c0.core_radius))
-print(("%9s %7s %9s %11s %8s %8s %8s %11s %9s"):format("t", "t/t_rh", "r_core", "rho_core",
-  "r_1%", "r_10%", "r_50%", "dE/E0", "wall s"))
+print(("%9s %7s %9s %11s %8s %8s %8s %11s %5s %8s %9s %5s %9s"):format("t", "t/t_rh", "r_core",
+  "rho_core", "r_1%", "r_10%", "r_50%", "dE/E0", "bins", "max kT", "E_bin/|E|", "esc", "wall s"))
 local clock = orrery._clock()
-local bounced = false
-while sim.time < t_max - 1e-9 do
+local bounced = best.bounced > 0
+local stop = bounced and math.min(t_max, on_to * best.t) or t_max
+while sim.time < stop - 1e-9 do
   -- a run whose energy drifts by a percent is no longer to be trusted: stop
-  sim:run{ ["until"] = math.min(t_max, sim.time + every), max_energy_error = 1e-2 }
+  sim:run{ ["until"] = math.min(stop, sim.time + every), max_energy_error = 1e-2 }
   local c = sim:cluster{ fractions = { 0.01, 0.1, 0.5 } }
   local e = sim:energy().total
-  print(("%9.2f %7.3f %9.5f %11.4g %8.4f %8.4f %8.4f %11.3e %9.1f"):format(sim.time,
-    sim.time / c0.t_rh, c.core_radius, c.core_density, c.lagrangian[1], c.lagrangian[2],
-    c.lagrangian[3], (e - e0) / math.abs(e0), orrery._clock() - clock))
+  local bins = sim:binaries()
+  print(("%9.2f %7.3f %9.5f %11.4g %8.4f %8.4f %8.4f %11.3e %5d %8.1f %9.3g %5d %9.1f"):format(
+    sim.time, sim.time / c0.t_rh, c.core_radius, c.core_density, c.lagrangian[1],
+    c.lagrangian[2], c.lagrangian[3], (e - e0) / math.abs(e0), bins.count,
+    bins.count > 0 and bins[1].kT or 0, bins.energy / math.abs(e), c.escapers,
+    orrery._clock() - clock))
   io.stdout:flush()
-  if c.core_radius < best.r then best = { r = c.core_radius, t = sim.time, rho = c.core_density } end
+  if not bounced and c.core_radius < best.r then
+    best = { r = c.core_radius, t = sim.time, rho = c.core_density, bounced = 0 }
+  end
+  -- collapsed and bounced: the smallest core well below the start, and 50%
+  -- above it now; then on to on_to t_cc
+  if not bounced and best.r < 0.1 * c0.core_radius and c.core_radius > 1.5 * best.r then
+    bounced, best.bounced = true, 1
+    print(("core collapse at t = %.2f (%.2f t_rh); on to %.2f t_cc"):format(best.t,
+      best.t / c0.t_rh, on_to))
+    stop = math.min(t_max, on_to * best.t)
+  end
   if ckpt then
     sim:checkpoint(ckpt)
     local f = assert(io.open(ckpt .. ".best", "w"))
-    f:write(("%.17g %.17g %.17g\n"):format(best.r, best.t, best.rho))
+    f:write(("%.17g %.17g %.17g %d\n"):format(best.r, best.t, best.rho, best.bounced))
     f:close()
-  end
-  -- collapsed and bounced: the smallest core well below the start, and 50% above it now
-  if best.r < 0.1 * c0.core_radius and c.core_radius > 1.5 * best.r then
-    bounced = true
-    break
   end
 end
 local what = ("smallest core radius %.5f (%.3g of the initial), core density %.4g, after %.1f s")

@@ -281,7 +281,7 @@ fi
 # body escapes to about 21.4 and the binary has a = 0.552, e = 0.9887
 # (REBOUND's IAS15: 21.410-21.425, 0.5522-0.5526, 0.98869-0.98871)
 "$orr_abs" run "$here/../scripts/pythagorean.lua" >out 2>err; rc=$?
-check pythagorean-script 0 $rc '^escaper \(m = 3\) at 21\.4[0-3][0-9]{2} from the origin; binary a = 0\.552[2-6][0-9], e = 0\.98869[0-9]' out
+check pythagorean-script 0 $rc '^escaper \(m = 3\) at 21\.4[0-3][0-9]{2} from the origin; binary a = 0\.552[2-6][0-9], e = 0\.98(869|870|871)[0-9]' out
 # scripts/cluster_hermite.lua ends with six single block steps, the last
 # line of them printed with its block's time and active stars
 "$orr_abs" run "$here/../scripts/cluster_hermite.lua" 128 0.25 >out 2>err; rc=$?

@@ -155,7 +155,7 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
     run "$np" "$here/mpi/bitwise.lua" "p${np}_" || { bad "bitwise -np $np: exit $?"; sed 's/^/    /' "$tmp/run.err"; }
   done
   for c in float_leapfrog ranges double_yoshida4 double_hermite user_law fields_yoshida4 \
-           fields_hermite frame_leapfrog frame_hermite; do
+           fields_hermite frame_leapfrog frame_hermite regularized_hermite; do
     if [ -s "$tmp/p1_$c.txt" ] && cmp -s "$tmp/p1_$c.txt" "$tmp/p2_$c.txt" &&
        cmp -s "$tmp/p1_$c.txt" "$tmp/p3_$c.txt"; then
       ok "bitwise: $c on 1, 2 and 3 ranks"

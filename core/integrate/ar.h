@@ -28,7 +28,16 @@
 
 #define ORR_AR_MAX 16   /* bodies */
 
-typedef struct {
+typedef struct orr_ar orr_ar;
+
+/* An external perturbation of a group's internal motion (issue 29: the
+ * tides of the bodies around a group in the block steps): the accelerations
+ * f[3n] of its bodies at time t, their positions x[3n] about the centre of
+ * mass, the centre's own acceleration taken out by the caller. */
+typedef void (*orr_ar_perturb)(void *ctx, double t, const orr_ar *a, const double *x,
+                               double *f);
+
+struct orr_ar {
     int n;
     double G;
     double m[ORR_AR_MAX];
@@ -41,7 +50,14 @@ typedef struct {
     long steps;         /* accepted steps */
     long kicks;         /* force evaluations */
     long rejected;      /* steps taken again smaller */
-} orr_ar;
+    /* with a perturbation (NULL: none) the kicks add it and B follows the
+     * work it does, dB/dt = -sum m v.f (Mikkola & Aarseth 2002: the mean
+     * of a kick's velocities before and after, so the leapfrog stays
+     * time-symmetric); the centre of mass then stays where it is (its
+     * motion is the caller's: com_x, com_v unused) */
+    orr_ar_perturb perturb;
+    void *perturb_ctx;
+};
 
 /* n bodies (2 .. ORR_AR_MAX): masses m[n] (positive), positions pos[3n],
  * velocities vel[3n], at time t; G > 0.  Errors name what is wrong. */

@@ -43,6 +43,14 @@
  * what one rank does, so on the CPU backend P ranks give the bits of
  * one.
  *
+ * With env->regularize (groups.h) close pairs and compact groups leave the
+ * block steps: each is its centre of mass here, its members' motion
+ * regularised, and the blocks run on the host path (the GPU computes each
+ * block's forces); groups form and dissolve after a block's corrector
+ * (regroup), their forces are corrected to the members' after the
+ * engine's, and at the interval's end every group is resolved into its
+ * members, so outside an interval every body is itself.
+ *
  * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
  * engine's precision between intervals; the accelerations, jerks and steps
@@ -65,6 +73,7 @@
 
 #include "comm.h"
 #include "dist.h"
+#include "groups.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -115,6 +124,14 @@ typedef struct {
     int ranks, rank;
     double *rec;
     long *counts, *displs;
+    /* regularisation (env->regularize, groups.h; the host path): the groups,
+     * a block's active bodies marked, the bodies that need new forces and
+     * their forces */
+    orr_groups *grp;
+    int groups_set;       /* the checkpoint's membership was restored */
+    char *mark;
+    long *fresh;
+    double *fa, *fj;
 } herm;
 
 #define REC 13   /* x y z, vx vy vz, acceleration, jerk, level */
@@ -199,6 +216,8 @@ static void h_destroy(void *state)
     free(h->an), free(h->jn), free(h->step), free(h->tick), free(h->level), free(h->act);
     free(h->pos0), free(h->vel0);
     free(h->rec), free(h->counts), free(h->displs);
+    orr_groups_destroy(h->grp);
+    free(h->mark), free(h->fresh), free(h->fa), free(h->fj);
     free(h);
 }
 
@@ -230,6 +249,32 @@ static orr_status h_create(void **state, long n, orr_error *err)
 static double norm3(const double *v)
 {
     return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+/* The Hermite state as the groups see it (ticks of H / 2^40). */
+static orr_hview view_of(herm *h, const orr_integ_env *env)
+{
+    const orr_hview v = {h->n, env->G, h->pos, h->vel, h->a, h->j, h->tick, h->level,
+                         env->dt / (double)END, h->xp, h->vp};
+    return v;
+}
+
+/* The groups' state, made when regularisation is first used. */
+static orr_status groups_setup(herm *h, const orr_integ_env *env, orr_error *err)
+{
+    if (h->grp)
+        return ORR_OK;
+    orr_status st = orr_groups_create(&h->grp, h->n, env->reg_r_close, env->reg_gamma, err);
+    if (st)
+        return st;
+    h->mark = calloc((size_t)h->n, 1);
+    h->fresh = malloc(sizeof(long) * (size_t)h->n);
+    h->fa = malloc(sizeof(double) * 3 * (size_t)h->n);
+    h->fj = malloc(sizeof(double) * 3 * (size_t)h->n);
+    if (h->mark && h->fresh && h->fa && h->fj)
+        return ORR_OK;
+    return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the regularised groups of %ld "
+                    "bodies", h->n);
 }
 
 /* The level of a step dt within H: the coarsest H / 2^level <= dt, within
@@ -271,6 +316,14 @@ static orr_status start(herm *h, orr_integ_env *env, int keep_steps, orr_error *
             st = orr_comm_allgatherv(env->comm, h->j, h->counts, h->displs,
                                      3 * sizeof(double), err);
     }
+    if (!st && h->grp && orr_groups_count(h->grp)) {   /* the groups' members, exactly */
+        const orr_hview v = view_of(h, env);
+        orr_groups_correct(h->grp, &v, h->act, h->n, h->a, h->j);
+        for (long i = 0; i < h->n; i++)
+            if (h->tick[i] == ORR_GHOST_TICK)
+                memset(h->a + 3 * i, 0, 3 * sizeof(double)), memset(h->j + 3 * i, 0,
+                                                                      3 * sizeof(double));
+    }
     if (st || keep_steps)
         return st;
     const int hi = finest(env);
@@ -280,6 +333,63 @@ static orr_status start(herm *h, orr_integ_env *env, int keep_steps, orr_error *
         h->level[i] = level_of(dt, env->dt, 0, hi);
     }
     return ORR_OK;
+}
+
+/* After a block at tick next: groups dissolve and form (groups.h), and the
+ * bodies that changed (new centres of mass, former members) get their
+ * forces, jerks and starting steps there; over several ranks each
+ * computes its slice's and they are gathered. */
+static int by_index(const void *a, const void *b)
+{
+    const long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, orr_error *err)
+{
+    const double unit = env->dt / (double)END;
+    orr_hview v = view_of(h, env);
+    long nf = 0;
+    orr_status st = orr_groups_update(h->grp, &v, h->mark, next, (double)next * unit, 0,
+                                      h->fresh, &nf, err);
+    if (st || !nf)
+        return st;
+    qsort(h->fresh, (size_t)nf, sizeof(long), by_index);
+    long k0 = 0, k1 = nf;
+    if (h->ranks > 1) {
+        rank_counts(h, h->fresh, nf);
+        k0 = h->displs[h->rank];
+        k1 = k0 + h->counts[h->rank];
+    }
+    st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
+    if (!st)
+        st = orr_engine_accel_jerk(env->engine, k1 - k0, h->fresh + k0, h->fa + 3 * k0,
+                                   h->fj + 3 * k0, err);
+    if (!st && h->ranks > 1)
+        st = orr_comm_allgatherv(env->comm, h->fa, h->counts, h->displs, 3 * sizeof(double),
+                                 err);
+    if (!st && h->ranks > 1)
+        st = orr_comm_allgatherv(env->comm, h->fj, h->counts, h->displs, 3 * sizeof(double),
+                                 err);
+    if (st)
+        return st;
+    orr_groups_correct(h->grp, &v, h->fresh, nf, h->fa, h->fj);
+    for (long k = 0; k < nf; k++) {
+        const long i = h->fresh[k];
+        memcpy(h->a + 3 * i, h->fa + 3 * k, 3 * sizeof(double));
+        memcpy(h->j + 3 * i, h->fj + 3 * k, 3 * sizeof(double));
+        const double an = norm3(h->a + 3 * i), jn = norm3(h->j + 3 * i);
+        int l = level_of(jn > 0 ? env->eta_start * an / jn : env->dt, env->dt, 0, hi);
+        const double cap = orr_groups_step_cap(h->grp, &v, i);
+        while (l < hi && env->dt / (double)(1LL << l) > cap)
+            l++;
+        while (l < MAX_LEVEL && next % (END >> l) != 0)   /* aligned with its time */
+            l++;
+        h->level[i] = l;
+        h->tick[i] = next;
+        h->deepest = l > h->deepest ? l : h->deepest;
+    }
+    return nonfinite(h, env, (double)next * unit, h->fresh, nf, 1, err);
 }
 
 /* One block: the active bodies at the smallest next time *t, advanced to
@@ -295,8 +405,11 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     }
     long nact = 0;
     for (long i = 0; i < n; i++) {
-        if (h->tick[i] + (END >> h->level[i]) == next)
+        if (h->tick[i] + (END >> h->level[i]) == next) {
             h->act[nact++] = i;
+            if (h->grp)
+                h->mark[i] = 1;
+        }
         /* predicted to the block time */
         const double dt = (double)(next - h->tick[i]) * unit, dt2 = dt * dt / 2,
                      dt3 = dt2 * dt / 3;
@@ -314,7 +427,11 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         k0 = h->displs[h->rank];
         k1 = k0 + h->counts[h->rank];
     }
-    orr_status st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
+    const orr_hview gv = view_of(h, env);
+    orr_status st = h->grp ? orr_groups_advance(h->grp, &gv, h->mark, (double)next * unit, err)
+                           : ORR_OK;
+    if (!st)
+        st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
     /* the block's time as the GPU's block steps take it (direct.cu) */
     orr_engine_set_time(env->engine, fma((double)next, unit, env->time), 0);
     if (!st)
@@ -322,6 +439,8 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
                                    h->jn + 3 * k0, err);
     if (st)
         return st;
+    if (h->grp)
+        orr_groups_correct(h->grp, &gv, h->act + k0, k1 - k0, h->an + 3 * k0, h->jn + 3 * k0);
     for (long k = k0; k < k1; k++) {
         const long i = h->act[k];
         const double dt = (double)(END >> h->level[i]) * unit;
@@ -345,6 +464,11 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         const double den = jn * cn + sn * sn;
         const double crit = den > 0 ? sqrt(env->eta * (an * sn + jn * jn) / den) : H;
         int l = level_of(crit, H, h->level[i] > 0 ? h->level[i] - 1 : 0, hi);
+        if (h->grp) {   /* a perturbed group's centre follows its members' motion */
+            const double cap = orr_groups_step_cap(h->grp, &gv, i);
+            while (l < hi && H / (double)(1LL << l) > cap)
+                l++;
+        }
         while (l < MAX_LEVEL && next % (END >> l) != 0)   /* aligned with its time */
             l++;
         h->level[i] = l;
@@ -359,7 +483,12 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     h->blocks++;
     h->active += nact;
     *t = next;
-    return nonfinite(h, env, (double)next * unit, h->act, nact, 1, err);
+    st = nonfinite(h, env, (double)next * unit, h->act, nact, 1, err);
+    if (!st && h->grp)
+        st = regroup(h, env, next, hi, err);
+    for (long k = 0; h->grp && k < nact; k++)
+        h->mark[h->act[k]] = 0;
+    return st;
 }
 
 /* The exchange buffers of a run over several ranks, made once. */
@@ -459,7 +588,8 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     orr_status st = ranks_setup(h, env, err);
     if (st)
         return st;
-    h->on_engine = orr_engine_has_blocks(env->engine) && (h->ranks == 1 || env->block_gather);
+    h->on_engine = orr_engine_has_blocks(env->engine) && (h->ranks == 1 || env->block_gather) &&
+                   !env->regularize;   /* the groups are the host's */
     int mode = 0;
     long asked = -1;   /* ORRERY_HSPLIT set: with one rank too, the split path alone */
     if (h->on_engine && env->block_gather && h->ranks == 1 &&
@@ -473,8 +603,8 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     h->nact = 0;
     h->hi = finest(env);
     h->H = env->dt;
-    const int fresh = !env->acc_valid || (h->restored && h->restored != 7);
-    const int restored = !fresh && h->restored == 7;
+    const int fresh = !env->acc_valid || (h->restored && (h->restored & 7) != 7);
+    const int restored = !fresh && (h->restored & 7) == 7;
     h->restored = 0;
     const int hi = h->hi;
     if (h->on_engine) {
@@ -519,13 +649,33 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
         return st;
     memcpy(h->pos0, h->pos, sizeof(double) * 4 * (size_t)h->n);
     memcpy(h->vel0, h->vel, sizeof(double) * 3 * (size_t)h->n);
-    if (fresh)
-        st = start(h, env, 0, err);
-    else
+    memset(h->tick, 0, sizeof(long long) * (size_t)h->n);
+    if (!fresh)
         levels_from_steps(h, env->dt, hi, h->level);
+    if (env->regularize) {   /* the groups go on (or, the state changed, start anew) */
+        if ((st = groups_setup(h, env, err)) != ORR_OK)
+            return st;
+        if (fresh && !h->groups_set)
+            orr_groups_clear(h->grp);
+        h->groups_set = 0;
+        orr_hview v = view_of(h, env);
+        if ((st = orr_groups_collapse(h->grp, &v, err)) != ORR_OK)
+            return st;
+        memcpy(h->xp, h->pos, sizeof(double) * 4 * (size_t)h->n);
+        memcpy(h->vp, h->vel, sizeof(double) * 3 * (size_t)h->n);
+        if (fresh) {   /* close pairs as they are now: groups before the first step */
+            long nf = 0;
+            memset(h->mark, 1, (size_t)h->n);
+            st = orr_groups_update(h->grp, &v, h->mark, 0, 0, 1, h->fresh, &nf, err);
+            memset(h->mark, 0, (size_t)h->n);
+        }
+        if (!st && fresh && orr_groups_count(h->grp))
+            st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
+    }
+    if (!st && fresh)
+        st = start(h, env, 0, err);
     if (st)
         return st;
-    memset(h->tick, 0, sizeof(long long) * (size_t)h->n);
     h->deepest = 0;
     for (long i = 0; i < h->n; i++)
         h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
@@ -591,7 +741,12 @@ static orr_status finish(herm *h, orr_integ_env *env, orr_error *err)
         if (!st)   /* the positions stay on the device: its a and j tell */
             st = nonfinite(h, env, env->dt, NULL, h->n, 0, err);
     } else {
-        st = orr_engine_set_state(env->engine, h->pos, h->vel, err);
+        if (h->grp) {   /* every body itself again, at the interval's end */
+            orr_hview v = view_of(h, env);
+            st = orr_groups_resolve(h->grp, &v, env->dt, err);
+        }
+        if (!st)
+            st = orr_engine_set_state(env->engine, h->pos, h->vel, err);
     }
     for (long i = 0; !st && i < h->n; i++)
         h->step[i] = ldexp(env->dt, -h->level[i]);
@@ -606,6 +761,8 @@ static orr_status finish(herm *h, orr_integ_env *env, orr_error *err)
 static orr_status failed(herm *h, orr_integ_env *env, orr_status st)
 {
     env->acc_valid = 0;
+    if (h->grp)   /* the bodies go back to where they were, each itself */
+        orr_groups_clear(h->grp);
     if (!h->busy)   /* before an interval began: nothing moved */
         return st;
     h->busy = 0;
@@ -662,6 +819,13 @@ static orr_status h_block(void *state, orr_integ_env *env, int *synced, double *
 static orr_status h_get_field(void *state, int k, double *out, orr_error *err)
 {
     herm *h = state;
+    if (k == 3) {   /* the regularised groups' membership */
+        if (h->grp)
+            orr_groups_get_field(h->grp, out);
+        else
+            memset(out, 0, sizeof(double) * (size_t)h->n);
+        return ORR_OK;
+    }
     memcpy(out, k == 0 ? h->a : k == 1 ? h->j : h->step,
            sizeof(double) * (k == 2 ? 1 : 3) * (size_t)h->n);
     return ORR_OK;
@@ -671,6 +835,23 @@ static orr_status h_set_field(void *state, orr_integ_env *env, int k, int legacy
                               const double *in, orr_error *err)
 {
     herm *h = state;
+    if (k == 3) {   /* the groups: kept for the next interval when the rest is current */
+        int any = 0;
+        for (long i = 0; i < h->n && !any; i++)
+            any = in[i] != 0;
+        if ((h->restored & 7) == 7)   /* the rest came first: still current */
+            env->acc_valid = 1;
+        if (!any && !h->grp)
+            return ORR_OK;
+        if (any && !env->regularize)
+            return orr_fail(err, ORR_ERR_ARG, "regularised groups in a run without "
+                            "regularisation (regularize = true restores them)");
+        orr_status st = groups_setup(h, env, err);
+        if (!st)
+            st = orr_groups_set_field(h->grp, in, err);
+        h->groups_set = !st;
+        return st;
+    }
     const int comps = k == 2 ? 1 : 3;
     for (long i = 0; i < h->n * comps; i++) {
         /* a step is a positive time; the levels come from it clamped to
@@ -688,7 +869,7 @@ static orr_status h_set_field(void *state, orr_integ_env *env, int k, int legacy
     else
         memcpy(k == 0 ? h->a : h->j, in, sizeof(double) * 3 * (size_t)h->n);
     h->restored |= 1u << k;
-    if (h->restored == 7)   /* complete: they describe the state as it is now */
+    if ((h->restored & 7) == 7)   /* complete: they describe the state as it is now */
         env->acc_valid = 1;
     return ORR_OK;
 }
@@ -714,8 +895,9 @@ const orr_integrator orr_integrator_hermite = {
     .destroy = h_destroy,
     .step = h_step,
     .block = h_block,
-    .nfields = 3,
-    .fields = {{"acc", 3, NULL}, {"jerk", 3, NULL}, {"step", 1, "dt"}},
+    .nfields = 4,
+    .fields = {{"acc", 3, NULL, 0}, {"jerk", 3, NULL, 0}, {"step", 1, "dt", 0},
+               {"group", 1, NULL, 1}},
     .current = h_current,
     .get_field = h_get_field,
     .set_field = h_set_field,

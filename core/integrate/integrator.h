@@ -54,6 +54,10 @@ typedef struct orr_integ_env {
                              simulation's damping^(dt / its dt) */
     double eta, eta_start, dt_min;   /* block time steps (hermite): Aarseth's accuracy
                                         parameter, the starting one, the smallest step */
+    int regularize;       /* hermite: close pairs and compact groups regularised (groups.h) */
+    double reg_r_close, reg_gamma;   /* ... closer than r_close (0: 4 r_h / N), perturbers
+                                        down to a tide of gamma */
+    double G;             /* the gravitational constant (the groups' own forces) */
     int acc_valid;        /* the engine's accelerations of the targets match the positions */
     /* called by orr_integ_moved: every rank's targets' positions to every
      * rank (NULL with one rank); with force (orr_integ_moved_force) also
@@ -86,6 +90,7 @@ typedef struct {
     int comps;            /* values per body: 1 or 3 */
     const char *legacy;   /* the name an older checkpoint stored it under, read when name
                              is absent (set_field is told), or NULL */
+    int optional;         /* a checkpoint without it is restored without it */
 } orr_integ_field;
 
 #define ORR_INTEG_MAX_FIELDS 8

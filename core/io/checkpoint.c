@@ -45,6 +45,12 @@ static orr_status write_run(hid_t file, orr_sim *s, const char *path, orr_error 
         r = orr_h5_put_double(g, "eta_start", c->eta_start);
     if (r >= 0)
         r = orr_h5_put_double(g, "dt_min", c->dt_min);
+    if (r >= 0)   /* regularisation (hermite: groups.h) */
+        r = orr_h5_put_int(g, "regularize", c->regularize);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "reg_r_close", c->reg_r_close);
+    if (r >= 0)
+        r = orr_h5_put_double(g, "reg_gamma", c->reg_gamma);
     if (r >= 0)
         r = orr_h5_put_string(g, "precision", orr_precision_name(c->precision));
     if (r >= 0)
@@ -450,6 +456,14 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
         rc = need_attr(g, "Run", "eta_start", H5T_NATIVE_DOUBLE, 1, &c->eta_start, path, err);
     if (rc > 0 && H5Aexists(g, "dt_min") > 0)
         rc = need_attr(g, "Run", "dt_min", H5T_NATIVE_DOUBLE, 1, &c->dt_min, path, err);
+    /* absent from checkpoints written before regularisation: off */
+    if (rc > 0 && H5Aexists(g, "regularize") > 0)
+        rc = need_attr(g, "Run", "regularize", H5T_NATIVE_INT, 1, &c->regularize, path, err);
+    if (rc > 0 && H5Aexists(g, "reg_r_close") > 0)
+        rc = need_attr(g, "Run", "reg_r_close", H5T_NATIVE_DOUBLE, 1, &c->reg_r_close, path,
+                       err);
+    if (rc > 0 && H5Aexists(g, "reg_gamma") > 0)
+        rc = need_attr(g, "Run", "reg_gamma", H5T_NATIVE_DOUBLE, 1, &c->reg_gamma, path, err);
     if (rc > 0)
         rc = need_string(g, "Run", "precision", precision, sizeof precision, path, err);
     if (rc > 0)
@@ -964,6 +978,8 @@ static orr_status restore_fields(const orr_checkpoint *ck, orr_sim *s, orr_error
                 if (strcmp(ck->field_name[m], want) == 0)
                     f = m, legacy = pass;
         }
+        if (f < 0 && in->fields[k].optional)
+            continue;
         if (f < 0)
             return orr_fail(err, ORR_ERR_ARG, "checkpoint has no dataset Integrator/%s for the "
                             "integrator '%s'", in->fields[k].name, in->name);

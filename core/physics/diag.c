@@ -363,3 +363,134 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
     free(sh);
     return st;
 }
+
+orr_status orr_diag_groups(const double *pos, const double *vel, long n, const double *group,
+                           double G, orr_diag_group *out, int max, int *count, orr_error *err)
+{
+    int k = 0;
+    *count = 0;
+    for (long i = 0; i < n; i++) {
+        if (group[i] != (double)(i + 1))   /* a group's first member names it */
+            continue;
+        if (k == max)
+            return orr_fail(err, ORR_ERR_ARG, "more than %d groups", max);
+        orr_diag_group *g = &out[k++];
+        memset(g, 0, sizeof *g);
+        for (long j = i; j < n; j++)
+            if (group[j] == (double)(i + 1)) {
+                if (g->n == ORR_DIAG_GROUP_MAX)
+                    return orr_fail(err, ORR_ERR_ARG, "group %ld has more than %d members",
+                                    i + 1, ORR_DIAG_GROUP_MAX);
+                g->members[g->n++] = j;
+            }
+        for (int a = 0; a < g->n; a++) {
+            const long b = g->members[a];
+            const double m = pos[4 * b + 3];
+            g->mass += m;
+            for (int q = 0; q < 3; q++)
+                g->com[q] += m * pos[4 * b + q], g->com_vel[q] += m * vel[3 * b + q];
+        }
+        for (int q = 0; q < 3; q++)
+            g->com[q] /= g->mass, g->com_vel[q] /= g->mass;
+        double kin = 0, pot = 0;
+        for (int a = 0; a < g->n; a++) {
+            const long b = g->members[a];
+            double v2 = 0;
+            for (int q = 0; q < 3; q++)
+                v2 += (vel[3 * b + q] - g->com_vel[q]) * (vel[3 * b + q] - g->com_vel[q]);
+            kin += 0.5 * pos[4 * b + 3] * v2;
+            for (int c = a + 1; c < g->n; c++) {
+                const long o = g->members[c];
+                double r2 = 0;
+                for (int q = 0; q < 3; q++)
+                    r2 += (pos[4 * o + q] - pos[4 * b + q]) * (pos[4 * o + q] - pos[4 * b + q]);
+                pot += G * pos[4 * b + 3] * pos[4 * o + 3] / sqrt(r2);
+            }
+        }
+        g->energy = kin - pot;
+        if (g->n == 2) {   /* the pair's orbit: a from the energy, e from L */
+            const long b = g->members[0], o = g->members[1];
+            const double m1 = pos[4 * b + 3], m2 = pos[4 * o + 3], mu = m1 * m2 / g->mass;
+            double r[3], v[3], L[3];
+            for (int q = 0; q < 3; q++)
+                r[q] = pos[4 * o + q] - pos[4 * b + q], v[q] = vel[3 * o + q] - vel[3 * b + q];
+            L[0] = r[1] * v[2] - r[2] * v[1];
+            L[1] = r[2] * v[0] - r[0] * v[2];
+            L[2] = r[0] * v[1] - r[1] * v[0];
+            g->a = -G * m1 * m2 / (2 * g->energy);
+            const double l2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
+            const double e2 = 1 + 2 * (g->energy / mu) * l2 / (G * G * g->mass * g->mass);
+            g->e = sqrt(e2 > 0 ? e2 : 0);
+        }
+    }
+    *count = k;
+    return ORR_OK;
+}
+
+void orr_diag_merge_groups(const double *pos, const double *vel, long n, const double *group,
+                           double *out, double *outv, long *m)
+{
+    long k = 0;
+    for (long i = 0; i < n; i++) {
+        const long first = group ? (long)group[i] - 1 : -1;
+        if (first >= 0 && first != i)
+            continue;   /* a later member: in its group's centre */
+        double *o = out + 4 * k, *ov = vel ? outv + 3 * k : NULL;
+        k++;
+        memcpy(o, pos + 4 * i, 4 * sizeof(double));
+        if (ov)
+            memcpy(ov, vel + 3 * i, 3 * sizeof(double));
+        if (first != i)
+            continue;
+        double c[3] = {0, 0, 0}, cv[3] = {0, 0, 0}, M = 0;
+        for (long j = i; j < n; j++)
+            if ((long)group[j] - 1 == i) {
+                M += pos[4 * j + 3];
+                for (int q = 0; q < 3; q++) {
+                    c[q] += pos[4 * j + 3] * pos[4 * j + q];
+                    if (ov)
+                        cv[q] += pos[4 * j + 3] * vel[3 * j + q];
+                }
+            }
+        for (int q = 0; q < 3; q++) {
+            o[q] = c[q] / M;
+            if (ov)
+                ov[q] = cv[q] / M;
+        }
+        o[3] = M;
+    }
+    *m = k;
+}
+
+long orr_diag_escapers(const double *pos, const double *vel, long n, const double *centre,
+                       double radius, double G)
+{
+    double M = 0, v0[3] = {0, 0, 0};
+    for (long i = 0; i < n; i++) {
+        M += pos[4 * i + 3];
+        for (int q = 0; q < 3; q++)
+            v0[q] += pos[4 * i + 3] * vel[3 * i + q];
+    }
+    long count = 0;
+    for (long i = 0; i < n && M > 0; i++) {
+        double r2 = 0;
+        for (int q = 0; q < 3; q++)
+            r2 += (pos[4 * i + q] - centre[q]) * (pos[4 * i + q] - centre[q]);
+        if (r2 <= radius * radius)
+            continue;
+        double v2 = 0, phi = 0;
+        for (int q = 0; q < 3; q++)
+            v2 += (vel[3 * i + q] - v0[q] / M) * (vel[3 * i + q] - v0[q] / M);
+        for (long j = 0; j < n; j++) {
+            if (j == i)
+                continue;
+            double d2 = 0;
+            for (int q = 0; q < 3; q++)
+                d2 += (pos[4 * j + q] - pos[4 * i + q]) * (pos[4 * j + q] - pos[4 * i + q]);
+            if (d2 > 0)
+                phi -= G * pos[4 * j + 3] / sqrt(d2);
+        }
+        count += 0.5 * v2 + phi > 0;
+    }
+    return count;
+}

@@ -74,4 +74,38 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
 orr_status orr_diag_knn(const double *pos, long n, int k, double *rk, double *mk,
                         orr_error *err);
 
+/* Regularised groups (binaries, compact groups: the Hermite integrator's
+ * groups.h) read from the bodies: group[i] is the number (1-based) of the
+ * first member of body i's group, or 0 for a single body. */
+#define ORR_DIAG_GROUP_MAX 16
+
+typedef struct {
+    int n;                               /* members */
+    long members[ORR_DIAG_GROUP_MAX];    /* 0-based, ascending */
+    double mass;
+    double com[3], com_vel[3];           /* its centre of mass */
+    double energy;                       /* internal: kinetic about the centre minus the
+                                            members' mutual potential (< 0: bound) */
+    double a, e;                         /* a pair's semi-major axis (< 0: unbound) and
+                                            eccentricity; 0 for larger groups */
+} orr_diag_group;
+
+/* The groups of n bodies (pos 4n x y z m, vel 3n) into out[max] (*count of
+ * them; more than max is an error), in the order of their first members. */
+orr_status orr_diag_groups(const double *pos, const double *vel, long n, const double *group,
+                           double G, orr_diag_group *out, int max, int *count, orr_error *err);
+
+/* Bodies with group members replaced by their groups' centres of mass:
+ * pos 4n into out (4 * m values: x y z mass) and, with vel, vel 3n into
+ * outv (3 * m), *m of them; the cluster diagnostics of a run with
+ * binaries take these. */
+void orr_diag_merge_groups(const double *pos, const double *vel, long n, const double *group,
+                           double *out, double *outv, long *m);
+
+/* Escapers among n bodies (pos 4n, vel 3n): farther than `radius` from
+ * centre and with positive energy, kinetic in the centre of mass's frame
+ * plus the potential of all the others (summed for those far ones only). */
+long orr_diag_escapers(const double *pos, const double *vel, long n, const double *centre,
+                       double radius, double G);
+
 #endif

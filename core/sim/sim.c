@@ -287,6 +287,36 @@ static orr_status exchange_positions(orr_integ_env *env, void *ctx, int force, o
 
 /* ---- creation -------------------------------------------------------------- */
 
+/* Regularisation (groups.h) follows Kepler orbits: Newtonian gravity,
+ * unsoftened, in open space, with positions a hard binary's digits fit. */
+static orr_status check_regularize(const orr_sim_config *c, const orr_integrator *integ,
+                                   const char *force, orr_error *err)
+{
+    if (!integ->blocks)
+        return orr_fail(err, ORR_ERR_ARG, "regularize is for integrator \"hermite\" (got "
+                        "\"%s\")", integ->name);
+    if (strcmp(force, "gravity") != 0)
+        return orr_fail(err, ORR_ERR_ARG, "regularize is for force \"gravity\" (got \"%s\"): "
+                        "a regularised pair follows its Kepler orbit, which other laws do not "
+                        "have", force);
+    if (c->softening != 0)
+        return orr_fail(err, ORR_ERR_ARG, "regularize needs softening = 0 (got %g): a softened "
+                        "pair has no singularity to regularise", c->softening);
+    if (!ORR_STORED_DOUBLE(c->precision))
+        return orr_fail(err, ORR_ERR_ARG, "regularize needs precision \"double\" or "
+                        "\"mixed\": a hard binary's separation is below a float position's "
+                        "resolution");
+    if (c->box[0] > 0 || c->box[1] > 0 || c->box[2] > 0)
+        return orr_fail(err, ORR_ERR_ARG, "regularize is for open space, not a periodic box");
+    if (!(c->reg_r_close >= 0) || !isfinite(c->reg_r_close))
+        return orr_fail(err, ORR_ERR_ARG, "regularize's r_close must be a length >= 0 (0: "
+                        "automatic; got %g)", c->reg_r_close);
+    if (!(c->reg_gamma > 0 && c->reg_gamma < 1))
+        return orr_fail(err, ORR_ERR_ARG, "regularize's gamma must be in (0, 1) (got %g)",
+                        c->reg_gamma);
+    return ORR_OK;
+}
+
 void orr_sim_config_default(orr_sim_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -298,6 +328,7 @@ void orr_sim_config_default(orr_sim_config *c)
     c->damping = 1.0;
     c->eta = 0.02;
     c->eta_start = 0.01;
+    c->reg_gamma = 1e-6;
     c->dt_min = 0;
     c->integrator = "leapfrog";
     c->force = "gravity";
@@ -395,6 +426,8 @@ static orr_status validate(const orr_sim_config *c, const orr_integrator **integ
         return orr_fail(err, ORR_ERR_ARG, "force must be a name of 1 to %zu characters (got '%s')",
                         sizeof(((orr_kspec *)0)->phys.force) - 1, force);
     if ((st = check_dt_max(*integ, c->dt, c->dt_min, err)) != ORR_OK)
+        return st;
+    if (c->regularize && (st = check_regularize(c, *integ, force, err)) != ORR_OK)
         return st;
     return ORR_OK;
 }
@@ -963,6 +996,10 @@ static orr_integ_env *env_of(orr_sim *s)
     s->env.eta = s->cfg.eta;
     s->env.eta_start = s->cfg.eta_start;
     s->env.dt_min = s->cfg.dt_min;
+    s->env.regularize = s->cfg.regularize;
+    s->env.reg_r_close = s->cfg.reg_r_close;
+    s->env.reg_gamma = s->cfg.reg_gamma;
+    s->env.G = s->cfg.G;
     s->env.dt_max = s->cfg.dt;
     s->env.time = s->time - s->time_c;
     return &s->env;

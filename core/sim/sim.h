@@ -34,6 +34,13 @@ typedef struct {
                                   (0.01) */
     double dt_min;             /* hermite: the smallest step (dt / 2^40 at the finest;
                                   0) */
+    int regularize;            /* hermite: close pairs and compact groups leave the block
+                                  steps for algorithmic regularisation (groups.h; gravity
+                                  without softening, positions in double) (0) */
+    double reg_r_close;        /* ... bodies closer than this form a group (0: 4 r_h / N,
+                                  each interval's) */
+    double reg_gamma;          /* ... a group's perturbers: down to a tide of gamma of its
+                                  own force (1e-6) */
     const char *integrator;    /* "leapfrog" */
     const orr_integrator *integrator_impl;   /* or an integrator table of one's own
                                   (overrides integrator; it must outlive the

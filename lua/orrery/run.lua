@@ -116,6 +116,9 @@ local HEADER = format("%10s %12s %17s %11s %11s %8s %10s",
 -- with block time steps: blocks since the last line, active bodies per
 -- block, the smallest step in the last interval
 local BLOCKS = format(" %9s %10s %11s", "blocks", "active/blk", "min dt")
+-- with regularisation: the regularised groups (binaries) and the energy
+-- bound in them (their binding energy summed), as a fraction of |E|
+local GROUPS = format(" %8s %11s", "binaries", "E_bin/|E|")
 
 -- "1:02:03" or "2:03"
 local function hms(s)
@@ -172,6 +175,7 @@ function Sim:run(...)
   -- ends first, as the run's first step: its steps are whole intervals of dt_max
   local blocks = self.blocks
   local last_blocks = blocks
+  local regular = blocks and self.regularize and true
   -- the steps left, for the progress bar (with until: as many as whole and
   -- shortened steps of dt reach it from here)
   local function total(done)
@@ -234,6 +238,10 @@ function Sim:run(...)
         b.smallest_dt)
       last_blocks = b
     end
+    if regular then
+      local bs = self:binaries()
+      extra = extra .. format(" %8d %11.4g", bs.count, E ~= 0 and bs.energy / math.abs(E) or 0)
+    end
     if rank0 then
       io.stdout:write(format("%10d %12.6g %17.10g %11.3e %11.3e %8.4f %10s%s\n", self.steps,
         self.time, E, dE, sqrt(p.x * p.x + p.y * p.y + p.z * p.z), q, rate, extra))
@@ -266,7 +274,9 @@ function Sim:run(...)
       cols = format(" %10s %10s", "r_core", "r_half")
       for _, f in ipairs(out.cluster) do cols = cols .. format(" %9s", format("r_%g%%", 100 * f)) end
     end
-    if rank0 then io.stdout:write(HEADER, cols, blocks and BLOCKS or "", "\n") end
+    if rank0 then
+      io.stdout:write(HEADER, cols, blocks and BLOCKS or "", regular and GROUPS or "", "\n")
+    end
     logline(0)
   end
   -- frames at every multiple of render_every of sim.steps (0 included), a

@@ -50,6 +50,17 @@ end
 -- active ones (a Plummer sphere with a spread of steps)
 case("double_hermite", { bodies = orrery.ic.plummer{ n = 107, seed = 15 }, precision = "double",
   integrator = "hermite", dt_max = 1 / 16, eta = 0.02, softening = 0.01 }, 4)
+-- regularised: unsoftened, a hard eccentric binary (bodies 3 and 9) among
+-- 61 bodies; groups form, dissolve and are perturbed, every rank
+-- integrating them alike
+case("regularized_hermite", { bodies = orrery.ic.plummer{ n = 61, seed = 5 },
+  precision = "double", integrator = "hermite", dt_max = 1 / 16, eta = 0.02, softening = 0,
+  regularize = true }, 6, function(sim)
+    local m, a, e = 1 / 61, 2e-4, 0.8
+    local v = math.sqrt(2 * m * (1 - e) / (a * (1 + e)))
+    sim:set_body(3, { x = a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = v / 2, vz = 0 })
+    sim:set_body(9, { x = -a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = -v / 2, vz = 0 })
+  end)
 -- the same one block step at a time (sim:step()), to the same 4 intervals
 do
   local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 107, seed = 15 },

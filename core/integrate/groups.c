@@ -1,0 +1,923 @@
+/* groups: regularised close pairs and compact groups inside the Hermite
+ * block steps (groups.h). */
+#include "groups.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GHOST_AT 1e18   /* a ghost's position on every axis: no force reaches it */
+/* Perturbers whose tide is above this are summed member by member; the
+ * others' tide is their tidal tensor (the octupole left out is below
+ * GAMMA_NEAR / 27 of the group's own force) */
+#define GAMMA_NEAR 1e-4
+/* A group under a tide above this comes apart (and does not form): a
+ * third body that close belongs in it (within r_close it joins), or the
+ * group is too open to be one (tested: N = 64 clusters keep their energy
+ * as well as without groups at 0.1, not at 0.25) */
+#define GAMMA_APART 0.1
+/* A group under a tide above GAMMA_STEP: its centre's steps at most
+ * STEP_FRACTION of its internal time (the tides on the centre change with
+ * the members' motion, which the centre's steps must follow) */
+#define GAMMA_STEP 1e-4
+#define STEP_FRACTION 0.1
+/* An unbound encounter is regularised where its pericentre is within this
+ * fraction of r_close */
+#define ENCOUNTER_FRACTION 0.25
+
+typedef struct {
+    int n;
+    long mem[ORR_AR_MAX];   /* ascending: mem[0] holds the centre of mass */
+    orr_ar ar;              /* the members about the centre; ar.t the group's time */
+    long *pert, npert, cap; /* its perturbers: the first nnear near ones, whose pull on
+                               each member is summed, then the far ones, whose tide is
+                               the tidal tensor at the centre (T0 at t0, T1 at t1 of an
+                               advance, linear between) */
+    long nnear;
+    double T0[9], T1[9], t0, t1;
+    /* the members about the centre at the block time, for the forces
+     * between them and the perturbers: the group's own state where its
+     * centre is active, else its unperturbed motion on from it */
+    double px[ORR_AR_MAX][3], pv[ORR_AR_MAX][3];
+} group;
+
+struct orr_groups {
+    long n;
+    double r_set, gamma;    /* as asked (r_set 0: automatic) */
+    double r_close;         /* this interval's */
+    double m_min, m_max;    /* the bodies' masses at the interval's start */
+    group *g;
+    int ng, cap;
+    int *gid;               /* n: a body's group, or -1 */
+    long *where;            /* n: a body's place in the list corrected, or -1 */
+};
+
+typedef struct {
+    const orr_hview *h;
+    const group *gr;
+} tide_ctx;
+
+orr_status orr_groups_create(orr_groups **out, long n, double r_close, double gamma,
+                             orr_error *err)
+{
+    orr_groups *g = calloc(1, sizeof *g);
+    if (g) {
+        g->n = n;
+        g->r_set = r_close;
+        g->gamma = gamma;
+        g->gid = malloc(sizeof(int) * (size_t)n);
+        g->where = malloc(sizeof(long) * (size_t)n);
+    }
+    if (!g || !g->gid || !g->where) {
+        orr_groups_destroy(g);
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the regularised groups of %ld "
+                        "bodies", n);
+    }
+    for (long i = 0; i < n; i++)
+        g->gid[i] = -1, g->where[i] = -1;
+    *out = g;
+    return ORR_OK;
+}
+
+void orr_groups_destroy(orr_groups *g)
+{
+    if (!g)
+        return;
+    for (int k = 0; k < g->cap; k++)
+        free(g->g[k].pert);
+    free(g->g), free(g->gid), free(g->where);
+    free(g);
+}
+
+int orr_groups_count(const orr_groups *g)
+{
+    return g ? g->ng : 0;
+}
+
+double orr_groups_r_close(const orr_groups *g)
+{
+    return g->r_close;
+}
+
+void orr_groups_clear(orr_groups *g)
+{
+    for (int k = 0; k < g->ng; k++)
+        for (int i = 0; i < g->g[k].n; i++)
+            g->gid[g->g[k].mem[i]] = -1;
+    g->ng = 0;
+}
+
+void orr_groups_get_field(const orr_groups *g, double *out)
+{
+    for (long i = 0; i < g->n; i++)
+        out[i] = g->gid[i] < 0 ? 0 : (double)g->g[g->gid[i]].mem[0] + 1;
+}
+
+/* A new group (its members' slots set by the caller), or NULL. */
+static group *add_group(orr_groups *g)
+{
+    if (g->ng == g->cap) {
+        const int cap = g->cap ? 2 * g->cap : 8;
+        group *ng = realloc(g->g, sizeof(group) * (size_t)cap);
+        if (!ng)
+            return NULL;
+        memset(ng + g->cap, 0, sizeof(group) * (size_t)(cap - g->cap));
+        g->g = ng;
+        g->cap = cap;
+    }
+    group *gr = &g->g[g->ng++];
+    gr->n = 0;
+    gr->npert = gr->nnear = 0;
+    return gr;
+}
+
+/* Group k removed (the last moves into its place; its perturber list's
+ * memory stays with the slot). */
+static void drop_group(orr_groups *g, int k)
+{
+    for (int i = 0; i < g->g[k].n; i++)
+        g->gid[g->g[k].mem[i]] = -1;
+    const int last = g->ng - 1;
+    if (k != last) {
+        group t = g->g[k];
+        g->g[k] = g->g[last];
+        g->g[last] = t;
+        for (int i = 0; i < g->g[k].n; i++)
+            g->gid[g->g[k].mem[i]] = k;
+    }
+    g->ng--;
+}
+
+orr_status orr_groups_set_field(orr_groups *g, const double *in, orr_error *err)
+{
+    orr_groups_clear(g);
+    for (long i = 0; i < g->n; i++) {
+        const double v = in[i];
+        if (!(v >= 0 && v <= (double)g->n && v == floor(v)))
+            return orr_fail(err, ORR_ERR_ARG, "group of body %ld is %g: it must be 0 or the "
+                            "body number of its group's first member", i + 1, v);
+        if (v > 0 && (long)v - 1 > i)
+            return orr_fail(err, ORR_ERR_ARG, "group of body %ld is %g: a group is named by "
+                            "its first member, which comes before its others", i + 1, v);
+    }
+    for (long i = 0; i < g->n; i++) {
+        const long c = (long)in[i] - 1;
+        if (c < 0)
+            continue;
+        if (c == i) {
+            group *gr = add_group(g);
+            if (!gr)
+                return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+            gr->mem[gr->n++] = i;
+            g->gid[i] = g->ng - 1;
+            continue;
+        }
+        const int k = g->gid[c];
+        if (k < 0 || g->g[k].mem[0] != c)
+            return orr_fail(err, ORR_ERR_ARG, "group of body %ld is %ld, whose own group is "
+                            "not itself", i + 1, c + 1);
+        if (g->g[k].n == ORR_AR_MAX)
+            return orr_fail(err, ORR_ERR_ARG, "group %ld has more than %d members", c + 1,
+                            ORR_AR_MAX);
+        g->g[k].mem[g->g[k].n++] = i;
+        g->gid[i] = k;
+    }
+    for (int k = 0; k < g->ng; k++)
+        if (g->g[k].n < 2)
+            return orr_fail(err, ORR_ERR_ARG, "group %ld has one member", g->g[k].mem[0] + 1);
+    return ORR_OK;
+}
+
+/* Body k predicted to time t along its Hermite polynomial (as hermite.c's
+ * blocks do). */
+static void predict(const orr_hview *h, long k, double t, double *x, double *v)
+{
+    const double dt = t - (double)h->tick[k] * h->unit, dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
+    for (int d = 0; d < 3; d++) {
+        const double a = h->a[3 * k + d], j = h->j[3 * k + d], u = h->vel[3 * k + d];
+        x[d] = h->pos[4 * k + d] + u * dt + a * dt2 + j * dt3;
+        v[d] = u + a * dt + j * dt2;
+    }
+}
+
+static double mass_of(const group *gr)
+{
+    double M = 0;
+    for (int i = 0; i < gr->n; i++)
+        M += gr->ar.m[i];
+    return M;
+}
+
+/* The tides on a group's members at time t: its perturbers' pull on each
+ * member less their pull on the centre of mass (the mass-weighted mean). */
+static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *f)
+{
+    const tide_ctx *c = ctx;
+    const orr_hview *h = c->h;
+    const group *gr = c->gr;
+    const int n = a->n;
+    double X[3], V[3];
+    predict(h, gr->mem[0], t, X, V);
+    memset(f, 0, sizeof(double) * 3 * (size_t)n);
+    for (long p = 0; p < gr->nnear; p++) {
+        const long k = gr->pert[p];
+        double xk[3], vk[3];
+        predict(h, k, t, xk, vk);
+        const double gm = h->G * h->pos[4 * k + 3];
+        for (int i = 0; i < n; i++) {
+            double d[3], r2 = 0;
+            for (int q = 0; q < 3; q++) {
+                d[q] = xk[q] - (X[q] + x[3 * i + q]);
+                r2 += d[q] * d[q];
+            }
+            const double s = gm / (r2 * sqrt(r2));
+            for (int q = 0; q < 3; q++)
+                f[3 * i + q] += s * d[q];
+        }
+    }
+    double mean[3] = {0, 0, 0}, M = 0;
+    for (int i = 0; i < n; i++) {
+        M += a->m[i];
+        for (int q = 0; q < 3; q++)
+            mean[q] += a->m[i] * f[3 * i + q];
+    }
+    /* the far perturbers' tidal tensor: it pulls the centre not at all */
+    const double w = gr->t1 > gr->t0 ? (t - gr->t0) / (gr->t1 - gr->t0) : 0;
+    double T[9];
+    for (int q = 0; q < 9; q++)
+        T[q] = gr->T0[q] + w * (gr->T1[q] - gr->T0[q]);
+    for (int i = 0; i < n; i++)
+        for (int q = 0; q < 3; q++)
+            f[3 * i + q] += T[3 * q] * x[3 * i] + T[3 * q + 1] * x[3 * i + 1] +
+                            T[3 * q + 2] * x[3 * i + 2] - mean[q] / M;
+}
+
+/* The far perturbers' tidal tensor at the group's centre at time t:
+ * sum G m (3 d d^T - r^2 I) / r^5, d from the centre to the perturber. */
+static void tidal_tensor(const orr_hview *h, const group *gr, double t, double *T)
+{
+    double X[3], V[3];
+    predict(h, gr->mem[0], t, X, V);
+    memset(T, 0, 9 * sizeof(double));
+    for (long p = gr->nnear; p < gr->npert; p++) {
+        const long k = gr->pert[p];
+        double xk[3], vk[3], d[3];
+        predict(h, k, t, xk, vk);
+        for (int q = 0; q < 3; q++)
+            d[q] = xk[q] - X[q];
+        const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        const double s = h->G * h->pos[4 * k + 3] / (r2 * r2 * sqrt(r2));
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                T[3 * a + b] += s * (3 * d[a] * d[b] - (a == b ? r2 : 0));
+    }
+}
+
+static orr_status advance(const orr_hview *h, group *gr, double t, orr_error *err)
+{
+    if (!(t > gr->ar.t))
+        return ORR_OK;
+    tide_ctx ctx = {h, gr};
+    gr->t0 = gr->ar.t, gr->t1 = t;
+    tidal_tensor(h, gr, gr->t0, gr->T0);
+    tidal_tensor(h, gr, gr->t1, gr->T1);
+    gr->ar.perturb = tide;
+    gr->ar.perturb_ctx = &ctx;
+    orr_status st = orr_ar_advance(&gr->ar, t, err);
+    gr->ar.perturb_ctx = NULL;
+    if (st)
+        orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1, gr->mem[1] + 1);
+    return st;
+}
+
+/* A group's size: its largest separation, or for a bound pair twice the
+ * semi-major axis (its apocentre at most). */
+/* A pair's size: its separation r, or where it is bound and goes out
+ * farther, its apocentre a (1 + e). */
+static double pair_size(double G, double m1, double m2, const double *r, const double *v)
+{
+    const double M = m1 + m2;
+    const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2], d = sqrt(r2);
+    const double v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    const double eps = 0.5 * v2 - G * M / d;   /* energy per reduced mass */
+    if (!(eps < 0))
+        return d;
+    const double a = -G * M / (2 * eps);
+    double L[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2],
+                   r[0] * v[1] - r[1] * v[0]};
+    const double e2 = 1 + 2 * eps * (L[0] * L[0] + L[1] * L[1] + L[2] * L[2]) / (G * G * M * M);
+    return fmax(d, a * (1 + sqrt(e2 > 0 ? e2 : 0)));
+}
+
+static double size_of(const orr_hview *h, const group *gr)
+{
+    double s = 0;
+    for (int i = 0; i < gr->n; i++)
+        for (int k = i + 1; k < gr->n; k++) {
+            double r2 = 0;
+            for (int q = 0; q < 3; q++)
+                r2 += (gr->ar.x[i][q] - gr->ar.x[k][q]) * (gr->ar.x[i][q] - gr->ar.x[k][q]);
+            s = fmax(s, sqrt(r2));
+        }
+    if (gr->n == 2) {
+        double r[3], v[3];
+        for (int q = 0; q < 3; q++)
+            r[q] = gr->ar.x[1][q] - gr->ar.x[0][q], v[q] = gr->ar.v[1][q] - gr->ar.v[0][q];
+        s = pair_size(h->G, gr->ar.m[0], gr->ar.m[1], r, v);
+    }
+    return s;
+}
+
+/* The strongest tide on something of size s and mass M centred at X, from
+ * the bodies of list[count] (all n bodies where list is NULL), skipping
+ * ghosts, members of group `own`, bodies a and b, and bodies at tick `at`
+ * closer than `join` (those would join it: 0 for none): max 2 m (s / d)^3
+ * / M. */
+static double strongest_tide(const orr_groups *g, const orr_hview *h, const double *X, double s,
+                             double M, const long *list, long count, int own, long a, long b,
+                             double join, long long at)
+{
+    double worst = 0;
+    for (long p = 0; p < (list ? count : h->n); p++) {
+        const long k = list ? list[p] : p;
+        const double m = h->pos[4 * k + 3];
+        if (k == a || k == b || m == 0 || (own >= 0 && g->gid[k] == own))
+            continue;
+        double r2 = 0;
+        for (int q = 0; q < 3; q++)
+            r2 += (h->xp[4 * k + q] - X[q]) * (h->xp[4 * k + q] - X[q]);
+        if (r2 < join * join && h->tick[k] == at)
+            continue;
+        worst = fmax(worst, 2 * m * s * s * s / (M * r2 * sqrt(r2)));
+    }
+    return worst;
+}
+
+/* The perturbers of a group whose centre is at x (every other body now at
+ * x_of: positions with 4 values a body): those whose tide, 2 m_max (s/d)^3
+ * / M, is above gamma, and at least every body within 2 r_close. */
+static orr_status perturbers(const orr_groups *g, const orr_hview *h, group *gr,
+                             const double *xs, orr_error *err)
+{
+    const long c = gr->mem[0];
+    const double s = size_of(h, gr), M = mass_of(gr);
+    const double R = fmax(2 * g->r_close, s * cbrt(2 * g->m_max / (M * g->gamma)));
+    const double Rn = fmin(R, fmax(2 * g->r_close, s * cbrt(2 * g->m_max / (M * GAMMA_NEAR))));
+    gr->npert = gr->nnear = 0;
+    for (long k = 0; k < h->n; k++) {
+        if (k == c || (g->gid[k] >= 0 && g->g[g->gid[k]].mem[0] != k))
+            continue;   /* itself, or a ghost */
+        if (g->gid[k] >= 0 && &g->g[g->gid[k]] == gr)
+            continue;
+        double r2 = 0;
+        for (int q = 0; q < 3; q++)
+            r2 += (xs[4 * k + q] - xs[4 * c + q]) * (xs[4 * k + q] - xs[4 * c + q]);
+        if (r2 >= R * R)
+            continue;
+        if (gr->npert == gr->cap) {
+            const long cap = gr->cap ? 2 * gr->cap : 16;
+            long *p = realloc(gr->pert, sizeof(long) * (size_t)cap);
+            if (!p)
+                return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+            gr->pert = p;
+            gr->cap = cap;
+        }
+        gr->pert[gr->npert++] = k;
+        if (r2 < Rn * Rn) {   /* a near one: among the first */
+            gr->pert[gr->npert - 1] = gr->pert[gr->nnear];
+            gr->pert[gr->nnear++] = k;
+        }
+    }
+    return ORR_OK;
+}
+
+/* Body k made a ghost. */
+static void ghost(orr_hview *h, long k)
+{
+    for (int q = 0; q < 3; q++) {
+        h->pos[4 * k + q] = h->xp[4 * k + q] = GHOST_AT;
+        h->vel[3 * k + q] = h->vp[3 * k + q] = 0;
+        h->a[3 * k + q] = h->j[3 * k + q] = 0;
+    }
+    h->pos[4 * k + 3] = h->xp[4 * k + 3] = 0;
+    h->tick[k] = ORR_GHOST_TICK;
+    h->level[k] = 0;
+}
+
+/* A group's regularised motion started from its members' absolute states
+ * (pos, vel of n bodies, masses m) at time t; its centre into slot
+ * mem[0], the others ghosts. */
+static orr_status start_group(orr_hview *h, group *gr, const double *m, const double *pos,
+                              const double *vel, double t, orr_error *err)
+{
+    orr_status st = orr_ar_init(&gr->ar, gr->n, h->G, m, pos, vel, t, err);
+    if (st) {
+        orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1,
+                          gr->mem[1] + 1);
+        return st;
+    }
+    const long c = gr->mem[0];
+    double M = 0;
+    for (int i = 0; i < gr->n; i++)
+        M += m[i];
+    for (int i = 1; i < gr->n; i++)
+        ghost(h, gr->mem[i]);
+    for (int q = 0; q < 3; q++) {
+        h->pos[4 * c + q] = h->xp[4 * c + q] = gr->ar.com_x[q];
+        h->vel[3 * c + q] = h->vp[3 * c + q] = gr->ar.com_v[q];
+    }
+    h->pos[4 * c + 3] = h->xp[4 * c + 3] = M;
+    memcpy(gr->px, gr->ar.x, sizeof gr->px);
+    memcpy(gr->pv, gr->ar.v, sizeof gr->pv);
+    return ORR_OK;
+}
+
+/* The half-mass radius about the centre of mass, for r_close = 4 r_h / N. */
+typedef struct {
+    double r, m;
+} rm;
+
+static int by_r(const void *a, const void *b)
+{
+    const double x = ((const rm *)a)->r, y = ((const rm *)b)->r;
+    return x < y ? -1 : x > y;
+}
+
+static double half_mass_radius(const orr_hview *h, orr_error *err, int *fail)
+{
+    rm *v = malloc(sizeof(rm) * (size_t)h->n);
+    if (!v) {
+        *fail = orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    double c[3] = {0, 0, 0}, M = 0;
+    for (long i = 0; i < h->n; i++) {
+        M += h->pos[4 * i + 3];
+        for (int q = 0; q < 3; q++)
+            c[q] += h->pos[4 * i + 3] * h->pos[4 * i + q];
+    }
+    for (long i = 0; i < h->n; i++) {
+        double r2 = 0;
+        for (int q = 0; q < 3; q++)
+            r2 += (h->pos[4 * i + q] - c[q] / M) * (h->pos[4 * i + q] - c[q] / M);
+        v[i].r = sqrt(r2);
+        v[i].m = h->pos[4 * i + 3];
+    }
+    qsort(v, (size_t)h->n, sizeof *v, by_r);
+    double sum = 0, rh = v[h->n - 1].r;
+    for (long i = 0; i < h->n; i++)
+        if ((sum += v[i].m) >= 0.5 * M) {
+            rh = v[i].r;
+            break;
+        }
+    free(v);
+    return rh;
+}
+
+orr_status orr_groups_collapse(orr_groups *g, orr_hview *h, orr_error *err)
+{
+    int fail = 0;
+    g->m_min = INFINITY, g->m_max = 0;
+    for (long i = 0; i < h->n; i++) {
+        g->m_min = fmin(g->m_min, h->pos[4 * i + 3]);
+        g->m_max = fmax(g->m_max, h->pos[4 * i + 3]);
+    }
+    g->r_close = g->r_set > 0 ? g->r_set : 4 * half_mass_radius(h, err, &fail) / (double)h->n;
+    if (fail)
+        return fail;
+    if (!(g->r_close > 0))
+        return orr_fail(err, ORR_ERR_ARG, "regularisation: r_close is %g: the bodies' "
+                        "half-mass radius is 0 (give regularize = {r_close = ...})", g->r_close);
+    for (int k = 0; k < g->ng; k++) {
+        group *gr = &g->g[k];
+        double m[ORR_AR_MAX], x[3 * ORR_AR_MAX], v[3 * ORR_AR_MAX];
+        for (int i = 0; i < gr->n; i++) {
+            const long b = gr->mem[i];
+            m[i] = h->pos[4 * b + 3];
+            memcpy(x + 3 * i, h->pos + 4 * b, 3 * sizeof(double));
+            memcpy(v + 3 * i, h->vel + 3 * b, 3 * sizeof(double));
+        }
+        orr_status st = start_group(h, gr, m, x, v, 0, err);
+        if (st)
+            return st;
+    }
+    for (int k = 0; k < g->ng; k++) {
+        orr_status st = perturbers(g, h, &g->g[k], h->pos, err);
+        if (st)
+            return st;
+    }
+    return ORR_OK;
+}
+
+/* The group's members at time t into px, pv: its own state when it is
+ * there, else carried on from it without the tides (a copy of its
+ * regularised motion; the tides act at its centre's steps). */
+static orr_status predict_group(group *gr, double t, orr_error *err)
+{
+    if (gr->ar.t == t) {
+        memcpy(gr->px, gr->ar.x, sizeof gr->px);
+        memcpy(gr->pv, gr->ar.v, sizeof gr->pv);
+        return ORR_OK;
+    }
+    orr_ar a = gr->ar;
+    a.perturb = NULL;
+    orr_status st = orr_ar_advance(&a, t, err);
+    if (st) {
+        orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1,
+                          gr->mem[1] + 1);
+        return st;
+    }
+    memcpy(gr->px, a.x, sizeof gr->px);
+    memcpy(gr->pv, a.v, sizeof gr->pv);
+    return ORR_OK;
+}
+
+orr_status orr_groups_advance(orr_groups *g, const orr_hview *h, const char *active, double t,
+                              orr_error *err)
+{
+    for (int k = 0; k < g->ng; k++) {
+        group *gr = &g->g[k];
+        const int own = active[gr->mem[0]];
+        int touched = own;
+        for (long p = 0; !touched && p < gr->npert; p++)
+            touched = active[gr->pert[p]];
+        orr_status st = own ? advance(h, gr, t, err) : ORR_OK;
+        if (!st && touched)
+            st = predict_group(gr, t, err);
+        if (st)
+            return st;
+    }
+    return ORR_OK;
+}
+
+/* The pull of a unit mass at relative position d (from the pulled body
+ * to it) and relative velocity u: acceleration and jerk, added times gm. */
+static void pull(const double *d, const double *u, double gm, double *acc, double *jerk)
+{
+    const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    const double ri3 = gm / (r2 * sqrt(r2));
+    const double rv = 3 * (d[0] * u[0] + d[1] * u[1] + d[2] * u[2]) / r2;
+    for (int q = 0; q < 3; q++) {
+        acc[q] += ri3 * d[q];
+        jerk[q] += ri3 * (u[q] - rv * d[q]);
+    }
+}
+
+void orr_groups_correct(const orr_groups *g, const orr_hview *h, const long *list, long count,
+                        double *an, double *jn)
+{
+    if (!g->ng)
+        return;
+    for (long k = 0; k < count; k++)
+        g->where[list[k]] = k;
+    for (int k = 0; k < g->ng; k++) {
+        const group *gr = &g->g[k];
+        const long c = gr->mem[0];
+        const double *X = h->xp + 4 * c, *V = h->vp + 3 * c;
+        const double M = mass_of(gr);
+        double xm[ORR_AR_MAX][3], vm[ORR_AR_MAX][3];
+        for (int i = 0; i < gr->n; i++)
+            for (int q = 0; q < 3; q++) {
+                xm[i][q] = X[q] + gr->px[i][q];
+                vm[i][q] = V[q] + gr->pv[i][q];
+            }
+        const long wc = g->where[c];
+        double ac[3] = {0, 0, 0}, jc[3] = {0, 0, 0};
+        for (long p = 0; p < gr->npert; p++) {
+            const long b = gr->pert[p], wb = g->where[b];
+            if (wc < 0 && wb < 0)
+                continue;
+            const double *xb = h->xp + 4 * b, *vb = h->vp + 3 * b;
+            double d[3], u[3];
+            if (wb >= 0) {   /* the perturber: the members, not their centre */
+                double da[3] = {0, 0, 0}, dj[3] = {0, 0, 0};
+                for (int i = 0; i < gr->n; i++) {
+                    for (int q = 0; q < 3; q++)
+                        d[q] = xm[i][q] - xb[q], u[q] = vm[i][q] - vb[q];
+                    pull(d, u, h->G * gr->ar.m[i], da, dj);
+                }
+                for (int q = 0; q < 3; q++)
+                    d[q] = X[q] - xb[q], u[q] = V[q] - vb[q];
+                pull(d, u, -h->G * M, da, dj);
+                for (int q = 0; q < 3; q++)
+                    an[3 * wb + q] += da[q], jn[3 * wb + q] += dj[q];
+            }
+            if (wc >= 0) {   /* the centre: the perturber's pull on the members */
+                const double gm = h->G * h->pos[4 * b + 3];
+                for (int i = 0; i < gr->n; i++) {
+                    for (int q = 0; q < 3; q++)
+                        d[q] = xb[q] - xm[i][q], u[q] = vb[q] - vm[i][q];
+                    pull(d, u, gm * gr->ar.m[i] / M, ac, jc);
+                }
+                for (int q = 0; q < 3; q++)
+                    d[q] = xb[q] - X[q], u[q] = vb[q] - V[q];
+                pull(d, u, -gm, ac, jc);
+            }
+        }
+        if (wc >= 0)
+            for (int q = 0; q < 3; q++)
+                an[3 * wc + q] += ac[q], jn[3 * wc + q] += jc[q];
+    }
+    for (long k = 0; k < count; k++)
+        g->where[list[k]] = -1;
+}
+
+/* Group k's members as bodies again, at its centre's state (slot mem[0])
+ * plus their own about it; the group is dropped when drop is set. */
+static void resolve_group(orr_groups *g, orr_hview *h, int k)
+{
+    group *gr = &g->g[k];
+    const long c = gr->mem[0];
+    double X[4], V[3];
+    memcpy(X, h->pos + 4 * c, sizeof X);
+    memcpy(V, h->vel + 3 * c, sizeof V);
+    for (int i = 0; i < gr->n; i++) {
+        const long b = gr->mem[i];
+        for (int q = 0; q < 3; q++) {
+            h->pos[4 * b + q] = h->xp[4 * b + q] = X[q] + gr->ar.x[i][q];
+            h->vel[3 * b + q] = h->vp[3 * b + q] = V[q] + gr->ar.v[i][q];
+        }
+        h->pos[4 * b + 3] = h->xp[4 * b + 3] = gr->ar.m[i];
+    }
+}
+
+static void add_fresh(long *fresh, long *nfresh, long b)
+{
+    for (long k = 0; k < *nfresh; k++)
+        if (fresh[k] == b)
+            return;
+    fresh[(*nfresh)++] = b;
+}
+
+static void drop_fresh(long *fresh, long *nfresh, long b)
+{
+    for (long k = 0; k < *nfresh; k++)
+        if (fresh[k] == b) {
+            fresh[k] = fresh[--*nfresh];
+            return;
+        }
+}
+
+/* Bodies b and o (singles or centres, both at time t) merged into one
+ * group; 0 when it would have too many members. */
+static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, long *fresh,
+                        long *nfresh, int *merged, orr_error *err)
+{
+    long mem[2 * ORR_AR_MAX];
+    double m[2 * ORR_AR_MAX], x[6 * ORR_AR_MAX], v[6 * ORR_AR_MAX];
+    int n = 0;
+    const long two[2] = {b, o};
+    for (int s = 0; s < 2; s++) {
+        const long c = two[s];
+        const int k = g->gid[c];
+        if (k < 0) {
+            mem[n] = c;
+            m[n] = h->pos[4 * c + 3];
+            memcpy(x + 3 * n, h->pos + 4 * c, 3 * sizeof(double));
+            memcpy(v + 3 * n, h->vel + 3 * c, 3 * sizeof(double));
+            n++;
+            continue;
+        }
+        const group *gr = &g->g[k];
+        if (n + gr->n > ORR_AR_MAX)
+            return ORR_OK;
+        for (int i = 0; i < gr->n; i++, n++) {
+            mem[n] = gr->mem[i];
+            m[n] = gr->ar.m[i];
+            for (int q = 0; q < 3; q++) {
+                x[3 * n + q] = h->pos[4 * c + q] + gr->ar.x[i][q];
+                v[3 * n + q] = h->vel[3 * c + q] + gr->ar.v[i][q];
+            }
+        }
+    }
+    if (n > ORR_AR_MAX)
+        return ORR_OK;
+    for (int s = 0; s < 2; s++)
+        if (g->gid[two[s]] >= 0)
+            drop_group(g, g->gid[two[s]]);
+    /* members in ascending order */
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && mem[k - 1] > mem[k]; k--) {
+            long tl = mem[k];
+            mem[k] = mem[k - 1], mem[k - 1] = tl;
+            double td = m[k];
+            m[k] = m[k - 1], m[k - 1] = td;
+            for (int q = 0; q < 3; q++) {
+                td = x[3 * k + q], x[3 * k + q] = x[3 * k - 3 + q], x[3 * k - 3 + q] = td;
+                td = v[3 * k + q], v[3 * k + q] = v[3 * k - 3 + q], v[3 * k - 3 + q] = td;
+            }
+        }
+    group *gr = add_group(g);
+    if (!gr)
+        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    gr->n = n;
+    memcpy(gr->mem, mem, sizeof(long) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        g->gid[mem[i]] = g->ng - 1;
+    orr_status st = start_group(h, gr, m, x, v, t, err);
+    if (st)
+        return st;
+    for (int i = 1; i < n; i++)
+        drop_fresh(fresh, nfresh, mem[i]);
+    add_fresh(fresh, nfresh, mem[0]);
+    *merged = 1;
+    return ORR_OK;
+}
+
+/* Whether bodies b and o (singles or groups' centres, closer than r_close
+ * and approaching or bound) become a group: a bound pair whose apocentre
+ * is within r_close (a wider one is soft: the block steps follow it as
+ * they do the others), or an encounter whose pericentre is within
+ * r_close / 4 (a farther one costs the block steps little); and not where
+ * a third body's tide would tear it apart at once (GAMMA_APART). */
+static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
+{
+    const double mb = h->pos[4 * b + 3], mo = h->pos[4 * o + 3], M = mb + mo, GM = h->G * M;
+    double X[3], r[3], v[3];
+    for (int q = 0; q < 3; q++) {
+        X[q] = (mb * h->pos[4 * b + q] + mo * h->pos[4 * o + q]) / M;
+        r[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
+        v[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
+    }
+    const double d = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
+    double sz = pair_size(h->G, mb, mo, r, v);
+    if (eps < 0 && sz > g->r_close)
+        return 0;
+    if (eps >= 0) {   /* the encounter's pericentre, L^2 / (GM (1 + e)) */
+        const double L[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2],
+                             r[0] * v[1] - r[1] * v[0]};
+        const double L2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
+        const double e = sqrt(1 + 2 * eps * L2 / (GM * GM));
+        if (L2 / (GM * (1 + e)) > ENCOUNTER_FRACTION * g->r_close)
+            return 0;
+    }
+    if (g->gid[b] >= 0)
+        sz = fmax(sz, size_of(h, &g->g[g->gid[b]]));
+    if (g->gid[o] >= 0)
+        sz = fmax(sz, size_of(h, &g->g[g->gid[o]]));
+    /* a body at this time within r_close would join the group: not a tide */
+    return strongest_tide(g, h, X, sz, M, NULL, 0, -1, b, o, g->r_close, h->tick[b]) <=
+           GAMMA_APART;
+}
+
+/* Before anything changes: every group at t, along its perturbers' paths
+ * as they were. */
+static orr_status sync_all(orr_groups *g, const orr_hview *h, double t, int *synced,
+                           orr_error *err)
+{
+    for (int k = 0; !*synced && k < g->ng; k++) {
+        orr_status st = advance(h, &g->g[k], t, err);
+        if (st)
+            return st;
+    }
+    *synced = 1;
+    return ORR_OK;
+}
+
+orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, long tick,
+                             double t, int everyone, long *fresh, long *nfresh, orr_error *err)
+{
+    *nfresh = 0;
+    int changed = 0, synced = 0;
+    orr_status st = ORR_OK;
+    const double rc = g->r_close;
+    /* groups whose centre moved on: apart, or their perturbers anew */
+    for (int k = 0; k < g->ng; k++) {
+        group *gr = &g->g[k];
+        if (!active[gr->mem[0]])
+            continue;
+        int apart = 0;
+        for (int i = 0; i < gr->n && !apart; i++) {
+            double near = INFINITY;
+            for (int o = 0; o < gr->n; o++) {
+                if (o == i)
+                    continue;
+                double r2 = 0;
+                for (int q = 0; q < 3; q++)
+                    r2 += (gr->ar.x[i][q] - gr->ar.x[o][q]) * (gr->ar.x[i][q] - gr->ar.x[o][q]);
+                near = fmin(near, r2);
+            }
+            apart = near > 4 * rc * rc;
+        }
+        /* or torn at: a tide above GAMMA_APART (its perturbers all summed
+         * member by member, but a group so open is not what it is for) */
+        if (!apart)
+            apart = strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr),
+                                   gr->pert, gr->nnear, k, -1, -1, 0, 0) > GAMMA_APART;
+        if (!apart)
+            continue;
+        if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
+            return st;
+        resolve_group(g, h, k);
+        for (int i = 0; i < gr->n; i++) {
+            const long b = gr->mem[i];
+            memset(h->a + 3 * b, 0, 3 * sizeof(double));
+            memset(h->j + 3 * b, 0, 3 * sizeof(double));
+            h->tick[b] = tick;
+            add_fresh(fresh, nfresh, b);
+        }
+        drop_group(g, k);
+        k--;
+        changed = 1;
+    }
+    /* close pairs among the bodies at t: the active ones pulled hard
+     * enough to have a neighbour within r_close, and the former members */
+    const double pull_min = 0.25 * h->G * g->m_min / (rc * rc);
+    for (long b = 0; b < h->n; b++) {
+        const int now = active[b] || h->tick[b] == tick;
+        if (!now || h->tick[b] == ORR_GHOST_TICK || h->pos[4 * b + 3] == 0)
+            continue;
+        int candidate = 0;
+        for (long k = 0; k < *nfresh && !candidate; k++)
+            candidate = fresh[k] == b;
+        const double *ab = h->a + 3 * b;
+        if (!candidate && !everyone &&
+            sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]) < pull_min)
+            continue;
+        long best = -1;
+        double bestr2 = rc * rc;
+        for (long o = 0; o < h->n; o++) {
+            if (o == b || h->tick[o] != tick || h->pos[4 * o + 3] == 0)
+                continue;
+            double d[3], u[3], r2 = 0, rv = 0, v2 = 0;
+            for (int q = 0; q < 3; q++) {
+                d[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
+                u[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
+                r2 += d[q] * d[q], rv += d[q] * u[q], v2 += u[q] * u[q];
+            }
+            if (r2 >= bestr2)
+                continue;
+            const double mb = h->pos[4 * b + 3], mo = h->pos[4 * o + 3];
+            const double e = 0.5 * v2 - h->G * (mb + mo) / sqrt(r2);
+            if (rv < 0 || e < 0)
+                best = o, bestr2 = r2;
+        }
+        if (best < 0)
+            continue;
+        if (!wanted(g, h, b, best))
+            continue;
+        int merged = 0;
+        if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
+            return st;
+        st = merge(g, h, b, best, t, fresh, nfresh, &merged, err);
+        if (st)
+            return st;
+        changed = changed || merged;
+    }
+    /* every group at t with its perturbers anew where anything changed, else
+     * those whose centre moved */
+    for (int k = 0; k < g->ng; k++) {
+        group *gr = &g->g[k];
+        if (!changed && !active[gr->mem[0]])
+            continue;
+        st = advance(h, gr, t, err);
+        if (!st)
+            st = perturbers(g, h, gr, h->xp, err);
+        if (!st)
+            st = predict_group(gr, t, err);
+        if (st)
+            return st;
+    }
+    return ORR_OK;
+}
+
+orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *err)
+{
+    for (int k = 0; k < g->ng; k++) {
+        orr_status st = advance(h, &g->g[k], t, err);
+        if (st)
+            return st;
+    }
+    for (int k = 0; k < g->ng; k++)
+        resolve_group(g, h, k);
+    return ORR_OK;
+}
+
+int orr_groups_members(const orr_groups *g, int k, long *mem)
+{
+    memcpy(mem, g->g[k].mem, sizeof(long) * (size_t)g->g[k].n);
+    return g->g[k].n;
+}
+
+double orr_groups_energy(const orr_groups *g, int k)
+{
+    return orr_ar_energy(&g->g[k].ar);
+}
+double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i)
+{
+    const int k = g->gid[i];
+    if (k < 0 || g->g[k].mem[0] != i)
+        return INFINITY;
+    const group *gr = &g->g[k];
+    const double s = size_of(h, gr), M = mass_of(gr);
+    const double gam = strongest_tide(g, h, h->xp + 4 * i, s, M, gr->pert, gr->nnear, k, -1, -1, 0, 0);
+    if (gam <= GAMMA_STEP)
+        return INFINITY;
+    double v2 = 0;   /* the members' speed about the centre, at most */
+    for (int m = 0; m < gr->n; m++)
+        v2 = fmax(v2, gr->ar.v[m][0] * gr->ar.v[m][0] + gr->ar.v[m][1] * gr->ar.v[m][1] +
+                          gr->ar.v[m][2] * gr->ar.v[m][2]);
+    const double tdyn = fmin(sqrt(s * s * s / (h->G * M)), v2 > 0 ? s / sqrt(v2) : INFINITY);
+    return STEP_FRACTION * tdyn;
+}

@@ -1,0 +1,245 @@
+-- test_regular: regularised close pairs and compact groups in the Hermite
+-- block steps (regularize = true; core/integrate/groups.c): an isolated
+-- eccentric binary and a hyperbolic encounter against their analytic
+-- orbits, a hard binary kept inside a cluster, the energy of an unsoftened
+-- cluster whose pairs form and come apart, checkpoints with groups in flight,
+-- the diagnostics, and the refusals.
+local T = dofile(arg[0]:match("^(.*/)") .. "testlib.lua")
+local orrery = require "orrery"
+local backends = T.backends("regularised groups with the GPU's forces")
+
+-- Kepler's equation E - e sin E = M, by Newton's method
+local function ecc_anomaly(M, e)
+  local E = e > 0.8 and math.pi or M
+  for _ = 1, 100 do
+    local d = (E - e * math.sin(E) - M) / (1 - e * math.cos(E))
+    E = E - d
+    if math.abs(d) < 1e-15 then break end
+  end
+  return E
+end
+
+-- relative position and velocity of body 2 from body 1
+local function relative(sim)
+  local a, b = sim:body(1), sim:body(2)
+  return { b.x - a.x, b.y - a.y, b.z - a.z }, { b.vx - a.vx, b.vy - a.vy, b.vz - a.vz }
+end
+
+for _, backend in ipairs(backends) do
+  T.test(backend .. ": an isolated binary of e = 0.99 over 1000 orbits: energy and phase of the Kepler orbit", function()
+    local m1, m2, a, e = 0.6, 0.4, 1, 0.99
+    local M = m1 + m2
+    local ra = a * (1 + e)
+    local va = math.sqrt(M * (1 - e) / (a * (1 + e)))   -- relative speed at apocentre
+    local sim <close> = orrery.simulation{ backend = backend, precision = "double", softening = 0,
+      integrator = "hermite", dt_max = 1, regularize = { r_close = 10 },
+      bodies = { { x = -m2 / M * ra, vy = -m2 / M * va, m = m1 },
+                 { x = m1 / M * ra, vy = m1 / M * va, m = m2 } } }
+    local e0 = sim:energy().total
+    local P = 2 * math.pi * math.sqrt(a ^ 3 / M)
+    sim:advance(1000 * P)
+    local bs = sim:binaries()
+    T.eq(bs.count, 1, "one regularised pair")
+    T.eq(table.concat(bs[1].bodies, ","), "1,2")
+    T.near((sim:energy().total - e0) / e0, 0, 1e-10, "relative energy error")
+    -- the phase: the mean anomaly from the position, against 1000 whole orbits
+    local r, v = relative(sim)
+    local d = math.sqrt(r[1] ^ 2 + r[2] ^ 2)
+    -- apocentre is on the +x axis: the standard true anomaly is the angle + pi,
+    -- and the mean anomaly pi there, at the start and after whole orbits
+    local f = math.atan(r[2], r[1]) + math.pi
+    local E = 2 * math.atan(math.sqrt((1 - e) / (1 + e)) * math.tan(f / 2))
+    local Mean = E - e * math.sin(E)
+    local phase = (Mean % (2 * math.pi) - math.pi) / (2 * math.pi)
+    T.near(phase, 0, 1e-6, "phase in orbits after 1000 orbits")
+    T.near(d, ra, 1e-6, "at apocentre again")
+    T.near(bs[1].a, a, 1e-9, "semi-major axis")
+    T.near(bs[1].e, e, 1e-9, "eccentricity")
+    T.near(bs[1].period, P, 1e-8, "period")
+    -- the cost: block steps of the centre, not of the orbit
+    T.ok(sim.blocks.blocks < 20000, "blocks " .. sim.blocks.blocks)
+    -- and a Kepler orbit of another phase: the position against the analytic one
+    sim:advance(1000 * P + 0.3 * P)
+    r = relative(sim)
+    local Ea = ecc_anomaly(math.pi + 2 * math.pi * 0.3, e)
+    local want = { a * (math.cos(Ea) - e), a * math.sqrt(1 - e * e) * math.sin(Ea) }
+    -- apocentre is at E = pi on the +x axis here: the orbit is the standard
+    -- one turned by pi
+    T.near(r[1], -want[1], 1e-5, "x after 0.3 of an orbit more")
+    T.near(r[2], -want[2], 1e-5, "y after 0.3 of an orbit more")
+  end)
+
+  T.test(backend .. ": a hyperbolic encounter at a pericentre of 1e-5: the orbit's turn as the analytic one", function()
+    local e, q, M = 1.5, 1e-5, 1
+    local ah = q / (e - 1)                     -- |a|
+    local p = ah * (e * e - 1)
+    local r0 = 0.05
+    local f0 = -math.acos((p / r0 - 1) / e)    -- incoming
+    local h = math.sqrt(M * p)
+    local function state(f)
+      local r = p / (1 + e * math.cos(f))
+      local vr, vt = M / h * e * math.sin(f), M / h * (1 + e * math.cos(f))
+      return { r * math.cos(f), r * math.sin(f) },
+             { vr * math.cos(f) - vt * math.sin(f), vr * math.sin(f) + vt * math.cos(f) }
+    end
+    local x, v = state(f0)
+    local sim <close> = orrery.simulation{ backend = backend, precision = "double", softening = 0,
+      integrator = "hermite", dt_max = 1 / 1024, regularize = { r_close = 0.1 },
+      bodies = { { x = -x[1] / 2, y = -x[2] / 2, vx = -v[1] / 2, vy = -v[2] / 2, m = 0.5 },
+                 { x = x[1] / 2, y = x[2] / 2, vx = v[1] / 2, vy = v[2] / 2, m = 0.5 } } }
+    local e0 = sim:energy().total
+    sim:advance(0.004)
+    local r = relative(sim)
+    local d = math.sqrt(r[1] ^ 2 + r[2] ^ 2)
+    T.ok(d > 0.5, "out again beyond the group's reach: " .. d)
+    local f1 = math.acos((p / d - 1) / e)
+    local turned = math.atan(r[2], r[1]) - math.atan(x[2], x[1])
+    T.near(turned, f1 - f0, 1e-10, "angle turned (true anomaly from the analytic orbit)")
+    T.near((sim:energy().total - e0) / math.abs(e0), 0, 1e-10, "energy")
+    T.eq(sim:binaries().count, 0, "no group left once apart")
+    T.ok(sim.blocks.blocks < 5000, "blocks " .. sim.blocks.blocks)
+  end)
+
+  -- a cluster of n bodies with a hard eccentric binary of bodies i and j at
+  -- (x0, 0, 0), at rest
+  local function cluster_with_binary(backend, n, seed, i, j, a, e, x0)
+    local o = { bodies = orrery.ic.plummer{ n = n, seed = seed }, backend = backend,
+      precision = "double", softening = 0, integrator = "hermite", dt_max = 1 / 16, eta = 0.02,
+      regularize = true }
+    local sim = orrery.simulation(o)
+    local m = 1 / n
+    local v = math.sqrt(2 * m * (1 - e) / (a * (1 + e)))
+    sim:set_body(i, { x = x0 + a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = v / 2, vz = 0 })
+    sim:set_body(j, { x = x0 - a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = -v / 2, vz = 0 })
+    return sim
+  end
+
+  T.test(backend .. ": a hard binary in a 128-body cluster stays one regularised pair, energy kept", function()
+    -- out of the core (at 0.7), where no third body comes close in the time
+    local sim <close> = cluster_with_binary(backend, 128, 11, 1, 2, 1e-4, 0.9, 0.7)
+    local e0 = sim:energy().total
+    sim:run{ steps = 8, progress = false }
+    local bs = sim:binaries()
+    T.eq(bs.count, 1)
+    T.eq(table.concat(bs[1].bodies, ","), "1,2")
+    T.near(bs[1].a, 1e-4, 1e-3 * 1e-4, "semi-major axis")
+    T.near(bs[1].e, 0.9, 1e-3, "eccentricity")
+    -- its binding energy m^2 / (2 a) in units of kT = 2/3 of the mean kinetic energy
+    T.near(bs[1].energy, (1 / 128) ^ 2 / 2e-4, 1e-3 * (1 / 128) ^ 2 / 2e-4, "binding energy")
+    T.ok(bs[1].kT > 100, "a hard binary: " .. bs[1].kT .. " kT")
+    T.near(bs.energy, bs[1].energy, 1e-15, "summed")
+    -- the cluster diagnostics count the pair once, at its centre of mass
+    local c = sim:cluster()
+    T.eq(c.binaries, 1)
+    T.eq(c.n, 127)
+    T.eq(c.escapers, 0)
+    local de = (sim:energy().total - e0) / math.abs(e0)
+    T.ok(math.abs(de) < 2e-6, "relative energy error " .. de)
+    -- ~2200 orbits in 0.5 time units: the block steps did not follow them
+    T.ok(sim.blocks.blocks < 5000, "blocks " .. sim.blocks.blocks)
+  end)
+
+  T.test(backend .. ": an unsoftened cluster whose pairs form and come apart keeps its energy", function()
+    for _, seed in ipairs{ 5, 7 } do
+      local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 64, seed = seed },
+        backend = backend, precision = "double", softening = 0, integrator = "hermite",
+        dt_max = 1 / 16, eta = 0.02, regularize = true }
+      local e0 = sim:energy().total
+      local seen = 0
+      for _ = 1, 40 do
+        sim:run{ steps = 1, progress = false }
+        seen = math.max(seen, sim:binaries().count)
+      end
+      local de = (sim:energy().total - e0) / math.abs(e0)
+      -- as without regularisation (1.3e-6 and 1.2e-6 with the same steps)
+      T.ok(math.abs(de) < 3e-6, "seed " .. seed .. ": relative energy error " .. de)
+    end
+  end)
+
+  T.test(backend .. ": checkpoints with groups in flight: a restored run goes on bit for bit", function()
+    local function make() return cluster_with_binary(backend, 61, 5, 3, 9, 2e-4, 0.8, 0) end
+    local a <close> = make()
+    local ck0 = os.tmpname() .. ".hdf5"
+    a:checkpoint(ck0)                 -- before the first step
+    a:run{ steps = 5, progress = false }
+    T.ok(a:binaries().count >= 1, "a group in flight")
+    local ck = os.tmpname() .. ".hdf5"
+    a:checkpoint(ck)
+    a:run{ steps = 5, progress = false }
+    local b <close> = orrery.restore(ck)
+    T.eq(b.regularize and b.regularize.gamma, 1e-6, "restored with its settings")
+    local ck2 = os.tmpname() .. ".hdf5"
+    b:checkpoint(ck2)                 -- right after a restore
+    b:run{ steps = 5, progress = false }
+    T.same_bodies(a, b, "from the middle")
+    for _, path in ipairs{ ck0, ck2 } do
+      local c <close> = orrery.restore(path)
+      c:run{ steps = 10 - c.steps, progress = false }
+      T.same_bodies(a, c, path == ck0 and "from the start" or "from a restore")
+    end
+    -- block by block (sim:step()) to the same time: the bits of whole intervals
+    local d <close> = make()
+    repeat d:step() until d.steps == 10
+    T.same_bodies(a, d, "one block at a time")
+    os.remove(ck0); os.remove(ck); os.remove(ck2)
+  end)
+end
+
+T.test("Burrau's problem through the block steps: the escape IAS15 finds", function()
+  -- masses 3, 4, 5 at rest, G = 1, no softening, to t = 70: the triple and
+  -- its close pairs are regularised groups, the m = 3 body leaves them.
+  -- REBOUND's IAS15 between its tolerances 1e-8 and 1e-14 (issue 29): the
+  -- m = 3 body at 21.410-21.425, the binary's a 0.5522-0.5526, e
+  -- 0.98869-0.98871 (tests/test_rebound.py compares with IAS15 itself)
+  local sim <close> = orrery.simulation{ backend = "cpu", precision = "double", softening = 0,
+    integrator = "hermite", dt_max = 1 / 8, eta = 0.01, regularize = { r_close = 5 },
+    bodies = { { x = 1, y = 3, m = 3 }, { x = -2, y = -1, m = 4 }, { x = 1, y = -1, m = 5 } } }
+  local e0 = sim:energy().total
+  sim:advance(70)
+  local b = sim:body(1)
+  local d = math.sqrt(b.x ^ 2 + b.y ^ 2)
+  T.ok(d >= 21.410 and d <= 21.425, "the escaper's distance " .. d)
+  local bs = sim:binaries()
+  T.eq(bs.count, 1)
+  T.eq(table.concat(bs[1].bodies, ","), "2,3", "the binary left")
+  T.ok(bs[1].a >= 0.5522 and bs[1].a <= 0.5526, "a " .. bs[1].a)
+  T.ok(bs[1].e >= 0.98869 and bs[1].e <= 0.98871, "e " .. bs[1].e)
+  T.near((sim:energy().total - e0) / math.abs(e0), 0, 1e-6, "energy")
+end)
+
+T.test("regularisation is refused where it does not apply, naming why", function()
+  local base = { n = 4, backend = "cpu", integrator = "hermite", precision = "double",
+    softening = 0, regularize = true }
+  local function with(k, v)
+    local c = {}
+    for x, y in pairs(base) do c[x] = y end
+    c[k] = v
+    return c
+  end
+  T.raises("orrery.simulation: regularize needs softening = 0 (got 0.01): a softened pair has "
+    .. "no singularity to regularise", orrery.simulation, with("softening", 0.01))
+  T.raises("orrery.simulation: regularize needs precision \"double\" or \"mixed\": a hard "
+    .. "binary's separation is below a float position's resolution", orrery.simulation,
+    with("precision", "float"))
+  T.raises("orrery.simulation: 'regularize' is for block time steps (integrator = \"hermite\")",
+    orrery.simulation, with("integrator", "leapfrog"))
+  T.raises("orrery.simulation: regularize is for force \"gravity\" (got \"yukawa\"): a "
+    .. "regularised pair follows its Kepler orbit, which other laws do not have",
+    orrery.simulation, with("force", "yukawa"))
+  T.raises("orrery.simulation: regularize is for open space, not a periodic box",
+    orrery.simulation, with("box", { 10, 10, 10 }))
+  T.raises("orrery.simulation: regularize's r_close must be a length >= 0 (0: automatic; got -1)",
+    orrery.simulation, with("regularize", { r_close = -1 }))
+  T.raises("orrery.simulation: regularize's gamma must be in (0, 1) (got 2)",
+    orrery.simulation, with("regularize", { gamma = 2 }))
+  T.raises("^orrery.simulation: regularize: unknown key 'rclose'", orrery.simulation,
+    with("regularize", { rclose = 1 }))
+  T.raises("orrery.simulation: 'regularize' must be true, false or a table {r_close = R, "
+    .. "gamma = G} (got \"yes\")", orrery.simulation, with("regularize", "yes"))
+  -- off: sim.regularize is false, and sim:binaries() finds none
+  local s <close> = orrery.simulation(with("regularize", false))
+  T.eq(s.regularize, false)
+  T.eq(s:binaries().count, 0)
+end)
+
+T.done()
