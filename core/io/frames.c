@@ -355,6 +355,16 @@ static orr_status movie_for(orr_frames *f, const char *path, const orr_movie_opt
                         "another path)", path, mv->queued, mv->queued == 1 ? "" : "s");
     if (mv && mv->state == MOVIE_FAILED && mv->flushed)
         mv = NULL;   /* its failure reported by a flush: the path starts a new movie */
+    orr_status st;
+    if (mv && mv->state == MOVIE_OPEN && mv->queued == 0) {   /* its first frame never came */
+        if ((st = orr_movie_check(path, o->width, o->height, mo, err)) != ORR_OK)
+            return st;
+        mv->width = o->width;
+        mv->height = o->height;
+        mv->o = *mo;
+        *out = mv;
+        return ORR_OK;
+    }
     if (mv) {   /* open, or failed (this frame then fails too, after the failure) */
         if (o->width != mv->width || o->height != mv->height)
             return orr_fail(err, ORR_ERR_ARG, "cannot add frame %ld to '%s': it is %dx%d but "
@@ -372,8 +382,7 @@ static orr_status movie_for(orr_frames *f, const char *path, const orr_movie_opt
         *out = mv;
         return ORR_OK;
     }
-    orr_status st = orr_movie_check(path, o->width, o->height, mo, err);
-    if (st)
+    if ((st = orr_movie_check(path, o->width, o->height, mo, err)) != ORR_OK)
         return st;
     mv = calloc(1, sizeof *mv);
     if (!mv || !(mv->path = strdup(path))) {
@@ -504,6 +513,8 @@ orr_status orr_frames_flush(orr_frames *f, orr_error *err)
     /* every movie open is finished, after its frames: a failure comes after theirs */
     for (movie_rec *mv = f->movies; mv; mv = mv->next) {
         mv->flushed = 1;
+        if (mv->state == MOVIE_OPEN && mv->queued == 0)
+            mv->state = MOVIE_FAILED;   /* no frame came (its render failed): no movie */
         if (mv->state != MOVIE_OPEN)
             continue;
         orr_error e = {0};
