@@ -502,6 +502,11 @@ EOF
   expect movie-disk-full 1 exp -- env ORRERY_TEST_DISK_FULL=1 "$orr_abs" run movie_end.lua movies/full.mp4 exit 1
   [ ! -e movies/full.mp4 ] && no_temps movies && ok movie-disk-full-nothing-left ||
     bad "movie-disk-full-nothing-left: $(ls -a movies | tr '\n' ' ')"
+  # scripts/galaxy_collision.lua movie=FILE: a frame every 4 steps, 0 to 40
+  "$orr_abs" run "$here/../scripts/galaxy_collision.lua" 256 40 movie=gc.mp4 >out 2>err; rc=$?
+  [ "$rc" -eq 0 ] && grep -q '^wrote gc.mp4$' out && [ "$(frames_of gc.mp4)" = 11 ] &&
+    ok galaxy-collision-movie ||
+    { bad "galaxy-collision-movie: exit $rc, frames $(frames_of gc.mp4)"; sed 's/^/    /' out err; }
 else
   echo "[  SKIPPED ] movies: ffprobe (Debian's ffmpeg) is not installed"; skip=$((skip + 1))
 fi
