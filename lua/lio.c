@@ -2,15 +2,19 @@
  * (HDF5 or text) as an orrery.Bodies; orrery.restore(path) makes a
  * simulation from a checkpoint; the Sim methods write (text, or HDF5
  * snapshots with numbered paths such as "snap_%03d.hdf5"), checkpoint,
- * render (PNG frames, MP4 movies) and flush.  What a simulation's outputs share, the
- * next snapshot and frame numbers and the frames' view, is an
+ * render (PNG frames, MP4 movies) and flush.  What a simulation's outputs
+ * share, the next snapshot and frame numbers and the frames' view, is an
  * orr_output_state kept per simulation in a registry table with weak keys,
  * so it goes with the simulation and into its checkpoints.  Its frames are
  * written in the background by a writer (frames.h) kept the same way,
  * made on its first frame: flushed by sim:flush, sim:checkpoint, sim:run's
  * end, closing the simulation and the end of the script, whose errors are
  * raised there; a writer collected with its simulation, or flushed by
- * os.exit (lrun.c), prints its error, and the run exits non-zero. */
+ * os.exit (lrun.c), prints its error, and the run exits non-zero.  The
+ * writer also encodes the frames given to a movie (movie.h); sim:flush,
+ * closing, collection, os.exit and the end of the script finish the
+ * movies, while sim:run's end, sim:checkpoint and sim:flush{finish =
+ * false} leave them open for more frames. */
 #include "lorrery.h"
 #include "textio.h"
 #include "checkpoint.h"

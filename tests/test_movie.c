@@ -31,7 +31,7 @@ static const char *tmp_path(const char *name)
     return buf[k];
 }
 
-/* ---- decoding ------------------------------------------------------------------------ */
+/* ---- decoding ------------------------------------------------------------------ */
 
 typedef struct {
     int width, height;
@@ -169,7 +169,7 @@ static int temporaries(const char *sub)
     return n;
 }
 
-/* ---- the encoder ------------------------------------------------------------------------ */
+/* ---- the encoder --------------------------------------------------------------- */
 
 /* 37 pictures of 320 x 240 at 24 fps: what comes back is what went in. */
 static void test_movie_roundtrip(void **state)
@@ -306,7 +306,7 @@ static void test_movie_errors(void **state)
     free(rgb);
 }
 
-/* ---- through the frame writer: a simulation's frames -------------------------------------- */
+/* ---- through the frame writer: a simulation's frames --------------------------- */
 
 /* A CPU simulation: a clump and a few bodies scattered, in the xy plane. */
 static orr_sim *clump(void)
@@ -476,8 +476,8 @@ static void test_frames_movie_errors(void **state)
     snprintf(plain, sizeof plain, "%s", tmp_path("plain2"));
     TU_OK(orr_frames_render_to(f, s, NULL, bad, NULL, &o, &v, &err), &err);
     assert_int_equal(orr_frames_render_to(f, s, NULL, bad, NULL, &o, &v, &err), ORR_ERR_IO);
-    snprintf(want, sizeof want, "cannot write '%s': '%s' is not a directory (a frame written in the "
-             "background)", bad, plain);
+    snprintf(want, sizeof want, "cannot write '%s': '%s' is not a directory (a frame written in "
+             "the background)", bad, plain);
     assert_string_equal(err.msg, want);
     TU_OK(orr_frames_render_to(f, s, NULL, bad, NULL, &o, &v, &err), &err);
     assert_int_equal(orr_frames_flush(f, &err), ORR_ERR_IO);
@@ -488,8 +488,8 @@ static void test_frames_movie_errors(void **state)
     /* after a flush, the path starts a new movie (which fails again) */
     TU_OK(orr_frames_render_to(f, s, NULL, bad, NULL, &o, &v, &err), &err);
     assert_int_equal(orr_frames_wait(f, &err), ORR_ERR_IO);
-    snprintf(want, sizeof want, "cannot write '%s': '%s' is not a directory (a frame written in the "
-             "background)", bad, plain);
+    snprintf(want, sizeof want, "cannot write '%s': '%s' is not a directory (a frame written in "
+             "the background)", bad, plain);
     assert_string_equal(err.msg, want);
     orr_frames_destroy(f);
     TU_OK(orr_frames_create(&f, 2, 0, &err), &err);
@@ -509,7 +509,7 @@ static void test_frames_movie_errors(void **state)
     orr_sim_destroy(s);
 }
 
-/* ---- the command line's job: a PNG series ----------------------------------------------- */
+/* ---- the command line's job: a PNG series -------------------------------------- */
 
 static void test_from_pngs(void **state)
 {
@@ -577,8 +577,8 @@ static void test_from_pngs(void **state)
     TU_OK(orr_render_write_png(tmp_path("png/f_006.png"), w, h + 2, rgb, &err), &err);
     assert_int_equal(orr_movie_from_pngs(out, pattern, -1, &o, NULL, NULL, NULL, &err),
                      ORR_ERR_ARG);
-    snprintf(want_msg, sizeof want_msg, "'%s/f_006.png' is 96x66 but the first frame '%s/f_001.png' "
-             "is 96x64 (every frame of a movie has one size)", pdir, pdir);
+    snprintf(want_msg, sizeof want_msg, "'%s/f_006.png' is 96x66 but the first frame "
+             "'%s/f_001.png' is 96x64 (every frame of a movie has one size)", pdir, pdir);
     assert_string_equal(err.msg, want_msg);
     decode(out, &d);
     assert_int_equal(d.frames, 8);

@@ -48,7 +48,7 @@ void orr_movie_options_default(orr_movie_options *o)
     o->crf = 20;
 }
 
-/* ---- FFmpeg's log: kept, never printed ------------------------------------------------- */
+/* ---- FFmpeg's log: kept, never printed ----------------------------------------- */
 
 /* The last error FFmpeg logged on this thread, for the message of a call
  * that failed ("" when none). */
@@ -87,7 +87,7 @@ static orr_status av_failed(orr_movie *m, const char *path, int averr, orr_error
     return orr_fail(err, code, "cannot write '%s': %s: %s", path, what, why);
 }
 
-/* ---- the muxer's output: the temporary file's descriptor ------------------------------- */
+/* ---- the muxer's output: the temporary file's descriptor ----------------------- */
 
 static int io_write(void *opaque, uint8_t *buf, int size)
 {
@@ -126,7 +126,7 @@ static int64_t io_seek(void *opaque, int64_t offset, int whence)
     return (int64_t)at;
 }
 
-/* ---- checks ---------------------------------------------------------------------------------- */
+/* ---- checks -------------------------------------------------------------------- */
 
 orr_status orr_movie_check(const char *path, int width, int height, const orr_movie_options *o,
                            orr_error *err)
@@ -147,7 +147,7 @@ orr_status orr_movie_check(const char *path, int width, int height, const orr_mo
     return ORR_OK;
 }
 
-/* ---- a movie ---------------------------------------------------------------------------------- */
+/* ---- a movie ------------------------------------------------------------------- */
 
 /* Frees what m holds (the temporary file stays for the caller). */
 static void release(orr_movie *m)
@@ -337,7 +337,7 @@ orr_status orr_movie_finish(orr_movie *m, orr_error *err)
     return st;
 }
 
-/* ---- a movie of PNG files ----------------------------------------------------------------- */
+/* ---- a movie of PNG files ------------------------------------------------------ */
 
 /* Reads the PNG at path as 8-bit RGB into *rgb (heap, grown as needed). */
 static orr_status read_png(const char *path, uint8_t **rgb, size_t *cap, int *w, int *h,
