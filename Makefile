@@ -25,6 +25,10 @@ HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/includ
 HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 PNG_CFLAGS  = $(shell pkg-config --cflags libpng 2>/dev/null)
 PNG_LIBS    = $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)
+# FFmpeg's libraries (Debian's), for movies (core/io/movie.c: MP4, H.264 by libx264).
+AV_PKGS     = libavformat libavcodec libswscale libavutil
+AV_CFLAGS   = $(shell pkg-config --cflags $(AV_PKGS) 2>/dev/null)
+AV_LIBS     = $(shell pkg-config --libs $(AV_PKGS) 2>/dev/null || echo -lavformat -lavcodec -lswscale -lavutil)
 # Open MPI's <mpi.h>, for core/ranks/comm.c's types only: libmpi.so.40 is opened
 # with dlopen at run time, never linked.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -I/usr/lib/x86_64-linux-gnu/openmpi/include)
@@ -37,8 +41,8 @@ SANITIZE ?=
 # core/ sees its own headers only (it never includes the Lua layer's); lua/ adds its own.
 # Headers are included by their bare names ("engine.h"), from every layer's folder.
 CPPFLAGS += -D_GNU_SOURCE $(foreach d,$(CORE_DIRS),-iquote core/$(d)) -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
-            $(HDF5_CFLAGS) $(PNG_CFLAGS)
-LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) -ldl -lm -pthread
+            $(HDF5_CFLAGS) $(PNG_CFLAGS) $(AV_CFLAGS)
+LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) $(AV_LIBS) -ldl -lm -pthread
 
 VERSION  := 0.1.0
 
@@ -62,7 +66,8 @@ LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_hostcc test_ic test_sim test_tune test_law test_field test_gpu \
-            test_snapshot test_render test_comm test_nccl test_diag
+            test_snapshot test_render test_comm test_nccl test_diag \
+            test_movie
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: gpu-sanitize all run test gpu-test deps clean bundle sanitize-test fuzz

@@ -2,15 +2,19 @@
  * (HDF5 or text) as an orrery.Bodies; orrery.restore(path) makes a
  * simulation from a checkpoint; the Sim methods write (text, or HDF5
  * snapshots with numbered paths such as "snap_%03d.hdf5"), checkpoint,
- * render (PNG frames) and flush.  What a simulation's outputs share, the
- * next snapshot and frame numbers and the frames' view, is an
+ * render (PNG frames, MP4 movies) and flush.  What a simulation's outputs
+ * share, the next snapshot and frame numbers and the frames' view, is an
  * orr_output_state kept per simulation in a registry table with weak keys,
  * so it goes with the simulation and into its checkpoints.  Its frames are
  * written in the background by a writer (frames.h) kept the same way,
  * made on its first frame: flushed by sim:flush, sim:checkpoint, sim:run's
  * end, closing the simulation and the end of the script, whose errors are
  * raised there; a writer collected with its simulation, or flushed by
- * os.exit (lrun.c), prints its error, and the run exits non-zero. */
+ * os.exit (lrun.c), prints its error, and the run exits non-zero.  The
+ * writer also encodes the frames given to a movie (movie.h); sim:flush,
+ * closing, collection, os.exit and the end of the script finish the
+ * movies, while sim:run's end, sim:checkpoint and sim:flush{finish =
+ * false} leave them open for more frames. */
 #include "lorrery.h"
 #include "textio.h"
 #include "checkpoint.h"
@@ -32,6 +36,7 @@
 #define FRAMES_KEY "orrery.io.frames"
 #define FRAMES_META "orrery.io.Frames"
 #define PENDING_KEY "orrery.io.pending"
+#define MOVIES_KEY "orrery.io.movies"
 #define PATH_SIZE 4096
 
 /* ---- per-simulation output state ----------------------------------------------- */
@@ -159,6 +164,28 @@ int orr_lua_frames_pending(lua_State *L, int sim)
     return pending;
 }
 
+/* Whether the simulation at index sim has a movie open (frames given to a
+ * movie since the last flush that finishes movies), the same on every
+ * rank; set/cleared like the pending frames. */
+static int movie_open(lua_State *L, int sim, int set)
+{
+    sim = lua_absindex(L, sim);
+    push_weak_table(L, MOVIES_KEY);
+    lua_pushvalue(L, sim);
+    if (set >= 0) {
+        if (set)
+            lua_pushboolean(L, 1);
+        else
+            lua_pushnil(L);
+        lua_rawset(L, -3);
+        lua_pop(L, 1);
+        return set;
+    }
+    const int open = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    return open;
+}
+
 void orr_lua_frames_lost(orr_error *err)
 {
     fprintf(stderr, "orrery: %s\n", err->msg);
@@ -199,6 +226,7 @@ orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err)
     lua_rawset(L, -3);
     lua_pop(L, 1);
     set_pending(L, sim, 0);
+    movie_open(L, sim, 0);
     orr_frames_destroy(f);
     return st;
 }
@@ -208,14 +236,18 @@ orr_status orr_lua_frames_close(lua_State *L, int sim, orr_error *err)
  * alike and none goes on alone.  Every rank calls these at the same
  * points. */
 
-/* Every frame of the simulation at index sim on disk; raises the first
+/* Every frame of the simulation at index sim on disk, and with finish its
+ * movies finished (else they stay open for more frames); raises the first
  * failure not reported yet. */
-static void flush_frames(lua_State *L, int sim)
+static void flush_frames(lua_State *L, int sim, int finish)
 {
     orr_frames *f = frames_of(L, sim, 0, NULL);
     orr_error err = {0};
-    orr_status st = f ? orr_frames_flush(f, &err) : ORR_OK;
-    set_pending(L, sim, 0);   /* every frame done, its failure reported here */
+    orr_status st = f ? finish ? orr_frames_flush(f, &err) : orr_frames_wait(f, &err) : ORR_OK;
+    if (finish)
+        movie_open(L, sim, 0);
+    /* every frame done, its failure reported here; a movie open is still to finish */
+    set_pending(L, sim, movie_open(L, sim, -1));
     if (orr_comm_agree(orr_lua_comm, st, 0, &err))
         orr_lua_fail(L, &err, NULL);
 }
@@ -251,12 +283,29 @@ void orr_lua_frames_settle(lua_State *L)
     lua_pop(L, 1);
 }
 
-/* sim:flush(): every frame sim:render queued is on disk when it returns;
- * a frame that could not be written raises its error, naming the file. */
+/* sim:flush([{finish = true}]): every frame sim:render queued is on disk
+ * when it returns, and every movie finished (finish = false: the movies
+ * stay open for more frames); a frame that could not be written raises
+ * its error, naming the file. */
 static int io_flush(lua_State *L)
 {
+    static const char *const keys[] = {"finish", NULL};
     orr_lua_checksim(L, 1);
-    flush_frames(L, 1);
+    int finish = 1;
+    if (!lua_isnoneornil(L, 2)) {
+        if (lua_type(L, 2) != LUA_TTABLE)
+            return orr_lua_error(L, "sim:flush: expected nothing or a table {finish = true or "
+                                 "false} (got %s)", orr_lua_describe(L, 2));
+        orr_lua_checkkeys(L, 2, "sim:flush", keys, 1);
+        if (lua_getfield(L, 2, "finish") != LUA_TNIL) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
+                return orr_lua_error(L, "sim:flush: 'finish' must be true or false (got %s)",
+                                     orr_lua_describe(L, -1));
+            finish = lua_toboolean(L, -1);
+        }
+        lua_pop(L, 1);
+    }
+    flush_frames(L, 1, finish);
     return 0;
 }
 
@@ -457,7 +506,7 @@ static int io_checkpoint(lua_State *L)
                              path);
     orr_output_state *o = state_of(L, 1);
     orr_error err = {0};
-    flush_frames(L, 1);   /* the frames it counts are on disk */
+    flush_frames(L, 1, 0);   /* the frames it counts are on disk (movies stay open) */
     if (orr_checkpoint_write(s, path, o, &err))   /* rank 0 writes, every rank its outcome */
         return orr_lua_fail(L, &err, NULL);
     lua_pushstring(L, path);
@@ -535,18 +584,57 @@ static int opt_pixels(lua_State *L, int t, const char *key, int def)
     return v;
 }
 
-/* Options table at t into o; returns the path pattern. */
-static const char *render_options(lua_State *L, int t, orr_render_options *o)
+/* The movie options of the table at t (movie, fps, crf) into mo; returns
+ * the movie's path, or NULL without one. */
+static const char *movie_options(lua_State *L, int t, orr_movie_options *mo)
+{
+    const char *movie = NULL;
+    int mt = lua_getfield(L, t, "movie");
+    if (mt == LUA_TSTRING)
+        movie = lua_tostring(L, -1);   /* stays in the table */
+    else if (mt != LUA_TNIL)
+        orr_lua_error(L, RWHO ": 'movie' must be a file name ending in .mp4 (got %s)",
+                      orr_lua_describe(L, -1));
+    lua_pop(L, 1);
+    if (lua_getfield(L, t, "fps") != LUA_TNIL) {
+        mo->fps = lua_tonumber(L, -1);
+        if (lua_type(L, -1) != LUA_TNUMBER || !(mo->fps > 0 && mo->fps <= 1000))
+            orr_lua_error(L, RWHO ": 'fps' must be a number above 0 and at most 1000 (got %s)",
+                          orr_lua_describe(L, -1));
+        if (!movie)
+            orr_lua_error(L, RWHO ": 'fps' is a movie's option: give movie = \"out.mp4\" too");
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, t, "crf") != LUA_TNIL) {
+        int isint = 0;
+        lua_Integer x = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+        if (!isint || x < 0 || x > 51)
+            orr_lua_error(L, RWHO ": 'crf' must be an integer from 0 (lossless) to 51 (got %s)",
+                          orr_lua_describe(L, -1));
+        if (!movie)
+            orr_lua_error(L, RWHO ": 'crf' is a movie's option: give movie = \"out.mp4\" too");
+        mo->crf = (int)x;
+    }
+    lua_pop(L, 1);
+    return movie;
+}
+
+/* Options table at t into o (and the movie's into *movie and mo); returns
+ * the path pattern, or NULL when there is only a movie. */
+static const char *render_options(lua_State *L, int t, orr_render_options *o,
+                                  const char **movie, orr_movie_options *mo)
 {
     static const char *const keys[] = {"path", "width", "height", "axis", "extent", "log",
-                                       "colormap", NULL};
+                                       "colormap", "movie", "fps", "crf", NULL};
     static const char *const axes[] = {"xy", "xz", "yz", NULL};
     static const char *const maps[] = {"inferno", "viridis", "gray", NULL};
     orr_lua_checkkeys(L, t, RWHO, keys, 1);
-    if (lua_getfield(L, t, "path") != LUA_TSTRING)
-        orr_lua_error(L, RWHO ": 'path' must be a file name ending in .png (got %s)",
-                      orr_lua_describe(L, -1));
-    const char *path = lua_tostring(L, -1);   /* stays in the table */
+    *movie = movie_options(L, t, mo);
+    const int pt = lua_getfield(L, t, "path");
+    if (pt != LUA_TSTRING && !(pt == LUA_TNIL && *movie))
+        orr_lua_error(L, RWHO ": 'path' must be a file name ending in .png (got %s)%s",
+                      orr_lua_describe(L, -1), *movie ? "" : "; or give a movie = \"out.mp4\"");
+    const char *path = lua_tostring(L, -1);   /* stays in the table; NULL when nil */
     lua_pop(L, 1);
     o->width = opt_pixels(L, t, "width", o->width);
     o->height = opt_pixels(L, t, "height", o->height);
@@ -606,43 +694,63 @@ static const char *render_options(lua_State *L, int t, orr_render_options *o)
 }
 
 /* sim:render{path=, width=1024, height=1024, axis="xy", extent=, log=true,
- * colormap="inferno"} or sim:render(path) -> the path of the frame.  The
- * density is deposited now (where the bodies are); the frame is coloured,
- * encoded and written by the simulation's writer in the background (on
- * disk after sim:flush).  Rank 0 alone draws, with no exchange between
- * ranks, so the others do nothing but count the frame. */
+ * colormap="inferno", movie=, fps=30, crf=20} or sim:render(path) -> the
+ * path of the frame (the movie's without a path).  The density is
+ * deposited now (where the bodies are); the frame is coloured, encoded
+ * and written (a PNG; appended to the movie) by the simulation's writer in
+ * the background (on disk after sim:flush, which also finishes the
+ * movies).  Rank 0 alone draws, with no exchange between ranks, so the
+ * others do nothing but count the frame. */
 static int io_render(lua_State *L)
 {
     orr_sim *s = orr_lua_checksim(L, 1);
     orr_render_options o;
     orr_render_options_default(&o);
-    const char *pattern;
+    orr_movie_options mo;
+    orr_movie_options_default(&mo);
+    const char *pattern, *movie = NULL;
     if (lua_type(L, 2) == LUA_TSTRING)
         pattern = lua_tostring(L, 2);
     else if (lua_type(L, 2) == LUA_TTABLE)
-        pattern = render_options(L, 2, &o);
+        pattern = render_options(L, 2, &o, &movie, &mo);
     else
         return luaL_typeerror(L, 2, "table or string");
-    same_path(L, RWHO, pattern);
-    if (!is_ext(pattern, ".png", NULL))
+    if (pattern)
+        same_path(L, RWHO, pattern);
+    if (movie)
+        same_path(L, RWHO " (its movie)", movie);
+    if (pattern && !is_ext(pattern, ".png", NULL))
         return orr_lua_error(L, RWHO ": 'path' must end in .png (got \"%s\")", pattern);
     orr_output_state *st = state_of(L, 1);
-    char path[PATH_SIZE];
-    int numbered = 0;
+    char path[PATH_SIZE], mpath[PATH_SIZE];
+    int numbered = 0, mnumbered = 0;
     orr_error err = {0};
-    if (orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err))
+    if (pattern && orr_outfile_expand(pattern, st->frame, path, sizeof path, &numbered, &err))
         return orr_lua_fail(L, &err, NULL);
+    if (movie) {
+        if (!is_ext(movie, ".mp4", NULL))
+            return orr_lua_error(L, RWHO ": 'movie' must end in .mp4 (got \"%s\")", movie);
+        if (orr_outfile_expand(movie, 0, mpath, sizeof mpath, &mnumbered, &err))
+            return orr_lua_fail(L, &err, NULL);
+        if (mnumbered)
+            return orr_lua_error(L, RWHO ": 'movie' is one file for every frame: no frame "
+                                 "number in it (got \"%s\")", movie);
+    }
     orr_status rst = ORR_OK;
     set_pending(L, 1, 1);   /* on every rank: sim:close agrees on the frames' outcome */
+    if (movie)
+        movie_open(L, 1, 1);
     if (orr_lua_rank0()) {
         orr_frames *f = frames_of(L, 1, 1, &err);
-        rst = f ? orr_frames_render(f, s, path, &o, &st->view, &err) : err.code;
+        rst = f ? orr_frames_render_to(f, s, pattern ? path : NULL, movie ? mpath : NULL, &mo, &o,
+                                       &st->view, &err)
+                : err.code;
     }
     if (orr_comm_agree(orr_lua_comm, rst, 0, &err))   /* rank 0's outcome, every rank's */
         return orr_lua_fail(L, &err, NULL);
     if (numbered)
         st->frame++;
-    lua_pushstring(L, path);
+    lua_pushstring(L, pattern ? path : mpath);
     return 1;
 }
 

@@ -4,17 +4,22 @@
 -- centres of mass are (and their closest approach on the way); writes a
 -- snapshot at the end when OUT is given
 -- (.txt, .csv, .hdf5 or .h5).  The word `frames` renders a PNG frame every
--- 4 steps into frames/ (frames=DIR for another folder); `checkpoint` keeps a
--- rolling checkpoint (every 100 steps) to continue with --resume.
---   orrery run scripts/galaxy_collision.lua [N] [STEPS] [OUT] [frames[=DIR]] [checkpoint]
+-- 4 steps into frames/ (frames=DIR for another folder); `movie` puts the
+-- same frames into an MP4 movie, galaxy_collision.mp4 (movie=FILE.mp4 for
+-- another), 30 frames a second; `checkpoint` keeps a rolling checkpoint
+-- (every 100 steps) to continue with --resume.
+--   orrery run scripts/galaxy_collision.lua [N] [STEPS] [OUT] [frames[=DIR]] [movie[=FILE]] [checkpoint]
 --   orrery run scripts/galaxy_collision.lua frames
+--   orrery run scripts/galaxy_collision.lua movie
 --   orrery run --resume galaxy_collision.ckpt.hdf5 scripts/galaxy_collision.lua frames
 local orrery = require "orrery"
 
-local args, frames, checkpoint = {}, nil, false
+local args, frames, movie, checkpoint = {}, nil, nil, false
 for _, a in ipairs(arg) do
   if a == "frames" then frames = "frames"
   elseif a:match("^frames=.") then frames = a:sub(8)
+  elseif a == "movie" then movie = "galaxy_collision.mp4"
+  elseif a:match("^movie=.") then movie = a:sub(7)
   elseif a == "checkpoint" then checkpoint = true
   else args[#args + 1] = a end
 end
@@ -58,15 +63,20 @@ opts.on_step = function(s)   -- the closest approach, sampled every 10 steps
     if d < closest then closest, closest_step = d, s.steps end
   end
 end
-if frames then
+if frames or movie then
   opts.render_every = 4
-  opts.render = { path = frames .. "/galaxy_%04d.png", width = 800, height = 800 }
+  opts.render = { path = frames and frames .. "/galaxy_%04d.png", movie = movie, width = 800,
+                  height = 800 }
 end
 if checkpoint then
   opts.checkpoint_every = 100
   opts.checkpoint = "galaxy_collision.ckpt.hdf5"
 end
 sim:run(opts)
+if movie then
+  sim:flush()   -- the movie finished (sim:run leaves it open for more frames)
+  print("wrote " .. movie)
+end
 print(("centres of mass of the two galaxies: %.3f apart at step %d (%.3f at step %d; "
   .. "closest %.3f at step %d)"):format(separation(), sim.steps, start_sep, start_step, closest,
   closest_step))

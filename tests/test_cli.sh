@@ -12,7 +12,8 @@
 # (FIFO, socket, directory, link, group-writable, another user's, mode
 # 000) never ending a run and left by cache clear, a read-only cache
 # directory said once, tuning notes (an unreadable store, a held lock)
-# printed by orrery run once; the vectorised CPU all-pairs loop, and test
+# printed by orrery run once; the vectorised CPU all-pairs loop; orrery
+# movie from a PNG series (read back with ffprobe) and its errors; and test
 # binaries that leave nothing in TMPDIR.  Prints cmocka-style
 # summary lines so tests/run.sh can count it.
 set -u
@@ -509,6 +510,39 @@ check trace-marks 0 '^ok$' -- sh -c "ORRERY_TRACE=1 '$orr' run '$tmp/trace.lua' 
   /^orrery: trace +[0-9.]+ ms  \\(\\+ *[0-9.]+\\)  / { t = \$3 + 0; if (t < last) bad = 1; last = t; seen[\$0 ~ / main\$/ ? \"main\" : \$0 ~ / script start\$/ ? \"start\" : \$0 ~ / simulation created\$/ ? \"sim\" : \$0 ~ / exit handlers done\$/ ? \"end\" : \"other\"]++; n++ }
   END { if (!bad && seen[\"main\"] && seen[\"start\"] && seen[\"sim\"] && seen[\"end\"] && n >= 6) print \"ok\"; else print \"bad\" }' '$tmp/trace' || cat '$tmp/trace'"
 check_not trace-off 0 'trace' -- "$orr" run "$tmp/trace.lua"
+
+# orrery movie: a numbered PNG series as an MP4 (H.264) movie, read back
+# with ffprobe (frame count, size, codec, duration = frames / fps); the
+# errors naming the file or the argument
+if command -v ffprobe >/dev/null 2>&1; then
+  mkdir -p "$tmp/mv"
+  cat >"$tmp/mv/frames.lua" <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 500, seed = 9 }, backend = "cpu", dt = 0.02 }
+sim:run{ steps = 9, progress = false, render_every = 1,
+  render = { path = arg[1] .. "/f_%03d.png", width = tonumber(arg[2]), height = tonumber(arg[3]) } }
+EOF
+  "$orr" run "$tmp/mv/frames.lua" "$tmp/mv/a" 64 48 >/dev/null 2>&1
+  "$orr" run "$tmp/mv/frames.lua" "$tmp/mv/odd" 63 47 >/dev/null 2>&1
+  check movie-from-pngs 0 "^wrote '$tmp/mv/a.mp4': 10 frames of 64x48 at 5 fps \(2 s\), H.264 crf 20$" -- "$orr" movie "$tmp/mv/a.mp4" "$tmp/mv/a/f_%03d.png" --fps 5
+  check movie-probe 0 '^h264,64,48,yuv420p,2\.000000,10$' -- ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,width,height,pix_fmt,duration,nb_read_frames -of csv=p=0 "$tmp/mv/a.mp4"
+  check movie-start 0 "^wrote '$tmp/mv/b.mp4': 6 frames of 64x48 at 30 fps \(0.2 s\), H.264 crf 30$" -- "$orr" movie "$tmp/mv/b.mp4" "$tmp/mv/a/f_%03d.png" --start 4 --crf=30
+  check movie-no-first 1 "^orrery: movie: cannot read '$tmp/mv/a/g_000.png': No such file or directory \(nor '$tmp/mv/a/g_001.png': a series starts at 0 or 1\)$" -- "$orr" movie "$tmp/mv/c.mp4" "$tmp/mv/a/g_%03d.png"
+  cp "$tmp/mv/odd/f_000.png" "$tmp/mv/a/f_007.png"
+  check movie-mixed-sizes 1 "^orrery: movie: '$tmp/mv/a/f_007.png' is 63x47 but the first frame '$tmp/mv/a/f_000.png' is 64x48 \(every frame of a movie has one size\)$" -- "$orr" movie "$tmp/mv/c.mp4" "$tmp/mv/a/f_%03d.png"
+  check movie-odd-size 1 "^orrery: movie: cannot write '$tmp/mv/c.mp4': H.264 \(4:2:0\) needs an even width and height from 2 to 16384 \(got 63x47\)$" -- "$orr" movie "$tmp/mv/c.mp4" "$tmp/mv/odd/f_%03d.png"
+  check movie-none-left 0 '^none$' -- sh -c "ls -a '$tmp/mv' | grep -q 'c\.mp4' && ls -a '$tmp/mv' || echo none"
+  check movie-no-number 2 "^orrery: movie: the frames' pattern \(argument 2\): 'f.png' has no frame number \(give one integer conversion, e.g. frames/f_%04d.png\) \(see 'orrery --help'\)$" -- "$orr" movie c.mp4 f.png
+  check movie-bad-pattern 2 "^orrery: movie: the frames' pattern \(argument 2\): output path 'f_%s.png': '%s' is not allowed" -- "$orr" movie c.mp4 'f_%s.png'
+  check movie-not-mp4 2 "^orrery: movie: the movie \(argument 1\) must be a file name ending in .mp4, got 'c.avi'" -- "$orr" movie c.avi 'f_%d.png'
+  check movie-operands 2 "^orrery: movie: expected the movie and the frames' pattern, e.g. orrery movie out.mp4 frames/f_%04d.png" -- "$orr" movie c.mp4
+  check movie-extra 2 "^orrery: movie: unexpected argument 3 'x' " -- "$orr" movie c.mp4 'f_%d.png' x
+  check movie-fps 2 "^orrery: movie: --fps expects a number above 0 and at most 1000, got '0'" -- "$orr" movie c.mp4 'f_%d.png' --fps 0
+  check movie-crf 2 "^orrery: movie: --crf expects an integer from 0 to 51, got '52'" -- "$orr" movie c.mp4 'f_%d.png' --crf 52
+  check movie-option 2 "^orrery: movie: unknown option '--fsp' \(argument 3\)" -- "$orr" movie c.mp4 'f_%d.png' --fsp 3
+else
+  echo "[  SKIPPED ] movie: ffprobe (Debian's ffmpeg) is not installed"
+fi
 
 # the test binaries leave nothing behind in TMPDIR (private caches, kernel copies)
 if [ -x "$build/tests/test_kspec" ]; then

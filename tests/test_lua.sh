@@ -8,7 +8,8 @@
 # directory (named in full, as written); arg; Ctrl-C (exit 130);
 # the energy log in a pipe (no progress bar) and on a terminal (a bar);
 # frames written in the background, at the end of a script and at os.exit,
-# and their failures (a full disk among them); a law in a script whose path
+# and their failures (a full disk among them); movies finished at the end
+# of a script, at os.exit and when collected; a law in a script whose path
 # is over 1000 bytes long; a law that crashes the process on the CPU;
 # scripts/core_collapse.lua stopping before a collapse, and resuming.
 # Prints cmocka-style summary lines so tests/run.sh can count it.
@@ -473,6 +474,42 @@ printf "orrery: cannot write 'full/f_00.png': No space left on device (a frame w
 expect frame-disk-full 1 exp -- env ORRERY_TEST_DISK_FULL=1 "$orr_abs" run frame_exit.lua full end 1
 [ ! -e full/f_00.png ] && no_temps full && ok frame-disk-full-nothing-left ||
   bad "frame-disk-full-nothing-left: $(ls -a full | tr '\n' ' ')"
+
+# movies: a simulation never closed has its movie finished at the end of
+# the script, at os.exit (with or without closing the state) and when it
+# is collected (ffprobe counts its frames; no temporary left); a movie that
+# cannot be written fails the run, naming the file; a full disk too
+if command -v ffprobe >/dev/null 2>&1; then
+  cat >movie_end.lua <<'EOF'
+-- arg[1]: the movie, arg[2]: how the script ends, arg[3]: frames
+local orrery = require "orrery"
+sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 500, seed = 5 }, backend = "cpu" }
+for k = 1, tonumber(arg[3] or 4) do sim:step(1) sim:render{ movie = arg[1], width = 64, height = 48 } end
+if arg[2] == "exit" then os.exit()
+elseif arg[2] == "close" then os.exit(true, true)
+elseif arg[2] == "gc" then sim = nil collectgarbage() collectgarbage() print("collected") end
+EOF
+  frames_of() { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>&1; }
+  for how in end exit close gc; do
+    "$orr_abs" run movie_end.lua "movies/$how.mp4" "$how" >out 2>err; rc=$?
+    [ "$rc" -eq 0 ] && [ ! -s err ] && [ "$(frames_of "movies/$how.mp4")" = 4 ] && no_temps movies &&
+      ok "movie-finished-at-$how" ||
+      { bad "movie-finished-at-$how: exit $rc, frames $(frames_of "movies/$how.mp4")"; sed 's/^/    /' err; }
+  done
+  printf "orrery: cannot write 'plain/m.mp4': 'plain' is not a directory (a frame written in the background)\n" >exp
+  expect movie-fails-at-script-end 1 exp -- "$orr_abs" run movie_end.lua plain/m.mp4 end 1
+  printf "orrery: cannot write 'movies/full.mp4': No space left on device (a frame written in the background)\n" >exp
+  expect movie-disk-full 1 exp -- env ORRERY_TEST_DISK_FULL=1 "$orr_abs" run movie_end.lua movies/full.mp4 exit 1
+  [ ! -e movies/full.mp4 ] && no_temps movies && ok movie-disk-full-nothing-left ||
+    bad "movie-disk-full-nothing-left: $(ls -a movies | tr '\n' ' ')"
+  # scripts/galaxy_collision.lua movie=FILE: a frame every 4 steps, 0 to 40
+  "$orr_abs" run "$here/../scripts/galaxy_collision.lua" 256 40 movie=gc.mp4 >out 2>err; rc=$?
+  [ "$rc" -eq 0 ] && grep -q '^wrote gc.mp4$' out && [ "$(frames_of gc.mp4)" = 11 ] &&
+    ok galaxy-collision-movie ||
+    { bad "galaxy-collision-movie: exit $rc, frames $(frames_of gc.mp4)"; sed 's/^/    /' out err; }
+else
+  echo "[  SKIPPED ] movies: ffprobe (Debian's ffmpeg) is not installed"; skip=$((skip + 1))
+fi
 
 # a script in a deep directory, run by a relative path of more than Lua's
 # LUA_IDSIZE (60) bytes: every message names it (and the files it loads) the

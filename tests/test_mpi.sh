@@ -181,6 +181,17 @@ if command -v mpirun >/dev/null && [ -x "$build/orrery" ]; then
   else
     bad "bitwise: frames differ between 1, 2 and 3 ranks (or were not written): $frames of 4 alike"
   fi
+  # the movie of those frames (rank 0 writes it): 4 frames on any number of ranks
+  if command -v ffprobe >/dev/null; then
+    movies=0
+    for np in 1 2 3; do
+      n=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
+          -of csv=p=0 "$tmp/p${np}_movie.mp4" 2>&1)
+      [ "$n" = 4 ] && movies=$((movies + 1))
+    done
+    [ "$movies" -eq 3 ] && ok "bitwise: the run's movie, 4 frames, on 1, 2 and 3 ranks" ||
+      bad "bitwise: the run's movie has not 4 frames on each of 1, 2 and 3 ranks ($movies of 3)"
+  fi
   ck="$here/mpi/checkpoint.lua"
   for integ in yoshida4 hermite frame; do
     export ORRERY_TEST_HERMITE=$([ "$integ" = hermite ] && echo 1 || echo 0)

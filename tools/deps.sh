@@ -5,6 +5,8 @@
 # core/ranks/nccl.c takes NCCL's types from nccl.h and opens libnccl.so.2 at run
 # time, never linked), and warns when NVRTC (libnvrtc.so.13) cannot be found where orrery looks for it: the
 # CPU backend works without it, GPU compilation and its tests do not.
+# FFmpeg's libraries (libavcodec with libx264, libavformat, libswscale,
+# libavutil) write movies; ffmpeg's ffprobe and ffmpeg check them in the tests.
 # Open MPI (openmpi-bin, libopenmpi-dev): core/ranks/comm.c is built against its
 # <mpi.h> for the types only and opens libmpi.so.40 at run time, and the mpi
 # test runs mpirun; a binary built here starts without MPI installed.
@@ -20,7 +22,8 @@
 # ASan and UBSan runtimes come with build-essential.)
 set -euo pipefail
 pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
-      libhdf5-dev libpng-dev python3-yt python3-h5py openmpi-bin libopenmpi-dev python3-venv)
+      libhdf5-dev libpng-dev libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
+      python3-yt python3-h5py openmpi-bin libopenmpi-dev python3-venv)
 [ "${1:-}" = fuzz ] && pkgs+=(clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -14,6 +14,7 @@
 #include "kcache.h"
 #include "kspec.h"
 #include "law.h"
+#include "movie.h"
 #include "outfile.h"
 #include "rtc.h"
 #include "tune.h"
@@ -91,6 +92,10 @@ static const char *usage_commands =
     "      --emit source|ptx|cubin (GPU) or source|so (CPU)   -o FILE\n"
     "      --precision float|double (float), kernel options\n"
     "  cache list|clear          list or remove compiled kernels (clear: tunings too)\n"
+    "  movie OUT.mp4 PATTERN     a numbered series of PNG files (frames/f_%04d.png, from 0\n"
+    "                            or 1 up to the first missing) as an MP4 (H.264) movie\n"
+    "      --fps N (30)          frames per second   --crf N (20) quality, 0 (lossless)..51\n"
+    "      --start N             the series' first number\n"
     "  --help (also COMMAND --help), --version\n"
     "\n"
     "kernel options (bench, tune, compile):\n"
@@ -1711,6 +1716,72 @@ static int cmd_tune(args_t *a)
     return rc;
 }
 
+/* ---- movie --------------------------------------------------------------- */
+
+/* movie OUT.mp4 PATTERN [--fps N] [--crf N] [--start N]: a numbered series
+ * of PNG files as an MP4 (H.264) movie. */
+static int cmd_movie(args_t *a)
+{
+    orr_movie_options o;
+    orr_movie_options_default(&o);
+    const char *operand[2] = {NULL, NULL};
+    int noperand = 0, bad = 0;
+    long start = -1, iv;
+    const char *v;
+    for (a->pos = 2; a->pos < a->argc && !bad; a->pos++) {
+        const char *arg = a->argv[a->pos];
+        if (opt_value(a, "--fps", &v, &bad)) {
+            if (!bad && !(bad = parse_double("movie", "--fps", v, &o.fps)) &&
+                !(o.fps > 0 && o.fps <= 1000))
+                bad = orr_cli_usage_error("movie: --fps expects a number above 0 and at most "
+                                          "1000, got '%s'", v);
+        } else if (opt_value(a, "--crf", &v, &bad)) {
+            if (!bad && !(bad = parse_int("movie", "--crf", v, 0, 51, &iv)))
+                o.crf = (int)iv;
+        } else if (opt_value(a, "--start", &v, &bad)) {
+            if (!bad)
+                bad = parse_int("movie", "--start", v, 0, LONG_MAX / 2, &start);
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            bad = orr_cli_usage_error("movie: unknown option '%s' (argument %d)", arg,
+                                      a->pos - 1);
+        } else if (noperand < 2) {
+            operand[noperand++] = arg;
+        } else {
+            bad = orr_cli_usage_error("movie: unexpected argument %d '%s' (orrery movie OUT.mp4 "
+                                      "PATTERN [OPTIONS])", a->pos - 1, arg);
+        }
+    }
+    if (bad)
+        return bad;
+    if (noperand < 2)
+        return orr_cli_usage_error("movie: expected the movie and the frames' pattern, e.g. "
+                                   "orrery movie out.mp4 frames/f_%%04d.png");
+    size_t len = strlen(operand[0]);
+    if (len < 4 || strcasecmp(operand[0] + len - 4, ".mp4") != 0)
+        return orr_cli_usage_error("movie: the movie (argument 1) must be a file name ending in "
+                                   ".mp4, got '%s'", operand[0]);
+    orr_error e = {0};
+    char first[4096];
+    int numbered = 0;
+    if (orr_outfile_expand(operand[1], 0, first, sizeof first, &numbered, &e) || !numbered) {
+        if (!e.code)
+            orr_fail(&e, ORR_ERR_ARG, "'%s' has no frame number (give one integer conversion, "
+                     "e.g. frames/f_%%04d.png)", operand[1]);
+        int rc = orr_cli_usage_error("movie: the frames' pattern (argument 2): %s", e.msg);
+        orr_error_clear(&e);
+        return rc;
+    }
+    long frames = 0;
+    int w = 0, h = 0;
+    if (orr_movie_from_pngs(operand[0], operand[1], start, &o, &frames, &w, &h, &e)) {
+        orr_error_context(&e, "movie");
+        return report(&e);
+    }
+    printf("wrote '%s': %ld frame%s of %dx%d at %g fps (%.3g s), H.264 crf %d\n", operand[0],
+           frames, frames == 1 ? "" : "s", w, h, o.fps, frames / o.fps, o.crf);
+    return 0;
+}
+
 /* The built-in commands. */
 static const struct {
     const char *name;
@@ -1718,6 +1789,7 @@ static const struct {
 } builtins[] = {
     {"info", cmd_info}, {"bench", cmd_bench}, {"compile", cmd_compile},
     {"cache", cmd_cache}, {"tune", cmd_tune},
+    {"movie", cmd_movie},
 };
 #define NBUILTINS (sizeof builtins / sizeof builtins[0])
 

@@ -1,5 +1,5 @@
 /* cli: the orrery command line's own commands (info, compile, bench, tune,
- * cache, --help, --version) behind orr_cli_main, which a program's main()
+ * cache, movie, --help, --version) behind orr_cli_main, which a program's main()
  * calls with the commands it adds (lua/main.c adds the Lua layer's run).
  * Like the Lua layer, and unlike the library (liborrery.a, which it is not
  * part of), it talks to the user: messages on stdout and stderr, exit

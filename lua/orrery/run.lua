@@ -354,7 +354,7 @@ function Sim:run(...)
   if bar_shown then clear_bar() end
   bar_shown = false
   self:sync()
-  self:flush()   -- the run's frames on disk (they are written in the background)
+  self:flush{ finish = false }   -- the run's frames on disk (written in the background); movies stay open
   local seconds = clock() - t_start
   if core._verifying() then core._verify(self, "after sim:run") end
   return { steps = done, seconds = seconds }

@@ -77,20 +77,31 @@ end)
 -- deposits differ only in the order of each pixel's sum (about 1e-16),
 -- so the PNG files are the same bytes (a colour level could flip only for
 -- a pixel within 1e-13 of a level's edge).  Frames along a run are on disk
--- when sim:run returns.
+-- when sim:run returns.  The same frames go to a movie, finished when the
+-- simulation closes (6 frames, ffprobe counts them where it is installed).
 T.test("frames: the GPU deposit draws the CPU's frame", function()
   local tmp = (os.getenv("TEST_TMP") or "/tmp") .. "/gpu-frames-" .. math.random(1 << 30)
   local frames = {}
   for _, backend in ipairs{ "cuda", "cpu" } do
-    local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 20000, seed = 4 },
-      backend = backend, dt = 1 / 256 }
-    local opts = { path = tmp .. "/" .. backend .. "_%03d.png", width = 300, height = 200 }
-    sim:run{ steps = 20, progress = false, render_every = 4, render = opts }
-    for k = 0, 5 do
-      local f = io.open(("%s/%s_%03d.png"):format(tmp, backend, k), "rb")
-      T.ok(f, backend .. " frame " .. k .. " on disk when sim:run returns")
-      frames[backend .. k] = f:read("a")
-      f:close()
+    do
+      local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 20000, seed = 4 },
+        backend = backend, dt = 1 / 256 }
+      local opts = { path = tmp .. "/" .. backend .. "_%03d.png", width = 300, height = 200,
+        movie = tmp .. "/" .. backend .. ".mp4" }
+      sim:run{ steps = 20, progress = false, render_every = 4, render = opts }
+      for k = 0, 5 do
+        local f = io.open(("%s/%s_%03d.png"):format(tmp, backend, k), "rb")
+        T.ok(f, backend .. " frame " .. k .. " on disk when sim:run returns")
+        frames[backend .. k] = f:read("a")
+        f:close()
+      end
+    end
+    if os.execute("command -v ffprobe >/dev/null 2>&1") then
+      local p = io.popen("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+        .. "stream=codec_name,width,height,nb_read_frames -of csv=p=0 '" .. tmp .. "/" .. backend
+        .. ".mp4' 2>&1")
+      T.eq(p:read("a"), "h264,300,200,6\n", backend .. ": the run's movie")
+      p:close()
     end
   end
   T.ok(frames.cuda0 == frames.cpu0, "frame 0 (step 0): the same bytes on both backends")

@@ -254,8 +254,9 @@ T.test("render", function()
   T.eq(f:read(8), "\137PNG\r\n\26\n")
   f:close()
   T.raises("sim:render: unknown key 'size' (valid: path, width, height, axis, extent, log, "
-    .. "colormap)", sim.render, sim, { path = "x.png", size = 3 })
-  T.raises("sim:render: 'path' must be a file name ending in .png (got nil)", sim.render, sim, {})
+    .. "colormap, movie, fps, crf)", sim.render, sim, { path = "x.png", size = 3 })
+  T.raises("sim:render: 'path' must be a file name ending in .png (got nil); or give a movie = "
+    .. "\"out.mp4\"", sim.render, sim, {})
   T.raises("sim:render: 'path' must end in .png (got \"x.jpg\")", sim.render, sim, "x.jpg")
   T.raises("sim:render: 'width' must be an integer from 1 to 16384 (got 0)", sim.render, sim,
     { path = "x.png", width = 0 })

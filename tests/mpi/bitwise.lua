@@ -113,10 +113,13 @@ end
 -- frames along a run: rank 0 alone draws them from its own copy of every
 -- position (no exchange: the other ranks only count them), the first
 -- frame's view chosen from the bodies; the files are the same bytes on any
--- number of ranks
+-- number of ranks.  The same frames go to a movie (rank 0 encodes it; a
+-- second run appends, closing the simulation finishes it)
 do
   local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 211, seed = 15 },
     backend = backend, tune = false, dt = 1e-3 }
-  sim:run{ steps = 12, progress = false, render_every = 4,
-    render = { path = prefix .. "frame_%d.png", width = 64, height = 48 } }
+  local render = { path = prefix .. "frame_%d.png", movie = prefix .. "movie.mp4", width = 64,
+    height = 48 }
+  sim:run{ steps = 8, progress = false, render_every = 4, render = render }
+  sim:run{ steps = 4, progress = false, render_every = 4, render = render }
 end
