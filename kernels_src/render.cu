@@ -97,6 +97,8 @@ __global__ void orr_view_sample(const typename orr_render_vec4<real>::type *__re
     out[3 * k + 1] = (float)p.y;
     out[3 * k + 2] = (float)p.z;
     const double vx = (double)v.x, vy = (double)v.y, vz = (double)v.z;
-    out[3 * count + k] = (float)sqrt(vx * vx + vy * vy + vz * vz);
+    /* unfused, as the host's (no fused multiply-add in this family) */
+    out[3 * count + k] =
+        (float)sqrt(__dadd_rn(__dadd_rn(__dmul_rn(vx, vx), __dmul_rn(vy, vy)), __dmul_rn(vz, vz)));
     out[4 * count + k] = (float)p.w;
 }

@@ -1,6 +1,6 @@
 /* lview: the live view's C side in the Lua layer (lua/orrery/view.lua has
  * the rest: sim:view{}, the poll between steps, pause and the controls).
- *   core._view_start{host=, port=, max_fps=, max_clients=} -> orrery.View
+ *   core._view_start{host=, port=, max_fps=, max_clients=, who=} -> orrery.View
  *       (owns an orr_view, io/view.h, serving the embedded page
  *       orr_view_page); methods url, poll, wait(ms), take, watched(s), close
  *   core._view_frame(view|nil, sim, json, first, stride, count): the sim's
@@ -95,8 +95,14 @@ static int l_view_start(lua_State *L)
         c.max_fps = f;
     }
     orr_error err = {0};
-    if (orr_view_start(&p->v, &c, &err))
-        return orr_lua_fail(L, &err, "sim:view");
+    if (orr_view_start(&p->v, &c, &err)) {
+        /* "view: port ..." said as the caller's: sim:view or --view */
+        lua_getfield(L, 1, "who");
+        const char *who = luaL_optstring(L, -1, "sim:view");
+        if (strncmp(err.msg, "view: ", 6) == 0)
+            memmove(err.msg, err.msg + 6, strlen(err.msg + 6) + 1);
+        return orr_lua_fail(L, &err, who);
+    }
     lua_pop(L, 2);
     return 1;
 }

@@ -43,6 +43,7 @@ struct orr_view {
     pthread_cond_t sim_cv;     /* a client waits for a frame, or a control came */
     frame *cur;                /* the latest frame (NULL before the first) */
     uint64_t seq;              /* frames published */
+    int waiters;               /* requests waiting for a frame newer than seq */
     int stopping;
     int cmds[NCMD];
     int cmd_head, cmd_count;
@@ -189,11 +190,16 @@ static enum MHD_Result serve_frame(orr_view *v, struct MHD_Connection *conn, lon
     pthread_mutex_lock(&v->mu);
     uint64_t a = (uint64_t)after > v->seq ? v->seq : (uint64_t)after;
     if (v->seq <= a && !v->stopping) {
+        v->waiters++;
         atomic_store(&v->want, 1);
         pthread_cond_broadcast(&v->sim_cv);
         while (v->seq <= a && !v->stopping)
             if (pthread_cond_timedwait(&v->frame_cv, &v->mu, &deadline) == ETIMEDOUT)
                 break;
+        if (v->seq <= a) {   /* gone without a frame (a publish counts its waiters out) */
+            v->waiters--;
+            atomic_store(&v->want, v->waiters > 0);
+        }
     }
     frame *f = v->seq > a && !v->stopping ? v->cur : NULL;
     if (f)
@@ -532,6 +538,7 @@ orr_status orr_view_publish(orr_view *v, const char *json, size_t len, const flo
     frame *old = v->cur;
     v->cur = f;
     v->seq++;
+    v->waiters = 0;   /* every one waiting gets this frame */
     atomic_store(&v->want, 0);
     pthread_cond_broadcast(&v->frame_cv);
     pthread_mutex_unlock(&v->mu);

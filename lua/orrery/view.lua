@@ -27,8 +27,7 @@ local HIST = 400   -- points of the energy error's history kept (thinned by half
 local server        -- the orrery.View (rank 0), one for the run, started by the first view
 local cur           -- the simulation viewed: { sim =, opts..., state }
 local auto = core._view_port   -- `orrery run --view[=PORT]`: the port (0: a free one)
-
-local function bad(fmt, ...) error(WHO .. ": " .. format(fmt, ...), 3) end
+local announced                -- the URL printed
 
 local function closed(sim)
   return not pcall(function() return sim.n end)
@@ -72,7 +71,7 @@ end
 local function energy(v, sim)
   if not sim.synchronized then return end
   local E = sim:energy().total
-  v.E0 = v.E0 or E
+  v.E0 = v.E0 or E   -- the first: when the view began
   v.dE = v.E0 ~= 0 and (E - v.E0) / math.abs(v.E0) or E - v.E0
   v.e_clock = clock()
   local h = v.hist
@@ -141,14 +140,18 @@ local function attach(sim, opts)
   local ok, err = true, nil
   if rank0 and not server then
     ok, err = pcall(core._view_start, { port = opts.port or 0, host = opts.host,
-      max_fps = opts.max_fps, max_clients = opts.max_clients })
+      max_fps = opts.max_fps, max_clients = opts.max_clients,
+      who = opts.who or WHO })
     if ok then server = err; err = nil end
   end
   if many then ok = agree(ok) end
   if not ok then error(err or WHO .. ": the view did not start on rank 0", 0) end
   cur = v
   core._view_mark(sim, auto ~= nil)
-  if rank0 then
+  -- the energy error against the energy when the view began (collective)
+  if v.energy_every > 0 and sim.synchronized then energy(v, sim) end
+  if rank0 and not v.announced and not announced then   -- once a run
+    announced = true
     local port = server:port()
     io.stderr:write(format("orrery: live view at %s\n", server:url()),
       format("orrery: through SSH: ssh -N -L %d:127.0.0.1:%d HOST, then open that URL here\n",
@@ -162,10 +165,41 @@ end
 local function active(sim)
   if cur and cur.sim == sim then return cur end
   if auto and (not cur or closed(cur.sim)) then
-    attach(sim, { port = auto })
+    attach(sim, { port = auto, who = auto > 0 and "--view=" .. auto or "--view" })
     return cur
   end
   return nil
+end
+
+-- nil, or what is wrong with sim:view's options
+local function check(opts)
+  if type(opts) ~= "table" then return format("options must be a table (got %s)", describe(opts)) end
+  for k in pairs(opts) do
+    if not KEYS[k] then return format("unknown key '%s'", tostring(k)) end
+  end
+  for _, c in ipairs{ { "port", 0, 65535 }, { "max_bodies", 1, 100000000 },
+      { "max_clients", 1, 1024 } } do
+    local x = opts[c[1]]
+    if x ~= nil and (math.type(x) ~= "integer" or x < c[2] or x > c[3]) then
+      return format("'%s' must be an integer in %d..%d (got %s)", c[1], c[2], c[3], describe(x))
+    end
+  end
+  local mf, ee = opts.max_fps, opts.energy_every
+  if mf ~= nil and (type(mf) ~= "number" or not (mf > 0 and mf <= 1000)) then
+    return format("'max_fps' must be a number in (0, 1000] (got %s)", describe(mf))
+  end
+  if ee ~= nil and (type(ee) ~= "number" or not (ee >= 0) or ee == huge) then
+    return format("'energy_every' must be a number of seconds >= 0 (got %s)", describe(ee))
+  end
+  if opts.host ~= nil and type(opts.host) ~= "string" then
+    return format("'host' must be an IPv4 address (got %s)", describe(opts.host))
+  end
+  if opts.dir ~= nil and type(opts.dir) ~= "string" then
+    return format("'dir' must be a directory name (got %s)", describe(opts.dir))
+  end
+  if server and opts.port and opts.port ~= 0 and opts.port ~= server:port() then
+    return format("the view already serves on port %d (one server a run)", server:port())
+  end
 end
 
 --- sim:view{port=, host=, max_bodies=, max_fps=, max_clients=, energy_every=, dir=}:
@@ -176,35 +210,8 @@ function Sim:view(...)
   end
   local opts = ...
   if select("#", ...) == 0 then opts = {} end
-  if type(opts) ~= "table" then bad("options must be a table (got %s)", describe(opts)) end
-  for k in pairs(opts) do
-    if not KEYS[k] then bad("unknown key '%s'", tostring(k)) end
-  end
-  local function int(key, lo, hi)
-    local x = opts[key]
-    if x ~= nil and (math.type(x) ~= "integer" or x < lo or x > hi) then
-      bad("'%s' must be an integer in %d..%d (got %s)", key, lo, hi, describe(x))
-    end
-  end
-  int("port", 0, 65535)
-  int("max_bodies", 1, 100000000)
-  int("max_clients", 1, 1024)
-  local mf, ee = opts.max_fps, opts.energy_every
-  if mf ~= nil and (type(mf) ~= "number" or not (mf > 0 and mf <= 1000)) then
-    bad("'max_fps' must be a number in (0, 1000] (got %s)", describe(mf))
-  end
-  if ee ~= nil and (type(ee) ~= "number" or not (ee >= 0) or ee == huge) then
-    bad("'energy_every' must be a number of seconds >= 0 (got %s)", describe(ee))
-  end
-  if opts.host ~= nil and type(opts.host) ~= "string" then
-    bad("'host' must be an IPv4 address (got %s)", describe(opts.host))
-  end
-  if opts.dir ~= nil and type(opts.dir) ~= "string" then
-    bad("'dir' must be a directory name (got %s)", describe(opts.dir))
-  end
-  if server and opts.port and opts.port ~= 0 and opts.port ~= server:port() then
-    bad("the view already serves on port %d (one server a run)", server:port())
-  end
+  local msg = check(opts)
+  if msg then error(WHO .. ": " .. msg, 2) end
   local _ = self.n   -- "simulation is closed"
   return attach(self, opts)
 end

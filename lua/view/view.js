@@ -26,9 +26,8 @@
   const geometry = new THREE.BufferGeometry();
   const material = new THREE.PointsMaterial({ size: 2, sizeAttenuation: false,
                                               vertexColors: THREE.VertexColors,
-                                              transparent: true, opacity: 0.85,
-                                              depthWrite: false,
-                                              blending: THREE.AdditiveBlending });
+                                              transparent: true, opacity: 0.8,
+                                              depthWrite: false });
   const points = new THREE.Points(geometry, material);
   points.frustumCulled = false;
   scene.add(points);
