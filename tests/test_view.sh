@@ -12,7 +12,8 @@
 #    with and without printed (on this machine's cores the clients compete
 #    with the run: the bound checked is loose; the 5% bound is measured on
 #    the GPU machine, see README);
-#  - the run then stops on its own and exits 0;
+#  - the run then stops on its own and exits 0; Ctrl-C while paused stops
+#    it (exit 130, "script:line: interrupted");
 #  - under mpirun with 2 ranks: rank 0 serves every body (each rank's slice
 #    named), pause holds every rank, and the speeds in a frame are those of
 #    a one-rank run at the same step (each rank's velocities summed in).
@@ -177,6 +178,22 @@ else
 fi
 finish run
 check "run-stops-exit-0" 0 $rc "^done [0-9]+ steps" run.out
+
+# ---- Ctrl-C while paused: the run stops as it would running -------------------------
+start ctrlc "$orr" run --view run.lua 300 stop
+if [ -n "$url" ]; then
+  $py "$here/view_frame.py" "$url" control pause >/dev/null
+  for _ in $(seq 100); do
+    $py "$here/view_frame.py" "$url" | grep -q '"paused": true' && break
+  done
+  kill -INT "$run_pid"
+  for _ in $(seq 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$run_pid" 2>/dev/null; then kill "$run_pid"; fi
+  wait "$run_pid"; rc=$?
+  check "ctrl-c-while-paused" 130 $rc "^run\.lua:[0-9]+: interrupted$" ctrlc.err
+else
+  bad "ctrl-c-while-paused: no URL"; cat ctrlc.err
+fi
 
 # ---- under mpirun: rank 0 serves every body ------------------------------------------
 if ! command -v mpirun >/dev/null; then
