@@ -6,12 +6,14 @@
  *   core._view_frame(view|nil, sim, json, first, stride, count): the sim's
  *       subsample (orr_sim_sample: collective over ranks), published on the
  *       view where there is one (rank 0)
+ *   core._view_attr(sim, name): a force-law attribute's index
  *   core._view_mark(sim|nil, pending): which simulation's steps call the
  *       poll (orr_lua_view_after), and whether a new one should (--view)
  *   core._view_set_poll(fn): the poll orr_lua_view_after calls
  *   core._view_port: the port of `orrery run --view[=PORT]`, or nil */
 #include "lorrery.h"
 #include "lview.h"
+#include "law.h"
 #include "view.h"
 
 #include <stdlib.h>
@@ -162,7 +164,32 @@ static int view_close(lua_State *L)
     return 0;
 }
 
-/* core._view_frame(view|nil, sim, json, first, stride, count) */
+/* core._view_attr(sim, name) -> the force law's attribute index (0-based),
+ * or nil and the list of its attributes */
+static int l_view_attr(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    const orr_law *law = orr_sim_law(s);
+    int a = orr_law_attr_index(law, name);
+    if (a >= 0) {
+        lua_pushinteger(L, a);
+        return 1;
+    }
+    lua_pushnil(L);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int k = 0; k < law->nattrs; k++) {
+        if (k)
+            luaL_addstring(&b, ", ");
+        luaL_addstring(&b, law->attrs[k]);
+    }
+    luaL_pushresult(&b);
+    return 2;
+}
+
+/* core._view_frame(view|nil, sim, json, first, stride, count [, attr]):
+ * with attr (a law attribute's index) its values in place of the masses */
 static int l_view_frame(lua_State *L)
 {
     lview *p = lua_isnil(L, 1) ? NULL : checkview(L, 1);
@@ -186,6 +213,12 @@ static int l_view_frame(lua_State *L)
     }
     orr_error err = {0};
     orr_status st = orr_sim_sample(s, (long)first, (long)stride, (long)count, buf, &err);
+    if (!st && !lua_isnoneornil(L, 7)) {   /* the law's attribute: the host's copy */
+        double *attr;
+        st = orr_sim_attr(s, (int)luaL_checkinteger(L, 7), &attr, &err);
+        for (long k = 0; !st && k < (long)count; k++)
+            buf[4 * count + k] = (float)attr[first + k * stride];
+    }
     if (!st && p)
         st = orr_view_publish(p->v, json, len, buf, nf, &err);
     if (!p)
@@ -224,6 +257,7 @@ static const luaL_Reg funcs[] = {
     {"_view_start", l_view_start},
     {"_view_frame", l_view_frame},
     {"_view_mark", l_view_mark},
+    {"_view_attr", l_view_attr},
     {"_view_set_poll", l_view_set_poll},
     {NULL, NULL},
 };

@@ -180,6 +180,30 @@ fi
 finish run
 check "run-stops-exit-0" 0 $rc "^done [0-9]+ steps" run.out
 
+# ---- a force law's attribute in place of the masses (sim:view{attribute=}) --------
+cat >attr.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 40, seed = 3 },
+  dt = 1 / 256, softening = 0.05, backend = "cpu", force = "coulomb" }
+for i = 1, 40 do sim.attr.charge[i] = i % 3 - 1 + i / 64 end
+sim:view{ attribute = "charge", max_bodies = 15 }
+sim:run{ steps = 1 << 40, on_step = function(_, k) return not (k % 50 == 0 and io.open("stop")) end }
+EOF
+start attr "$orr" run attr.lua
+if [ -n "$url" ]; then
+  $py "$here/view_frame.py" "$url" --attr >frame 2>&1
+  want=$($py -c "
+import struct
+for i in range(1, 41, 3):
+    print('%.9g' % struct.unpack('f', struct.pack('f', i % 3 - 1 + i / 64))[0])")
+  if head -1 frame | grep -q '"count": 14, "first": 0, "stride": 3, "attr": "charge"' &&
+     [ "$(sed '1,/^attr$/d' frame)" = "$want" ]; then ok "attribute-column"
+  else bad "attribute-column: $(cat frame)"; fi
+else
+  bad "attribute-column: no URL"; cat attr.err
+fi
+finish attr
+
 # ---- Ctrl-C while paused: the run stops as it would running -------------------------
 start ctrlc "$orr" run --view run.lua 300 stop
 if [ -n "$url" ]; then

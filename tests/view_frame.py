@@ -3,7 +3,8 @@
   view_frame.py URL [--speeds]    prints a fresh frame's status JSON (one
                                   published after the request) on one line;
                                   with --speeds then "speeds" and the speeds
-                                  (%.9g), one a line
+                                  (%.9g), one a line; with --attr the same of
+                                  the masses or attribute
   view_frame.py URL control CMD   POSTs a control, prints the HTTP status
   view_frame.py URL load SECONDS CLIENTS
                                   CLIENTS threads pulling frames (and the page,
@@ -83,11 +84,12 @@ try:
         status, floats = frame(0)                    # the latest, maybe old
         status, floats = frame(status["seq"])        # the next one
         print(json.dumps(status))
-        if "--speeds" in sys.argv:
-            n = len(floats) // 5
-            print("speeds")
-            for v in floats[3 * n:4 * n]:
-                print("%.9g" % v)
+        n = len(floats) // 5
+        for flag, k in (("--speeds", 3), ("--attr", 4)):
+            if flag in sys.argv:
+                print(flag[2:])
+                for v in floats[k * n:(k + 1) * n]:
+                    print("%.9g" % v)
 except (urllib.error.URLError, ConnectionError, RuntimeError) as e:
     print("view_frame: %s" % e, file=sys.stderr)
     sys.exit(1)

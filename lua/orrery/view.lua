@@ -18,7 +18,7 @@ local describe = agree_mod.describe
 
 local WHO = "sim:view"
 local KEYS = { port = true, host = true, max_bodies = true, max_fps = true, max_clients = true,
-  energy_every = true, dir = true }
+  energy_every = true, dir = true, attribute = true }
 local CMDS = { "pause", "resume", "step", "snapshot", "png" }
 local CODE = {}
 for k, c in ipairs(CMDS) do CODE[c] = k end
@@ -48,9 +48,9 @@ local function status(v, sim, first, stride, count)
     return format("\\u%04x", c:byte())
   end) .. '"' or "null"
   return format('{"t":%s,"step":%d,"sps":%s,"dE":%s,"n":%d,"count":%d,"first":%d,"stride":%d,'
-    .. '"paused":%s,"ranks":[%s],"hist":[%s],"msg":%s}', num(sim.time), sim.steps,
+    .. '"attr":"%s","paused":%s,"ranks":[%s],"hist":[%s],"msg":%s}', num(sim.time), sim.steps,
     num(v.sps or 0), v.dE and num(v.dE) or "null", sim.n, count, first, stride,
-    v.paused and "true" or "false", table.concat(ranks, ","), table.concat(hist, ","), msg)
+    v.attr_name or "mass", v.paused and "true" or "false", table.concat(ranks, ","), table.concat(hist, ","), msg)
 end
 
 local function frame(v, sim)
@@ -65,7 +65,7 @@ local function frame(v, sim)
     v.sps = 0
   end
   v.f_clock, v.f_steps = now, steps
-  core._view_frame(server, sim, (status(v, sim, 0, stride, count)), 0, stride, count)
+  core._view_frame(server, sim, (status(v, sim, 0, stride, count)), 0, stride, count, v.attr)
 end
 
 local function energy(v, sim)
@@ -133,6 +133,7 @@ end
 
 local function attach(sim, opts)
   local v = { sim = sim, max_bodies = opts.max_bodies or 100000,
+    attr = opts.attribute and core._view_attr(sim, opts.attribute), attr_name = opts.attribute,
     energy_every = opts.energy_every or 2, dir = opts.dir or ".", hist = {}, ranks = {} }
   for _, r in ipairs(sim.config.ranks or {}) do v.ranks[#v.ranks + 1] = { r.first, r.count } end
   if #v.ranks == 0 then v.ranks[1] = { 0, sim.n } end
@@ -197,12 +198,16 @@ local function check(opts)
   if opts.dir ~= nil and type(opts.dir) ~= "string" then
     return format("'dir' must be a directory name (got %s)", describe(opts.dir))
   end
+  if opts.attribute ~= nil and type(opts.attribute) ~= "string" then
+    return format("'attribute' must be the name of one of the force law's attributes (got %s)",
+      describe(opts.attribute))
+  end
   if server and opts.port and opts.port ~= 0 and opts.port ~= server:port() then
     return format("the view already serves on port %d (one server a run)", server:port())
   end
 end
 
---- sim:view{port=, host=, max_bodies=, max_fps=, max_clients=, energy_every=, dir=}:
+--- sim:view{port=, host=, max_bodies=, max_fps=, max_clients=, energy_every=, dir=, attribute=}:
 -- serves a live view of this simulation (LUA_API.md); returns its URL (on rank 0).
 function Sim:view(...)
   if many and select("#", ...) >= 1 and type(self) == "userdata" then
@@ -213,6 +218,13 @@ function Sim:view(...)
   local msg = check(opts)
   if msg then error(WHO .. ": " .. msg, 2) end
   local _ = self.n   -- "simulation is closed"
+  if opts.attribute then
+    local a, list = core._view_attr(self, opts.attribute)
+    if not a then
+      error(format("%s: 'attribute': force law '%s' has no attribute '%s' (%s)", WHO, self.force,
+        opts.attribute, list == "" and "it has none" or "it has " .. list), 2)
+    end
+  end
   return attach(self, opts)
 end
 

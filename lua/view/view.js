@@ -91,8 +91,9 @@
         c[3 * k] = p[0]; c[3 * k + 1] = p[1]; c[3 * k + 2] = p[2];
       }
     } else {
+      // speed linear; mass on a log scale; a force law's attribute linear
       const v = mode === 'mass' ? last.mass : last.speed;
-      const logv = mode === 'mass';
+      const logv = mode === 'mass' && last.attr === 'mass';
       const f = (x) => (logv ? Math.log10(Math.max(x, 1e-300)) : x);
       let [lo, hi] = quantiles(logv ? Array.from(v, f) : v, 0.01, 0.99);
       if (!(hi > lo)) { lo -= 0.5; hi += 0.5; }
@@ -179,7 +180,8 @@
   function take(fr) {
     const s = fr.s;
     last = { pos: fr.pos, speed: fr.speed, mass: fr.mass, count: fr.count, first: s.first || 0,
-             stride: s.stride || 1, n: s.n, ranks: s.ranks };
+             stride: s.stride || 1, n: s.n, ranks: s.ranks, attr: s.attr || 'mass' };
+    $('attr-option').textContent = last.attr;
     let attr = geometry.getAttribute('position');
     if (!attr || attr.count !== fr.count) {
       attr = new THREE.BufferAttribute(new Float32Array(3 * fr.count), 3);

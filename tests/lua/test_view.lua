@@ -46,6 +46,10 @@ T.test("bad options name the option", function()
     { energy_every = -1 })
   T.raises("sim:view: 'host' must be an IPv4 address (got 1)", sim.view, sim, { host = 1 })
   T.raises("sim:view: 'dir' must be a directory name (got true)", sim.view, sim, { dir = true })
+  T.raises("sim:view: 'attribute': force law 'gravity' has no attribute 'q' (it has none)",
+    sim.view, sim, { attribute = "q" })
+  T.raises("sim:view: 'attribute' must be the name of one of the force law's attributes (got 1)",
+    sim.view, sim, { attribute = 1 })
   -- the script's line
   local ok, err = pcall(function() sim:view{ port = -1 } end)
   T.ok(not ok and err:find("^[^:]*test_view%.lua:%d+: sim:view: 'port'"), err)
