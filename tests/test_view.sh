@@ -171,10 +171,15 @@ else
   t0=$(date +%s.%N); rate 4; loaded=$($py -c "import sys; print($r / ($(date +%s.%N) - $t0))")
   wait $lp
   printf 'view: load test: %s; steps/s %.0f quiet, %.0f with 50 clients\n' "$(cat load)" "$quiet" "$loaded"
-  if grep -qE "^frames [1-9][0-9]* refused [1-9][0-9]* other [0-9]+ errors 0$" load &&
+  # every request answered but for a few timeouts or resets on a loaded
+  # machine (at most 1%: the server refuses connections past max_clients)
+  if head -1 load | $py -c "import re, sys
+m = re.match(r'frames (\d+) refused (\d+) other (\d+) errors (\d+)$', sys.stdin.read().strip())
+f, r, o, e = map(int, m.groups()) if m else (0, 0, 0, 1)
+sys.exit(0 if f > 0 and r > 0 and e <= 0.01 * (f + r + o + e) else 1)" &&
      kill -0 "$run_pid" 2>/dev/null &&
      $py -c "import sys; sys.exit(0 if $loaded > 0.2 * $quiet else 1)"; then
-    ok "load-50-clients: $(cat load)"
+    ok "load-50-clients: $(head -1 load)"
   else bad "load-50-clients: $(cat load), steps/s $quiet -> $loaded"; fi
 fi
 finish run
@@ -203,6 +208,35 @@ else
   bad "attribute-column: no URL"; cat attr.err
 fi
 finish attr
+
+# ---- on the GPU (skipped without one): the sample gathered there -----------------
+cat >gpu.lua <<'EOF'
+local orrery = require "orrery"
+local ok, sim = pcall(orrery.simulation, { bodies = orrery.ic.galaxy_collision{ n = 20000,
+  seed = 7 }, dt = 1 / 256, softening = 0.02, backend = "cuda" })
+if not ok then print("no GPU: " .. tostring(sim)) return end
+sim:view{ max_bodies = 5000 }
+sim:run{ steps = 1 << 40, on_step = function(_, k) return not (k % 20 == 0 and io.open("stop")) end }
+sim:close()
+EOF
+start gpu "$orr" run gpu.lua
+if [ -z "$url" ]; then
+  if grep -q "^no GPU" gpu.out; then
+    [ "${ORRERY_REQUIRE_GPU:-0}" = 1 ] && bad "gpu-sample: no GPU (ORRERY_REQUIRE_GPU=1)" ||
+      skipped "gpu-sample: $(head -1 gpu.out)"
+  else bad "gpu-sample: no URL"; cat gpu.out gpu.err; fi
+else
+  $py "$here/view_frame.py" "$url" --speeds >frame 2>&1
+  $py - frame <<'EOF' && ok "gpu-sample: 5000 of 20000 bodies gathered on the GPU" || bad "gpu-sample: $(head -c 300 frame)"
+import json, math, sys
+lines = open(sys.argv[1]).read().split("\n")
+s = json.loads(lines[0])
+speeds = [float(x) for x in lines[2:] if x]
+sys.exit(0 if s["count"] == 5000 and s["stride"] == 4 and len(speeds) == 5000
+         and all(math.isfinite(v) and v > 0 for v in speeds) else 1)
+EOF
+fi
+finish gpu
 
 # ---- Ctrl-C while paused: the run stops as it would running -------------------------
 start ctrlc "$orr" run --view run.lua 300 stop

@@ -40,6 +40,7 @@ def frame(after, timeout=30):
 
 def load(seconds, clients):
     counts = {"frames": 0, "refused": 0, "other": 0, "errors": 0}
+    kinds = {}
     lock = threading.Lock()
 
     def client(k):
@@ -59,8 +60,11 @@ def load(seconds, clients):
                     what = "frames" if r.status == 200 else "other"
             except urllib.error.HTTPError as e:
                 what = "refused" if e.code == 403 else "other"
-            except Exception:
+            except Exception as e:
                 what = "errors"
+                with lock:
+                    kinds[type(e).__name__ + ": " + str(e)[:60]] = 1 + kinds.get(
+                        type(e).__name__ + ": " + str(e)[:60], 0)
                 time.sleep(0.05)
             with lock:
                 counts[what] += 1
@@ -71,6 +75,8 @@ def load(seconds, clients):
     for t in threads:
         t.join()
     print("frames %(frames)d refused %(refused)d other %(other)d errors %(errors)d" % counts)
+    for k, c in sorted(kinds.items()):
+        print("  %d x %s" % (c, k))
 
 
 try:

@@ -5,7 +5,9 @@
 # pulling every frame they can (tests/view_frame.py load: as a page does,
 # the energy error included) ("watched").  Prints each run's steps/s (the
 # median of its energy log's rates, the first two lines left out) and the
-# median of each way.
+# CPU seconds the run's process used (its threads and the server's: on a
+# machine shared with other work, a steadier measure than the wall clock),
+# and the median of each way.
 #   bash tools/view_bench.sh [BUILD] [N] [STEPS] [ROUNDS] [CLIENTS]
 #   bash tools/view_bench.sh build 131072 400 3 1     (the GPU machine: the issue's bound)
 set -u
@@ -14,19 +16,23 @@ orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
 here=$(cd "$(dirname "$0")/.." && pwd)
 py=/usr/bin/python3
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 script="$here/scripts/galaxy_collision.lua"
 
 rate() {   # the median rate of the log lines (column 7) past the first two
   awk '$1 ~ /^[0-9]+$/ && NF >= 7 && $7 != "-" { n++; if (n > 2) print $7 }' "$1" | sort -g |
     awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "nan" }'
 }
-declare -A all
+declare -A all cpu
 for r in $(seq "$rounds"); do
   for way in off idle watched; do
     opt=()
     [ "$way" != off ] && opt=(--view)
-    (cd "$tmp" && "$orr" run "${opt[@]}" "$script" "$n" "$steps" >"$tmp/$way.out" 2>"$tmp/$way.err") &
+    (cd "$tmp" && $py -c "import resource, subprocess, sys
+subprocess.run(sys.argv[1:])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print('cpu %.2f' % (r.ru_utime + r.ru_stime), file=sys.stderr)" \
+       "$orr" run "${opt[@]}" "$script" "$n" "$steps" >"$tmp/$way.out" 2>"$tmp/$way.err") &
     pid=$!
     lp=
     if [ "$way" = watched ]; then
@@ -42,11 +48,15 @@ for r in $(seq "$rounds"); do
     wait $pid
     [ -n "$lp" ] && kill $lp 2>/dev/null
     x=$(rate "$tmp/$way.out")
+    c=$(sed -n 's/^cpu //p' "$tmp/$way.err")
     all[$way]="${all[$way]:-} $x"
-    printf 'round %d %-8s %s steps/s\n' "$r" "$way" "$x"
+    cpu[$way]="${cpu[$way]:-} $c"
+    printf 'round %d %-8s %s steps/s, %s CPU s\n' "$r" "$way" "$x" "$c"
   done
 done
 for way in off idle watched; do
   med=$(echo ${all[$way]} | tr ' ' '\n' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-  printf '%-8s median %s steps/s (runs:%s)\n' "$way" "$med" "${all[$way]}"
+  cmed=$(echo ${cpu[$way]} | tr ' ' '\n' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  printf '%-8s median %s steps/s (runs:%s), %s CPU s (runs:%s)\n' "$way" "$med" "${all[$way]}" \
+    "$cmed" "${cpu[$way]}"
 done
