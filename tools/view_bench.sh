@@ -3,7 +3,9 @@
 # N STEPS three ways, in turn, ROUNDS times: without the view ("off"), with
 # --view and no page open ("idle"), and with --view and CLIENTS clients
 # pulling every frame they can (tests/view_frame.py load: as a page does,
-# the energy error included) ("watched").  Prints each run's steps/s (the
+# the energy error included; every fifth client instead asks for the
+# page's script, or goes without the token, as fast as it can) ("watched").
+# The clients are Python threads in one process on the same machine.  Prints each run's steps/s (the
 # median of its energy log's rates, the first two lines left out) and the
 # CPU seconds the run's process used (its threads and the server's: on a
 # machine shared with other work, a steadier measure than the wall clock),
