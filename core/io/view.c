@@ -20,6 +20,17 @@
 
 #define NCMD 16            /* controls queued at most */
 #define WAIT_MS 1000       /* a frame request waits this long, then 204 */
+#define THREADS 2          /* the server's threads (a pool): its CPU is bounded */
+
+/* A frame request waiting (its connection suspended: it holds no thread)
+ * for a frame newer than `after`, until `deadline`. */
+typedef struct req {
+    uint64_t after;
+    double deadline;
+    struct MHD_Connection *conn;
+    struct req *next;      /* in the view's list of waiting requests */
+    int waiting;           /* in the list (and suspended) */
+} req;
 
 /* A published frame, shared by the responses that send it. */
 typedef struct {
@@ -39,12 +50,14 @@ struct orr_view {
     double min_interval;       /* seconds between frames */
 
     pthread_mutex_t mu;
-    pthread_cond_t frame_cv;   /* a frame published, or stopping */
     pthread_cond_t sim_cv;     /* a client waits for a frame, or a control came */
     frame *cur;                /* the latest frame (NULL before the first) */
     uint64_t seq;              /* frames published */
-    int waiters;               /* requests waiting for a frame newer than seq */
+    req *waiting;              /* frame requests suspended until a frame or their deadline */
     int stopping;
+    pthread_t timer;           /* resumes the requests past their deadline */
+    int timer_started;
+    pthread_cond_t timer_cv;   /* a request began waiting, or stopping */
     int cmds[NCMD];
     int cmd_head, cmd_count;
 
@@ -180,31 +193,47 @@ static void add_ms(struct timespec *ts, int ms)
     }
 }
 
-/* GET /frame?after=SEQ: the first frame newer than SEQ, waiting up to
- * WAIT_MS for it (204 then: the page asks again). */
-static enum MHD_Result serve_frame(orr_view *v, struct MHD_Connection *conn, long long after)
+/* Resumes the waiting requests that wait no more: every one (all), or
+ * those past their deadline; with v->mu held.  Each is answered when MHD
+ * calls the handler again (answer_frame). */
+static void resume_waiting(orr_view *v, int all)
 {
-    atomic_store(&v->last_ask, now_s());
-    struct timespec deadline;
-    add_ms(&deadline, WAIT_MS);
-    pthread_mutex_lock(&v->mu);
-    uint64_t a = (uint64_t)after > v->seq ? v->seq : (uint64_t)after;
-    if (v->seq <= a && !v->stopping) {
-        v->waiters++;
-        atomic_store(&v->want, 1);
-        pthread_cond_broadcast(&v->sim_cv);
-        while (v->seq <= a && !v->stopping)
-            if (pthread_cond_timedwait(&v->frame_cv, &v->mu, &deadline) == ETIMEDOUT)
-                break;
-        if (v->seq <= a) {   /* gone without a frame (a publish counts its waiters out) */
-            v->waiters--;
-            atomic_store(&v->want, v->waiters > 0);
+    const double now = all ? 0 : now_s();
+    for (req **p = &v->waiting; *p;) {
+        req *r = *p;
+        if (all || now >= r->deadline) {
+            *p = r->next;
+            r->waiting = 0;
+            MHD_resume_connection(r->conn);
+        } else {
+            p = &r->next;
         }
     }
-    frame *f = v->seq > a && !v->stopping ? v->cur : NULL;
-    if (f)
-        atomic_fetch_add(&f->refs, 1);
+    atomic_store(&v->want, v->waiting != NULL);
+}
+
+/* The timer: wakes while requests wait, and resumes those past their
+ * deadline (they answer 204). */
+static void *timer_main(void *arg)
+{
+    orr_view *v = arg;
+    pthread_mutex_lock(&v->mu);
+    while (!v->stopping) {
+        if (!v->waiting) {
+            pthread_cond_wait(&v->timer_cv, &v->mu);
+            continue;
+        }
+        struct timespec ts;
+        add_ms(&ts, 100);
+        pthread_cond_timedwait(&v->timer_cv, &v->mu, &ts);
+        resume_waiting(v, 0);
+    }
     pthread_mutex_unlock(&v->mu);
+    return NULL;
+}
+
+static enum MHD_Result send_frame(struct MHD_Connection *conn, frame *f)
+{
     if (!f)
         return refuse(conn, MHD_HTTP_NO_CONTENT, "");
     struct MHD_Response *r =
@@ -218,6 +247,77 @@ static enum MHD_Result serve_frame(orr_view *v, struct MHD_Connection *conn, lon
     enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;
+}
+
+/* GET /frame?after=SEQ: the first frame newer than SEQ.  None yet: the
+ * connection is suspended (no thread waits) until a frame is published or
+ * WAIT_MS pass (204 then: the page asks again). */
+static enum MHD_Result serve_frame(orr_view *v, struct MHD_Connection *conn, long long after,
+                                   void **con_cls)
+{
+    atomic_store(&v->last_ask, now_s());
+    pthread_mutex_lock(&v->mu);
+    const uint64_t a = (uint64_t)after > v->seq ? v->seq : (uint64_t)after;
+    frame *f = NULL;
+    if (v->seq > a && !v->stopping) {
+        f = v->cur;
+        atomic_fetch_add(&f->refs, 1);
+    } else if (!v->stopping) {
+        req *r = calloc(1, sizeof *r);
+        if (r) {
+            r->after = a;
+            r->deadline = now_s() + WAIT_MS / 1000.0;
+            r->conn = conn;
+            r->waiting = 1;
+            r->next = v->waiting;
+            v->waiting = r;
+            *con_cls = r;
+            MHD_suspend_connection(conn);
+            atomic_store(&v->want, 1);
+            pthread_cond_broadcast(&v->sim_cv);
+            pthread_cond_broadcast(&v->timer_cv);
+            pthread_mutex_unlock(&v->mu);
+            return MHD_YES;
+        }
+    }
+    pthread_mutex_unlock(&v->mu);
+    return send_frame(conn, f);
+}
+
+/* A waiting request resumed: the frame, or 204. */
+static enum MHD_Result answer_frame(orr_view *v, struct MHD_Connection *conn, req *r)
+{
+    pthread_mutex_lock(&v->mu);
+    frame *f = v->seq > r->after && !v->stopping ? v->cur : NULL;
+    if (f)
+        atomic_fetch_add(&f->refs, 1);
+    pthread_mutex_unlock(&v->mu);
+    return send_frame(conn, f);
+}
+
+/* MHD's request-completed callback: a waiting request's state freed. */
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode code)
+{
+    orr_view *v = cls;
+    (void)conn;
+    (void)code;
+    if (*con_cls && *con_cls != (void *)v) {
+        req *r = *con_cls;
+        /* resumed requests left the list first; one still in it (closed
+         * while suspended, which MHD does not do) is taken out */
+        if (r->waiting) {
+            pthread_mutex_lock(&v->mu);
+            for (req **p = &v->waiting; *p; p = &(*p)->next)
+                if (*p == r) {
+                    *p = r->next;
+                    break;
+                }
+            pthread_mutex_unlock(&v->mu);
+        }
+        free(r);
+    }
+    *con_cls = NULL;
 }
 
 static enum MHD_Result serve_control(orr_view *v, struct MHD_Connection *conn, const char *cmd)
@@ -250,10 +350,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     orr_view *v = cls;
     (void)version;
     (void)upload_data;
-    if (*con_cls) {   /* a body arrived after the refusal below was queued: ignored */
+    if (*con_cls == (void *)v) {   /* a body after the refusal below was queued: ignored */
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (*con_cls)   /* a frame request resumed */
+        return answer_frame(v, conn, *con_cls);
     *con_cls = v;
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -280,7 +382,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         long long after = a ? parse_seq(a) : 0;
         if (after < 0)
             return refuse(conn, MHD_HTTP_BAD_REQUEST, "after must be a frame number\n");
-        return serve_frame(v, conn, after);
+        return serve_frame(v, conn, after, con_cls);
     }
     if (strcmp(url, "/") == 0)
         return serve_file(v, conn, "index.html");
@@ -385,8 +487,8 @@ orr_status orr_view_start(orr_view **out, const orr_view_config *c, orr_error *e
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&v->frame_cv, &ca);
     pthread_cond_init(&v->sim_cv, &ca);
+    pthread_cond_init(&v->timer_cv, &ca);
     pthread_condattr_destroy(&ca);
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
@@ -403,9 +505,11 @@ orr_status orr_view_start(orr_view **out, const orr_view_config *c, orr_error *e
     }
     const unsigned clients = (unsigned)(c->max_clients > 0 ? c->max_clients : 64);
     v->daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME,
         0, NULL, NULL, handle, v,
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, v,
         MHD_OPTION_CONNECTION_LIMIT, clients,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
@@ -416,6 +520,11 @@ orr_status orr_view_start(orr_view **out, const orr_view_config *c, orr_error *e
         orr_view_stop(v);
         return orr_fail(err, ORR_ERR_IO, "view: the HTTP server (libmicrohttpd) did not start");
     }
+    if (pthread_create(&v->timer, NULL, timer_main, v) != 0) {
+        orr_view_stop(v);
+        return orr_fail(err, ORR_ERR_IO, "view: cannot start the timer thread");
+    }
+    v->timer_started = 1;
     snprintf(v->url, sizeof v->url, "http://%s:%d/?token=%s", host, v->port, v->token);
     *out = v;
     return ORR_OK;
@@ -427,12 +536,16 @@ void orr_view_stop(orr_view *v)
         return;
     pthread_mutex_lock(&v->mu);
     v->stopping = 1;
-    pthread_cond_broadcast(&v->frame_cv);
-    pthread_mutex_unlock(&v->mu);
     if (v->daemon)
-        MHD_stop_daemon(v->daemon);   /* joins every connection's thread */
+        resume_waiting(v, 1);   /* MHD stops only with no connection suspended */
+    pthread_cond_broadcast(&v->timer_cv);
+    pthread_mutex_unlock(&v->mu);
+    if (v->timer_started)
+        pthread_join(v->timer, NULL);
+    if (v->daemon)
+        MHD_stop_daemon(v->daemon);   /* answers the resumed, joins its threads */
     frame_release(v->cur);
-    pthread_cond_destroy(&v->frame_cv);
+    pthread_cond_destroy(&v->timer_cv);
     pthread_cond_destroy(&v->sim_cv);
     pthread_mutex_destroy(&v->mu);
     free(v->index);
@@ -538,9 +651,7 @@ orr_status orr_view_publish(orr_view *v, const char *json, size_t len, const flo
     frame *old = v->cur;
     v->cur = f;
     v->seq++;
-    v->waiters = 0;   /* every one waiting gets this frame */
-    atomic_store(&v->want, 0);
-    pthread_cond_broadcast(&v->frame_cv);
+    resume_waiting(v, 1);   /* every one waiting gets this frame */
     pthread_mutex_unlock(&v->mu);
     frame_release(old);
     v->last_pub = now_s();

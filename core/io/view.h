@@ -1,5 +1,6 @@
 /* view: a live view of a running simulation in a web browser.  An HTTP
- * server (libmicrohttpd, a thread per connection, on a socket of its own)
+ * server (libmicrohttpd: a pool of 2 threads, so that many clients cost
+ * the run at most those; a socket of its own)
  * serves a page's files and, to every request that carries the view's
  * random token, the latest frame (a subsample of the bodies with the run's
  * status, published by the simulation's thread) and a queue of controls
@@ -9,7 +10,8 @@
  * one (at most max_fps a second, one frame shared by every client), and
  * takes the controls queued.  Clients pull frames one at a time (GET
  * /frame?after=SEQ answers once a frame newer than SEQ is published, or
- * 204 after a second), so a slow or stalled page only gets fewer frames.
+ * 204 after a second; the request waits suspended, holding no thread), so
+ * a slow or stalled page only gets fewer frames.
  *
  * Requests: GET / (index.html), GET /NAME (the page's files), GET /frame,
  * POST /control?cmd=pause|resume|step|snapshot|png; all need token=TOKEN
