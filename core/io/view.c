@@ -29,7 +29,7 @@ typedef struct req {
     double deadline;
     struct MHD_Connection *conn;
     struct req *next;      /* in the view's list of waiting requests */
-    int waiting;           /* in the list (and suspended) */
+    atomic_int waiting;    /* in the list (and suspended) */
 } req;
 
 /* A published frame, shared by the responses that send it. */
@@ -203,7 +203,7 @@ static void resume_waiting(orr_view *v, int all)
         req *r = *p;
         if (all || now >= r->deadline) {
             *p = r->next;
-            r->waiting = 0;
+            atomic_store(&r->waiting, 0);
             MHD_resume_connection(r->conn);
         } else {
             p = &r->next;
@@ -268,7 +268,7 @@ static enum MHD_Result serve_frame(orr_view *v, struct MHD_Connection *conn, lon
             r->after = a;
             r->deadline = now_s() + WAIT_MS / 1000.0;
             r->conn = conn;
-            r->waiting = 1;
+            atomic_init(&r->waiting, 1);
             r->next = v->waiting;
             v->waiting = r;
             *con_cls = r;
@@ -306,7 +306,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         req *r = *con_cls;
         /* resumed requests left the list first; one still in it (closed
          * while suspended, which MHD does not do) is taken out */
-        if (r->waiting) {
+        if (atomic_load(&r->waiting)) {
             pthread_mutex_lock(&v->mu);
             for (req **p = &v->waiting; *p; p = &(*p)->next)
                 if (*p == r) {
