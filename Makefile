@@ -42,7 +42,8 @@ SANITIZE ?=
 # Headers are included by their bare names ("engine.h"), from every layer's folder.
 CPPFLAGS += -D_GNU_SOURCE $(foreach d,$(CORE_DIRS),-iquote core/$(d)) -iquote $(BUILD)/gen -I$(CUDA_PATH)/include $(LUA_CFLAGS) \
             $(HDF5_CFLAGS) $(PNG_CFLAGS) $(AV_CFLAGS)
-LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) $(AV_LIBS) -ldl -lm -pthread
+LDLIBS   += $(LUA_STATIC) -lcjson -lxxhash $(HDF5_LIBS) $(PNG_LIBS) $(AV_LIBS) -lmicrohttpd \
+            -ldl -lm -pthread
 
 VERSION  := 0.1.0
 
@@ -56,8 +57,8 @@ KSRC     := $(sort $(wildcard kernels_src/*.h kernels_src/*.cu kernels_src/*.c k
 # The Lua layer (one C file per module or type) and its Lua-side library,
 # embedded like the kernel sources and installed in package.preload.
 LUA_SRC  := lua/lorrery.c lua/lsim.c lua/lbuffer.c lua/lic.c lua/lrun.c lua/lforce.c lua/lfield.c lua/lio.c lua/lsource.c \
-            lua/lvoice.c lua/lfewbody.c
-LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o
+            lua/lvoice.c lua/lfewbody.c lua/lview.c
+LUA_OBJ  := $(LUA_SRC:lua/%.c=$(BUILD)/obj/lua/%.o) $(BUILD)/obj/lua_embed.o $(BUILD)/obj/view_embed.o
 LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 
 # The program: main() (lua/main.c) runs the command line's own commands
@@ -67,7 +68,7 @@ MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_hostcc test_ic test_sim test_tune test_law test_field test_gpu \
             test_snapshot test_render test_comm test_nccl test_diag \
-            test_movie
+            test_movie test_view
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 
 .PHONY: gpu-sanitize all run test gpu-test deps clean bundle sanitize-test fuzz
@@ -102,6 +103,20 @@ $(BUILD)/obj/lua/%.o: lua/%.c lua/*.h $(CORE_HDR) | $(BUILD)/.deps
 $(BUILD)/gen/lua_embed.c: $(BUILD)/embed $(LUA_LIB)
 	@mkdir -p $(dir $@)
 	$(BUILD)/embed -t orr_lua_embedded lua/orrery $(patsubst lua/orrery/%,%,$(LUA_LIB)) > $@.tmp && mv $@.tmp $@
+
+# The live view's page (lua/view/) and three.js with its orbit controls from
+# Debian's libjs-three, embedded: the binary serves them with no network.
+THREE_DIR := /usr/share/javascript/three
+VIEW_PAGE := $(sort $(wildcard lua/view/*))
+VIEW_FILES := $(notdir $(VIEW_PAGE)) three.min.js OrbitControls.js
+$(BUILD)/gen/view_embed.c: $(BUILD)/embed $(VIEW_PAGE) | $(BUILD)/.deps
+	@mkdir -p $(BUILD)/gen/view
+	cp $(VIEW_PAGE) $(THREE_DIR)/three.min.js $(THREE_DIR)/examples/js/controls/OrbitControls.js $(BUILD)/gen/view/
+	$(BUILD)/embed -t orr_view_page $(BUILD)/gen/view $(VIEW_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/view_embed.o: $(BUILD)/gen/view_embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/lua_embed.o: $(BUILD)/gen/lua_embed.c
 	@mkdir -p $(dir $@)

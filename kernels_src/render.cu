@@ -17,6 +17,11 @@
  *                      pixel differs from the host's only by the order of
  *                      its sum.
  *
+ *   orr_view_sample    one thread per sampled body (the live view): body
+ *                      first + k stride's position, speed and mass as
+ *                      floats, out[3k..3k+2], out[3 count + k], out[4 count
+ *                      + k] (core/engine.h: orr_engine_sample).
+ *
  * The grid is width x height, row 0 at the top (the largest vertical
  * coordinate e3); ax, ay pick the coordinates (0 x, 1 y, 2 z) along the
  * columns and the rows; cell = dx, dy, 1 / (dx dy) as the host computed
@@ -75,4 +80,25 @@ __global__ void orr_deposit(const typename orr_render_vec4<real>::type *__restri
                 atomicAdd(grid + (size_t)row * w + col, __dmul_rn(ma, b ? wx : __dsub_rn(1.0, wx)));
         }
     }
+}
+
+template <typename real>
+__global__ void orr_view_sample(const typename orr_render_vec4<real>::type *__restrict__ pos,
+                                const typename orr_render_vec4<real>::type *__restrict__ vel,
+                                long long first, long long stride, int count,
+                                float *__restrict__ out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count)
+        return;
+    const long long i = first + (long long)k * stride;
+    const typename orr_render_vec4<real>::type p = pos[i], v = vel[i];
+    out[3 * k] = (float)p.x;
+    out[3 * k + 1] = (float)p.y;
+    out[3 * k + 2] = (float)p.z;
+    const double vx = (double)v.x, vy = (double)v.y, vz = (double)v.z;
+    /* unfused, as the host's (no fused multiply-add in this family) */
+    out[3 * count + k] =
+        (float)sqrt(__dadd_rn(__dadd_rn(__dmul_rn(vx, vx), __dmul_rn(vy, vy)), __dmul_rn(vz, vz)));
+    out[4 * count + k] = (float)p.w;
 }

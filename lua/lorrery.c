@@ -3,6 +3,7 @@
  * files share: errors positioned at the user's line, value descriptions for
  * messages, option-table key checks. */
 #include "lorrery.h"
+#include "lview.h"
 #include "tunestore.h"
 #include "util.h"
 
@@ -281,5 +282,6 @@ int orr_lua_open_core(lua_State *L)
     orr_lua_open_field(L);
     orr_lua_open_ic(L);
     orr_lua_open_fewbody(L);
+    orr_lua_open_view(L);
     return 1;
 }

@@ -11,6 +11,7 @@
 #include "law.h"
 
 #include "lorrery.h"
+#include "lview.h"
 #include "lvoice.h"
 
 #include <errno.h>
@@ -367,6 +368,14 @@ static int run_main(int argc, char **argv)
     for (; argc > first && strncmp(argv[first], "--", 2) == 0; first++) {
         if (strcmp(argv[first], "--verify") == 0) {
             orr_lua_set_verify(1);
+        } else if (strcmp(argv[first], "--view") == 0 || strncmp(argv[first], "--view=", 7) == 0) {
+            const char *p = argv[first][6] ? argv[first] + 7 : "0";
+            char *end;
+            long port = strtol(p, &end, 10);
+            if (!*p || *end || port < 0 || port > 65535)
+                return USAGE("run: --view=PORT: the port must be 0..65535 (0: a free one); "
+                             "got '%s' (argument %d)", p, first);
+            orr_lua_view_port = (int)port;
         } else if (strcmp(argv[first], "--all-ranks") == 0) {
             orr_lua_voice_all(1);
         } else if (strcmp(argv[first], "--resume") == 0) {
@@ -379,12 +388,12 @@ static int run_main(int argc, char **argv)
             orr_lua_set_resume(argv[++first]);
         } else {
             return USAGE("run: unknown option '%s' (before the script: --verify, "
-                                       "--resume CKPT, --all-ranks)", argv[first]);
+                                       "--resume CKPT, --all-ranks, --view[=PORT])", argv[first]);
         }
     }
     if (argc <= first)
         return USAGE("run: missing script (orrery run [--verify] [--resume CKPT] "
-                                   "[--all-ranks] SCRIPT.lua [ARGS...])");
+                                   "[--all-ranks] [--view[=PORT]] SCRIPT.lua [ARGS...])");
     /* mpirun gives standard input to rank 0 alone: the others would run an
      * empty script and rank 0 wait for them in the first collective */
     if (strcmp(argv[first], "-") == 0 && (size > 1 || rank > 0))
@@ -407,7 +416,10 @@ const orr_cli_command orr_lua_run_command = {
         "                            orrery.resumed for the script to continue\n"
         "      --all-ranks           (before SCRIPT) under mpirun, every rank's standard output\n"
         "                            shown, each line behind '[rank R] ' (default: rank 0's\n"
-        "                            alone; also ORRERY_ALL_RANKS=1)\n",
+        "                            alone; also ORRERY_ALL_RANKS=1)\n"
+        "      --view[=PORT]         (before SCRIPT) a live view of the simulation in a browser,\n"
+        "                            served on 127.0.0.1:PORT (default: a free port); its URL,\n"
+        "                            with its token, is printed (sim:view{} in LUA_API.md)\n",
     .script_args = 1,   /* what follows the script is the script's */
     .main = run_main,
 };

@@ -6,6 +6,7 @@
  * Fields (sim.n, sim.time, sim.pos, ...) come from __index after the method
  * table, which the module exposes as orrery.Sim so Lua code can add methods. */
 #include "lorrery.h"
+#include "lview.h"
 #include "textio.h"
 #include "diag.h"
 #include "dist.h"
@@ -680,6 +681,7 @@ static int steps(lua_State *L, int intervals)
         }
         return orr_lua_fail(L, &err, NULL);
     }
+    orr_lua_view_after(L, 1);   /* the live view, if any, between steps */
     return 0;
 }
 
@@ -718,6 +720,7 @@ static int sim_advance(lua_State *L)
         orr_lua_verify_report(L, s, "before the first step");
     if (orr_sim_advance(s, (double)t, orr_lua_stop, &err))
         return orr_lua_fail(L, &err, NULL);
+    orr_lua_view_after(L, 1);
     return 0;
 }
 
@@ -733,6 +736,7 @@ static int sim_advance_chunk(lua_State *L)
     orr_error err = {0};
     if (orr_sim_advance_steps(s, (double)t, (long)k, &taken, orr_lua_stop, &err))
         return orr_lua_fail(L, &err, NULL);
+    orr_lua_view_after(L, 1);
     lua_pushinteger(L, (lua_Integer)taken);
     return 1;
 }

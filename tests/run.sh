@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run: runs the cmocka test binaries (all of build/tests, or the names given)
 # and the shell-driven tests (cli: test_cli.sh; lua: test_lua.sh, which runs
-# tests/lua/*.lua too; mpi: test_mpi.sh, test_comm under mpirun), then prints
+# tests/lua/*.lua too; mpi: test_mpi.sh, test_comm under mpirun; view:
+# test_view.sh, the live view in a browser), then prints
 # one closing line "N passed, N failed, N skipped".  Exits non-zero when anything failed or a binary crashed.
 #   bash tests/run.sh BUILD_DIR [test_name ...]
 # A name lua:NAME runs only tests/lua/NAME.lua (through test_lua.sh).
@@ -10,13 +11,13 @@ build=${1:-build}; shift || true
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for t in "$build"/tests/test_*; do [ -x "$t" ] && names+=("$(basename "$t")"); done
-  names+=(cli lua mpi)
+  names+=(cli lua mpi view)
 fi
 passed=0 failed=0 skipped=0 crashed=()
 export ORRERY_CACHE_DIR=${ORRERY_TEST_CACHE:-$(mktemp -d /tmp/orrery-tests-XXXXXX)}
 for name in "${names[@]}"; do
   log=$(mktemp)
-  if [ "$name" = cli ] || [ "$name" = lua ] || [ "$name" = mpi ]; then
+  if [ "$name" = cli ] || [ "$name" = lua ] || [ "$name" = mpi ] || [ "$name" = view ]; then
     bash "$(dirname "$0")/test_$name.sh" "$build" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   elif [ "${name#lua:}" != "$name" ]; then

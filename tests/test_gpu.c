@@ -778,6 +778,61 @@ static void test_sim_frame(void **state)
  * against the CPU backend in double: accelerations within 1e-5 (float) and
  * 1e-12 (double), the potential too; a user copy of gravity bitwise equal to
  * the built-in on the GPU. */
+/* The live view's subsample on the GPU (render.cu: orr_view_sample) against
+ * the values the engine holds: positions and masses the stored values as
+ * floats, speeds the host's unfused double arithmetic, bit for bit, for
+ * float and double bodies, every body, a stride with an offset, and the
+ * last body alone.  Prints the time of a sample of 65536 of 131075 bodies
+ * (gather and copy to the host). */
+static void test_view_sample(void **state)
+{
+    NEED_GPU();
+    const long n = 131075;
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n);
+    double *hp = malloc(sizeof(double) * 4 * n), *hv = malloc(sizeof(double) * 3 * n);
+    float *out = malloc(sizeof(float) * 5 * n);
+    tu_random_bodies(n, 77, pos, vel);
+    for (int prec = 0; prec < 2; prec++) {
+        orr_kspec spec;
+        orr_kspec_default(&spec, ORR_TARGET_GPU);
+        spec.phys.precision = prec ? ORR_DOUBLE : ORR_FLOAT;
+        orr_engine *g = NULL;
+        orr_error err = {0};
+        TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &spec, ORR_VARIANT_TILED, n, 0, NULL, 0,
+                                &err), &err);
+        TU_OK(orr_engine_set_state(g, pos, vel, &err), &err);
+        TU_OK(orr_engine_get_state(g, hp, hv, &err), &err);
+        const long cases[][3] = {{0, 1, n}, {5, 13, (n - 6) / 13 + 1}, {n - 1, 1, 1},
+                                 {1, 2, 65536}};
+        for (int c = 0; c < 4; c++) {
+            const long first = cases[c][0], stride = cases[c][1], count = cases[c][2];
+            double t0 = orr_now_s();
+            TU_OK(orr_engine_sample(g, first, stride, count, out, &err), &err);
+            const double ms = (orr_now_s() - t0) * 1e3;
+            for (long k = 0; k < count; k++) {
+                const long i = first + k * stride;
+                for (int a = 0; a < 3; a++)
+                    assert_true(out[3 * k + a] == (float)hp[4 * i + a]);
+                const double *v = hv + 3 * i;
+                assert_true(out[3 * count + k] ==
+                            (float)sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+                assert_true(out[4 * count + k] == (float)hp[4 * i + 3]);
+            }
+            if (c == 3)
+                print_message("view sample %s: %ld of %ld bodies in %.3f ms\n",
+                              orr_precision_name(spec.phys.precision), count, n, ms);
+        }
+        /* beyond the bodies: refused, nothing read */
+        assert_int_equal(orr_engine_sample(g, n - 1, 1, 2, out, &err), ORR_ERR_ARG);
+        orr_engine_destroy(g);
+    }
+    free(pos);
+    free(vel);
+    free(hp);
+    free(hv);
+    free(out);
+}
+
 /* The pictures' deposit on the GPU (render.cu) against the host's
  * (orr_deposit_host, on the positions the engine holds): each pixel within
  * a relative 1e-11 (the kernel does the host's operations in double; only
@@ -1059,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_sim_cuda_matches_cpu),
         cmocka_unit_test(test_force_laws),
         cmocka_unit_test(test_deposit),
+        cmocka_unit_test(test_view_sample),
         cmocka_unit_test(test_hermite_launches),
         cmocka_unit_test(test_hermite_restored_steps),
         cmocka_unit_test(test_hermite_queueing),

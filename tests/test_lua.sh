@@ -155,7 +155,7 @@ check run-without-script 2 $rc "run: missing script" out
 "$orr_abs" run --resume --all-ranks empty.lua >out 2>&1; rc=$?
 check run-resume-then-option 2 $rc "run: --resume needs a checkpoint file .*; got the option '--all-ranks'" out
 "$orr_abs" run --bogus empty.lua >out 2>&1; rc=$?
-check run-unknown-option 2 $rc "run: unknown option '--bogus' \(before the script: --verify, --resume CKPT, --all-ranks\)" out
+check run-unknown-option 2 $rc "run: unknown option '--bogus' \(before the script: --verify, --resume CKPT, --all-ranks, --view\[=PORT\]\)" out
 "$orr_abs" run --all-ranks --verify empty.lua >out 2>&1; rc=$?
 [ "$rc" -eq 0 ] && [ ! -s out ] && ok run-options-any-order || bad "run-options-any-order: exit $rc"
 # --verify checks each simulation's law against itself (law:check): a jerk

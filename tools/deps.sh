@@ -16,6 +16,10 @@
 # .venv-pynbody the same way, for the test that reads snapshots' physical
 # units with it (tests/test_pynbody.py), and galpy (PyPI, pinned) into
 # .venv-galpy, for the test of the field milky_way (tests/test_galpy.py).
+# The live view (sim:view, orrery run --view): libmicrohttpd serves it,
+# libjs-three's three.min.js and OrbitControls.js are embedded at build
+# time; chromium (headless) and python3-websocket (the DevTools protocol)
+# run its browser test (tests/test_view.sh).
 #   bash tools/deps.sh [fuzz]
 # With "fuzz" (make fuzz, CI), also clang and libclang-rt-dev: libFuzzer and
 # clang's sanitizer runtimes.  (make sanitize-test needs nothing more: GCC's
@@ -23,7 +27,8 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config liblua5.4-dev libcmocka-dev libxxhash-dev libcjson-dev
       libhdf5-dev libpng-dev libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
-      python3-yt python3-h5py openmpi-bin libopenmpi-dev python3-venv)
+      python3-yt python3-h5py openmpi-bin libopenmpi-dev python3-venv
+      libmicrohttpd-dev libjs-three chromium python3-websocket)
 [ "${1:-}" = fuzz ] && pkgs+=(clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -434,6 +434,22 @@ static orr_status cpu_deposit(orr_engine *e, const orr_deposit *d, double *densi
     return ORR_OK;
 }
 
+/* The view's subsample: a strided copy. */
+static orr_status cpu_sample(orr_engine *e, long first, long stride, long count, float *out,
+                             orr_error *err)
+{
+    cpu_impl *c = e->impl;
+    for (long k = 0; k < count; k++) {
+        const long i = first + k * stride;
+        const double vx = get(c, VX, i), vy = get(c, VY, i), vz = get(c, VZ, i);
+        for (int a = 0; a < 3; a++)
+            out[3 * k + a] = (float)get(c, X + a, i);
+        out[3 * count + k] = (float)sqrt(vx * vx + vy * vy + vz * vz);
+        out[4 * count + k] = (float)get(c, M, i);
+    }
+    return ORR_OK;
+}
+
 static orr_status cpu_sync(orr_engine *e, orr_error *err)
 {
     return ORR_OK;   /* every call has finished when it returns */
@@ -459,5 +475,6 @@ const orr_backend_ops orr_backend_cpu = {
     .time_steps = cpu_time_steps,
     .buffer = cpu_buffer,
     .deposit = cpu_deposit,
+    .sample = cpu_sample,
     .sync = cpu_sync,
 };

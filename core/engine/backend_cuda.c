@@ -1444,6 +1444,20 @@ static orr_status render_load(orr_engine *e, cuda_impl *c, orr_error *err)
     return st;
 }
 
+/* The scratch buffer of the deposit and the view's sample, grown to bytes. */
+static orr_status grid_reserve(cuda_impl *c, size_t bytes, orr_error *err)
+{
+    if (bytes <= c->grid_bytes)
+        return ORR_OK;
+    orr_cuda_free(c->grid);
+    c->grid = 0;
+    c->grid_bytes = 0;
+    orr_status st = orr_cuda_alloc(&c->grid, bytes, err);
+    if (!st)
+        c->grid_bytes = bytes;
+    return st;
+}
+
 /* The grid cleared and deposited on the device, then copied out: the
  * bodies stay where they are. */
 static orr_status cuda_deposit(orr_engine *e, const orr_deposit *d, double *density,
@@ -1452,16 +1466,8 @@ static orr_status cuda_deposit(orr_engine *e, const orr_deposit *d, double *dens
     cuda_impl *c = e->impl;
     orr_status st = render_load(e, c, err);
     const size_t count = (size_t)d->width * (size_t)d->height, bytes = sizeof(double) * count;
-    if (!st && bytes > c->grid_bytes) {
-        orr_cuda_free(c->grid);
-        c->grid = 0;
-        c->grid_bytes = 0;
-        st = orr_cuda_alloc(&c->grid, bytes, err);
-        if (!st)
-            c->grid_bytes = bytes;
-        else if (st == ORR_ERR_DEVMEM)
-            orr_error_context(err, "a %d x %d picture", d->width, d->height);
-    }
+    if (!st && (st = grid_reserve(c, bytes, err)) == ORR_ERR_DEVMEM)
+        orr_error_context(err, "a %d x %d picture", d->width, d->height);
     if (st)
         return st;
     long long cells = (long long)count;
@@ -1480,6 +1486,28 @@ static orr_status cuda_deposit(orr_engine *e, const orr_deposit *d, double *dens
                              DEPOSIT_BLOCK, 0, c->stream, args, err);
     if (!st)
         st = orr_cuda_dtoh_async(density, c->grid, bytes, c->stream, err);
+    return st ? st : orr_cuda_stream_sync(c->stream, err);
+}
+
+/* The view's subsample gathered on the device into the scratch buffer
+ * (5 count floats), then only that copied out (kernel in render.cu). */
+static orr_status cuda_sample(orr_engine *e, long first, long stride, long count, float *out,
+                              orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    const size_t bytes = sizeof(float) * 5 * (size_t)count;
+    orr_status st = render_load(e, c, err);
+    if (!st)
+        st = grid_reserve(c, bytes, err);
+    if (st)
+        return st;
+    long long f = first, s = stride;
+    int cnt = (int)count;
+    void *args[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &f, &s, &cnt, &c->grid};
+    st = orr_cuda_launch(c->rfn[ORR_K_VIEW_SAMPLE], blocks_for(count, DEPOSIT_BLOCK),
+                         DEPOSIT_BLOCK, 0, c->stream, args, err);
+    if (!st)
+        st = orr_cuda_dtoh_async(out, c->grid, bytes, c->stream, err);
     return st ? st : orr_cuda_stream_sync(c->stream, err);
 }
 
@@ -1531,5 +1559,6 @@ const orr_backend_ops orr_backend_cuda = {
     .time_steps = cuda_time_steps,
     .buffer = cuda_buffer,
     .deposit = cuda_deposit,
+    .sample = cuda_sample,
     .sync = cuda_sync,
 };

@@ -615,6 +615,17 @@ orr_status orr_deposit_host(const orr_deposit *d, long n, const double *pos, dou
     return ORR_OK;
 }
 
+orr_status orr_engine_sample(orr_engine *e, long first, long stride, long count, float *out,
+                             orr_error *err)
+{
+    if (first < 0 || stride < 1 || count < 0 || (count > 0 && first + (count - 1) * stride >= e->n))
+        return orr_fail(err, ORR_ERR_ARG, "sample: bodies %ld + k %ld (k < %ld) beyond the %ld "
+                        "bodies", first, stride, count, e->n);
+    if (!e->ops->sample)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend has no sample", e->ops->name);
+    return count ? e->ops->sample(e, first, stride, count, out, err) : ORR_OK;
+}
+
 orr_status orr_engine_deposit(orr_engine *e, const orr_deposit *d, double *density,
                               orr_error *err)
 {

@@ -330,6 +330,15 @@ orr_status orr_engine_deposit(orr_engine *e, const orr_deposit *d, double *densi
 orr_status orr_deposit_host(const orr_deposit *d, long n, const double *pos, double *density,
                             orr_error *err);
 
+/* The live view's subsample (io/view.h): the bodies first, first + stride,
+ * ... (count of them, all below n) as floats: out[3k .. 3k + 2] the k-th's
+ * position, out[3 count + k] its speed, out[4 count + k] its mass.  Only
+ * the sample leaves the engine: on the GPU a gather kernel fills a buffer
+ * of 5 count floats that is copied to the host; on the CPU a strided copy.
+ * The first call on a GPU builds the render kernels (as the deposit). */
+orr_status orr_engine_sample(orr_engine *e, long first, long stride, long count, float *out,
+                             orr_error *err);
+
 /* The engine's buffer id (see orr_buffer). */
 orr_status orr_engine_buffer(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);
 /* The engine's work queue: its CUDA stream (a CUstream) on the GPU, NULL on

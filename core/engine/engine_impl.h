@@ -65,6 +65,9 @@ typedef struct {
     /* the deposit of every body into density (checked; engine.h: orr_engine_deposit) */
     orr_status (*deposit)(orr_engine *e, const orr_deposit *d, double *density, orr_error *err);
     orr_status (*buffer)(orr_engine *e, orr_buffer_id id, orr_buffer *out, orr_error *err);
+    /* the live view's subsample (checked; engine.h: orr_engine_sample) */
+    orr_status (*sample)(orr_engine *e, long first, long stride, long count, float *out,
+                         orr_error *err);
     orr_status (*sync)(orr_engine *e, orr_error *err);
 } orr_backend_ops;
 

@@ -28,8 +28,8 @@ const orr_kfamily orr_family_direct = {
 const orr_kfamily orr_family_render = {
     .name = "render",
     .gpu_source = "render.cu",
-    .ngpu = 2,
-    .gpu_kernels = {"orr_deposit_clear", "orr_deposit"},
+    .ngpu = 3,
+    .gpu_kernels = {"orr_deposit_clear", "orr_deposit", "orr_view_sample"},
 };
 
 static const orr_kfamily *const families[] = {&orr_family_direct, &orr_family_render};

@@ -1104,6 +1104,46 @@ orr_status orr_sim_copy_pos(orr_sim *s, double *pos, orr_error *err)
     return st ? st : orr_engine_get_state(s->engine, pos, NULL, err);
 }
 
+orr_status orr_sim_sample(orr_sim *s, long first, long stride, long count, float *out,
+                          orr_error *err)
+{
+    const long n = s->cfg.n;
+    if (first < 0 || stride < 1 || count < 0 || (count > 0 && first + (count - 1) * stride >= n))
+        return orr_fail(err, ORR_ERR_ARG, "sample: bodies %ld + k %ld (k < %ld) beyond the %ld "
+                        "bodies", first, stride, count, n);
+    if (s->host_dirty) {   /* the mirror is newer than the engine (on every rank) */
+        for (long k = 0; k < count; k++) {
+            const double *p = s->pos + 4 * (first + k * stride), *v = s->vel + 3 * (first + k * stride);
+            for (int a = 0; a < 3; a++)
+                out[3 * k + a] = (float)p[a];
+            out[3 * count + k] = (float)sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            out[4 * count + k] = (float)p[3];
+        }
+        return ORR_OK;
+    }
+    orr_status st = synchronized(s, err);
+    if (!st)
+        st = orr_engine_sample(s->engine, first, stride, count, out, err);
+    if (st || !s->dist || orr_dist_ranks(s->dist) == 1 || count == 0)
+        return st;
+    double *speed = malloc(sizeof(double) * (size_t)count);
+    if (!speed)
+        return orr_fail(err, ORR_ERR_NOMEM, "sample: out of memory");
+    const orr_range mine = orr_dist_mine(s->dist);
+    for (long k = 0; k < count; k++) {
+        const long i = first + k * stride;
+        speed[k] = i >= mine.first && i < mine.first + mine.count ? out[3 * count + k] : 0;
+    }
+    for (long k = 0; !st && k < count; k += INT_MAX / 2) {
+        const long part = count - k < INT_MAX / 2 ? count - k : INT_MAX / 2;
+        st = orr_comm_sum(orr_dist_comm(s->dist), speed + k, (int)part, err);
+    }
+    for (long k = 0; !st && k < count; k++)
+        out[3 * count + k] = (float)speed[k];
+    free(speed);
+    return st;
+}
+
 /* The mirror becomes the authority where it is current: the bodies when
  * they were fetched since the last step (a stale mirror would roll the
  * bodies back to the time of its last read while the clock goes on, so

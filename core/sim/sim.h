@@ -136,6 +136,15 @@ orr_status orr_sim_deposit(orr_sim *s, const orr_deposit *d, double *density, or
  * velocities of every rank's slice). */
 orr_status orr_sim_copy_pos(orr_sim *s, double *pos, orr_error *err);
 
+/* The live view's subsample (engine.h: orr_engine_sample, the same
+ * layout of 5 count floats): from the engine, or from the mirror when it
+ * was written and not yet uploaded.  Over several ranks collective: each
+ * rank's speeds are current on its slice only, so they are summed over
+ * the ranks (the positions are every rank's).  Refused between block
+ * steps (the bodies are not at one time then). */
+orr_status orr_sim_sample(orr_sim *s, long first, long stride, long count, float *out,
+                          orr_error *err);
+
 /* How the ranks exchange the bodies: "nccl", "host" or "none" (one rank),
  * and in *note (may be NULL) the choice and why, in one line. */
 const char *orr_sim_exchange(const orr_sim *s, const char **note);

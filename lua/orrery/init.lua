@@ -3,6 +3,7 @@
 -- added to orrery.Sim (the method table of every simulation).
 local orrery = require "orrery.core"
 require "orrery.run"   -- Sim:run
+require "orrery.view"  -- Sim:view (a live view in a browser)
 require("orrery.agree").install()   -- over several ranks: every collective call compared first
 -- Messages name functions by their place in package.loaded: 'orrery.simulation'
 -- (not 'orrery.core.simulation') and, for methods called as functions,

@@ -10,6 +10,8 @@ local clock, isatty, time_tolerance = core._clock, core._isatty, core._time_tole
 -- over several ranks rank 0 alone prints, and every decision that changes
 -- which collective calls follow (a progress update, a stop) is rank 0's
 local rank0, many, agree = core.rank == 0, core.ranks > 1, core._agree
+-- a live view (orrery.view): whether it watches a simulation, and whether paused
+local function view_active(sim) return core._view_active and core._view_active(sim) end
 local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqrt
 
 local WHO = "sim:run"
@@ -284,6 +286,9 @@ function Sim:run(...)
   if out.r_every and self.steps == 0 and total(0) > 0 then self:render(out.render) end
   local done, next_log, chunk = 0, every or huge, 1
   local bar_clock = clock()
+  -- with a live view: chunks of about 50 ms (its poll runs after each),
+  -- one step while paused
+  local vchunk = 1
   while done < steps do
     -- with 'until': sim:advance's steps, in chunks (the last one shortened
     -- to land on it); the chunk sizes below never change them
@@ -296,6 +301,8 @@ function Sim:run(...)
     -- the energy bound: checked after every chunk (every 10 steps without
     -- every=), before any frame or checkpoint of the steps is written
     if out.max_dE and not every then k = math.min(k, 10) end
+    local viewed, paused = view_active(self)
+    if viewed then k = math.min(k, paused and 1 or vchunk) end
     local t0 = clock()
     local ok, err
     if upto then
@@ -307,6 +314,11 @@ function Sim:run(...)
     if not ok then stopped(tostring(err)) end
     if k == 0 then break end   -- on 'until' (to the clock's resolution)
     done = done + k
+    if viewed and not paused then
+      local dt = clock() - t0
+      vchunk = dt > 0 and math.max(1, math.min(floor(k * 0.05 / dt), 2 * vchunk)) or 2 * vchunk
+      if many then vchunk = agree(vchunk) end
+    end
     if out.max_dE then
       local E = self:energy().total
       energy_check(E0 ~= 0 and (E - E0) / math.abs(E0) or E - E0)
