@@ -931,7 +931,10 @@ static const double *groups_of(lua_State *L, orr_sim *s, const char *who)
 {
     const orr_integrator *in = orr_sim_integrator(s);
     int k = -1;
-    for (int f = 0; orr_sim_config_of(s)->regularize && f < in->nfields; f++)
+    /* groups describe the state only while it is the integrator's (a body
+     * written since: they are formed anew at the next step) */
+    for (int f = 0; orr_sim_config_of(s)->regularize && orr_sim_integ_current(s) &&
+                    f < in->nfields; f++)
         if (strcmp(in->fields[f].name, "group") == 0)
             k = f;
     if (k < 0)
@@ -976,7 +979,27 @@ static int sim_binaries(lua_State *L)
             return orr_lua_fail(L, &err, who);
         qsort(g, (size_t)count, sizeof *g, by_binding);
     }
-    const double kT = 2 * kin / (3 * (double)n);
+    /* kT from the bodies' motion with each group as one body at its
+     * centre of mass (a binary's own motion is its binding, not heat) */
+    double kT = 2 * kin / (3 * (double)n);
+    if (count > 0) {
+        double *mp = lua_newuserdatauv(L, sizeof(double) * 7 * (size_t)n, 0), *mv = mp + 4 * n;
+        long m = 0;
+        orr_diag_merge_groups(pos, vel, n, group, mp, mv, &m);
+        double M = 0, P[3] = {0, 0, 0}, K = 0;
+        for (long i = 0; i < m; i++) {
+            M += mp[4 * i + 3];
+            for (int q = 0; q < 3; q++)
+                P[q] += mp[4 * i + 3] * mv[3 * i + q];
+        }
+        for (long i = 0; i < m; i++)
+            for (int q = 0; q < 3; q++) {
+                const double u = mv[3 * i + q] - (M > 0 ? P[q] / M : 0);
+                K += 0.5 * mp[4 * i + 3] * u * u;
+            }
+        kT = 2 * K / (3 * (double)m);
+        lua_pop(L, 1);
+    }
     double total = 0;
     lua_createtable(L, count, 3);
     for (int k = 0; k < count; k++) {

@@ -273,10 +273,52 @@ static void tidal_tensor(const orr_hview *h, const group *gr, double t, double *
     }
 }
 
-static orr_status advance(const orr_hview *h, group *gr, double t, orr_error *err)
+static double size_of(const orr_hview *h, const group *gr);
+static double strongest_tide(const orr_groups *g, const orr_hview *h, const double *X, double s,
+                             double M, const long *list, long count, int own, long a, long b,
+                             double join, long long at);
+
+/* Whole periods of a bound pair's orbit (2 pi tdyn) between its time and
+ * t: its time moved on by them, its state as it was. */
+static void skip_orbits(orr_ar *a, double tdyn, double t)
+{
+    const double P = 2 * M_PI * tdyn, span = t - a->t;
+    if (P > 0 && span > P)
+        a->t += floor(span / P) * P;
+}
+
+/* A bound pair none of whose perturbers' tides reaches gamma moves on its
+ * Kepler orbit: its state comes back after each period, so whole periods
+ * are skipped (the time alone moves on) and the rest integrated without
+ * tides.  A hard binary in a cluster's core can make 10^6 orbits a time
+ * unit; NBODY6 treats such pairs as unperturbed two-body motion too. */
+static int unperturbed_orbits(const orr_groups *g, const orr_hview *h, group *gr, double t)
+{
+    if (gr->n != 2 || !(gr->ar.B > 0))
+        return 0;
+    const double M = mass_of(gr), Gm = h->G * M;
+    const double a = h->G * gr->ar.m[0] * gr->ar.m[1] / (2 * gr->ar.B);
+    /* the perturbers where the block has them */
+    if (strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), M, gr->pert, gr->npert, -1,
+                       -1, -1, 0, 0) >= g->gamma)
+        return 0;
+    skip_orbits(&gr->ar, sqrt(a * a * a / Gm), t);
+    return 1;
+}
+
+static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, double t,
+                          orr_error *err)
 {
     if (!(t > gr->ar.t))
         return ORR_OK;
+    if (unperturbed_orbits(g, h, gr, t)) {
+        gr->ar.perturb = NULL;
+        orr_status st = gr->ar.t < t ? orr_ar_advance(&gr->ar, t, err) : ORR_OK;
+        if (st)
+            orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1,
+                              gr->mem[1] + 1);
+        return st;
+    }
     tide_ctx ctx = {h, gr};
     gr->t0 = gr->ar.t, gr->t1 = t;
     tidal_tensor(h, gr, gr->t0, gr->T0);
@@ -290,8 +332,6 @@ static orr_status advance(const orr_hview *h, group *gr, double t, orr_error *er
     return st;
 }
 
-/* A group's size: its largest separation, or for a bound pair twice the
- * semi-major axis (its apocentre at most). */
 /* A pair's size: its separation r, or where it is bound and goes out
  * farther, its apocentre a (1 + e). */
 static double pair_size(double G, double m1, double m2, const double *r, const double *v)
@@ -309,6 +349,7 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
     return fmax(d, a * (1 + sqrt(e2 > 0 ? e2 : 0)));
 }
 
+/* A group's size: its largest separation, or a bound pair's apocentre. */
 static double size_of(const orr_hview *h, const group *gr)
 {
     double s = 0;
@@ -329,7 +370,7 @@ static double size_of(const orr_hview *h, const group *gr)
 }
 
 /* The strongest tide on something of size s and mass M centred at X, from
- * the bodies of list[count] (all n bodies where list is NULL), skipping
+ * the bodies of list[count] (all n bodies where count is -1), skipping
  * ghosts, members of group `own`, bodies a and b, and bodies at tick `at`
  * closer than `join` (those would join it: 0 for none): max 2 m (s / d)^3
  * / M. */
@@ -338,8 +379,8 @@ static double strongest_tide(const orr_groups *g, const orr_hview *h, const doub
                              double join, long long at)
 {
     double worst = 0;
-    for (long p = 0; p < (list ? count : h->n); p++) {
-        const long k = list ? list[p] : p;
+    for (long p = 0; p < (count < 0 ? h->n : count); p++) {
+        const long k = count < 0 ? p : list[p];
         const double m = h->pos[4 * k + 3];
         if (k == a || k == b || m == 0 || (own >= 0 && g->gid[k] == own))
             continue;
@@ -482,12 +523,20 @@ orr_status orr_groups_collapse(orr_groups *g, orr_hview *h, orr_error *err)
         g->m_min = fmin(g->m_min, h->pos[4 * i + 3]);
         g->m_max = fmax(g->m_max, h->pos[4 * i + 3]);
     }
-    g->r_close = g->r_set > 0 ? g->r_set : 4 * half_mass_radius(h, err, &fail) / (double)h->n;
+    long massive = 0;
+    for (long i = 0; i < h->n; i++)
+        massive += h->pos[4 * i + 3] > 0;
+    if (g->r_set > 0)
+        g->r_close = g->r_set;
+    else if (massive <= ORR_AR_MAX)   /* a few bodies: regularised whole */
+        g->r_close = INFINITY;
+    else
+        g->r_close = 4 * half_mass_radius(h, err, &fail) / (double)h->n;
     if (fail)
         return fail;
     if (!(g->r_close > 0))
-        return orr_fail(err, ORR_ERR_ARG, "regularisation: r_close is %g: the bodies' "
-                        "half-mass radius is 0 (give regularize = {r_close = ...})", g->r_close);
+        return orr_fail(err, ORR_ERR_ARG, "regularize: the automatic r_close, 4 r_h / N, is 0: "
+                        "the bodies' half-mass radius is 0 (give regularize = {r_close = R})");
     for (int k = 0; k < g->ng; k++) {
         group *gr = &g->g[k];
         double m[ORR_AR_MAX], x[3 * ORR_AR_MAX], v[3 * ORR_AR_MAX];
@@ -521,7 +570,11 @@ static orr_status predict_group(group *gr, double t, orr_error *err)
     }
     orr_ar a = gr->ar;
     a.perturb = NULL;
-    orr_status st = orr_ar_advance(&a, t, err);
+    if (a.n == 2 && a.B > 0) {   /* a bound pair: whole orbits skipped */
+        const double ax = a.G * a.m[0] * a.m[1] / (2 * a.B);
+        skip_orbits(&a, sqrt(ax * ax * ax / (a.G * (a.m[0] + a.m[1]))), t);
+    }
+    orr_status st = a.t < t ? orr_ar_advance(&a, t, err) : ORR_OK;
     if (st) {
         orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1,
                           gr->mem[1] + 1);
@@ -541,7 +594,7 @@ orr_status orr_groups_advance(orr_groups *g, const orr_hview *h, const char *act
         int touched = own;
         for (long p = 0; !touched && p < gr->npert; p++)
             touched = active[gr->pert[p]];
-        orr_status st = own ? advance(h, gr, t, err) : ORR_OK;
+        orr_status st = own ? advance(g, h, gr, t, err) : ORR_OK;
         if (!st && touched)
             st = predict_group(gr, t, err);
         if (st)
@@ -757,8 +810,32 @@ static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
     if (g->gid[o] >= 0)
         sz = fmax(sz, size_of(h, &g->g[g->gid[o]]));
     /* a body at this time within r_close would join the group: not a tide */
-    return strongest_tide(g, h, X, sz, M, NULL, 0, -1, b, o, g->r_close, h->tick[b]) <=
+    return strongest_tide(g, h, X, sz, M, NULL, -1, -1, b, o, g->r_close, h->tick[b]) <=
            GAMMA_APART;
+}
+
+/* Body b's nearest among the bodies at tick (singles and groups' centres)
+ * closer than r_close and approaching it or bound to it, or -1. */
+static long partner(const orr_groups *g, const orr_hview *h, long b, long long tick)
+{
+    long best = -1;
+    double bestr2 = g->r_close * g->r_close;
+    for (long o = 0; o < h->n; o++) {
+        if (o == b || h->tick[o] != tick || h->pos[4 * o + 3] == 0)
+            continue;
+        double d[3], u[3], r2 = 0, rv = 0, v2 = 0;
+        for (int q = 0; q < 3; q++) {
+            d[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
+            u[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
+            r2 += d[q] * d[q], rv += d[q] * u[q], v2 += u[q] * u[q];
+        }
+        if (r2 >= bestr2)
+            continue;
+        const double e = 0.5 * v2 - h->G * (h->pos[4 * b + 3] + h->pos[4 * o + 3]) / sqrt(r2);
+        if (rv < 0 || e < 0)
+            best = o, bestr2 = r2;
+    }
+    return best;
 }
 
 /* Before anything changes: every group at t, along its perturbers' paths
@@ -767,7 +844,7 @@ static orr_status sync_all(orr_groups *g, const orr_hview *h, double t, int *syn
                            orr_error *err)
 {
     for (int k = 0; !*synced && k < g->ng; k++) {
-        orr_status st = advance(h, &g->g[k], t, err);
+        orr_status st = advance(g, h, &g->g[k], t, err);
         if (st)
             return st;
     }
@@ -822,48 +899,36 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
         changed = 1;
     }
     /* close pairs among the bodies at t: the active ones pulled hard
-     * enough to have a neighbour within r_close, and the former members */
+     * enough to have a neighbour within r_close, and the former members;
+     * each with its nearest, where that one's nearest is it too (the
+     * tightest pairs first: a binary is not split by a body passing one
+     * of its members), and again with the groups so made */
     const double pull_min = 0.25 * h->G * g->m_min / (rc * rc);
-    for (long b = 0; b < h->n; b++) {
-        const int now = active[b] || h->tick[b] == tick;
-        if (!now || h->tick[b] == ORR_GHOST_TICK || h->pos[4 * b + 3] == 0)
-            continue;
-        int candidate = 0;
-        for (long k = 0; k < *nfresh && !candidate; k++)
-            candidate = fresh[k] == b;
-        const double *ab = h->a + 3 * b;
-        if (!candidate && !everyone &&
-            sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]) < pull_min)
-            continue;
-        long best = -1;
-        double bestr2 = rc * rc;
-        for (long o = 0; o < h->n; o++) {
-            if (o == b || h->tick[o] != tick || h->pos[4 * o + 3] == 0)
+    for (int pass = 0; pass < ORR_AR_MAX; pass++) {
+        int merged_any = 0;
+        for (long b = 0; b < h->n; b++) {
+            if (h->tick[b] != tick || h->pos[4 * b + 3] == 0)
                 continue;
-            double d[3], u[3], r2 = 0, rv = 0, v2 = 0;
-            for (int q = 0; q < 3; q++) {
-                d[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
-                u[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
-                r2 += d[q] * d[q], rv += d[q] * u[q], v2 += u[q] * u[q];
-            }
-            if (r2 >= bestr2)
+            int candidate = 0;
+            for (long k = 0; k < *nfresh && !candidate; k++)
+                candidate = fresh[k] == b;
+            const double *ab = h->a + 3 * b;
+            if (!candidate && !everyone &&
+                sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]) < pull_min)
                 continue;
-            const double mb = h->pos[4 * b + 3], mo = h->pos[4 * o + 3];
-            const double e = 0.5 * v2 - h->G * (mb + mo) / sqrt(r2);
-            if (rv < 0 || e < 0)
-                best = o, bestr2 = r2;
+            const long o = partner(g, h, b, tick);
+            if (o < 0 || partner(g, h, o, tick) != b || !wanted(g, h, b, o))
+                continue;
+            int merged = 0;
+            if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
+                return st;
+            if ((st = merge(g, h, b, o, t, fresh, nfresh, &merged, err)) != ORR_OK)
+                return st;
+            merged_any = merged_any || merged;
         }
-        if (best < 0)
-            continue;
-        if (!wanted(g, h, b, best))
-            continue;
-        int merged = 0;
-        if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
-            return st;
-        st = merge(g, h, b, best, t, fresh, nfresh, &merged, err);
-        if (st)
-            return st;
-        changed = changed || merged;
+        changed = changed || merged_any;
+        if (!merged_any)
+            break;
     }
     /* every group at t with its perturbers anew where anything changed, else
      * those whose centre moved */
@@ -871,7 +936,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
         group *gr = &g->g[k];
         if (!changed && !active[gr->mem[0]])
             continue;
-        st = advance(h, gr, t, err);
+        st = advance(g, h, gr, t, err);
         if (!st)
             st = perturbers(g, h, gr, h->xp, err);
         if (!st)
@@ -885,7 +950,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
 orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *err)
 {
     for (int k = 0; k < g->ng; k++) {
-        orr_status st = advance(h, &g->g[k], t, err);
+        orr_status st = advance(g, h, &g->g[k], t, err);
         if (st)
             return st;
     }

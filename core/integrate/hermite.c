@@ -128,7 +128,6 @@ typedef struct {
      * a block's active bodies marked, the bodies that need new forces and
      * their forces */
     orr_groups *grp;
-    int groups_set;       /* the checkpoint's membership was restored */
     char *mark;
     long *fresh;
     double *fa, *fj;
@@ -655,9 +654,8 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     if (env->regularize) {   /* the groups go on (or, the state changed, start anew) */
         if ((st = groups_setup(h, env, err)) != ORR_OK)
             return st;
-        if (fresh && !h->groups_set)
+        if (fresh)   /* the state was changed (or never stepped): groups anew */
             orr_groups_clear(h->grp);
-        h->groups_set = 0;
         orr_hview v = view_of(h, env);
         if ((st = orr_groups_collapse(h->grp, &v, err)) != ORR_OK)
             return st;
@@ -849,7 +847,6 @@ static orr_status h_set_field(void *state, orr_integ_env *env, int k, int legacy
         orr_status st = groups_setup(h, env, err);
         if (!st)
             st = orr_groups_set_field(h->grp, in, err);
-        h->groups_set = !st;
         return st;
     }
     const int comps = k == 2 ? 1 : 3;

@@ -295,6 +295,10 @@ static orr_status check_regularize(const orr_sim_config *c, const orr_integrator
     if (!integ->blocks)
         return orr_fail(err, ORR_ERR_ARG, "regularize is for integrator \"hermite\" (got "
                         "\"%s\")", integ->name);
+    if (c->law && !c->law->builtin)
+        return orr_fail(err, ORR_ERR_ARG, "regularize is for the built-in force \"gravity\" (got "
+                        "a force law of one's own, \"%s\"): a regularised pair follows a Kepler "
+                        "orbit, which the law need not have", c->law->name);
     if (strcmp(force, "gravity") != 0)
         return orr_fail(err, ORR_ERR_ARG, "regularize is for force \"gravity\" (got \"%s\"): "
                         "a regularised pair follows its Kepler orbit, which other laws do not "
