@@ -25,6 +25,20 @@ local function relative(sim)
   return { b.x - a.x, b.y - a.y, b.z - a.z }, { b.vx - a.vx, b.vy - a.vy, b.vz - a.vz }
 end
 
+-- a cluster of n bodies with a hard eccentric binary of bodies i and j at
+-- (x0, 0, 0), at rest
+local function cluster_with_binary(backend, n, seed, i, j, a, e, x0)
+  local o = { bodies = orrery.ic.plummer{ n = n, seed = seed }, backend = backend,
+    precision = "double", softening = 0, integrator = "hermite", dt_max = 1 / 16, eta = 0.02,
+    regularize = true }
+  local sim = orrery.simulation(o)
+  local m = 1 / n
+  local v = math.sqrt(2 * m * (1 - e) / (a * (1 + e)))
+  sim:set_body(i, { x = x0 + a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = v / 2, vz = 0 })
+  sim:set_body(j, { x = x0 - a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = -v / 2, vz = 0 })
+  return sim
+end
+
 for _, backend in ipairs(backends) do
   T.test(backend .. ": an isolated binary of e = 0.99 over 1000 orbits: energy and phase of the Kepler orbit", function()
     local m1, m2, a, e = 0.6, 0.4, 1, 0.99
@@ -99,20 +113,6 @@ for _, backend in ipairs(backends) do
     T.eq(sim:binaries().count, 0, "no group left once apart")
     T.ok(sim.blocks.blocks < 5000, "blocks " .. sim.blocks.blocks)
   end)
-
-  -- a cluster of n bodies with a hard eccentric binary of bodies i and j at
-  -- (x0, 0, 0), at rest
-  local function cluster_with_binary(backend, n, seed, i, j, a, e, x0)
-    local o = { bodies = orrery.ic.plummer{ n = n, seed = seed }, backend = backend,
-      precision = "double", softening = 0, integrator = "hermite", dt_max = 1 / 16, eta = 0.02,
-      regularize = true }
-    local sim = orrery.simulation(o)
-    local m = 1 / n
-    local v = math.sqrt(2 * m * (1 - e) / (a * (1 + e)))
-    sim:set_body(i, { x = x0 + a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = v / 2, vz = 0 })
-    sim:set_body(j, { x = x0 - a * (1 + e) / 2, y = 0, z = 0, vx = 0, vy = -v / 2, vz = 0 })
-    return sim
-  end
 
   T.test(backend .. ": a hard binary in a 128-body cluster stays one regularised pair, energy kept", function()
     -- out of the core (at 0.7), where no third body comes close in the time
@@ -205,6 +205,75 @@ T.test("Burrau's problem through the block steps: the escape IAS15 finds", funct
   T.ok(bs[1].a >= 0.5522 and bs[1].a <= 0.5526, "a " .. bs[1].a)
   T.ok(bs[1].e >= 0.98869 and bs[1].e <= 0.98871, "e " .. bs[1].e)
   T.near((sim:energy().total - e0) / math.abs(e0), 0, 1e-6, "energy")
+end)
+
+T.test("the breaker's cases: a binary not split, groups anew after changes, kT, few bodies", function()
+  -- a hard binary (2, 3) with a body coming in at each member: the tightest
+  -- pair forms first, the others join; energy as a Kepler orbit keeps it
+  local m, a = 0.25, 1e-3
+  local v = math.sqrt(2 * m / a) / 2
+  local four = { { x = -0.04, y = 0.005, vx = 0.5, m = m }, { x = -a / 2, vy = -v, m = m },
+                 { x = a / 2, vy = v, m = m }, { x = 0.035, y = -0.004, vx = -0.5, m = m } }
+  local s <close> = orrery.simulation{ bodies = four, backend = "cpu", precision = "double",
+    softening = 0, integrator = "hermite", dt_max = 1 / 1024, regularize = { r_close = 0.1 } }
+  local e0 = s:energy().total
+  s:run{ steps = 4, progress = false }
+  local b2, b3 = s:body(2), s:body(3)
+  T.near(math.sqrt((b2.x - b3.x) ^ 2 + (b2.y - b3.y) ^ 2), a, 0.01 * a, "the binary kept")
+  T.near((s:energy().total - e0) / math.abs(e0), 0, 1e-10, "energy")
+  -- bodies written: no group until the next step forms them anew, and a
+  -- restored run changed alike goes on alike
+  local function make() return cluster_with_binary("cpu", 64, 5, 3, 9, 2e-4, 0.8, 0) end
+  local x <close> = make()
+  x:run{ steps = 3, progress = false }
+  T.eq(x:binaries().count >= 1, true, "a group in flight")
+  local ck = os.tmpname() .. ".hdf5"
+  x:checkpoint(ck)
+  local y <close> = orrery.restore(ck)
+  for _, sim in ipairs{ x, y } do sim:set_body(9, { x = 3, y = 0, z = 0 }) end
+  T.eq(x:binaries().count, 0, "no stale group after set_body")
+  T.eq(x:cluster().binaries, 0)
+  x:run{ steps = 2, progress = false }
+  y:run{ steps = 2, progress = false }
+  T.same_bodies(x, y, "restored and changed alike")
+  os.remove(ck)
+  -- kT from the groups' centres: a hard binary's own motion is not heat
+  local z <close> = cluster_with_binary("cpu", 64, 5, 3, 9, 1e-5, 0, 0.5)
+  z:run{ steps = 1, progress = false }
+  local bs = z:binaries()
+  local M, P, K, n = 0, { 0, 0, 0 }, 0, 0
+  local bodies = z:bodies()
+  local merged, first = {}, {}
+  for _, g in ipairs(bs) do   -- every member into its group's first
+    for _, i in ipairs(g.bodies) do first[i] = g.bodies[1] end
+  end
+  for i, b in ipairs(bodies) do
+    local f = first[i] or i
+    local c = merged[f] or { m = 0, vx = 0, vy = 0, vz = 0 }
+    local mm = c.m + b.m
+    merged[f] = { m = mm, vx = (c.m * c.vx + b.m * b.vx) / mm, vy = (c.m * c.vy + b.m * b.vy) / mm,
+                  vz = (c.m * c.vz + b.m * b.vz) / mm }
+  end
+  for _, b in pairs(merged) do
+    M, n = M + b.m, n + 1
+    P[1], P[2], P[3] = P[1] + b.m * b.vx, P[2] + b.m * b.vy, P[3] + b.m * b.vz
+  end
+  for _, b in pairs(merged) do
+    K = K + 0.5 * b.m * ((b.vx - P[1] / M) ^ 2 + (b.vy - P[2] / M) ^ 2 + (b.vz - P[3] / M) ^ 2)
+  end
+  T.ok(bs.count >= 1 and n < 64, "a group")
+  T.near(bs.kT, 2 * K / (3 * n), 1e-12, "kT with each group as one body")
+  -- a force law of one's own is refused even when named gravity
+  T.raises("^orrery.simulation: regularize is for the built%-in force \"gravity\" %(got a force "
+    .. "law of one's own, \"gravity\"%)", orrery.simulation, { n = 2, backend = "cpu",
+    integrator = "hermite", precision = "double", softening = 0, regularize = true,
+    force = orrery.force{ name = "gravity", energy = "-mi*mj/r", scale = "G" } })
+  -- a few bodies (at most 16) are regularised whole by default
+  local two <close> = orrery.simulation{ backend = "cpu", precision = "double", softening = 0,
+    integrator = "hermite", dt_max = 1, regularize = true,
+    bodies = { { x = -0.995, vy = -0.05, m = 0.5 }, { x = 0.995, vy = 0.05, m = 0.5 } } }
+  two:run{ steps = 2, progress = false }
+  T.eq(two:binaries().count, 1, "an isolated binary, regularised by default")
 end)
 
 T.test("regularisation is refused where it does not apply, naming why", function()
