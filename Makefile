@@ -142,7 +142,7 @@ test: $(BUILD)/orrery $(TEST_BIN)
 # the C GPU tests (test_nccl: NCCL on one rank; it skips where NCCL is absent
 # unless ORRERY_REQUIRE_NCCL=1) and tests/lua/test_gpu.lua (build/orrery embeds Lua).
 gpu-test:
-	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu test_nccl lua:test_gpu lua:test_hermite lua:test_continue lua:test_blowup mpi
+	@ORRERY_REQUIRE_GPU=1 bash tests/run.sh $(BUILD) test_gpu test_nccl lua:test_gpu lua:test_hermite lua:test_continue lua:test_blowup lua:test_regular mpi
 
 # compute-sanitizer (memcheck, racecheck, initcheck, synccheck) over the GPU
 # tests; on the GPU machine (no build prerequisites: run it where built)

@@ -159,14 +159,7 @@ static uint8_t *read_png(const char *path, int *w, int *h)
 
 static int temporaries(const char *sub)
 {
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c '\\.tmp\\.'", tmp_path(sub));
-    FILE *fp = popen(cmd, "r");
-    assert_non_null(fp);
-    int n = -1;
-    assert_int_equal(fscanf(fp, "%d", &n), 1);
-    pclose(fp);
-    return n;
+    return tu_temporaries(tmp_path(sub));
 }
 
 /* ---- the encoder --------------------------------------------------------------- */

@@ -273,6 +273,20 @@ static inline char *tu_slurp(const char *path)
     return text;
 }
 
+/* The temporaries an atomic write (outfile.h: "*.tmp.*") left in dir,
+ * counted. */
+static inline int tu_temporaries(const char *dir)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c '\\.tmp\\.'", dir);
+    FILE *fp = popen(cmd, "r");
+    assert_non_null(fp);
+    int n = -1;
+    assert_int_equal(fscanf(fp, "%d", &n), 1);
+    pclose(fp);
+    return n;
+}
+
 /* The Hermite integrator's restored steps, on one backend: a checkpoint's
  * steps are checked alike on every backend (a positive finite time; an
  * acceleration or jerk finite), each error naming the body, and a step far

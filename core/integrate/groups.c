@@ -94,11 +94,6 @@ int orr_groups_count(const orr_groups *g)
     return g ? g->ng : 0;
 }
 
-double orr_groups_r_close(const orr_groups *g)
-{
-    return g->r_close;
-}
-
 void orr_groups_clear(orr_groups *g)
 {
     for (int k = 0; k < g->ng; k++)
@@ -959,16 +954,6 @@ orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *
     return ORR_OK;
 }
 
-int orr_groups_members(const orr_groups *g, int k, long *mem)
-{
-    memcpy(mem, g->g[k].mem, sizeof(long) * (size_t)g->g[k].n);
-    return g->g[k].n;
-}
-
-double orr_groups_energy(const orr_groups *g, int k)
-{
-    return orr_ar_energy(&g->g[k].ar);
-}
 double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i)
 {
     const int k = g->gid[i];

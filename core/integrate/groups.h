@@ -60,8 +60,6 @@ void orr_groups_clear(orr_groups *g);
  * centre plus 1, or 0 (out[n]); set from one (checked). */
 void orr_groups_get_field(const orr_groups *g, double *out);
 orr_status orr_groups_set_field(orr_groups *g, const double *in, orr_error *err);
-/* The closeness used in the interval under way. */
-double orr_groups_r_close(const orr_groups *g);
 
 /* An interval begins (every body resolved, at time 0): each group becomes
  * its centre of mass and ghosts, its internal motion started afresh. */
@@ -91,12 +89,5 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
 /* The interval's end at time t: every group advanced there and resolved
  * into its members' slots. */
 orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *err);
-
-/* Diagnostics of the groups as they are (after orr_groups_resolve or
- * between intervals): for group k, its members' count and slots, and its
- * internal energy (kinetic about the centre minus the members' mutual
- * potential). */
-int orr_groups_members(const orr_groups *g, int k, long *mem);
-double orr_groups_energy(const orr_groups *g, int k);
 
 #endif
