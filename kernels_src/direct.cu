@@ -511,6 +511,10 @@ static __device__ __forceinline__ orr_hshape orr_hshape_of(const orr_hplan &p, i
     return s;
 }
 
+#ifndef ORR_HPREFETCH
+#define ORR_HPREFETCH 1   /* the force + jerk tiles' sources loaded a tile ahead */
+#endif
+
 /* A pair's acceleration (scale f d) and jerk (f v + 2 g (d . v) d) into u[6]. */
 template <typename T>
 static __device__ __forceinline__ void orr_jerk_add(T *u, T dx, T dy, T dz, T du, T dv, T dw, T f,
@@ -696,7 +700,8 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
                     const real *__restrict__ attr, const int *__restrict__ act, int nact,
                     const orr_rtparams &rtp, typename orr_vec4<real>::type *__restrict__ pa,
                     typename orr_vec4<real>::type *__restrict__ pj, int n, int jlen, int stride,
-                    int split, int ib, int y, const orr_jtile<real> &sh, int group, double tf)
+                    int split, int iblocks, int ib, int y, const orr_jtile<real> &sh, int group,
+                    double tf)
 {
     typedef typename orr_vec4<real>::type vec4;
 #if ORR_MIXED
@@ -709,9 +714,20 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
     ORR_RT_LOAD(rt, rtp);
     /* split adjacent threads share a body, each taking every split-th
      * source of a tile; their sums are added by shuffles at the end */
+    /* the active bodies spread evenly over the i-blocks (i-block ib holds
+     * those from ib nact / iblocks on, at most TILE / split of them): every
+     * item has about as many busy warps, so no SM has twice the pairs of
+     * another (433 active in two tile-256 i-blocks were 256 and 177, and the
+     * SMs whose two items were both full set the pace); each body's sums are
+     * the same whichever thread makes them */
     const int t = GROUPS > 1 ? threadIdx.x % TILE : threadIdx.x, part = t % split,
-              k = ib * (TILE / split) + t / split;
-    const bool active = k < nact;
+              k = (int)((long long)ib * nact / iblocks) + t / split;
+    const bool active = k < (int)((long long)(ib + 1) * nact / iblocks);
+    /* a warp without an active body loads and waits with the others but
+     * leaves the pairs alone: the SM's FP64 pipes go to the busy warps (a
+     * block of 433 active bodies fills 14 of the 16 warps of two tile-256
+     * items; the active bodies' bits are the same) */
+    const bool busy = __any_sync(0xffffffffu, active);
     const int i = active ? act[k] : 0;
     const vec4 pi = xp[i], vi = vp[i];
     real ai[ORR_NATTRS];
@@ -734,11 +750,26 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
                 zl = (float)(pi.z - (double)zh);
     const float ux = (float)vi.x, uy = (float)vi.y, uz = (float)vi.z;
 #endif
+    /* ORR_HPREFETCH: each thread's source of the next tile is loaded into
+     * registers right after the barrier that publishes this one, so the
+     * load's latency passes behind this tile's pairs (as orr_accel's
+     * ORR_PREFETCH; the same sums in the same order) */
+    vec4 np = zero, nv = zero;
+    real nat[ORR_NATTRS];
+    if (ORR_HPREFETCH) {
+        const bool in = jbeg + t < jend;
+        np = in ? xp[jbeg + t] : zero;
+        nv = in ? vp[jbeg + t] : zero;
+#pragma unroll
+        for (int a = 0; a < ORR_NATTR; a++)
+            nat[a] = in ? attr[(jbeg + t) * ORR_NATTR + a] : (real)0;
+    }
     for (int base = jbeg; base < jend; base += TILE) {
         const int j = base + t;
 #if ORR_MIXED
         {
-            const vec4 p = j < jend ? xp[j] : zero, v = j < jend ? vp[j] : zero;
+            const vec4 p = ORR_HPREFETCH ? np : j < jend ? xp[j] : zero,
+                       v = ORR_HPREFETCH ? nv : j < jend ? vp[j] : zero;
             const float4 h = {(float)p.x, (float)p.y, (float)p.z, (float)p.w};
             const float4 l = {(float)(p.x - (double)h.x), (float)(p.y - (double)h.y),
                               (float)(p.z - (double)h.z), 0.f};
@@ -748,13 +779,23 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
             tv[t] = w;
         }
 #else
-        tx[t] = j < jend ? xp[j] : zero;
-        tv[t] = j < jend ? vp[j] : zero;
+        tx[t] = ORR_HPREFETCH ? np : j < jend ? xp[j] : zero;
+        tv[t] = ORR_HPREFETCH ? nv : j < jend ? vp[j] : zero;
 #endif
 #pragma unroll
         for (int a = 0; a < ORR_NATTR; a++)
-            tattr[t * ORR_NATTR + a] = j < jend ? attr[j * ORR_NATTR + a] : (real)0;
+            tattr[t * ORR_NATTR + a] = ORR_HPREFETCH ? nat[a] : j < jend ? attr[j * ORR_NATTR + a]
+                                                                         : (real)0;
         orr_tile_sync<TILE, GROUPS>(group);
+        if (ORR_HPREFETCH) {
+            const int jn = j + TILE;
+            const bool in = jn < jend;
+            np = in ? xp[jn] : zero;
+            nv = in ? vp[jn] : zero;
+#pragma unroll
+            for (int a = 0; a < ORR_NATTR; a++)
+                nat[a] = in ? attr[jn * ORR_NATTR + a] : (real)0;
+        }
 #if ORR_MIXED
         /* the separation from the double-single pairs: the difference of
          * the hi parts is exact for close bodies (Sterbenz), so a close
@@ -782,12 +823,14 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
                                                  1, rtf, f);
             orr_jerk_add<float>(u, dx, dy, dz, du, dv, dw, f, g);
         };
-        if (split == 1)
+        if (!busy) {
+        } else if (split == 1) {
             for (int q = 0; q < m; q++)
                 pair(q);
-        else
+        } else {
             for (int q = part; q < m; q += split)
                 pair(q);
+        }
 #pragma unroll
         for (int d = 0; d < 6; d++)
             orr_kahan_add(s[d], c[d], (real)u[d]);
@@ -809,12 +852,14 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
                 orr_pair_jerk<real>(dx, dy, dz, d2, r2, pi.w, pj4.w, ai, aj, 1, rt, f);
             orr_jerk_add<real>(u, dx, dy, dz, du, dv, dw, f, g);
         };
-        if (split == 1)
+        if (!busy) {
+        } else if (split == 1) {
             for (int q = 0; q < m; q++)
                 pair(q);
-        else
+        } else {
             for (int q = part; q < m; q += split)
                 pair(q);
+        }
 #pragma unroll
         for (int d = 0; d < 6; d++)
             orr_kahan_add(s[d], c[d], u[d]);
@@ -874,7 +919,8 @@ orr_accel_jerk_items(const typename orr_vec4<real>::type *__restrict__ xp,
     const double tf = orr_block_time(hc, rtp);
     for (int w = blockIdx.x; w < items; w += gridDim.x)
         orr_accel_jerk_tile<real, TILE, 1>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen, nact,
-                                           s.split, w % s.iblocks, w / s.iblocks, sh, 0, tf);
+                                           s.split, s.iblocks, w % s.iblocks, w / s.iblocks, sh,
+                                           0, tf);
 }
 
 /* The force + jerk kernel in three tile sizes (threads per block, bodies
@@ -970,15 +1016,16 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
     const int lanes = ranges > 1 && nact <= ORR_HWARP_BODIES ? 32 : 1,
               lane = threadIdx.x % lanes, step = threads / lanes;
     for (int k = first / lanes; k < nact; k += step) {
+        /* the body's own state read first, its latency under the rows' */
+        const int i = act[k], li = level[i];
+        const vec4 a04 = acc[i], j04 = jerk[i], x4 = xp[i], v4 = vp[i];
         vec4 a14, j14;
         if (ranges > 1)
             orr_jerk_sum<real>(an, jn, k, ranges, stride, lane, lanes, a14, j14);
         else
             a14 = an[k], j14 = jn[k];
         if (lane == 0) {   /* the others wait at the end: no lane runs ahead into a shuffle */
-            const int i = act[k];
-            const double dt = (double)(end >> level[i]) * (H / (double)end);
-            const vec4 a04 = acc[i], j04 = jerk[i], x4 = xp[i], v4 = vp[i];
+            const double dt = (double)(end >> li) * (H / (double)end);
             const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
             const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
             const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
@@ -1004,7 +1051,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                          cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
             const double den = jn_ * cn + sn * sn;
             const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
-            int l = level[i] > 0 ? level[i] - 1 : 0;
+            int l = li > 0 ? li - 1 : 0;
             while (l < hi && H / (double)(1ULL << l) > crit)
                 l++;
             while (l < ORR_HMAX && t % (end >> l) != 0)
@@ -1150,8 +1197,8 @@ orr_hinterval_items(const typename orr_vec4<real>::type *__restrict__ xp,
     const int items = s.iblocks * s.ranges;
     for (int w = blockIdx.x * GROUPS + g; w < items; w += gridDim.x * GROUPS)
         orr_accel_jerk_tile<real, TILE, GROUPS>(xp, vp, attr, act, nact, rtp, pa, pj, n, s.jlen,
-                                                nact, s.split, w % s.iblocks, w / s.iblocks, sh,
-                                                g, tf);
+                                                nact, s.split, s.iblocks, w % s.iblocks,
+                                                w / s.iblocks, sh, g, tf);
 }
 
 /* A block's force + jerk items as orr_hinterval's force phase runs them
@@ -1160,7 +1207,7 @@ orr_hinterval_items(const typename orr_vec4<real>::type *__restrict__ xp,
  * at the speed the persistent kernel gets, which the Hermite tuner times
  * and the host-driven force + jerk uses. */
 template <typename real>
-__global__ void __launch_bounds__(ORR_HPERSIST)
+__global__ void __launch_bounds__(ORR_HPERSIST, 2)
 orr_accel_jerk_groups(const typename orr_vec4<real>::type *__restrict__ xp,
                       const typename orr_vec4<real>::type *__restrict__ vp,
                       const real *__restrict__ attr, const int *__restrict__ act,
@@ -1192,7 +1239,7 @@ orr_accel_jerk_groups(const typename orr_vec4<real>::type *__restrict__ xp,
  * kernels leave them.  The same arithmetic as the block-by-block kernels,
  * so the same bits. */
 template <typename real>
-__global__ void __launch_bounds__(ORR_HPERSIST)
+__global__ void __launch_bounds__(ORR_HPERSIST, 2)
 orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
               typename orr_vec4<real>::type *__restrict__ vel,
               typename orr_vec4<real>::type *__restrict__ acc,
