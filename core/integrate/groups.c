@@ -11,11 +11,13 @@
  * others' tide is their tidal tensor (the octupole left out is below
  * GAMMA_NEAR / 27 of the group's own force) */
 #define GAMMA_NEAR 1e-4
-/* A group under a tide above this comes apart (and does not form): a
- * third body that close belongs in it (within r_close it joins), or the
- * group is too open to be one (tested: N = 64 clusters keep their energy
- * as well as without groups at 0.1, not at 0.25) */
+/* A group under a tide above this comes apart: the group is too open to
+ * be one (tested: N = 64 clusters keep their energy as well as without
+ * groups at 0.1, not at 0.25; without this rule they lose 20-40% of it by
+ * t = 60) */
 #define GAMMA_APART 0.1
+/* and forms only under a tide of at most this (hysteresis) */
+#define GAMMA_FORM 0.05
 /* A group under a tide above GAMMA_STEP: its centre's steps at most
  * STEP_FRACTION of its internal time (the tides on the centre change with
  * the members' motion, which the centre's steps must follow) */
@@ -34,6 +36,7 @@ typedef struct {
                                the tidal tensor at the centre (T0 at t0, T1 at t1 of an
                                advance, linear between) */
     long nnear;
+    int born;               /* formed in this orr_groups_update */
     double T0[9], T1[9], t0, t1;
     /* the members about the centre at the block time, for the forces
      * between them and the perturbers: the group's own state where its
@@ -367,7 +370,7 @@ static double size_of(const orr_hview *h, const group *gr)
 /* The strongest tide on something of size s and mass M centred at X, from
  * the bodies of list[count] (all n bodies where count is -1), skipping
  * ghosts, members of group `own`, bodies a and b, and bodies at tick `at`
- * closer than `join` (those would join it: 0 for none): max 2 m (s / d)^3
+ * closer than `join` (those may join it: 0 for none): max 2 m (s / d)^3
  * / M. */
 static double strongest_tide(const orr_groups *g, const orr_hview *h, const double *X, double s,
                              double M, const long *list, long count, int own, long a, long b,
@@ -580,6 +583,22 @@ static orr_status predict_group(group *gr, double t, orr_error *err)
     return ORR_OK;
 }
 
+/* Whether group gr lists body b among its perturbers. */
+static int lists(const group *gr, long b)
+{
+    for (long p = 0; p < gr->npert; p++)
+        if (gr->pert[p] == b)
+            return 1;
+    return 0;
+}
+
+/* The group whose centre is body b, or NULL (a single, or a ghost). */
+static const group *centre_of(const orr_groups *g, long b)
+{
+    const int k = g->gid[b];
+    return k >= 0 && g->g[k].mem[0] == b ? &g->g[k] : NULL;
+}
+
 orr_status orr_groups_advance(orr_groups *g, const orr_hview *h, const char *active, double t,
                               orr_error *err)
 {
@@ -589,6 +608,9 @@ orr_status orr_groups_advance(orr_groups *g, const orr_hview *h, const char *act
         int touched = own;
         for (long p = 0; !touched && p < gr->npert; p++)
             touched = active[gr->pert[p]];
+        /* or a perturber of an active group: its members pull that one */
+        for (int o = 0; !touched && o < g->ng; o++)
+            touched = o != k && active[g->g[o].mem[0]] && lists(&g->g[o], gr->mem[0]);
         orr_status st = own ? advance(g, h, gr, t, err) : ORR_OK;
         if (!st && touched)
             st = predict_group(gr, t, err);
@@ -608,6 +630,41 @@ static void pull(const double *d, const double *u, double gm, double *acc, doubl
     for (int q = 0; q < 3; q++) {
         acc[q] += ri3 * d[q];
         jerk[q] += ri3 * (u[q] - rv * d[q]);
+    }
+}
+
+/* Groups A (centre at X, V) and B (at XB, VB), B among A's perturbers:
+ * the pull between their members less that between their centres, on A's
+ * centre (into ac, jc) where mine is set, and on B's (into ab, jb) where
+ * theirs is (B's own correction does it where B lists A). */
+static void group_pair(const orr_hview *h, const group *A, const double *X, const double *V,
+                       const group *B, const double *XB, const double *VB, int mine, int theirs,
+                       double *ac, double *jc, double *ab, double *jb)
+{
+    const double MA = mass_of(A), MB = mass_of(B);
+    double d[3], u[3];
+    for (int i = 0; i < A->n; i++)
+        for (int j = 0; j < B->n; j++) {
+            for (int q = 0; q < 3; q++) {
+                d[q] = (XB[q] + B->px[j][q]) - (X[q] + A->px[i][q]);
+                u[q] = (VB[q] + B->pv[j][q]) - (V[q] + A->pv[i][q]);
+            }
+            if (mine)
+                pull(d, u, h->G * B->ar.m[j] * A->ar.m[i] / MA, ac, jc);
+            if (theirs) {
+                for (int q = 0; q < 3; q++)
+                    d[q] = -d[q], u[q] = -u[q];
+                pull(d, u, h->G * A->ar.m[i] * B->ar.m[j] / MB, ab, jb);
+            }
+        }
+    for (int q = 0; q < 3; q++)
+        d[q] = XB[q] - X[q], u[q] = VB[q] - V[q];
+    if (mine)
+        pull(d, u, -h->G * MB, ac, jc);
+    if (theirs) {
+        for (int q = 0; q < 3; q++)
+            d[q] = -d[q], u[q] = -u[q];
+        pull(d, u, -h->G * MA, ab, jb);
     }
 }
 
@@ -637,6 +694,12 @@ void orr_groups_correct(const orr_groups *g, const orr_hview *h, const long *lis
                 continue;
             const double *xb = h->xp + 4 * b, *vb = h->vp + 3 * b;
             double d[3], u[3];
+            const group *ob = centre_of(g, b);
+            if (ob) {   /* another group: member with member, each side once */
+                group_pair(h, gr, X, V, ob, xb, vb, wc >= 0, wb >= 0 && !lists(ob, c), ac, jc,
+                           wb >= 0 ? an + 3 * wb : NULL, wb >= 0 ? jn + 3 * wb : NULL);
+                continue;
+            }
             if (wb >= 0) {   /* the perturber: the members, not their centre */
                 double da[3] = {0, 0, 0}, dj[3] = {0, 0, 0};
                 for (int i = 0; i < gr->n; i++) {
@@ -759,6 +822,7 @@ static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, l
     if (!gr)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
     gr->n = n;
+    gr->born = 1;
     memcpy(gr->mem, mem, sizeof(long) * (size_t)n);
     for (int i = 0; i < n; i++)
         g->gid[mem[i]] = g->ng - 1;
@@ -777,7 +841,7 @@ static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, l
  * is within r_close (a wider one is soft: the block steps follow it as
  * they do the others), or an encounter whose pericentre is within
  * r_close / 4 (a farther one costs the block steps little); and not where
- * a third body's tide would tear it apart at once (GAMMA_APART). */
+ * any other body's tide is above GAMMA_FORM (half of what parts a group). */
 static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
 {
     const double mb = h->pos[4 * b + 3], mo = h->pos[4 * o + 3], M = mb + mo, GM = h->G * M;
@@ -804,9 +868,10 @@ static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
         sz = fmax(sz, size_of(h, &g->g[g->gid[b]]));
     if (g->gid[o] >= 0)
         sz = fmax(sz, size_of(h, &g->g[g->gid[o]]));
-    /* a body at this time within r_close would join the group: not a tide */
+    /* a body at this time within r_close may join the group in a later
+     * pass: its tide is judged once the passes are done (orr_groups_update) */
     return strongest_tide(g, h, X, sz, M, NULL, -1, -1, b, o, g->r_close, h->tick[b]) <=
-           GAMMA_APART;
+           GAMMA_FORM;
 }
 
 /* Body b's nearest among the bodies at tick (singles and groups' centres)
@@ -854,6 +919,8 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
     int changed = 0, synced = 0;
     orr_status st = ORR_OK;
     const double rc = g->r_close;
+    for (int k = 0; k < g->ng; k++)
+        g->g[k].born = 0;
     /* groups whose centre moved on: apart, or their perturbers anew */
     for (int k = 0; k < g->ng; k++) {
         group *gr = &g->g[k];
@@ -924,6 +991,31 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
         changed = changed || merged_any;
         if (!merged_any)
             break;
+    }
+    /* a group just formed beside a body that did not join it, whose tide
+     * is above GAMMA_FORM, is taken back: it would come apart at its
+     * centre's next step and form again, step after step, its members
+     * restarting the block steps each time (a 64-body cluster lost 2.5e-3
+     * of its energy in 1/128 time unit so) */
+    for (int k = 0; k < g->ng; k++) {
+        group *gr = &g->g[k];
+        if (!gr->born)
+            continue;
+        if ((st = perturbers(g, h, gr, h->xp, err)) != ORR_OK)
+            return st;
+        if (strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr), gr->pert,
+                           gr->nnear, k, -1, -1, 0, 0) <= GAMMA_FORM)
+            continue;
+        resolve_group(g, h, k);
+        for (int i = 0; i < gr->n; i++) {
+            const long b = gr->mem[i];
+            memset(h->a + 3 * b, 0, 3 * sizeof(double));
+            memset(h->j + 3 * b, 0, 3 * sizeof(double));
+            h->tick[b] = tick;
+            add_fresh(fresh, nfresh, b);
+        }
+        drop_group(g, k);
+        k--;
     }
     /* every group at t with its perturbers anew where anything changed, else
      * those whose centre moved */
