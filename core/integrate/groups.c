@@ -769,6 +769,22 @@ static void drop_fresh(long *fresh, long *nfresh, long b)
         }
 }
 
+/* Group k parted: its members single bodies at tick, fresh (their forces
+ * to be found), the group dropped. */
+static void part(orr_groups *g, orr_hview *h, int k, long tick, long *fresh, long *nfresh)
+{
+    const group *gr = &g->g[k];
+    resolve_group(g, h, k);
+    for (int i = 0; i < gr->n; i++) {
+        const long b = gr->mem[i];
+        memset(h->a + 3 * b, 0, 3 * sizeof(double));
+        memset(h->j + 3 * b, 0, 3 * sizeof(double));
+        h->tick[b] = tick;
+        add_fresh(fresh, nfresh, b);
+    }
+    drop_group(g, k);
+}
+
 /* Bodies b and o (singles or centres, both at time t) merged into one
  * group; 0 when it would have too many members. */
 static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, long *fresh,
@@ -948,15 +964,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
             continue;
         if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
             return st;
-        resolve_group(g, h, k);
-        for (int i = 0; i < gr->n; i++) {
-            const long b = gr->mem[i];
-            memset(h->a + 3 * b, 0, 3 * sizeof(double));
-            memset(h->j + 3 * b, 0, 3 * sizeof(double));
-            h->tick[b] = tick;
-            add_fresh(fresh, nfresh, b);
-        }
-        drop_group(g, k);
+        part(g, h, k, tick, fresh, nfresh);
         k--;
         changed = 1;
     }
@@ -1006,15 +1014,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
         if (strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr), gr->pert,
                            gr->nnear, k, -1, -1, 0, 0) <= GAMMA_FORM)
             continue;
-        resolve_group(g, h, k);
-        for (int i = 0; i < gr->n; i++) {
-            const long b = gr->mem[i];
-            memset(h->a + 3 * b, 0, 3 * sizeof(double));
-            memset(h->j + 3 * b, 0, 3 * sizeof(double));
-            h->tick[b] = tick;
-            add_fresh(fresh, nfresh, b);
-        }
-        drop_group(g, k);
+        part(g, h, k, tick, fresh, nfresh);
         k--;
     }
     /* every group at t with its perturbers anew where anything changed, else
