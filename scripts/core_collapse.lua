@@ -25,7 +25,10 @@
 -- at 14.0 t_rh in about 24; N = 4096 on the H100 was at 17.2 t_rh and
 -- still collapsing after 30 minutes (its first hard binaries take most of
 -- the time).
---   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO]
+-- With SOFTENING > 0 the run is the softened one of earlier releases
+-- (softening 1e-4, eta 0.02, no regularisation: every block on the GPU's
+-- own block loop), for comparison.
+--   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO] [SOFTENING]
 local orrery = require "orrery"
 
 local n = math.tointeger(tonumber(arg[1])) or 4096
@@ -34,16 +37,18 @@ local every = tonumber(arg[3]) or 10
 local precision = arg[4] or "double"
 local ckpt = arg[5] ~= "" and arg[5] or nil
 local on_to = tonumber(arg[6]) or 1.5
+local soft = tonumber(arg[7]) or 0
+if soft < 0 or soft ~= soft then error("SOFTENING (argument 7) must be 0 or more, got " .. tostring(arg[7])) end
 
 local function fresh()
   return orrery.simulation{
     bodies = orrery.ic.plummer{ n = n, seed = 1996 },
     precision = precision,
-    softening = 0, regularize = true,   -- hard binaries regularised
+    softening = soft, regularize = soft == 0,   -- hard binaries regularised
     -- eta 0.01: without softening the close encounters the block steps
     -- follow cost energy as eta^2 (N = 128 to t = 50: |dE/E0| 3.4e-5 at
     -- 0.02, 3.1e-6 at 0.01)
-    integrator = "hermite", dt_max = 1 / 8, eta = 0.01,
+    integrator = "hermite", dt_max = 1 / 8, eta = soft == 0 and 0.01 or 0.02,
   }
 end
 local first = fresh()

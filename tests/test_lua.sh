@@ -238,6 +238,11 @@ check log-header 0 $rc '^ +step +t +E +dE/E0 +\|P\| +Q +steps/s$' out
 check core-collapse-not-yet 0 $rc '^no core collapse by t = 2\.00 \([0-9.]+ t_rh\); at t = [12]\.00' out
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 128 3 1 double cc.ckpt.hdf5 >out 2>err; rc=$?
 check core-collapse-resumed 0 $rc '^resumed from cc\.ckpt\.hdf5 at t = 2\.00$' out
+# with SOFTENING the softened run of earlier releases (no binaries regularised)
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 2 1 double "" 1.5 1e-4 >out 2>err; rc=$?
+check core-collapse-softened 0 $rc '^ +2\.00 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +-?[0-9.]+e-0[5-9] +0 ' out
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 2 1 double "" 1.5 -1 >out 2>err; rc=$?
+check core-collapse-bad-softening 1 $rc 'SOFTENING \(argument 7\) must be 0 or more, got -1' err
 # scripts/energy_law.lua: the law made from its energy passes its check, a
 # Hermite run of it conserves energy, the mistaken law's jerk is named
 "$orr_abs" run "$here/../scripts/energy_law.lua" 128 0.125 >out 2>err; rc=$?
