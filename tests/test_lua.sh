@@ -527,6 +527,9 @@ EOF
   [ "$rc" -eq 0 ] && grep -q '^wrote gc.mp4$' out && [ "$(frames_of gc.mp4)" = 11 ] &&
     ok galaxy-collision-movie ||
     { bad "galaxy-collision-movie: exit $rc, frames $(frames_of gc.mp4)"; sed 's/^/    /' out err; }
+  # movie= with no name: refused before the run, not after it
+  "$orr_abs" run "$here/../scripts/galaxy_collision.lua" 256 40000 movie= >out 2>&1; rc=$?
+  check galaxy-collision-movie-empty 1 $rc "galaxy_collision\.lua:[0-9]+: 'movie=' needs a name after '=' \(e\.g\. movie=run\.mp4\)$" out
 else
   echo "[  SKIPPED ] movies: ffprobe (Debian's ffmpeg) is not installed"; skip=$((skip + 1))
 fi
