@@ -316,7 +316,11 @@ sim:run{ steps = 1 << 40, on_step = function(_, k) return not (k % 50 == 0 and i
 EOF
 start again "$orr" run again.lua
 if [ -n "$url" ]; then
-  $py "$here/view_frame.py" "$url" >frame 2>&1
+  for _ in $(seq 60); do   # a frame of the second view (50 bodies), after step 200
+    $py "$here/view_frame.py" "$url" >frame 2>&1
+    grep -q '"count": 50,' frame && break
+    sleep 0.5
+  done
   if $py - frame <<'EOF'; then ok "view-again-keeps-history (the first point at t = 0, 50 bodies shown)"
 import json, sys
 s = json.loads(open(sys.argv[1]).readline())
