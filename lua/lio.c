@@ -598,9 +598,10 @@ static const char *movie_options(lua_State *L, int t, orr_movie_options *mo)
     lua_pop(L, 1);
     if (lua_getfield(L, t, "fps") != LUA_TNIL) {
         mo->fps = lua_tonumber(L, -1);
-        if (lua_type(L, -1) != LUA_TNUMBER || !(mo->fps > 0 && mo->fps <= 1000))
-            orr_lua_error(L, RWHO ": 'fps' must be a number above 0 and at most 1000 (got %s)",
-                          orr_lua_describe(L, -1));
+        if (lua_type(L, -1) != LUA_TNUMBER ||
+            !(mo->fps >= ORR_MOVIE_MIN_FPS && mo->fps <= ORR_MOVIE_MAX_FPS))
+            orr_lua_error(L, RWHO ": 'fps' must be a number from 0.01 to 1000 (a frame lasts "
+                          "at most 100 s; got %s)", orr_lua_describe(L, -1));
         if (!movie)
             orr_lua_error(L, RWHO ": 'fps' is a movie's option: give movie = \"out.mp4\" too");
     }

@@ -16,13 +16,63 @@
 
 #include <errno.h>
 #include <lualib.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include "outfile.h"
 
 static volatile int interrupted;
+static volatile sig_atomic_t stop_signal;   /* SIGINT or SIGTERM: which one stopped the run */
+
+/* Over several ranks a stop can leave a rank waiting in a collective for
+ * one that already stopped (each rank sees the signal between steps of
+ * its own).  The watchdog, a thread that the signal handler wakes, gives
+ * the run GRACE_MS to end cleanly (stopped_ranks: its movies finished);
+ * past that it removes the files still being written (outfile.h), says
+ * "interrupted" on rank 0 and ends the process, before mpirun's SIGKILL
+ * (odls_base_sigkill_timeout: 1 s after its SIGTERM). */
+#define GRACE_MS 700
+#define LINGER_MS 3000
+static sem_t watch_sem;
+static int watch_on, watch_rank;
+static volatile int watch_quit;
+static pthread_t watch_thread;
+static atomic_int said;   /* "interrupted" printed (once a process) */
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    while (sem_wait(&watch_sem) != 0)
+        if (errno != EINTR)
+            return NULL;
+    if (watch_quit)
+        return NULL;
+    /* rank 0 writes the movies; the others wait longer (one that ended
+     * first would make mpirun end rank 0 at once) */
+    const int ms = watch_rank == 0 ? GRACE_MS : LINGER_MS;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    if (watch_quit)   /* the stop was handled (one rank left) */
+        return NULL;
+    int removed = orr_outfile_remove_temporaries();
+    if (watch_rank == 0 && !atomic_exchange(&said, 1)) {
+        if (removed > 0)
+            fprintf(stderr, "interrupted (the ranks did not stop together: %d unfinished "
+                    "file%s removed)\n", removed, removed == 1 ? "" : "s");
+        else
+            fprintf(stderr, "interrupted\n");
+    }
+    fflush(NULL);
+    _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
+    return NULL;
+}
 static lua_State *running;
 
 /* The hook set by the SIGINT handler: raises "interrupted" at the next Lua
@@ -35,12 +85,19 @@ static void lstop(lua_State *L, lua_Debug *ar)
 }
 
 /* lua_sethook is safe in a signal handler; SA_RESETHAND makes a second
- * Ctrl-C kill the process as usual. */
+ * Ctrl-C kill the process as usual.  SIGTERM stops the same way (exit
+ * 143): it is what mpirun sends every rank on Ctrl-C (the ranks are not
+ * in the terminal's process group), a second after a SIGCONT and a second
+ * before a SIGKILL, so that the frames and movies are put on disk. */
 static void on_sigint(int sig)
 {
-    (void)sig;
+    if (!stop_signal)
+        stop_signal = sig;
     interrupted = 1;
-    lua_sethook(running, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    if (watch_on)   /* over several ranks: the steps stop where the ranks agree (sim.h) */
+        sem_post(&watch_sem);   /* async-signal-safe */
+    else
+        lua_sethook(running, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 /* lua.c's msghandler: the message plus a traceback (none after Ctrl-C),
@@ -203,6 +260,31 @@ static void report_error(const char *msg)
     fprintf(stderr, "%s\n", msg ? msg : "error");
 }
 
+/* A run over several ranks stopped by a signal (mpirun's SIGTERM on
+ * Ctrl-C, every rank at once): each rank puts its frames on disk and its
+ * movies finished (rank 0 writes them; no collective: the other ranks may
+ * be gone or stuck in an exchange), rank 0 alone says "interrupted", and
+ * each exits 128 + the signal without MPI's finalize, which would wait
+ * for every rank (mpirun is ending the job).  The ranks but rank 0 first
+ * wait LINGER_MS (mpirun's SIGKILL ends them sooner): a rank that ended
+ * first, with a status not 0, would make mpirun end rank 0 at once, its
+ * movie unfinished. */
+static void stopped_ranks(lua_State *L, const char *msg)
+{
+    orr_lua_frames_settle(L);
+    fflush(stdout);
+    orr_lua_voice_end();
+    if (orr_comm_rank(orr_lua_comm) == 0 && !atomic_exchange(&said, 1))
+        fprintf(stderr, "%s\n", msg ? msg : "interrupted");
+    fflush(NULL);
+    if (orr_comm_rank(orr_lua_comm) != 0) {
+        struct timespec ts = {LINGER_MS / 1000, (LINGER_MS % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
+    _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
+}
+
 int orr_lua_run(const char *script, int argc, char **argv)
 {
     lua_State *L = luaL_newstate();
@@ -211,6 +293,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
         return 1;
     }
     interrupted = 0;
+    stop_signal = 0;
     orr_lua_shared_error[0] = '\0';
     orr_lua_frame_failures = 0;
     /* under mpirun: the rank as the launcher gives it, before the script
@@ -258,18 +341,37 @@ int orr_lua_run(const char *script, int argc, char **argv)
         luaL_checkstack(L, argc + 1, "too many arguments to script");
         for (int i = 0; i < argc; i++)
             lua_pushstring(L, argv[i]);
-        struct sigaction sa, old;
+        struct sigaction sa, old, old_term;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_sigint;
         sa.sa_flags = SA_RESETHAND;
         sigemptyset(&sa.sa_mask);
         running = L;
         orr_lua_stop = &interrupted;
+        watch_on = 0;
+        if (size > 1 && sem_init(&watch_sem, 0, 0) == 0) {
+            watch_quit = 0;
+            watch_rank = rank;
+            watch_on = pthread_create(&watch_thread, NULL, watchdog, NULL) == 0;
+            if (!watch_on)
+                sem_destroy(&watch_sem);
+        }
         sigaction(SIGINT, &sa, &old);
+        sigaction(SIGTERM, &sa, &old_term);
         orr_trace("script start");
         st = lua_pcall(L, argc, 0, 1);
         orr_trace("script end");
         sigaction(SIGINT, &old, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        if (st != LUA_OK && interrupted && orr_lua_comm && orr_comm_size(orr_lua_comm) > 1)
+            stopped_ranks(L, lua_tostring(L, -1));   /* does not return */
+        if (watch_on) {   /* the watchdog ends (a stop handled below, on one rank) */
+            watch_on = 0;
+            watch_quit = 1;
+            sem_post(&watch_sem);
+            pthread_join(watch_thread, NULL);
+            sem_destroy(&watch_sem);
+        }
         if (st != LUA_OK) {
             fflush(stdout);
             report_error(lua_tostring(L, -1));
@@ -295,7 +397,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
     if (interrupted) {
         if (st == LUA_OK)
             fprintf(stderr, "interrupted\n");
-        rc = 130;
+        rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
     }
     if (rc == 0 && orr_lua_verify_mode && orr_lua_verify_failures) {
         fprintf(stderr, "orrery: --verify: %d check%s above tolerance\n", orr_lua_verify_failures,

@@ -10,10 +10,15 @@
  *   core._view_mark(sim|nil, pending): which simulation's steps call the
  *       poll (orr_lua_view_after), and whether a new one should (--view)
  *   core._view_set_poll(fn): the poll orr_lua_view_after calls
+ *   core._view_png(sim, path): the page's PNG button, on rank 0: a
+ *       1024x1024 picture written now on this thread, with a view of its
+ *       own (the simulation's frames keep theirs and their numbering), its
+ *       failure raised here
  *   core._view_port: the port of `orrery run --view[=PORT]`, or nil */
 #include "lorrery.h"
 #include "lview.h"
 #include "law.h"
+#include "render.h"
 #include "view.h"
 
 #include <stdlib.h>
@@ -226,6 +231,24 @@ static int l_view_frame(lua_State *L)
     return st ? orr_lua_fail(L, &err, "sim:view") : 0;
 }
 
+/* core._view_png(sim, path): rank 0 renders and writes path at once;
+ * other ranks do nothing (rank 0 holds every body's position) */
+static int l_view_png(lua_State *L)
+{
+    orr_sim *s = orr_lua_checksim(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    if (!orr_lua_rank0())
+        return 0;
+    orr_render_options o;
+    orr_render_options_default(&o);
+    orr_render_view view;
+    memset(&view, 0, sizeof view);
+    orr_error err = {0};
+    if (orr_render_sim(s, path, &o, &view, &err))
+        return orr_lua_fail(L, &err, NULL);
+    return 0;
+}
+
 static int l_view_mark(lua_State *L)
 {
     viewed = lua_isnoneornil(L, 1) ? NULL : lua_touserdata(L, 1);
@@ -259,6 +282,7 @@ static const luaL_Reg funcs[] = {
     {"_view_mark", l_view_mark},
     {"_view_attr", l_view_attr},
     {"_view_set_poll", l_view_set_poll},
+    {"_view_png", l_view_png},
     {NULL, NULL},
 };
 

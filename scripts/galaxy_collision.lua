@@ -21,7 +21,13 @@ for _, a in ipairs(arg) do
   elseif a == "movie" then movie = "galaxy_collision.mp4"
   elseif a:match("^movie=.") then movie = a:sub(7)
   elseif a == "checkpoint" then checkpoint = true
+  elseif a == "frames=" or a == "movie=" then   -- refused now, not after the whole run
+    error(("'%s' needs a name after '=' (e.g. %s)"):format(a,
+      a == "movie=" and "movie=run.mp4" or "frames=out"))
   else args[#args + 1] = a end
+end
+if movie and not movie:lower():match("%.mp4$") then
+  error(("movie=%s: the movie's name must end in .mp4"):format(movie))
 end
 local n = math.tointeger(tonumber(args[1])) or 2048
 local steps = math.tointeger(tonumber(args[2])) or 1300

@@ -537,7 +537,8 @@ EOF
   check movie-not-mp4 2 "^orrery: movie: the movie \(argument 1\) must be a file name ending in .mp4, got 'c.avi'" -- "$orr" movie c.avi 'f_%d.png'
   check movie-operands 2 "^orrery: movie: expected the movie and the frames' pattern, e.g. orrery movie out.mp4 frames/f_%04d.png" -- "$orr" movie c.mp4
   check movie-extra 2 "^orrery: movie: unexpected argument 3 'x' " -- "$orr" movie c.mp4 'f_%d.png' x
-  check movie-fps 2 "^orrery: movie: --fps expects a number above 0 and at most 1000, got '0'" -- "$orr" movie c.mp4 'f_%d.png' --fps 0
+  check movie-fps 2 "^orrery: movie: --fps expects a number from 0\.01 to 1000 \(a frame lasts at most 100 s\), got '0'" -- "$orr" movie c.mp4 'f_%d.png' --fps 0
+  check movie-fps-tiny 2 "^orrery: movie: --fps expects a number from 0\.01 to 1000 \(a frame lasts at most 100 s\), got '1e-6'" -- "$orr" movie c.mp4 'f_%d.png' --fps 1e-6
   check movie-crf 2 "^orrery: movie: --crf expects an integer from 0 to 51, got '52'" -- "$orr" movie c.mp4 'f_%d.png' --crf 52
   check movie-option 2 "^orrery: movie: unknown option '--fsp' \(argument 3\)" -- "$orr" movie c.mp4 'f_%d.png' --fsp 3
 else

@@ -221,6 +221,26 @@ for _ in $(seq 100); do grep -q started out 2>/dev/null && break; sleep 0.1; don
 sleep 0.3
 kill -INT $pid; wait $pid; rc=$?
 check ctrl-c-step 130 $rc '^longstep\.lua:5: interrupted$' out
+# SIGTERM (kill's default) stops a run like Ctrl-C, its movie finished (exit 143)
+cat >termmovie.lua <<'EOF'
+local orrery = require "orrery"
+local sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 }, dt = 1 / 1024,
+  backend = "cpu" }
+print("started")
+io.stdout:flush()
+sim:run{ steps = 10000000, render_every = 20, render = { movie = "term.mp4", width = 64, height = 64 } }
+EOF
+rm -f term.mp4*
+"$orr_abs" run termmovie.lua >out 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q started out 2>/dev/null && break; sleep 0.1; done
+sleep 1
+kill -TERM $pid; wait $pid; rc=$?
+if [ -s term.mp4 ] && [ -z "$(ls term.mp4.tmp.* 2>/dev/null)" ]; then
+  check sigterm-movie-finished 143 $rc '^termmovie\.lua:6: interrupted$' out
+else
+  bad "sigterm-movie-finished: exit $rc, $(ls term.mp4* 2>&1)"
+fi
 
 # the energy log: columns on stdout, nothing on stderr in a pipe
 cat >log.lua <<'EOF'
@@ -512,6 +532,9 @@ EOF
   [ "$rc" -eq 0 ] && grep -q '^wrote gc.mp4$' out && [ "$(frames_of gc.mp4)" = 11 ] &&
     ok galaxy-collision-movie ||
     { bad "galaxy-collision-movie: exit $rc, frames $(frames_of gc.mp4)"; sed 's/^/    /' out err; }
+  # movie= with no name: refused before the run, not after it
+  "$orr_abs" run "$here/../scripts/galaxy_collision.lua" 256 40000 movie= >out 2>&1; rc=$?
+  check galaxy-collision-movie-empty 1 $rc "galaxy_collision\.lua:[0-9]+: 'movie=' needs a name after '=' \(e\.g\. movie=run\.mp4\)$" out
 else
   echo "[  SKIPPED ] movies: ffprobe (Debian's ffmpeg) is not installed"; skip=$((skip + 1))
 fi

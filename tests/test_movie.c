@@ -238,8 +238,14 @@ static void test_movie_errors(void **state)
     assert_int_equal(orr_movie_check("x.mp4", 0, 2, &o, &err), ORR_ERR_ARG);
     o.fps = 0;
     assert_int_equal(orr_movie_check("x.mp4", 8, 8, &o, &err), ORR_ERR_ARG);
-    assert_string_equal(err.msg, "cannot write 'x.mp4': fps must be a number above 0 and at most "
-                                 "1000 (got 0)");
+    assert_string_equal(err.msg, "cannot write 'x.mp4': fps must be a number from 0.01 to 1000 "
+                                 "(got 0)");
+    o.fps = 0.0099;   /* below the least rate FFmpeg takes (1/fps: a time base) */
+    assert_int_equal(orr_movie_check("x.mp4", 8, 8, &o, &err), ORR_ERR_ARG);
+    assert_string_equal(err.msg, "cannot write 'x.mp4': fps must be a number from 0.01 to 1000 "
+                                 "(got 0.0099)");
+    o.fps = 0.01;
+    assert_int_equal(orr_movie_check("x.mp4", 8, 8, &o, &err), ORR_OK);
     o.fps = 30;
     o.crf = 52;
     assert_int_equal(orr_movie_check("x.mp4", 8, 8, &o, &err), ORR_ERR_ARG);

@@ -1028,6 +1028,49 @@ time.sleep(120)' "$lk/tuning.json.lock" "$tmp/lock-held" & holder=$!
   done
 fi
 
+# ---- Ctrl-C under mpirun: mpirun sends every rank SIGCONT, then SIGTERM a
+# second later, then SIGKILL; the ranks stop together at a chunk of the run
+# (where they agree on the stop), rank 0 finishes the movie (playable, in
+# place, no temporary file left) and "interrupted" is said once
+if command -v mpirun >/dev/null && command -v ffprobe >/dev/null && [ -x "$build/orrery" ]; then
+  orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
+  copts=(--oversubscribe); [ "$(id -u)" = 0 ] && copts+=(--allow-run-as-root)
+  mkdir -p "$tmp/cc" && cd "$tmp/cc" || exit 1
+  cat >mv.lua <<'EOF'
+local orrery = require "orrery"
+local sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 }, dt = 1 / 1024,
+  backend = "cpu" }
+sim:run{ steps = 10000000, render_every = 20, render = { movie = "m.mp4", width = 64, height = 64 } }
+EOF
+  # (no timeout(1) around mpirun: it would pass the Ctrl-C on, and a second
+  # one makes mpirun kill the ranks at once; the wait below is bounded)
+  TMPDIR="$tmp" setsid mpirun "${copts[@]}" -np 2 "$orr" run mv.lua >mv.out 2>mv.err &
+  mp=$!
+  # the movie under way: its temporary file has frames in it
+  for _ in $(seq 300); do
+    [ -n "$(find . -name 'm.mp4.tmp.*' -size +20k 2>/dev/null)" ] && break; sleep 0.1
+  done
+  pg=$(ps -o pgid= -p "$mp" | tr -d ' ')
+  t0=$(date +%s)
+  [ -n "$pg" ] && kill -INT -- "-$pg"
+  for _ in $(seq 300); do kill -0 "$mp" 2>/dev/null || break; sleep 0.1; done
+  [ -n "$pg" ] && kill -0 "$mp" 2>/dev/null && kill -KILL -- "-$pg"
+  wait "$mp"; rc=$?
+  secs=$(($(date +%s) - t0))
+  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
+    -of csv=p=0 m.mp4 2>/dev/null)
+  said=$(grep -c "interrupted" mv.err)
+  left=$(ls m.mp4.tmp.* 2>/dev/null | wc -l)
+  if [ "${frames:-0}" -gt 0 ] && [ "$said" -eq 1 ] && grep -q "^mv\.lua:4: interrupted$" mv.err &&
+     [ "$left" -eq 0 ] && [ "$secs" -le 10 ]; then
+    ok "ctrl-c-movie (2 ranks): m.mp4 finished with $frames frames, 'interrupted' once, no temporary file, ${secs} s"
+  else
+    bad "ctrl-c-movie (2 ranks): exit $rc after ${secs} s, m.mp4 frames '${frames}', 'interrupted' $said times, $left temporary files"
+    sed 's/^/    /' mv.err
+  fi
+  cd "$tmp" || exit 1
+fi
+
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."
 [ "$skip" -eq 0 ] || echo "[  SKIPPED ] $skip test(s)."

@@ -1,13 +1,15 @@
 /* test_view: the live view's server (core/io/view.c) over real sockets on
  * 127.0.0.1: the token on every request, the refusals (403, 404, 405,
- * 400, 413, 429) with nothing queued, the controls in order, frames pulled
- * one at a time (long poll, 204 after a second without one), the frame
+ * 400, 413, 429; a body's length said twice 400, a token with a NUL 403)
+ * with nothing queued, a client trickling its headers closed after 5 s,
+ * the controls in order, frames pulled one at a time (long poll, 204 after a second without one), the frame
  * rate bound, many clients at once served one frame, and the errors of a
  * port in use, a bad port and a bad host. */
 #include "testutil.h"
 #include "view.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -148,6 +150,18 @@ static void test_token_and_refusals(void **state)
     snprintf(t, sizeof t, "/control?token=%s&cmd=pause", tok);
     assert_int_equal(get(port, "POST", t, "Content-Length: 5\r\n"), 413);
     assert_int_equal(get(port, "POST", t, "Transfer-Encoding: chunked\r\n"), 413);
+    /* the body's length said twice, or two ways: 400, no command (a pause
+     * here would show in the poll below) */
+    assert_int_equal(get(port, "POST", t, "Content-Length: 0\r\nContent-Length: 5\r\n"), 400);
+    assert_int_equal(get(port, "POST", t, "Content-Length: 0\r\nContent-Length: 0\r\n"), 400);
+    assert_int_equal(get(port, "POST", t, "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n"),
+                     400);
+    /* the token with a NUL after it (%00): not the token */
+    snprintf(t, sizeof t, "/control?token=%s%%00&cmd=pause", tok);
+    assert_int_equal(get(port, "POST", t, NULL), 403);
+    /* no token: 403 before the method or a body is looked at */
+    assert_int_equal(get(port, "PUT", "/control?cmd=pause", "Content-Length: 5\r\n"), 403);
+    snprintf(t, sizeof t, "/control?token=%s&cmd=pause", tok);
     /* an oversized request (a 64 KiB header): refused by the server, 4xx */
     char *big = malloc(70000);
     int len = snprintf(big, 70000, "GET /?token=%s HTTP/1.1\r\nX-Big: ", tok);
@@ -165,6 +179,50 @@ static void test_token_and_refusals(void **state)
     assert_int_equal(orr_view_take(v), ORR_VIEW_NONE);
     snprintf(t, sizeof t, "/?token=%s", tok);
     assert_int_equal(get(port, "GET", t, NULL), 200);
+    orr_view_stop(v);
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A client that sends a request's first lines, then a header line every
+ * 0.25 s, never the end: closed 5 s after it connected (not when idle:
+ * it never is), while a whole request is answered. */
+static void test_header_deadline(void **state)
+{
+    orr_error err = {0};
+    orr_view *v = start(0, 0, &err);
+    const int port = orr_view_port(v);
+    char url[128];
+    snprintf(url, sizeof url, "/?token=%s", orr_view_token(v));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    const double t0 = mono();
+    const char *head = "GET /frame?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    assert_true(send(fd, head, strlen(head), MSG_NOSIGNAL) > 0);
+    double closed = -1;
+    while (closed < 0 && mono() - t0 < 20) {
+        struct timespec ts = {0, 250000000L};
+        nanosleep(&ts, NULL);
+        char c;
+        ssize_t got = recv(fd, &c, 1, MSG_DONTWAIT);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
+            send(fd, "X-a: b\r\n", 8, MSG_NOSIGNAL) < 0)
+            closed = mono() - t0;
+        else if (mono() - t0 > 1 && mono() - t0 < 1.3)   /* meanwhile: a whole request */
+            assert_int_equal(get(port, "GET", url, NULL), 200);
+    }
+    close(fd);
+    printf("view: a trickling client closed after %.2f s\n", closed);
+    assert_true(closed >= 4.5 && closed <= 7);
     orr_view_stop(v);
 }
 
@@ -348,6 +406,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_token_and_refusals),
+        cmocka_unit_test(test_header_deadline),
         cmocka_unit_test(test_controls),
         cmocka_unit_test(test_frames),
         cmocka_unit_test(test_stop_with_clients),

@@ -157,6 +157,23 @@ else
   grep -q 200 out && [ -n "$(ls view_*.hdf5 2>/dev/null)" ] && grep -q "orrery: view: snapshot ./view_" run.err &&
     ok "snapshot-control: $(ls view_*.hdf5)" || bad "snapshot-control: $(cat out) $(ls)"
 
+  # malformed requests: 4xx and nothing done (the run is not paused after)
+  raw() { printf "$1" | $py "$here/view_frame.py" "$url" raw | tr '\n' ' '; }
+  r1=$(raw 'POST /control?token=TOKEN&cmd=pause HTTP/1.1\nHost: x\nContent-Length: 0\nContent-Length: 5\n\nhello')
+  r2=$(raw 'POST /control?token=TOKEN&cmd=pause HTTP/1.1\nHost: x\nContent-Length: 5\nTransfer-Encoding: chunked\n\nhello')
+  r3=$(raw 'POST /control?token=TOKEN%%00&cmd=pause HTTP/1.1\nHost: x\n\n')
+  r4=$(raw 'PUT /control?cmd=pause HTTP/1.1\nHost: x\nContent-Length: 5\n\nhello')
+  p=$($py "$here/view_frame.py" "$url" | grep -o '"paused": [a-z]*')
+  if [ "$r1" = "HTTP/1.1 400 Bad Request " ] && [ "$r2" = "HTTP/1.1 400 Bad Request " ] &&
+     [ "$r3" = "HTTP/1.1 403 Forbidden " ] && [ "$r4" = "HTTP/1.1 403 Forbidden " ] &&
+     [ "$p" = '"paused": false' ]; then
+    ok "malformed-requests: two Content-Lengths 400, Content-Length with Transfer-Encoding 400, token%00 403, tokenless PUT with a body 403, not paused"
+  else bad "malformed-requests: '$r1' '$r2' '$r3' '$r4' $p"; fi
+  # clients that trickle a header now and then hold no slot for ever: with
+  # 70 of them (max_clients 64) the page is served within 15 s
+  if t=$(timeout 60 $py "$here/view_frame.py" "$url" trickle 70 15); then ok "trickling-clients: $t"
+  else bad "trickling-clients: $t"; fi
+
   # the load test: steps/s from two frames 3 s apart, quiet and under load
   rate() {   # the steps the frames show over about SECONDS, in $r
     local a b
@@ -208,6 +225,125 @@ else
   bad "attribute-column: no URL"; cat attr.err
 fi
 finish attr
+
+# ---- pause, then step: one step a click in a plain sim:run (no on_step) ----------------
+cat >plain.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 },
+  dt = 1 / 1024, backend = "cpu" }
+sim:view{}
+sim:run{ steps = 100000000 }
+EOF
+stepof() { $py "$here/view_frame.py" "$url" | sed -E 's/.*"step": ([0-9]+).*"paused": (true|false).*/\1 \2/'; }
+start plain "$orr" run plain.lua
+if [ -n "$url" ]; then
+  $py "$here/view_frame.py" "$url" control pause >/dev/null
+  for _ in $(seq 50); do a=$(stepof); [ "${a#* }" = true ] && break; done
+  s0=${a% *}
+  sleep 0.5; b=$(stepof)
+  for _ in 1 2 3; do $py "$here/view_frame.py" "$url" control step >/dev/null; done
+  sleep 1; c=$(stepof)
+  $py "$here/view_frame.py" "$url" control step >/dev/null
+  sleep 0.5; d=$(stepof)
+  if [ "$b" = "$s0 true" ] && [ "$c" = "$((s0 + 3)) true" ] && [ "$d" = "$((s0 + 4)) true" ]; then
+    ok "step-is-one-step (paused at $s0; 3 clicks: ${c% *}; one more: ${d% *})"
+  else bad "step-is-one-step: paused '$a', then '$b', 3 steps '$c' (want $((s0 + 3))), 1 more '$d'"; fi
+  kill -INT "$run_pid"; wait "$run_pid"
+else
+  bad "step-is-one-step: no URL"; cat plain.err
+fi
+
+# ---- the buttons' writes: a directory that cannot be written, a literal dir -----------
+# A run whose view writes into arg[1]; at step 20 it waits for the file go
+# (controls clicked then are taken one a step, from step 21), then at step 400 renders
+# its own frame and writes a numbered snapshot.
+cat >buttons.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.galaxy_collision{ n = 512, seed = 7 },
+  dt = 1 / 256, softening = 0.02, backend = "cpu", precision = "double" }
+sim:view{ dir = arg[1] }
+sim:run{ steps = 400, on_step = function(_, k)
+  if k == 20 then
+    io.open("at20", "w"):close()
+    while not io.open("go") do end
+  end
+end }
+print(sim:render{ path = "f_%04d.png", width = 128, height = 128 })
+print(sim:write("s_%03d.hdf5"))
+EOF
+buttons() {   # buttons NAME DIR [CONTROLS...]: buttons.lua in NAME/, the controls clicked at step 20
+  local name=$1 dir=$2; shift 2
+  mkdir -p "$tmp/$name" && cd "$tmp/$name" || return
+  start "$name" "$orr" run ../buttons.lua "$dir"
+  for _ in $(seq 300); do [ -e at20 ] && break; sleep 0.1; done
+  for c in "$@"; do $py "$here/view_frame.py" "$url" control "$c" >/dev/null; done
+  touch go
+  for _ in $(seq 600); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  wait "$run_pid"; rc=$?
+  cd "$tmp" || exit 1
+}
+buttons bnone v
+buttons bclick 'v%03d' png snapshot
+if [ "$rc" = 0 ] && [ -s "bclick/v%03d/view_21.png" ] && [ -s "bclick/v%03d/view_22.hdf5" ] &&
+   [ ! -e bclick/v000 ] && grep -q "^s_000\.hdf5$" bclick/bclick.out &&
+   grep -q "^orrery: view: PNG frame v%03d/view_21\.png$" bclick/bclick.err; then
+  ok "dir-is-literal: v%03d/view_21.png, v%03d/view_22.hdf5, the script's snapshot s_000.hdf5"
+else
+  bad "dir-is-literal (exit $rc): $(ls bclick bclick/v* 2>&1 | tr '\n' ' ')"
+  cat bclick/bclick.err bclick/bclick.out
+fi
+if [ -s bnone/f_0000.png ] && cmp -s bnone/f_0000.png bclick/f_0000.png; then
+  ok "png-button-leaves-the-script-frames (f_0000.png the same bytes with and without a click)"
+else bad "png-button-leaves-the-script-frames: $(md5sum bnone/f_0000.png bclick/f_0000.png 2>&1 | tr '\n' ' ')"; fi
+# a directory that cannot be written: the failure said on stderr (and on the
+# page: the same message), the run goes on and exits 0
+buttons bfail /proc/none png snapshot
+if [ "$rc" = 0 ] && grep -q "^s_000\.hdf5$" bfail/bfail.out &&
+   grep -q "^orrery: view: writing /proc/none/view_21\.png failed: cannot write '/proc/none/view_21\.png': " bfail/bfail.err &&
+   grep -q "^orrery: view: writing /proc/none/view_22\.hdf5 failed: cannot write '/proc/none/view_22\.hdf5': " bfail/bfail.err; then
+  ok "unwritable-dir-reported-run-goes-on"
+else bad "unwritable-dir-reported-run-goes-on (exit $rc)"; cat bfail/bfail.err; fi
+
+# ---- sim:view again on the viewed simulation: its energy's reference and history kept ----
+cat >again.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 200, seed = 5 },
+  dt = 1 / 256, softening = 0.02, backend = "cpu", precision = "double" }
+sim:view{}
+sim:run{ steps = 200 }
+sim:view{ max_bodies = 50 }
+sim:run{ steps = 1 << 40, on_step = function(_, k) return not (k % 50 == 0 and io.open("stop")) end }
+EOF
+start again "$orr" run again.lua
+if [ -n "$url" ]; then
+  for _ in $(seq 60); do   # a frame of the second view (50 bodies), after step 200
+    $py "$here/view_frame.py" "$url" >frame 2>&1
+    grep -q '"count": 50,' frame && break
+    sleep 0.5
+  done
+  if $py - frame <<'EOF'; then ok "view-again-keeps-history (the first point at t = 0, 50 bodies shown)"
+import json, sys
+s = json.loads(open(sys.argv[1]).readline())
+print("view-again: count %d, first history point %s, step %d" % (s["count"], s["hist"][:1], s["step"]))
+sys.exit(0 if s["count"] == 50 and s["hist"] and s["hist"][0][0] == 0 and s["step"] > 200 else 1)
+EOF
+  else bad "view-again-keeps-history: $(head -c 300 frame)"; fi
+else
+  bad "view-again-keeps-history: no URL"; cat again.err
+fi
+finish again
+# --view=PORT and the script's sim:view: one port
+cat >ports.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 20, seed = 5 },
+  dt = 1 / 256, backend = "cpu" }
+print(sim:view{ port = tonumber(arg[1]) })
+EOF
+"$orr" run --view=45999 ports.lua 45998 >out 2>&1; rc=$?
+check "view-port-conflict" 1 $rc "^ports\.lua:4: sim:view: 'port' = 45998 but \`orrery run --view=45999\` asks for port 45999 \(give one of them\)$" out
+free=$($py -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+"$orr" run --view="$free" ports.lua 0 >out 2>&1; rc=$?
+check "view-port-from-command-line (sim:view{} under --view=$free)" 0 $rc "^http://127\.0\.0\.1:$free/\?token=" out
 
 # ---- on the GPU (skipped without one): the sample gathered there -----------------
 cat >gpu.lua <<'EOF'

@@ -10,8 +10,21 @@
                                   CLIENTS threads pulling frames (and the page,
                                   and requests without the token) for SECONDS;
                                   prints "frames F refused R other O errors E"
+  view_frame.py URL raw           sends stdin's bytes (TOKEN: the token, \n:
+                                  CRLF) on a connection, prints the status
+                                  line(s) of what comes back
+  view_frame.py URL trickle N SECONDS
+                                  N connections that send a request's first
+                                  lines, then a header line every 0.5 s (a
+                                  new connection when one is closed); after
+                                  1 s, a valid request for the page, retried
+                                  while refused, for SECONDS at most: prints
+                                  "page 200 after S s, tricklers closed C",
+                                  exits 1 without an answer
 Exits 1 on a connection error (the run gone)."""
 import json
+import re
+import socket
 import struct
 import sys
 import threading
@@ -79,8 +92,67 @@ def load(seconds, clients):
         print("  %d x %s" % (c, k))
 
 
+def raw():
+    host, port = re.match(r"http://([^:/]+):(\d+)/", url).groups()
+    data = sys.stdin.read().replace("TOKEN", token).replace("\n", "\r\n").encode()
+    s = socket.create_connection((host, int(port)), timeout=10)
+    s.sendall(data)
+    got = b""
+    s.settimeout(3)
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            got += b
+    except socket.timeout:
+        pass
+    for line in got.split(b"\r\n"):
+        if line.startswith(b"HTTP/"):
+            print(line.decode())
+
+
+def trickle(n, seconds):
+    host, port = re.match(r"http://([^:/]+):(\d+)/", url).groups()
+    addr = (host, int(port))
+    stop = time.time() + seconds + 1
+    closed = [0]
+
+    def one():
+        while time.time() < stop:
+            try:
+                s = socket.create_connection(addr, timeout=5)
+                s.sendall(b"GET /frame?after=0 HTTP/1.1\r\nHost: x\r\n")
+                while time.time() < stop:
+                    time.sleep(0.5)
+                    s.sendall(b"X-a: b\r\n")
+            except OSError:
+                closed[0] += 1
+                time.sleep(0.05)
+
+    threads = [threading.Thread(target=one, daemon=True) for _ in range(n)]
+    for t in threads:
+        t.start()
+    time.sleep(1)
+    t0 = time.time()
+    while time.time() < t0 + seconds:
+        try:
+            r = urllib.request.urlopen("%s?token=%s" % (base, token), timeout=t0 + seconds - time.time())
+            r.read()
+            print("page %d after %.1f s, tricklers closed %d" % (r.status, time.time() - t0, closed[0]))
+            return 0
+        except (urllib.error.URLError, OSError, ValueError):
+            time.sleep(0.1)
+    print("page: no answer within %g s, tricklers closed %d" % (seconds, closed[0]))
+    return 1
+
+
 try:
-    if len(sys.argv) > 3 and sys.argv[2] == "control":
+    if len(sys.argv) > 2 and sys.argv[2] == "raw":
+        raw()
+    elif len(sys.argv) > 4 and sys.argv[2] == "trickle":
+        sys.exit(trickle(int(sys.argv[3]), float(sys.argv[4])))
+    elif len(sys.argv) > 3 and sys.argv[2] == "control":
         req = urllib.request.Request("%scontrol?token=%s&cmd=%s" % (base, token, sys.argv[3]),
                                      method="POST")
         print(urllib.request.urlopen(req, timeout=10).status)

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -238,6 +239,56 @@ static void remove_stale(const char *path)
     closedir(d);
 }
 
+/* ---- the temporary files being written (orr_outfile_remove_temporaries) ---- */
+
+typedef struct live_tmp {
+    char *name;
+    struct live_tmp *next;
+} live_tmp;
+
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static live_tmp *live;
+
+static void live_add(const char *name)
+{
+    live_tmp *t = malloc(sizeof *t);
+    if (t && !(t->name = strdup(name))) {
+        free(t);
+        t = NULL;
+    }
+    if (!t)
+        return;   /* best effort: such a file is only not removed on a signal */
+    pthread_mutex_lock(&live_mu);
+    t->next = live;
+    live = t;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(const char *name)
+{
+    pthread_mutex_lock(&live_mu);
+    for (live_tmp **p = &live; *p; p = &(*p)->next)
+        if (strcmp((*p)->name, name) == 0) {
+            live_tmp *t = *p;
+            *p = t->next;
+            free(t->name);
+            free(t);
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+int orr_outfile_remove_temporaries(void)
+{
+    int n = 0;
+    if (pthread_mutex_trylock(&live_mu) != 0)
+        return -1;
+    for (live_tmp *t = live; t; t = t->next)
+        n += unlink(t->name) == 0;
+    pthread_mutex_unlock(&live_mu);
+    return n;
+}
+
 orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_error *err)
 {
     f->path = f->tmp = NULL;
@@ -273,6 +324,7 @@ orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_
         orr_outfile_abort(f);
         return orr_fail(err, ORR_ERR_IO, "cannot write '%s': %s", path, strerror(e));
     }
+    live_add(f->tmp);
     if (mode && fchmod(f->fd, mode) != 0) {   /* exactly mode, whatever the umask */
         e = errno;
         orr_outfile_abort(f);
@@ -358,8 +410,10 @@ static void close_tmp(orr_outfile *f)
 void orr_outfile_abort(orr_outfile *f)
 {
     close_tmp(f);
-    if (f->tmp)
+    if (f->tmp) {
         unlink(f->tmp);
+        live_remove(f->tmp);
+    }
     free(f->tmp);
     free(f->path);
     f->tmp = f->path = NULL;
@@ -431,6 +485,7 @@ orr_status orr_outfile_commit(orr_outfile *f, orr_error *err)
         orr_outfile_abort(f);
         return ORR_ERR_IO;
     }
+    live_remove(f->tmp);
     sync_dir(f->path);
     free(f->tmp);
     free(f->path);

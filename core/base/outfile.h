@@ -54,6 +54,14 @@ typedef struct {
  * tests of that path; a writer that opens the file by name is not
  * affected). */
 orr_status orr_outfile_begin(orr_outfile *f, const char *path, mode_t mode, orr_error *err);
+/* Removes every temporary file of this process still being written (begun,
+ * neither committed nor aborted): for a process about to end on a signal
+ * while its writers are stuck or unfinished, so that it leaves none
+ * behind (their writers' commits then fail).  Returns how many were
+ * removed, or -1 when another thread holds the list (it is not waited
+ * for). */
+int orr_outfile_remove_temporaries(void);
+
 /* Writes len bytes to the temporary file ("cannot write 'PATH': REASON" on
  * failure; the caller then aborts). */
 orr_status orr_outfile_put(orr_outfile *f, const void *data, size_t len, orr_error *err);

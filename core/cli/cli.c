@@ -1732,9 +1732,10 @@ static int cmd_movie(args_t *a)
         const char *arg = a->argv[a->pos];
         if (opt_value(a, "--fps", &v, &bad)) {
             if (!bad && !(bad = parse_double("movie", "--fps", v, &o.fps)) &&
-                !(o.fps > 0 && o.fps <= 1000))
-                bad = orr_cli_usage_error("movie: --fps expects a number above 0 and at most "
-                                          "1000, got '%s'", v);
+                !(o.fps >= ORR_MOVIE_MIN_FPS && o.fps <= ORR_MOVIE_MAX_FPS))
+                bad = orr_cli_usage_error("movie: --fps expects a number from %g to %d (a frame "
+                                          "lasts at most 100 s), got '%s'", ORR_MOVIE_MIN_FPS,
+                                          ORR_MOVIE_MAX_FPS, v);
         } else if (opt_value(a, "--crf", &v, &bad)) {
             if (!bad && !(bad = parse_int("movie", "--crf", v, 0, 51, &iv)))
                 o.crf = (int)iv;

@@ -131,9 +131,9 @@ static int64_t io_seek(void *opaque, int64_t offset, int whence)
 orr_status orr_movie_check(const char *path, int width, int height, const orr_movie_options *o,
                            orr_error *err)
 {
-    if (!(o->fps > 0 && o->fps <= 1000))
-        return orr_fail(err, ORR_ERR_ARG, "cannot write '%s': fps must be a number above 0 and "
-                        "at most 1000 (got %g)", path, o->fps);
+    if (!(o->fps >= ORR_MOVIE_MIN_FPS && o->fps <= ORR_MOVIE_MAX_FPS))
+        return orr_fail(err, ORR_ERR_ARG, "cannot write '%s': fps must be a number from %g to "
+                        "%d (got %g)", path, ORR_MOVIE_MIN_FPS, ORR_MOVIE_MAX_FPS, o->fps);
     if (o->crf < 0 || o->crf > 51)
         return orr_fail(err, ORR_ERR_ARG, "cannot write '%s': crf must be an integer from 0 to "
                         "51 (got %d)", path, o->crf);

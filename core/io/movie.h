@@ -21,10 +21,16 @@
 typedef struct orr_movie orr_movie;
 
 typedef struct {
-    double fps;   /* pictures per second, > 0 and <= 1000 (30) */
+    double fps;   /* pictures per second, ORR_MOVIE_MIN_FPS..ORR_MOVIE_MAX_FPS (30) */
     int crf;      /* libx264's constant rate factor, 0 (lossless) .. 51; lower is better
                      and larger (20) */
 } orr_movie_options;
+
+/* The frame rates a movie takes: a frame lasts 1/fps, at most 100 s (the
+ * time base 1/fps is a fraction with a denominator of at most 100000, and
+ * slower rates make durations libavformat refuses) and at least 1 ms. */
+#define ORR_MOVIE_MIN_FPS 0.01
+#define ORR_MOVIE_MAX_FPS 1000
 
 void orr_movie_options_default(orr_movie_options *o);
 

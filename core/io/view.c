@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -21,6 +22,20 @@
 #define NCMD 16            /* controls queued at most */
 #define WAIT_MS 1000       /* a frame request waits this long, then 204 */
 #define THREADS 2          /* the server's threads (a pool): its CPU is bounded */
+#define HEAD_S 5.0         /* a new connection's request line and headers arrive within this */
+#define IDLE_S 10          /* between two requests of a connection, at most this */
+
+/* A connection (MHD's socket context): until its request's line and
+ * headers are all in (the handler called), a deadline; past it the timer
+ * shuts the socket down, so that a client trickling a header now and then
+ * cannot hold one of the max_clients slots for ever.  fd is a duplicate
+ * of MHD's (ours to close): shutting it down ends the connection, and it
+ * cannot be another connection's descriptor in the meantime. */
+typedef struct conn_rec {
+    int fd;                /* -1: none (dup failed): no deadline */
+    double deadline;       /* monotonic seconds; 0: a request under way; under v->mu */
+    struct conn_rec *next, *prev;
+} conn_rec;
 
 /* A frame request waiting (its connection suspended: it holds no thread)
  * for a frame newer than `after`, until `deadline`. */
@@ -57,7 +72,8 @@ struct orr_view {
     int stopping;
     pthread_t timer;           /* resumes the requests past their deadline */
     int timer_started;
-    pthread_cond_t timer_cv;   /* a request began waiting, or stopping */
+    pthread_cond_t timer_cv;   /* a request began waiting, a connection came, or stopping */
+    conn_rec *conns;               /* every connection open */
     int cmds[NCMD];
     int cmd_head, cmd_count;
 
@@ -126,10 +142,11 @@ static const char *content_type(const char *name)
     return "application/octet-stream";
 }
 
-/* Constant-time comparison of the token given with ours. */
-static int token_ok(const orr_view *v, const char *given)
+/* Constant-time comparison of the token given (len bytes, as decoded: a
+ * %00 in it counts) with ours. */
+static int token_ok(const orr_view *v, const char *given, size_t len)
 {
-    if (!given || strlen(given) != sizeof v->token - 1)
+    if (!given || len != sizeof v->token - 1)
         return 0;
     unsigned char diff = 0;
     for (size_t i = 0; i < sizeof v->token - 1; i++)
@@ -212,14 +229,15 @@ static void resume_waiting(orr_view *v, int all)
     atomic_store(&v->want, v->waiting != NULL);
 }
 
-/* The timer: wakes while requests wait, and resumes those past their
- * deadline (they answer 204). */
+/* The timer: wakes while requests wait or connections are open, resumes
+ * the requests past their deadline (they answer 204) and ends the
+ * connections whose request has not come whole in time. */
 static void *timer_main(void *arg)
 {
     orr_view *v = arg;
     pthread_mutex_lock(&v->mu);
     while (!v->stopping) {
-        if (!v->waiting) {
+        if (!v->waiting && !v->conns) {
             pthread_cond_wait(&v->timer_cv, &v->mu);
             continue;
         }
@@ -227,6 +245,12 @@ static void *timer_main(void *arg)
         add_ms(&ts, 100);
         pthread_cond_timedwait(&v->timer_cv, &v->mu, &ts);
         resume_waiting(v, 0);
+        const double now = now_s();
+        for (conn_rec *c = v->conns; c; c = c->next)
+            if (c->deadline > 0 && now >= c->deadline) {
+                c->deadline = 0;
+                shutdown(c->fd, SHUT_RDWR);   /* MHD sees it closed, and closes it */
+            }
     }
     pthread_mutex_unlock(&v->mu);
     return NULL;
@@ -295,13 +319,70 @@ static enum MHD_Result answer_frame(orr_view *v, struct MHD_Connection *conn, re
     return send_frame(conn, f);
 }
 
-/* MHD's request-completed callback: a waiting request's state freed. */
+/* MHD's connection callback: a connection's record made (its deadline
+ * for the first request) and freed. */
+static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code)
+{
+    orr_view *v = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn_rec *c = calloc(1, sizeof *c);
+        if (!c)
+            return;
+        c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        if (c->fd < 0) {
+            free(c);
+            return;
+        }
+        pthread_mutex_lock(&v->mu);
+        c->deadline = now_s() + HEAD_S;
+        c->next = v->conns;
+        if (v->conns)
+            v->conns->prev = c;
+        v->conns = c;
+        pthread_cond_broadcast(&v->timer_cv);
+        pthread_mutex_unlock(&v->mu);
+        *socket_context = c;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        conn_rec *c = *socket_context;
+        pthread_mutex_lock(&v->mu);
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            v->conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        pthread_mutex_unlock(&v->mu);
+        close(c->fd);
+        free(c);
+        *socket_context = NULL;
+    }
+}
+
+/* The connection's deadline: 0 while a request is under way, else when
+ * the next request must have come whole. */
+static void set_deadline(orr_view *v, struct MHD_Connection *mc, double deadline)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_rec *c = ci ? ci->socket_context : NULL;
+    if (!c)
+        return;
+    pthread_mutex_lock(&v->mu);
+    c->deadline = deadline;
+    pthread_mutex_unlock(&v->mu);
+}
+
+/* MHD's request-completed callback: a waiting request's state freed; the
+ * next request of the connection has IDLE_S to come whole. */
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode code)
 {
     orr_view *v = cls;
-    (void)conn;
     (void)code;
+    set_deadline(v, conn, now_s() + IDLE_S);
     if (*con_cls && *con_cls != (void *)v) {
         req *r = *con_cls;
         /* resumed requests left the list first; one still in it (closed
@@ -343,6 +424,26 @@ static enum MHD_Result serve_control(orr_view *v, struct MHD_Connection *conn, c
     return reply(conn, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n");
 }
 
+/* The headers that frame a request's body, counted. */
+struct framing {
+    int lengths, encodings;
+    const char *length;   /* the Content-Length */
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    struct framing *fr = cls;
+    (void)kind;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        fr->lengths++;
+        fr->length = value;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        fr->encodings++;
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls)
@@ -357,18 +458,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (*con_cls)   /* a frame request resumed */
         return answer_frame(v, conn, *con_cls);
     *con_cls = v;
-    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    if (te || (cl && strcmp(cl, "0") != 0))
+    set_deadline(v, conn, 0);   /* the request is in: no deadline while it is answered */
+    /* the body's framing: one Content-Length, or a Transfer-Encoding, never
+     * both nor twice (which one counts would be the server's guess) */
+    struct framing fr = {0, 0, NULL};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &fr);
+    if (fr.lengths > 1 || (fr.lengths && fr.encodings) || fr.encodings > 1)
+        return refuse(conn, MHD_HTTP_BAD_REQUEST, "malformed request: Content-Length or "
+                      "Transfer-Encoding given twice, or both\n");
+    const char *tok = NULL;
+    size_t tok_len = 0;
+    if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "token", 5, &tok,
+                                      &tok_len) != MHD_YES || !token_ok(v, tok, tok_len))
+        return refuse(conn, MHD_HTTP_FORBIDDEN, "a valid token is required\n");
+    if (fr.encodings || (fr.length && strcmp(fr.length, "0") != 0))
         return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE, "no request body is taken\n");
     const int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     const int post = strcmp(method, "POST") == 0;
     if (!get && !post)
         return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-    if (!token_ok(v, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token")))
-        return refuse(conn, MHD_HTTP_FORBIDDEN, "a valid token is required\n");
     if (strcmp(url, "/control") == 0) {
         if (!post)
             return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "/control takes POST\n");
@@ -510,8 +618,9 @@ orr_status orr_view_start(orr_view **out, const orr_view_config *c, orr_error *e
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
         MHD_OPTION_NOTIFY_COMPLETED, completed, v,
+        MHD_OPTION_NOTIFY_CONNECTION, notify_conn, v,
         MHD_OPTION_CONNECTION_LIMIT, clients,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_S,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
         MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
         MHD_OPTION_END);

@@ -14,12 +14,17 @@
  * a slow or stalled page only gets fewer frames.
  *
  * Requests: GET / (index.html), GET /NAME (the page's files), GET /frame,
- * POST /control?cmd=pause|resume|step|snapshot|png; all need token=TOKEN
- * (403 without it, compared in constant time); a body on any request is
- * refused (413), an unknown path 404, another method 405, a bad argument
- * 400, a full control queue 429; nothing else happens on a refused
- * request.  Connections at once are limited (max_clients; more are
- * refused by the server), idle ones closed after 10 s. */
+ * POST /control?cmd=pause|resume|step|snapshot|png; a request whose
+ * body's length is said twice (two Content-Lengths, or one with a
+ * Transfer-Encoding) is refused (400); all need token=TOKEN (403 without
+ * it, compared in constant time, a NUL in it counted); a body on any
+ * request is refused (413), an unknown path 404, another method 405, a bad
+ * argument 400, a full control queue 429; nothing else happens on a
+ * refused request.  Connections at once are limited (max_clients; more
+ * are refused by the server); a connection's request line and headers
+ * must come whole within 5 s of its opening, the next request's within
+ * 10 s of an answer, else it is closed (a client trickling a header now
+ * and then holds no slot for long). */
 #ifndef ORR_VIEW_H
 #define ORR_VIEW_H
 

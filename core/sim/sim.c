@@ -1015,8 +1015,14 @@ static orr_integ_env *env_of(orr_sim *s)
  * of the script named by its text: orr_sim_agree_call). */
 enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS, CALL_OTHER };
 
+/* The stop flag of the stepping call being compared (steps_agree_stop);
+ * the simulation's thread only. */
+static volatile int *agree_stop;
+
 static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const char *text,
                               orr_error *err);
+static orr_status steps_agree_stop(orr_sim *s, int call, long k, double t_end,
+                                   volatile int *stop, orr_error *err);
 
 static orr_status fetch(orr_sim *s, orr_error *err)
 {
@@ -1654,15 +1660,24 @@ static orr_status end_interval(orr_sim *s, orr_error *err)
  * step.  call is CALL_*, k the steps or block steps asked (advance: at
  * most), t_end advance's end. */
 static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
-                                 int *writes_apart, orr_error *err);
+                                 int *writes_apart, int *stop_any, orr_error *err);
+
+/* Whether the simulation runs over several ranks: a stop (Ctrl-C) is then
+ * taken only where the ranks agree on it (steps_agree_stop), never by one
+ * rank between two steps, which would leave the others waiting for it in
+ * the next step's exchange. */
+static int over_ranks(const orr_sim *s)
+{
+    return s->dist && orr_dist_ranks(s->dist) > 1;
+}
 
 static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const char *text,
                               orr_error *err)
 {
-    if (!s->dist || orr_dist_ranks(s->dist) == 1)
+    if (!over_ranks(s))
         return ORR_OK;
-    int apart = 0;
-    orr_status st = steps_compare(s, call, k, t_end, text, &apart, err);
+    int apart = 0, stop_any = 0;
+    orr_status st = steps_compare(s, call, k, t_end, text, &apart, &stop_any, err);
     /* writes compared, counted afresh; where the ranks disagreed on them,
      * every rank takes rank 0's mirror at the next upload (reads are
      * collective, so the mirrors are current on every rank or on none),
@@ -1676,22 +1691,39 @@ static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const 
         orr_error_clear(&scratch);
     }
     s->writes = s->attr_writes = 0;
+    if (!st && stop_any) {   /* a stepping call's: a rank's stop flag, every rank's stop */
+        st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted");
+        if (err)
+            err->shared = 1;
+    }
+    return st;
+}
+
+/* steps_agree for a stepping call, with its stop flag: set on any rank,
+ * every rank stops here (ORR_ERR_INTERRUPTED), at the same step. */
+static orr_status steps_agree_stop(orr_sim *s, int call, long k, double t_end,
+                                   volatile int *stop, orr_error *err)
+{
+    agree_stop = stop;
+    orr_status st = steps_agree(s, call, k, t_end, NULL, err);
+    agree_stop = NULL;
     return st;
 }
 
 static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
-                                int *writes_apart, orr_error *err)
+                                int *writes_apart, int *stop_any, orr_error *err)
 {
     orr_comm *comm = orr_dist_comm(s->dist);
     enum { A_CALL, A_K, A_TEND, A_TEXT, A_TIME, A_TIMEC, A_STEPS, A_MID, A_MIDH, A_DT, A_DAMP,
-           A_ETA, A_ETA0, A_DTMIN, A_BODIES, A_ATTRS, A_SIM, A_PARAM,
+           A_ETA, A_ETA0, A_DTMIN, A_BODIES, A_ATTRS, A_SIM, A_STOP, A_PARAM,
            A_COUNT = A_PARAM + ORR_LAW_MAX_PARAMS };
     /* a call's text by its hash (53 bits: a double holds them exactly) */
     const double hash = text ? (double)(XXH3_64bits(text, strlen(text)) >> 11) : 0;
     double mine[A_COUNT] = {call, (double)k, call == CALL_ADVANCE ? t_end : 0, hash, s->time,
                             s->time_c, (double)s->steps, s->mid, s->mid ? s->mid_h : 0, s->cfg.dt,
                             s->cfg.damping, s->cfg.eta, s->cfg.eta_start, s->cfg.dt_min,
-                            (double)s->writes, (double)s->attr_writes, (double)s->serial};
+                            (double)s->writes, (double)s->attr_writes, (double)s->serial,
+                            agree_stop && *agree_stop ? 1 : 0};
     for (int p = 0; p < s->law.nparams && p < ORR_LAW_MAX_PARAMS; p++)
         mine[A_PARAM + p] = s->law.params[p].value;
     const int ranks = orr_comm_size(comm);
@@ -1705,8 +1737,10 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
     double *all = s->agreed;
     st = orr_comm_allgather(comm, mine, all, sizeof mine, err);
     int f = -1;   /* the first field that differs from rank 0's on some rank */
+    for (int r = 0; !st && r < ranks; r++)   /* a stop: not a difference */
+        *stop_any = *stop_any || all[(size_t)r * A_COUNT + A_STOP] != 0;
     for (int a = 0; !st && f < 0 && a < A_COUNT; a++)
-        for (int r = 1; f < 0 && r < ranks; r++) {
+        for (int r = 1; f < 0 && r < ranks && a != A_STOP; r++) {
             const double x = all[a], y = all[(size_t)r * A_COUNT + a];
             if (memcmp(&x, &y, sizeof x) != 0 && !(x != x && y != y))
                 f = a;
@@ -1726,7 +1760,8 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
         "the clock's rounding compensation", "the clock", "the block steps under way",
         "the block steps under way", "dt", "damping", "eta", "eta_start", "dt_min",
         "the bodies (written since the ranks last compared?)",
-        ("the attributes (written since the ranks last compared?)"), "the simulation"};
+        ("the attributes (written since the ranks last compared?)"), "the simulation",
+        "a stop"};
     const char *hint = "every rank must set it alike: was it set on some ranks only?";
     char words[ORR_COMM_CHOICE], a[32], name[ORR_COMM_CHOICE];
     const char *about = f < A_PARAM ? what[f] : name;
@@ -1814,7 +1849,7 @@ orr_status orr_sim_agree_call(orr_sim *s, const char *call, orr_error *err)
 
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
-    orr_status st = steps_agree(s, CALL_STEP, k, 0, NULL, err);
+    orr_status st = steps_agree_stop(s, CALL_STEP, k, 0, stop, err);
     if (st)
         return st;
     if (k < 0)
@@ -1825,7 +1860,7 @@ orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
     const long steps0 = s->steps;
     const double t0 = s->time;
     for (long done = 0; !st && done < k; done++) {
-        if (stop && *stop)
+        if (stop && *stop && !over_ranks(s))
             st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
         else if (s->mid)   /* the first one ends the interval under way */
             st = end_interval(s, err);
@@ -1841,7 +1876,7 @@ orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long 
 {
     if (taken)
         *taken = 0;
-    orr_status ast = steps_agree(s, CALL_ADVANCE, max_steps, t_end, NULL, err);
+    orr_status ast = steps_agree_stop(s, CALL_ADVANCE, max_steps, t_end, stop, err);
     if (ast)
         return ast;
     const double h = s->cfg.dt, now = orr_sim_time(s);
@@ -1863,7 +1898,7 @@ orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long 
     orr_status st = s->mid ? ORR_OK : flush(s, err);
     long done = 0;
     while (!st && done < max_steps) {
-        if (stop && *stop) {
+        if (stop && *stop && !over_ranks(s)) {
             st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld steps", done);
             break;
         }
@@ -1893,7 +1928,7 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
 
 orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
-    orr_status ast = steps_agree(s, CALL_BLOCKS, k, 0, NULL, err);
+    orr_status ast = steps_agree_stop(s, CALL_BLOCKS, k, 0, stop, err);
     if (ast)
         return ast;
     if (!s->integ->block)
@@ -1905,7 +1940,7 @@ orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error
     const long steps0 = s->steps;
     const double t0 = s->time;
     for (long done = 0; !st && done < k; done++) {
-        if (stop && *stop) {
+        if (stop && *stop && !over_ranks(s)) {
             st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted after %ld block steps", done);
             break;
         }

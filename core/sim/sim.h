@@ -299,7 +299,12 @@ orr_status orr_sim_agree_call(orr_sim *s, const char *call, orr_error *err);
 /* Advances k >= 0 steps (with block time steps: intervals of dt_max, the
  * first one ending the interval that orr_sim_block_steps left under way).
  * Checks *stop (may be NULL) between steps and returns ORR_ERR_INTERRUPTED
- * when it became non-zero. */
+ * when it became non-zero.  Over several ranks (each with a flag of its
+ * own, set by a signal at a moment of its own) *stop is read only at the
+ * call's start, where the ranks compare the call: set on any rank, every
+ * rank returns ORR_ERR_INTERRUPTED there (err->shared), so that no rank
+ * stops between steps while another waits for it in the next exchange.
+ * orr_sim_block_steps and orr_sim_advance take *stop alike. */
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err);
 
 /* Block time steps (hermite): k >= 0 block steps, each the active bodies'

@@ -11,7 +11,11 @@ local clock, isatty, time_tolerance = core._clock, core._isatty, core._time_tole
 -- which collective calls follow (a progress update, a stop) is rank 0's
 local rank0, many, agree = core.rank == 0, core.ranks > 1, core._agree
 -- a live view (orrery.view): whether it watches a simulation, and whether paused
-local function view_active(sim) return core._view_active and core._view_active(sim) end
+-- (both of _view_active's values: `a and f()` would keep only the first)
+local function view_active(sim)
+  if core._view_active then return core._view_active(sim) end
+  return false, false
+end
 local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqrt
 
 local WHO = "sim:run"
@@ -288,7 +292,7 @@ function Sim:run(...)
   local bar_clock = clock()
   -- with a live view: chunks of about 50 ms (its poll runs after each),
   -- one step while paused
-  local vchunk = 1
+  local vchunk, rchunk = 1, 1
   while done < steps do
     -- with 'until': sim:advance's steps, in chunks (the last one shortened
     -- to land on it); the chunk sizes below never change them
@@ -303,6 +307,9 @@ function Sim:run(...)
     if out.max_dE and not every then k = math.min(k, 10) end
     local viewed, paused = view_active(self)
     if viewed then k = math.min(k, paused and 1 or vchunk) end
+    -- over several ranks a stop (Ctrl-C) is taken where the ranks agree, at
+    -- a chunk's start: chunks of about 0.25 s
+    if many then k = math.min(k, rchunk) end
     local t0 = clock()
     local ok, err
     if upto then
@@ -318,6 +325,11 @@ function Sim:run(...)
       local dt = clock() - t0
       vchunk = dt > 0 and math.max(1, math.min(floor(k * 0.05 / dt), 2 * vchunk)) or 2 * vchunk
       if many then vchunk = agree(vchunk) end
+    end
+    if many then
+      local dt = clock() - t0
+      rchunk = agree(dt > 0 and math.max(1, math.min(floor(k * 0.25 / dt), 2 * rchunk))
+        or 2 * rchunk)
     end
     if out.max_dE then
       local E = self:energy().total

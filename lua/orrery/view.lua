@@ -25,6 +25,7 @@ for k, c in ipairs(CMDS) do CODE[c] = k end
 local HIST = 400   -- points of the energy error's history kept (thinned by half when full)
 
 local server        -- the orrery.View (rank 0), one for the run, started by the first view
+local server_opts   -- its host, max_fps and max_clients (every rank), which a later view keeps
 local cur           -- the simulation viewed: { sim =, opts..., state }
 local auto = core._view_port   -- `orrery run --view[=PORT]`: the port (0: a free one)
 local announced                -- the URL printed
@@ -83,17 +84,21 @@ local function energy(v, sim)
   end
 end
 
+-- the page's snapshot (sim:write) or PNG (core._view_png: written at once,
+-- with a view of its own, so the script's frames keep their extent, colour
+-- range and numbering); dir is a directory taken as it is ('%' in it is no
+-- number), and a failure is said on the page and stderr, the run going on
 local function write(v, sim, what)
   local path = format("%s/view_%d.%s", v.dir, sim.steps, what == "png" and "png" or "hdf5")
   local ok, err
   if what == "png" then
-    ok, err = pcall(sim.render, sim, path)
+    ok, err = pcall(core._view_png, sim, path)
   else
-    ok, err = pcall(sim.write, sim, path)
+    ok, err = pcall(sim.write, sim, (path:gsub("%%", "%%%%")))
   end
   v.msg = ok and (what == "png" and "PNG frame " or "snapshot ") .. path
-    or ("writing " .. path .. " failed: " .. tostring(err))
-  if rank0 then io.stderr:write("orrery: view: ", v.msg, "\n") end
+    or ("writing " .. path .. " failed: " .. tostring(err):gsub("^[^\n]-:%d+: ", "", 1))
+  if rank0 then io.stderr:write("orrery: view: ", v.msg, "\n") io.stderr:flush() end
 end
 
 -- rank 0's flags (1: a frame, 4: the energy; the command's code from bit 4),
@@ -131,26 +136,42 @@ local function handle(v, sim, x)
   if x & 1 ~= 0 then frame(v, sim) end
 end
 
+-- what a view keeps while a later sim:view on the same simulation changes
+-- its options: pause, the energy's reference and history, the last frame's
+local KEEP = { "paused", "step_once", "E0", "dE", "hist", "e_clock", "msg", "f_clock", "f_steps",
+  "sps" }
+
 local function attach(sim, opts)
   local v = { sim = sim, max_bodies = opts.max_bodies or 100000,
     attr = opts.attribute and core._view_attr(sim, opts.attribute), attr_name = opts.attribute,
     energy_every = opts.energy_every or 2, dir = opts.dir or ".", hist = {}, ranks = {} }
+  local again = cur and cur.sim == sim
+  if again then
+    for _, k in ipairs(KEEP) do v[k] = cur[k] end
+  end
   for _, r in ipairs(sim.config.ranks or {}) do v.ranks[#v.ranks + 1] = { r.first, r.count } end
   if #v.ranks == 0 then v.ranks[1] = { 0, sim.n } end
   -- the server: once per run, on rank 0; a failure (the port in use) fails every rank
   local ok, err = true, nil
   if rank0 and not server then
-    ok, err = pcall(core._view_start, { port = opts.port or 0, host = opts.host,
+    -- the port: sim:view's, else --view=PORT's (check() refused two apart)
+    local port = opts.port ~= nil and opts.port ~= 0 and opts.port or auto or 0
+    ok, err = pcall(core._view_start, { port = port, host = opts.host,
       max_fps = opts.max_fps, max_clients = opts.max_clients,
       who = opts.who or WHO })
     if ok then server = err; err = nil end
   end
   if many then ok = agree(ok) end
   if not ok then error(err or WHO .. ": the view did not start on rank 0", 0) end
+  if not server_opts then   -- on every rank: what a later sim:view is compared with
+    server_opts = { host = opts.host or "127.0.0.1", max_fps = opts.max_fps or 20,
+      max_clients = opts.max_clients or 64 }
+  end
   cur = v
   core._view_mark(sim, auto ~= nil)
-  -- the energy error against the energy when the view began (collective)
-  if v.energy_every > 0 and sim.synchronized then energy(v, sim) end
+  -- the energy error against the energy when the view began (collective;
+  -- a later sim:view on the same simulation keeps it)
+  if not again and v.energy_every > 0 and sim.synchronized then energy(v, sim) end
   if rank0 and not v.announced and not announced then   -- once a run
     announced = true
     local port = server:port()
@@ -202,8 +223,23 @@ local function check(opts)
     return format("'attribute' must be the name of one of the force law's attributes (got %s)",
       describe(opts.attribute))
   end
+  if opts.dir == "" then
+    return "'dir' must be a directory name (got \"\"; \".\" is the current directory)"
+  end
+  if auto and auto > 0 and opts.port and opts.port ~= 0 and opts.port ~= auto then
+    return format("'port' = %d but `orrery run --view=%d` asks for port %d (give one of them)",
+      opts.port, auto, auto)
+  end
   if server and opts.port and opts.port ~= 0 and opts.port ~= server:port() then
     return format("the view already serves on port %d (one server a run)", server:port())
+  end
+  -- one server a run: a later sim:view cannot change it (on every rank)
+  for _, k in ipairs(server_opts and { "host", "max_fps", "max_clients" } or {}) do
+    if opts[k] ~= nil and opts[k] ~= server_opts[k] then
+      return format("'%s' = %s differs from the view's server's (%s): one server a run, with "
+        .. "the first sim:view's host, port, max_fps and max_clients", k, describe(opts[k]),
+        describe(server_opts[k]))
+    end
   end
 end
 

@@ -42,6 +42,19 @@ if not os.execute("command -v ffprobe >/dev/null 2>&1") then
   return
 end
 
+T.test("the slowest rate, 0.01 fps: a frame lasts 100 s", function()
+  local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 100, seed = 3 }, dt = 0.01 }
+  local movie = path("slow.mp4")
+  for _ = 1, 3 do
+    sim:step(1)
+    sim:render{ movie = movie, width = 32, height = 32, fps = 0.01 }
+  end
+  sim:flush()
+  local p = probe(movie)
+  T.eq(p.nb_read_frames, 3)
+  T.near(p.duration, 300, 1e-6, "duration = frames / fps")
+end)
+
 T.test("a movie over two runs, finished by sim:flush", function()
   local sim <close> = cpu{ bodies = orrery.ic.plummer{ n = 400, seed = 2 }, dt = 0.01 }
   local movie = path("runs/a.mp4")
@@ -102,8 +115,13 @@ T.test("bad movie options", function()
     { movie = true })
   T.raises("sim:render: 'movie' is one file for every frame: no frame number in it (got "
     .. "\"m_%03d.mp4\")", sim.render, sim, { movie = "m_%03d.mp4" })
-  T.raises("sim:render: 'fps' must be a number above 0 and at most 1000 (got 0)", sim.render, sim,
-    { movie = "x.mp4", fps = 0 })
+  T.raises("sim:render: 'fps' must be a number from 0.01 to 1000 (a frame lasts at most 100 s; "
+    .. "got 0)", sim.render, sim, { movie = "x.mp4", fps = 0 })
+  -- below FFmpeg's reach (the time base 1/fps): refused at once, nothing written
+  T.raises("sim:render: 'fps' must be a number from 0.01 to 1000 (a frame lasts at most 100 s; "
+    .. "got 1e-06)", sim.render, sim, { movie = "x.mp4", fps = 1e-6 })
+  T.raises("sim:render: 'fps' must be a number from 0.01 to 1000 (a frame lasts at most 100 s; "
+    .. "got 1e-300)", sim.render, sim, { movie = "x.mp4", fps = 1e-300 })
   T.raises("sim:render: 'crf' must be an integer from 0 (lossless) to 51 (got 52)", sim.render,
     sim, { movie = "x.mp4", crf = 52 })
   T.raises("sim:render: 'crf' must be an integer from 0 (lossless) to 51 (got 1.5)", sim.render,

@@ -30,6 +30,22 @@ T.test("one server a run: a later view moves to the other simulation", function(
     sim.view, sim, { port = port == 65535 and 65534 or port + 1 })
 end)
 
+T.test("one server a run: its host, max_fps and max_clients stay the first view's", function()
+  local sim <close> = cpu(16, 4)
+  T.raises("sim:view: 'host' = \"0.0.0.0\" differs from the view's server's (\"127.0.0.1\"): one "
+    .. "server a run, with the first sim:view's host, port, max_fps and max_clients", sim.view, sim,
+    { host = "0.0.0.0" })
+  local tail = ": one server a run, with the first sim:view's host, port, max_fps and max_clients"
+  T.raises("sim:view: 'host' = \"garbage\" differs from the view's server's (\"127.0.0.1\")" .. tail,
+    sim.view, sim, { host = "garbage" })
+  T.raises("sim:view: 'max_fps' = 1 differs from the view's server's (20)" .. tail, sim.view, sim,
+    { max_fps = 1 })
+  T.raises("sim:view: 'max_clients' = 1 differs from the view's server's (64)" .. tail, sim.view,
+    sim, { max_clients = 1 })
+  -- the same values are no change
+  T.eq(sim:view{ host = "127.0.0.1", max_fps = 20, max_clients = 64, max_bodies = 5 }, url)
+end)
+
 T.test("bad options name the option", function()
   local sim <close> = cpu(8, 3)
   T.raises("sim:view: options must be a table (got 5)", sim.view, sim, 5)
@@ -46,6 +62,8 @@ T.test("bad options name the option", function()
     { energy_every = -1 })
   T.raises("sim:view: 'host' must be an IPv4 address (got 1)", sim.view, sim, { host = 1 })
   T.raises("sim:view: 'dir' must be a directory name (got true)", sim.view, sim, { dir = true })
+  T.raises("sim:view: 'dir' must be a directory name (got \"\"; \".\" is the current directory)",
+    sim.view, sim, { dir = "" })
   T.raises("sim:view: 'attribute': force law 'gravity' has no attribute 'q' (it has none)",
     sim.view, sim, { attribute = "q" })
   T.raises("sim:view: 'attribute' must be the name of one of the force law's attributes (got 1)",
