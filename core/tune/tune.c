@@ -1292,7 +1292,20 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
     if (!st && recheck) {
         double ms[2], spread[2];
         st = interleave(&t, &stored.best, &t.id.base, ORR_TUNE_PHASE_RECHECK, 3, ms, spread, err);
-        if (!st && !(ms[0] > ms[1] * STALE)) {   /* still good (or too close to tell) */
+        /* still good, too close to tell, or timed on a machine too busy to
+         * tell (runs spread over NOISY, as the search's own rule): a loaded
+         * machine made a stored choice look 3.5x slower than the default
+         * and tuned again */
+        const int busy = !st && (spread[0] > NOISY || spread[1] > NOISY);
+        if (!st && (!(ms[0] > ms[1] * STALE) || busy)) {
+            if (busy && ms[0] > ms[1] * STALE) {
+                char w[128];
+                orr_launch_describe(&stored.best.launch, w, sizeof w);
+                orr_note_add(stored.note, sizeof stored.note,
+                             "the stored tuning (%s) re-timed against the default on a machine "
+                             "too busy to tell (runs spread %.0f%% and %.0f%%): kept", w,
+                             100 * spread[0], 100 * spread[1]);
+            }
             tuner_free(&t);
             *result = stored;
             result->elapsed_s = orr_now_s() - t0;
