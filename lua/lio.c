@@ -600,8 +600,9 @@ static const char *movie_options(lua_State *L, int t, orr_movie_options *mo)
         mo->fps = lua_tonumber(L, -1);
         if (lua_type(L, -1) != LUA_TNUMBER ||
             !(mo->fps >= ORR_MOVIE_MIN_FPS && mo->fps <= ORR_MOVIE_MAX_FPS))
-            orr_lua_error(L, RWHO ": 'fps' must be a number from 0.01 to 1000 (a frame lasts "
-                          "at most 100 s; got %s)", orr_lua_describe(L, -1));
+            orr_lua_error(L, RWHO ": 'fps' must be a number from %f to %d (a frame lasts "
+                          "at most 100 s; got %s)", (double)ORR_MOVIE_MIN_FPS, ORR_MOVIE_MAX_FPS,
+                          orr_lua_describe(L, -1));
         if (!movie)
             orr_lua_error(L, RWHO ": 'fps' is a movie's option: give movie = \"out.mp4\" too");
     }

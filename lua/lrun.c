@@ -45,6 +45,13 @@ static volatile int watch_quit;
 static pthread_t watch_thread;
 static atomic_int said;   /* "interrupted" printed (once a process) */
 
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
 static void *watchdog(void *arg)
 {
     (void)arg;
@@ -55,10 +62,7 @@ static void *watchdog(void *arg)
         return NULL;
     /* rank 0 writes the movies; the others wait longer (one that ended
      * first would make mpirun end rank 0 at once) */
-    const int ms = watch_rank == 0 ? GRACE_MS : LINGER_MS;
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    sleep_ms(watch_rank == 0 ? GRACE_MS : LINGER_MS);
     if (watch_quit)   /* the stop was handled (one rank left) */
         return NULL;
     int removed = orr_outfile_remove_temporaries();
@@ -277,11 +281,8 @@ static void stopped_ranks(lua_State *L, const char *msg)
     if (orr_comm_rank(orr_lua_comm) == 0 && !atomic_exchange(&said, 1))
         fprintf(stderr, "%s\n", msg ? msg : "interrupted");
     fflush(NULL);
-    if (orr_comm_rank(orr_lua_comm) != 0) {
-        struct timespec ts = {LINGER_MS / 1000, (LINGER_MS % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-        }
-    }
+    if (orr_comm_rank(orr_lua_comm) != 0)
+        sleep_ms(LINGER_MS);
     _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
 }
 

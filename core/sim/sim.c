@@ -1015,14 +1015,8 @@ static orr_integ_env *env_of(orr_sim *s)
  * of the script named by its text: orr_sim_agree_call). */
 enum { CALL_STEP, CALL_ADVANCE, CALL_BLOCKS, CALL_OTHER };
 
-/* The stop flag of the stepping call being compared (steps_agree_stop);
- * the simulation's thread only. */
-static volatile int *agree_stop;
-
 static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const char *text,
-                              orr_error *err);
-static orr_status steps_agree_stop(orr_sim *s, int call, long k, double t_end,
-                                   volatile int *stop, orr_error *err);
+                              volatile int *stop, orr_error *err);
 
 static orr_status fetch(orr_sim *s, orr_error *err)
 {
@@ -1033,7 +1027,8 @@ static orr_status fetch(orr_sim *s, orr_error *err)
     /* over several ranks a read is collective (the velocities gathered):
      * compared first, as a call, so that a read on one rank alone (a
      * buffer read after a step) fails every rank instead of waiting */
-    orr_status ast = steps_agree(s, CALL_OTHER, 0, 0, "a read of the bodies after a step", err);
+    orr_status ast = steps_agree(s, CALL_OTHER, 0, 0, "a read of the bodies after a step", NULL,
+                                    err);
     if (ast)
         return ast;
     orr_status st = s->integ->synchronize ? s->integ->synchronize(s->istate, env_of(s), err)
@@ -1660,10 +1655,11 @@ static orr_status end_interval(orr_sim *s, orr_error *err)
  * step.  call is CALL_*, k the steps or block steps asked (advance: at
  * most), t_end advance's end. */
 static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
-                                 int *writes_apart, int *stop_any, orr_error *err);
+                                 int stop_mine, int *writes_apart, int *stop_any,
+                                 orr_error *err);
 
 /* Whether the simulation runs over several ranks: a stop (Ctrl-C) is then
- * taken only where the ranks agree on it (steps_agree_stop), never by one
+ * taken only where the ranks agree on it (steps_agree), never by one
  * rank between two steps, which would leave the others waiting for it in
  * the next step's exchange. */
 static int over_ranks(const orr_sim *s)
@@ -1671,13 +1667,17 @@ static int over_ranks(const orr_sim *s)
     return s->dist && orr_dist_ranks(s->dist) > 1;
 }
 
+/* The ranks compare the call (text for CALL_OTHER) and its stop flag (a
+ * stepping call's, or NULL): set on any rank, every rank stops here
+ * (ORR_ERR_INTERRUPTED), at the same step. */
 static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const char *text,
-                              orr_error *err)
+                              volatile int *stop, orr_error *err)
 {
     if (!over_ranks(s))
         return ORR_OK;
     int apart = 0, stop_any = 0;
-    orr_status st = steps_compare(s, call, k, t_end, text, &apart, &stop_any, err);
+    orr_status st =
+        steps_compare(s, call, k, t_end, text, stop && *stop, &apart, &stop_any, err);
     /* writes compared, counted afresh; where the ranks disagreed on them,
      * every rank takes rank 0's mirror at the next upload (reads are
      * collective, so the mirrors are current on every rank or on none),
@@ -1699,19 +1699,8 @@ static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const 
     return st;
 }
 
-/* steps_agree for a stepping call, with its stop flag: set on any rank,
- * every rank stops here (ORR_ERR_INTERRUPTED), at the same step. */
-static orr_status steps_agree_stop(orr_sim *s, int call, long k, double t_end,
-                                   volatile int *stop, orr_error *err)
-{
-    agree_stop = stop;
-    orr_status st = steps_agree(s, call, k, t_end, NULL, err);
-    agree_stop = NULL;
-    return st;
-}
-
 static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
-                                int *writes_apart, int *stop_any, orr_error *err)
+                                int stop_mine, int *writes_apart, int *stop_any, orr_error *err)
 {
     orr_comm *comm = orr_dist_comm(s->dist);
     enum { A_CALL, A_K, A_TEND, A_TEXT, A_TIME, A_TIMEC, A_STEPS, A_MID, A_MIDH, A_DT, A_DAMP,
@@ -1723,7 +1712,7 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
                             s->time_c, (double)s->steps, s->mid, s->mid ? s->mid_h : 0, s->cfg.dt,
                             s->cfg.damping, s->cfg.eta, s->cfg.eta_start, s->cfg.dt_min,
                             (double)s->writes, (double)s->attr_writes, (double)s->serial,
-                            agree_stop && *agree_stop ? 1 : 0};
+                            stop_mine ? 1 : 0};
     for (int p = 0; p < s->law.nparams && p < ORR_LAW_MAX_PARAMS; p++)
         mine[A_PARAM + p] = s->law.params[p].value;
     const int ranks = orr_comm_size(comm);
@@ -1844,12 +1833,12 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
 
 orr_status orr_sim_agree_call(orr_sim *s, const char *call, orr_error *err)
 {
-    return steps_agree(s, CALL_OTHER, 0, 0, call, err);
+    return steps_agree(s, CALL_OTHER, 0, 0, call, NULL, err);
 }
 
 orr_status orr_sim_step(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
-    orr_status st = steps_agree_stop(s, CALL_STEP, k, 0, stop, err);
+    orr_status st = steps_agree(s, CALL_STEP, k, 0, NULL, stop, err);
     if (st)
         return st;
     if (k < 0)
@@ -1876,7 +1865,7 @@ orr_status orr_sim_advance_steps(orr_sim *s, double t_end, long max_steps, long 
 {
     if (taken)
         *taken = 0;
-    orr_status ast = steps_agree_stop(s, CALL_ADVANCE, max_steps, t_end, stop, err);
+    orr_status ast = steps_agree(s, CALL_ADVANCE, max_steps, t_end, NULL, stop, err);
     if (ast)
         return ast;
     const double h = s->cfg.dt, now = orr_sim_time(s);
@@ -1928,7 +1917,7 @@ orr_status orr_sim_advance(orr_sim *s, double t_end, volatile int *stop, orr_err
 
 orr_status orr_sim_block_steps(orr_sim *s, long k, volatile int *stop, orr_error *err)
 {
-    orr_status ast = steps_agree_stop(s, CALL_BLOCKS, k, 0, stop, err);
+    orr_status ast = steps_agree(s, CALL_BLOCKS, k, 0, NULL, stop, err);
     if (ast)
         return ast;
     if (!s->integ->block)

@@ -1296,28 +1296,25 @@ orr_status orr_tune(orr_backend_kind kind, const orr_kspec *base_spec, long n,
          * tell (runs spread over NOISY, as the search's own rule): a loaded
          * machine made a stored choice look 3.5x slower than the default
          * and tuned again */
-        const int busy = !st && (spread[0] > NOISY || spread[1] > NOISY);
-        if (!st && (!(ms[0] > ms[1] * STALE) || busy)) {
-            if (busy && ms[0] > ms[1] * STALE) {
-                char w[128];
-                orr_launch_describe(&stored.best.launch, w, sizeof w);
+        char w[128];
+        orr_launch_describe(&stored.best.launch, w, sizeof w);
+        const int slower = !st && ms[0] > ms[1] * STALE,
+                  busy = !st && (spread[0] > NOISY || spread[1] > NOISY);
+        if (!st && (!slower || busy)) {
+            if (slower)
                 orr_note_add(stored.note, sizeof stored.note,
                              "the stored tuning (%s) re-timed against the default on a machine "
                              "too busy to tell (runs spread %.0f%% and %.0f%%): kept", w,
                              100 * spread[0], 100 * spread[1]);
-            }
             tuner_free(&t);
             *result = stored;
             result->elapsed_s = orr_now_s() - t0;
             return ORR_OK;
         }
-        if (!st) {
-            char w[128];
-            orr_launch_describe(&stored.best.launch, w, sizeof w);
+        if (!st)
             orr_note_add(result->note, sizeof result->note,
                      "the stored tuning (%s) took %.4g ms against the default's %.4g ms now: "
                      "tuning again", w, ms[0], ms[1]);
-        }
     }
     if (!st)
         st = reference(&t, err);

@@ -18,6 +18,14 @@ local function view_active(sim)
 end
 local format, floor, huge, sqrt = string.format, math.floor, math.huge, math.sqrt
 
+-- the next chunk of steps, to last about secs, after k steps took dt: at
+-- most twice the last one, and the same on every rank
+local function next_chunk(k, dt, secs, last)
+  local c = dt > 0 and math.max(1, math.min(floor(k * secs / dt), 2 * last)) or 2 * last
+  if many then c = agree(c) end
+  return c
+end
+
 local WHO = "sim:run"
 local KEYS = { steps = true, ["until"] = true, every = true, on_step = true, progress = true,
   cluster = true, max_energy_error = true,
@@ -321,16 +329,8 @@ function Sim:run(...)
     if not ok then stopped(tostring(err)) end
     if k == 0 then break end   -- on 'until' (to the clock's resolution)
     done = done + k
-    if viewed and not paused then
-      local dt = clock() - t0
-      vchunk = dt > 0 and math.max(1, math.min(floor(k * 0.05 / dt), 2 * vchunk)) or 2 * vchunk
-      if many then vchunk = agree(vchunk) end
-    end
-    if many then
-      local dt = clock() - t0
-      rchunk = agree(dt > 0 and math.max(1, math.min(floor(k * 0.25 / dt), 2 * rchunk))
-        or 2 * rchunk)
-    end
+    if viewed and not paused then vchunk = next_chunk(k, clock() - t0, 0.05, vchunk) end
+    if many then rchunk = next_chunk(k, clock() - t0, 0.25, rchunk) end
     if out.max_dE then
       local E = self:energy().total
       energy_check(E0 ~= 0 and (E - E0) / math.abs(E0) or E - E0)
