@@ -450,7 +450,10 @@ struct orr_hctl {
     unsigned bar[2];             /* orr_hinterval's grid barrier: arrivals, generation */
     unsigned split;              /* orr_hinterval stopped at a block to split between GPUs
                                     (next and count are its time and active bodies) */
-    unsigned pad;
+    unsigned stop;               /* orr_hinterval stopped for the host (the regularised
+                                    groups, hermite.c): 1 before a block at or after
+                                    hparams.stop, 2 after a block in which a corrected body's
+                                    acceleration reached hparams.pull */
     unsigned long long phase[4]; /* orr_hinterval's phases, ns summed (its block 0's clock):
                                     the first next time, prediction, force + jerk, correction
                                     with the next block's time */
@@ -464,6 +467,13 @@ struct orr_hparams {
     unsigned long long max_blocks;   /* done after this many blocks (a stall) */
     int hi;                          /* the finest level dt_min allows */
     int pad;
+    orr_tick stop;                   /* orr_hinterval stops before a block at this time ... */
+    double pull, near2;              /* ... or after one where a corrected body's |a| reached
+                                        pull with another active body within sqrt(near2) at the
+                                        block's time, predicted, bound to it or approaching to
+                                        a pericentre within peri (the host's watch: ~0,
+                                        infinity and 0 when none) */
+    double peri, G;
 };
 
 /* The force + jerk launch per bucket of active bodies (engine.h:
@@ -992,7 +1002,7 @@ orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
 /* The correction of the nact active bodies by the threads numbered first
  * among `threads` (a block's threads in a whole number of warps): the
  * finest level any of them chose is returned. */
-template <typename real>
+template <typename real, bool WATCH>
 static __device__ __forceinline__ int
 orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                  typename orr_vec4<real>::type *__restrict__ vel,
@@ -1003,7 +1013,8 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                  const typename orr_vec4<real>::type *__restrict__ an,
                  const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
                  int nact, int ranges, orr_tick t, double H, double eta, int hi, int first,
-                 int threads, orr_tick &tnext)
+                 int threads, orr_tick &tnext, double pull, double near2, double peri, double G,
+                 bool &pulled)
 {
     typedef typename orr_vec4<real>::type vec4;
     const int stride = nact;
@@ -1024,6 +1035,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             orr_jerk_sum<real>(an, jn, k, ranges, stride, lane, lanes, a14, j14);
         else
             a14 = an[k], j14 = jn[k];
+        bool hard = false;   /* pulled to the host's watch */
         if (lane == 0) {   /* the others wait at the end: no lane runs ahead into a shuffle */
             const double dt = (double)(end >> li) * (H / (double)end);
             const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
@@ -1051,6 +1063,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                          cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
             const double den = jn_ * cn + sn * sn;
             const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
+            hard = WATCH && an_ >= pull;
             int l = li > 0 ? li - 1 : 0;
             while (l < hi && H / (double)(1ULL << l) > crit)
                 l++;
@@ -1061,6 +1074,35 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             deepest = l > deepest ? l : deepest;
             const orr_tick ti = t + (end >> l);
             tnext = ti < tnext ? ti : tnext;
+        }
+        /* a body pulled hard: the host is wanted where another active
+         * body is near it (a close pair may form; hermite.c) */
+        if (WATCH && lanes > 1)
+            hard = __shfl_sync(0xffffffffu, hard, 0);
+        if (WATCH && hard) {
+            bool near = false;
+            for (int q = lane; q < nact && !near; q += lanes) {
+                const int o = act[q];
+                const vec4 y = xp[o];
+                const double d[3] = {(double)y.x - x4.x, (double)y.y - x4.y, (double)y.z - x4.z};
+                const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                if (o == i || !(r2 < near2))
+                    continue;
+                const vec4 w = vp[o];
+                const double u[3] = {(double)w.x - v4.x, (double)w.y - v4.y, (double)w.z - v4.z};
+                const double rv = d[0] * u[0] + d[1] * u[1] + d[2] * u[2],
+                             v2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2],
+                             gm = G * ((double)y.w + (double)x4.w),
+                             eps = 0.5 * v2 - gm / sqrt(r2), L2 = fmax(r2 * v2 - rv * rv, 0.0),
+                             e = sqrt(fmax(1 + 2 * eps * L2 / (gm * gm), 0.0));
+                if (eps < 0)   /* bound, its apocentre within near */
+                    near = -gm / (2 * eps) * (1 + e) < sqrt(near2);
+                else if (rv < 0)   /* approaching, to a pericentre L^2 / (GM (1 + e)) within peri */
+                    near = L2 < peri * gm * (1 + e);
+            }
+            if (lanes > 1)
+                near = __any_sync(0xffffffffu, near);
+            pulled = pulled || near;
         }
         if (lanes > 1)
             __syncwarp();
@@ -1084,10 +1126,12 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
         return;
     const int nact = (int)hc->count;
     orr_tick unused = ~0ULL;
-    const int deepest = orr_hcorrect_all<real>(
+    bool pulled = false;   /* the host's watch is orr_hinterval_watched's alone */
+    const int deepest = orr_hcorrect_all<real, false>(
         pos, vel, acc, jerk, tick, level, xp, vp, an, jn, act, nact,
         orr_hshape_of(plan, n, nact).ranges, hc->next, hp->H, hp->eta, hp->hi,
-        blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK, unused);
+        blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK, unused, 0.0, 0.0, 0.0, 0.0,
+        pulled);
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
 }
@@ -1238,9 +1282,9 @@ orr_accel_jerk_groups(const typename orr_vec4<real>::type *__restrict__ xp,
  * max_blocks blocks; the control words say where it got to, as the other
  * kernels leave them.  The same arithmetic as the block-by-block kernels,
  * so the same bits. */
-template <typename real>
-__global__ void __launch_bounds__(ORR_HPERSIST, 2)
-orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
+template <typename real, bool WATCH>
+static __device__ __forceinline__ void
+orr_hinterval_run(typename orr_vec4<real>::type *__restrict__ pos,
               typename orr_vec4<real>::type *__restrict__ vel,
               typename orr_vec4<real>::type *__restrict__ acc,
               typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
@@ -1258,10 +1302,13 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
     const double H = hp->H, eta = hp->eta, unit = hp->unit;
     const int hi = hp->hi;
     const unsigned long long most = hp->max_blocks;
+    const orr_tick stop = hp->stop;
+    const double pull = hp->pull, near2 = hp->near2, peri = hp->peri, G = hp->G;
     unsigned long long nb = hc->blocks;
     volatile orr_hctl *vc = hc;
     int deepest = 0;
     bool split = false;
+    unsigned halt = 0;   /* why the host is wanted (hctl.stop) */
     /* held in shared memory (registers are what the force loop needs): the
      * phases' times (the first thread's), the waiting bodies' smallest next
      * time per warp */
@@ -1292,6 +1339,10 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
     for (;;) {
         if (t > end || nb >= most)
             break;
+        if (WATCH && t >= stop) {   /* the host runs this one */
+            halt = 1;
+            break;
+        }
         if (first == 0)
             hc->ahead[nb % 2] = ~0ULL;
         orr_tick tw = ~0ULL;   /* the waiting bodies' smallest next time */
@@ -1325,9 +1376,12 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
         orr_grid_sync(hc->bar);
         orr_lap(first, ph[2], clock);
         orr_tick tc = ~0ULL;   /* the corrected bodies' smallest next time */
-        const int d = orr_hcorrect_all<real>(pos, vel, acc, jerk, tick, level, xp, vp, pa, pj,
+        bool pulled = false;
+        const int d = orr_hcorrect_all<real, WATCH>(pos, vel, acc, jerk, tick, level, xp, vp, pa, pj,
                                              act, nact, s.ranges, t, H, eta, hi, first, threads,
-                                             tc);
+                                             tc, pull, near2, peri, G, pulled);
+        if (WATCH && pulled)
+            vc->stop = 2;
         deepest = d > deepest ? d : deepest;
         tc = orr_warp_min(tc);
         if (threadIdx.x % 32 == 0) {
@@ -1346,6 +1400,10 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
         orr_grid_sync(hc->bar);
         orr_lap(first, ph[3], clock);
         t = vc->ahead[(nb - 1) % 2];
+        if (WATCH && vc->stop) {   /* the host looks at this block's close bodies */
+            halt = 2;
+            break;
+        }
     }
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
@@ -1354,11 +1412,51 @@ orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
             hc->phase[k] += ph[k];
         if (split) {
             hc->split = 1;
+        } else if (halt) {   /* the next launch goes on from here (the host resets count) */
+            hc->stop = halt;
+            hc->next = ~0ULL;
         } else {   /* as the block-by-block kernels leave it */
             hc->next = ~0ULL;
             hc->done = 1;
         }
     }
+}
+
+/* The interval's blocks (orr_hinterval_run), and the same watched by the
+ * host (hctl.stop, hparams.stop and pull: the regularised groups,
+ * hermite.c), apart so that the watch costs the blocks nothing where
+ * nobody watches. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_HPERSIST, 2)
+orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
+              typename orr_vec4<real>::type *__restrict__ vel,
+              typename orr_vec4<real>::type *__restrict__ acc,
+              typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+              int *__restrict__ level, orr_hctl *hc, const orr_hparams *__restrict__ hp,
+              typename orr_vec4<real>::type *__restrict__ xp,
+              typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
+              const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,
+              typename orr_vec4<real>::type *__restrict__ pa,
+              typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned split_at)
+{
+    orr_hinterval_run<real, false>(pos, vel, acc, jerk, tick, level, hc, hp, xp, vp, act, attr,
+                                   rtp, plan, pa, pj, n, split_at);
+}
+template <typename real>
+__global__ void __launch_bounds__(ORR_HPERSIST, 2)
+orr_hinterval_watched(typename orr_vec4<real>::type *__restrict__ pos,
+              typename orr_vec4<real>::type *__restrict__ vel,
+              typename orr_vec4<real>::type *__restrict__ acc,
+              typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+              int *__restrict__ level, orr_hctl *hc, const orr_hparams *__restrict__ hp,
+              typename orr_vec4<real>::type *__restrict__ xp,
+              typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
+              const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,
+              typename orr_vec4<real>::type *__restrict__ pa,
+              typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned split_at)
+{
+    orr_hinterval_run<real, true>(pos, vel, acc, jerk, tick, level, hc, hp, xp, vp, act, attr,
+                                  rtp, plan, pa, pj, n, split_at);
 }
 
 /* ---- a block split between GPUs (backend_cuda.c's split_block) -------------

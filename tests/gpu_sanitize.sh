@@ -5,7 +5,9 @@
 # device memory) and synccheck (barrier misuse), each over the GPU unit
 # tests (build/tests/test_gpu: the tiled, split, ipt, ranges and Newton
 # variants, float and double, the render and blocks kernels), one short run
-# of every kernel variant (tests/sanitize/variants.lua), and the Lua GPU
+# of every kernel variant (tests/sanitize/variants.lua), the block steps
+# split as between GPUs (hsplit.lua) and watched by the host for regularised
+# groups (watched.lua), and the Lua GPU
 # tests (test_gpu, test_hermite: block steps in float, double and mixed,
 # test_blowup).  A tool that reports an error fails the run.  Failing API
 # calls are not reported (--report-api-errors no): orrery checks every
@@ -44,7 +46,8 @@ cmds=("$build/orrery run $here/tests/sanitize/variants.lua"
       "$build/orrery run $here/tests/lua/test_gpu.lua"
       "$build/orrery run $here/tests/lua/test_hermite.lua"
       "$build/orrery run $here/tests/lua/test_blowup.lua"
-      "env ORRERY_EXCHANGE=nccl ORRERY_HSPLIT=8 $build/orrery run $here/tests/sanitize/hsplit.lua")
+      "env ORRERY_EXCHANGE=nccl ORRERY_HSPLIT=8 $build/orrery run $here/tests/sanitize/hsplit.lua"
+      "$build/orrery run $here/tests/sanitize/watched.lua")
 # the split block steps need NCCL (one rank through it): skipped without
 split_ok=1
 ORRERY_EXCHANGE=nccl ORRERY_HSPLIT=8 "$build/orrery" run "$here/tests/sanitize/hsplit.lua" >/dev/null 2>&1 ||
@@ -57,7 +60,7 @@ for tool in $tools; do
     start=$(date +%s)
     # racecheck: the variants script alone (see above)
     case "$tool" in racecheck)
-      case "$name" in lua:variants|lua:hsplit) ;;
+      case "$name" in lua:variants|lua:hsplit|lua:watched) ;;
         *) echo "[  SKIPPED ] $tool $name (its kernels: in variants)"; continue;; esac;;
     esac
     [ "$name" = lua:hsplit ] && [ "$split_ok" = 0 ] && continue

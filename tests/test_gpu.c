@@ -568,6 +568,92 @@ static void test_hermite_queueing(void **state)
     unsetenv("ORRERY_HBLOCKS");
 }
 
+/* The host's watch over the block steps (orr_engine_blocks_watch, the
+ * regularised groups on the GPU): a run stops before the block at the
+ * stop tick, or after a block once every body counts as pulled near
+ * another; the state read at a stop and written back changes nothing, and
+ * the watched interval ends with the bits of one never stopped. */
+static void test_hermite_watch(void **state)
+{
+    NEED_GPU();
+    const long n = 3001, end = 1L << 40;
+    orr_error err = {0};
+    double *pos = malloc(sizeof(double) * 4 * n), *vel = malloc(sizeof(double) * 3 * n);
+    double *ref = malloc(sizeof(double) * 4 * n), *got = malloc(sizeof(double) * 4 * n);
+    double *v = malloc(sizeof(double) * 3 * n), *a = malloc(sizeof(double) * 3 * n);
+    double *j = malloc(sizeof(double) * 3 * n);
+    long long *tick = malloc(sizeof(long long) * n);
+    int *level = malloc(sizeof(int) * n);
+    TU_OK(orr_ic_plummer(n, 515, 1.0, pos, vel, &err), &err);
+    orr_kspec gs;
+    orr_kspec_default(&gs, ORR_TARGET_GPU);
+    gs.phys.precision = ORR_DOUBLE;
+    gs.phys.softening = 4.0 / n;
+    const orr_block_params p = {1.0 / 16, 0.02, 0.01, 40, 0};
+    long refblocks = 0;
+    for (int run = 0; run < 3; run++) {   /* never stopped; stopped at a tick; after blocks */
+        orr_engine *g = NULL;
+        TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err),
+              &err);
+        TU_OK(orr_engine_set_state(g, pos, vel, &err), &err);
+        orr_engine_set_time(g, 0, p.H / (double)end);
+        TU_OK(orr_engine_blocks_begin(g, &p, 1, 0, &err), &err);
+        long long t = 0;
+        long blocks = 0, active = 0, before = 0;
+        if (run == 1) {   /* stop before the block at or after half the interval */
+            const orr_block_watch w = {end / 2 + 12345, 0, 0, 0, 1};
+            TU_OK(orr_engine_blocks_watch(g, &w, &err), &err);
+            TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
+            assert_int_equal(orr_engine_blocks_why(g), 1);
+            assert_true(t < w.stop && blocks > 1);
+            TU_OK(orr_engine_blocks_state(g, got, v, a, j, tick, level, 0, &err), &err);
+            long long next = end;
+            for (long i = 0; i < n; i++) {
+                assert_true(tick[i] <= t && level[i] >= 0 && level[i] <= 40);
+                const long long ti = tick[i] + (end >> level[i]);
+                next = ti < next ? ti : next;
+            }
+            assert_true(next >= w.stop);   /* the next block is the host's */
+            TU_OK(orr_engine_blocks_state(g, got, v, a, j, tick, level, 1, &err), &err);
+            const orr_block_watch none = {-1, 0, 0, 0, 1};
+            TU_OK(orr_engine_blocks_watch(g, &none, &err), &err);
+        } else if (run == 2) {   /* every body pulled and near: a stop after each block */
+            const orr_block_watch w = {-1, 1e-300, 1e300, 1e300, 1};
+            TU_OK(orr_engine_blocks_watch(g, &w, &err), &err);
+            for (int k = 0; k < 5; k++) {
+                TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
+                assert_int_equal(orr_engine_blocks_why(g), 2);
+                assert_true(blocks > before && t < end);   /* a lone active body is not near */
+                before = blocks;
+            }
+            const orr_block_watch none = {-1, 0, 0, 0, 1};
+            TU_OK(orr_engine_blocks_watch(g, &none, &err), &err);
+        }
+        TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
+        assert_int_equal(orr_engine_blocks_why(g), 0);
+        assert_int_equal(t, end);
+        TU_OK(orr_engine_get_state(g, run ? got : ref, NULL, &err), &err);
+        print_message("hermite watch run %d: %ld blocks\n", run, blocks);
+        if (run == 0)
+            refblocks = blocks;
+        else {
+            assert_int_equal(blocks, refblocks);
+            assert_memory_equal(got, ref, sizeof(double) * 4 * n);
+        }
+        orr_engine_destroy(g);
+    }
+    /* mixed precision keeps float positions on the GPU: not watched */
+    gs.phys.precision = ORR_MIXED;
+    orr_engine *m = NULL;
+    TU_OK(orr_engine_create(&m, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
+    const orr_block_watch w = {-1, 0, 0, 0, 1};
+    assert_int_equal(orr_engine_blocks_watch(m, &w, &err), ORR_ERR_ARG);
+    assert_non_null(strstr(err.msg, "watched only in double"));
+    orr_error_clear(&err);
+    orr_engine_destroy(m);
+    free(pos), free(vel), free(ref), free(got), free(v), free(a), free(j), free(tick), free(level);
+}
+
 static void test_sim_cuda_matches_cpu(void **state)
 {
     NEED_GPU();
@@ -1118,6 +1204,7 @@ int main(void)
         cmocka_unit_test(test_hermite_launches),
         cmocka_unit_test(test_hermite_restored_steps),
         cmocka_unit_test(test_hermite_queueing),
+        cmocka_unit_test(test_hermite_watch),
         cmocka_unit_test(test_bench_hermite),
         cmocka_unit_test(test_tune_long_pass),
         cmocka_unit_test(test_uuid),

@@ -46,6 +46,8 @@ typedef struct {
     orr_devptr hpar;              /* the interval's parameters (hpar, orr_hparams) */
     int hmode;                    /* how an interval's blocks are queued (HMODE_*) */
     int hgroups;                  /* orr_accel_jerk_groups' blocks (0: not yet known) */
+    int hwatched;                 /* the host watches the blocks (orr_engine_blocks_watch) */
+    int hwhy;                     /* why the last orr_engine_blocks_run returned */
     long hgrid[3];                /* blocks of the force + jerk launch of tile 64, 128, 256 */
     int hgrid_key[2 * ORR_HBUCKETS];   /* the launches per bucket hgrid was made for */
     int hgrid_ok;                 /* ... once made */
@@ -740,13 +742,15 @@ typedef struct {
     int deepest;
     unsigned long long last, blocks, active;
     unsigned last_count, done, bar[2];
-    unsigned split, pad;
+    unsigned split, stop;
     unsigned long long phase[4], ahead[2];
 } hctl;
 typedef struct {
     double H, eta, unit;
     unsigned long long max_blocks;
     int hi, pad;
+    unsigned long long stop;
+    double pull, near2, peri, G;
 } hpar;
 typedef struct {
     int tile[ORR_HBUCKETS], per_sm[ORR_HBUCKETS];
@@ -957,7 +961,10 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     orr_status st = blocks_alloc(e, c, err);
     const size_t vec = 4 * c->elem * (size_t)e->n;
     const hpar par = {p->H, p->eta, p->H / (double)(1LL << HMAX),
-                      p->max_blocks > 0 ? (unsigned long long)p->max_blocks : ~0ULL, p->hi, 0};
+                      p->max_blocks > 0 ? (unsigned long long)p->max_blocks : ~0ULL, p->hi, 0,
+                      ~0ULL, INFINITY, 0, 0, 0};   /* no watch */
+    c->hwatched = 0;
+    c->hwhy = 0;
     if (!st)
         st = orr_cuda_memset32(c->htick, 0, 2 * (size_t)e->n, err);
     if (!st)
@@ -1141,7 +1148,8 @@ static orr_status persist_run(orr_engine *e, cuda_impl *c, unsigned split_at, in
 {
     int per_sm = 0;
     *launched = 0;
-    orr_status st = orr_cuda_occupancy(c->fn[ORR_K_HINTERVAL], HPERSIST, &per_sm, err);
+    const int k = c->hwatched ? ORR_K_HINTERVAL_WATCHED : ORR_K_HINTERVAL;
+    orr_status st = orr_cuda_occupancy(c->fn[k], HPERSIST, &per_sm, err);
     if (st || per_sm < 1)
         return st;
     int n = (int)e->n;
@@ -1150,7 +1158,7 @@ static orr_status persist_run(orr_engine *e, cuda_impl *c, unsigned split_at, in
     void *args[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
                     &c->htick, &c->hlevel, &c->hcnt, &c->hpar, &c->hxp, &c->hvp, &c->hact,
                     &c->attr, &rtp, &plan, &c->hpa, &c->hpj, &n, &split_at};
-    st = orr_cuda_launch_cooperative(c->fn[ORR_K_HINTERVAL],
+    st = orr_cuda_launch_cooperative(c->fn[k],
                                      (unsigned)(per_sm * c->info.sm_count), HPERSIST, c->stream,
                                      args, err);
     *launched = !st;
@@ -1292,10 +1300,20 @@ static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long
     hctl h;
     memset(&h, 0, sizeof h);
     orr_status st = ORR_OK;
+    c->hwhy = 0;
     if (c->hmode == HMODE_PERSIST) {
         const unsigned split_at = c->split.min_active > 0 && c->split.min_active < UINT_MAX
                                       ? (unsigned)c->split.min_active : UINT_MAX;
+        if (c->hwatched) {   /* from where the host left it: no block under way, no stop */
+            const unsigned zero = 0;
+            st = set_count(c, 0, err);
+            if (!st)
+                st = orr_cuda_htod_async(c->hcnt + offsetof(hctl, stop), &zero, sizeof zero,
+                                         c->stream, err);
+        }
         for (;;) {
+            if (st)
+                break;
             int launched = 0;
             st = persist_run(e, c, split_at, &launched, err);
             if (!st && !launched) {   /* not one block fits: batches instead */
@@ -1305,6 +1323,8 @@ static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long
             if (!st)
                 st = read_ctl(c, &h, err);
             comm_time_add(c);
+            if (!st && h.stop)
+                c->hwhy = (int)h.stop;
             if (st || !h.split)
                 break;
             st = split_block(e, c, &h, err);
@@ -1377,6 +1397,59 @@ static orr_status cuda_blocks_levels(orr_engine *e, int *level, int set, orr_err
         return st ? st : orr_cuda_htod(c->hlevel, level, 4 * (size_t)e->n, err);
     st = orr_cuda_dtoh_async(level, c->hlevel, 4 * (size_t)e->n, c->stream, err);
     return st ? st : orr_cuda_stream_sync(c->stream, err);
+}
+
+/* The host's watch (orr_engine_blocks_watch): the persistent loop alone
+ * stops so, and the host takes over the state only in double. */
+static orr_status cuda_blocks_watch(orr_engine *e, const orr_block_watch *w, orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    if (st)
+        return st;
+    if (c->hmode != HMODE_PERSIST || e->spec.phys.precision != ORR_DOUBLE)
+        return orr_fail(err, ORR_ERR_ARG, "the GPU's block steps are watched only in double, "
+                        "in one persistent kernel (ORRERY_HBLOCKS unset)");
+    struct {
+        unsigned long long stop;
+        double pull, near2, peri, G;
+    } d = {w->stop < 0 ? ~0ULL : (unsigned long long)w->stop, w->pull > 0 ? w->pull : INFINITY,
+           w->near * w->near, w->peri, w->G};
+    c->hwatched = 1;
+    return orr_cuda_htod_async(c->hpar + offsetof(hpar, stop), &d, sizeof d, c->stream, err);
+}
+
+static int cuda_blocks_why(const orr_engine *e)
+{
+    const cuda_impl *c = e->impl;
+    return c->hwhy;
+}
+
+static orr_status cuda_blocks_state(orr_engine *e, double *pos, double *vel, double *acc,
+                                    double *jerk, long long *tick, int *level, int set,
+                                    orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    const long n = e->n;
+    const orr_devptr b[4] = {c->buf[ORR_BUF_POS], c->buf[ORR_BUF_VEL], c->buf[ORR_BUF_ACC],
+                             c->hjerk};
+    double *h[4] = {pos, vel, acc, jerk};
+    for (int k = 0; !st && k < 4; k++)
+        st = set ? upload(c, b[k], h[k], k ? 3 : 4, k ? 3 : 4, n, err)
+                 : download(c, b[k], h[k], k ? 3 : 4, k ? 3 : 4, n, err);
+    if (st)
+        return st;
+    if (set) {
+        if (!(st = orr_cuda_htod_async(c->htick, tick, 8 * (size_t)n, c->stream, err)) &&
+            !(st = orr_cuda_htod_async(c->hlevel, level, 4 * (size_t)n, c->stream, err)))
+            st = orr_cuda_stream_sync(c->stream, err);
+        return st;
+    }
+    if (!(st = orr_cuda_dtoh_async(tick, c->htick, 8 * (size_t)n, c->stream, err)) &&
+        !(st = orr_cuda_dtoh_async(level, c->hlevel, 4 * (size_t)n, c->stream, err)))
+        st = orr_cuda_stream_sync(c->stream, err);
+    return st;
 }
 
 /* The positions and velocities as the interval began (kept by
@@ -1547,6 +1620,9 @@ const orr_backend_ops orr_backend_cuda = {
     .blocks_field = cuda_blocks_field,
     .blocks_levels = cuda_blocks_levels,
     .blocks_abort = cuda_blocks_abort,
+    .blocks_watch = cuda_blocks_watch,
+    .blocks_why = cuda_blocks_why,
+    .blocks_state = cuda_blocks_state,
     .blocks_split = cuda_blocks_split,
     .blocks_stats = cuda_blocks_stats,
     .get_accel = cuda_get_accel,

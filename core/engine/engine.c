@@ -345,6 +345,32 @@ orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_erro
     return e->ops->blocks_levels(e, level, set, err);
 }
 
+orr_status orr_engine_blocks_watch(orr_engine *e, const orr_block_watch *w, orr_error *err)
+{
+    if (!e->ops->blocks_watch)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend's block steps cannot be watched",
+                        e->ops->name);
+    return e->ops->blocks_watch(e, w, err);
+}
+
+int orr_engine_blocks_why(const orr_engine *e)
+{
+    return e->ops->blocks_why ? e->ops->blocks_why(e) : 0;
+}
+
+orr_status orr_engine_blocks_state(orr_engine *e, double *pos, double *vel, double *acc,
+                                   double *jerk, long long *tick, int *level, int set,
+                                   orr_error *err)
+{
+    if (!e->ops->blocks_state)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    for (long i = 0; set && i < e->n; i++)
+        if (level[i] < 0 || level[i] > ORR_BLOCK_MAX_LEVEL)
+            return orr_fail(err, ORR_ERR_ARG, "block step level %d of body %ld: levels are 0 "
+                            "to %d", level[i], i + 1, ORR_BLOCK_MAX_LEVEL);
+    return e->ops->blocks_state(e, pos, vel, acc, jerk, tick, level, set, err);
+}
+
 orr_status orr_hblocks_env(int *mode, long *split, orr_error *err)
 {
     const char *m = getenv("ORRERY_HBLOCKS"), *k = getenv("ORRERY_HSPLIT");

@@ -209,6 +209,32 @@ orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, in
  * written from it: each from 0 to 40 (ORR_ERR_ARG naming the body
  * otherwise, nothing written). */
 orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_error *err);
+/* The host's watch over the engine's block steps (hermite.c: regularised
+ * groups on the GPU, whose centres and perturbers the host steps itself):
+ * the orr_engine_blocks_run calls that follow stop before a block at or
+ * after tick `stop`, or after a block in which a corrected body's
+ * acceleration reached `pull` while another of the block's bodies was
+ * within `near` of it at the block's time, as predicted, and bound to it
+ * with an apocentre within `near` or approaching it to a pericentre
+ * within `peri` (G: the constant of gravitation).  orr_engine_blocks_why says which, after each run (0 the
+ * interval's end or max_blocks, 1 the stop, 2 the pull).
+ * orr_engine_blocks_begin clears the watch.  ORR_ERR_ARG where the engine
+ * cannot stop so (only its persistent loop can, in double): the caller
+ * runs the blocks itself. */
+typedef struct {
+    long long stop;   /* < 0: none */
+    double pull;      /* <= 0: none */
+    double near, peri, G;
+} orr_block_watch;
+orr_status orr_engine_blocks_watch(orr_engine *e, const orr_block_watch *w, orr_error *err);
+int orr_engine_blocks_why(const orr_engine *e);
+/* The whole block-step state, read into or (set) written from the host:
+ * positions and masses pos[4n], velocities vel[3n], accelerations and
+ * jerks acc, jerk[3n] at each body's own time tick[n] (ticks of the
+ * interval), levels level[n]. */
+orr_status orr_engine_blocks_state(orr_engine *e, double *pos, double *vel, double *acc,
+                                   double *jerk, long long *tick, int *level, int set,
+                                   orr_error *err);
 /* The interval under way is given up: the positions and velocities go
  * back to where orr_engine_blocks_begin found them. */
 orr_status orr_engine_blocks_abort(orr_engine *e, orr_error *err);

@@ -43,6 +43,11 @@ typedef struct {
                                orr_error *err);
     orr_status (*blocks_levels)(orr_engine *e, int *level, int set, orr_error *err);
     orr_status (*blocks_abort)(orr_engine *e, orr_error *err);
+    orr_status (*blocks_watch)(orr_engine *e, const orr_block_watch *w, orr_error *err);
+    int (*blocks_why)(const orr_engine *e);
+    orr_status (*blocks_state)(orr_engine *e, double *pos, double *vel, double *acc,
+                               double *jerk, long long *tick, int *level, int set,
+                               orr_error *err);
     orr_status (*blocks_split)(orr_engine *e, const orr_block_split *s, orr_error *err);
     void (*blocks_stats)(const orr_engine *e, orr_blocks_stats *out);
     orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);

@@ -928,6 +928,33 @@ static orr_status sync_all(orr_groups *g, const orr_hview *h, double t, int *syn
     return ORR_OK;
 }
 
+/* An active body pulled this hard may have a neighbour within r_close. */
+static double pull_at(const orr_groups *g, double G)
+{
+    return 0.25 * G * g->m_min / (g->r_close * g->r_close);
+}
+
+void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *w)
+{
+    const long long end = 1LL << ORR_BLOCK_MAX_LEVEL;
+    long long t = -1;
+    for (int k = 0; k < g->ng; k++) {
+        const group *gr = &g->g[k];
+        for (long p = -1; p < gr->npert; p++) {
+            const long b = p < 0 ? gr->mem[0] : gr->pert[p];
+            const long long tb = h->tick[b] + (end >> h->level[b]);
+            t = t < 0 || tb < t ? tb : t;
+        }
+    }
+    w->stop = t;
+    w->pull = pull_at(g, h->G);
+    /* partner's and wanted's tests are on the corrected state; on the
+     * predicted one, a tenth more and a fifth */
+    w->near = 1.1 * g->r_close;
+    w->peri = 1.2 * ENCOUNTER_FRACTION * g->r_close;
+    w->G = h->G;
+}
+
 orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, long tick,
                              double t, int everyone, long *fresh, long *nfresh, orr_error *err)
 {
@@ -973,7 +1000,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
      * each with its nearest, where that one's nearest is it too (the
      * tightest pairs first: a binary is not split by a body passing one
      * of its members), and again with the groups so made */
-    const double pull_min = 0.25 * h->G * g->m_min / (rc * rc);
+    const double pull_min = pull_at(g, h->G);
     for (int pass = 0; pass < ORR_AR_MAX; pass++) {
         int merged_any = 0;
         for (long b = 0; b < h->n; b++) {

@@ -28,6 +28,7 @@
 #define ORR_GROUPS_H
 
 #include "ar.h"
+#include "engine.h"
 
 /* The Hermite state the groups work on (hermite.c's arrays). */
 typedef struct {
@@ -86,6 +87,12 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
  * under a tide above GAMMA_STEP, a fraction of the group's internal time;
  * else infinite. */
 double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
+/* What the host must step itself where the block steps run elsewhere (the
+ * GPU's loop, hermite.c; engine.h's orr_block_watch): the earliest next
+ * time (ticks) of a group's centre or perturber (-1: no group), and the
+ * bodies after whose block a close pair may form (orr_groups_update's
+ * tests, with margins: they are made on the predicted state). */
+void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *w);
 /* The interval's end at time t: every group advanced there and resolved
  * into its members' slots. */
 orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *err);

@@ -45,11 +45,15 @@
  *
  * With env->regularize (groups.h) close pairs and compact groups leave the
  * block steps: each is its centre of mass here, its members' motion
- * regularised, and the blocks run on the host path (the GPU computes each
- * block's forces); groups form and dissolve after a block's corrector
+ * regularised; groups form and dissolve after a block's corrector
  * (regroup), their forces are corrected to the members' after the
  * engine's, and at the interval's end every group is resolved into its
- * members, so outside an interval every body is itself.
+ * members, so outside an interval every body is itself.  The blocks that
+ * hold a group's centre or perturber run on the host path; on one GPU (in
+ * double) the others run in the engine's own loop, which stops for the host
+ * before such a block and after one where a close pair may have come
+ * together (watched: the state goes to the host and back at each stop);
+ * elsewhere every block is the host's (the GPU computing its forces).
  *
  * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
@@ -131,6 +135,11 @@ typedef struct {
     char *mark;
     long *fresh;
     double *fa, *fj;
+    /* ... and on an engine that keeps block steps (the GPU): its loop runs
+     * the blocks no group needs, watched (rest_watched) */
+    int watch;            /* the interval runs so */
+    int push;             /* the host's state is newer than the engine's */
+    long dnb, dact;       /* the engine's blocks and active bodies since the interval began */
 } herm;
 
 #define REC 13   /* x y z, vx vy vz, acceleration, jerk, level */
@@ -344,13 +353,15 @@ static int by_index(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, orr_error *err)
+static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, long *changed,
+                          orr_error *err)
 {
     const double unit = env->dt / (double)END;
     orr_hview v = view_of(h, env);
     long nf = 0;
     orr_status st = orr_groups_update(h->grp, &v, h->mark, next, (double)next * unit, 0,
                                       h->fresh, &nf, err);
+    *changed = nf;
     if (st || !nf)
         return st;
     qsort(h->fresh, (size_t)nf, sizeof(long), by_index);
@@ -391,6 +402,18 @@ static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, o
     return nonfinite(h, env, (double)next * unit, h->fresh, nf, 1, err);
 }
 
+/* Body i predicted to tick t (x to 3rd order, v to 2nd) into xp, vp. */
+static void predict(herm *h, long i, long long t, double unit)
+{
+    const double dt = (double)(t - h->tick[i]) * unit, dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
+    for (int d = 0; d < 3; d++) {
+        const double a = h->a[3 * i + d], j = h->j[3 * i + d], v = h->vel[3 * i + d];
+        h->xp[4 * i + d] = h->pos[4 * i + d] + v * dt + a * dt2 + j * dt3;
+        h->vp[3 * i + d] = v + a * dt + j * dt2;
+    }
+    h->xp[4 * i + 3] = h->pos[4 * i + 3];
+}
+
 /* One block: the active bodies at the smallest next time *t, advanced to
  * it.  Returns with *t the block's time. */
 static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_error *err)
@@ -409,15 +432,7 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
             if (h->grp)
                 h->mark[i] = 1;
         }
-        /* predicted to the block time */
-        const double dt = (double)(next - h->tick[i]) * unit, dt2 = dt * dt / 2,
-                     dt3 = dt2 * dt / 3;
-        for (int d = 0; d < 3; d++) {
-            const double a = h->a[3 * i + d], j = h->j[3 * i + d], v = h->vel[3 * i + d];
-            h->xp[4 * i + d] = h->pos[4 * i + d] + v * dt + a * dt2 + j * dt3;
-            h->vp[3 * i + d] = v + a * dt + j * dt2;
-        }
-        h->xp[4 * i + 3] = h->pos[4 * i + 3];
+        predict(h, i, next, unit);   /* to the block time */
     }
     /* over several ranks, the active bodies of this rank's slice: act[k0 .. k1) */
     long k0 = 0, k1 = nact;
@@ -483,8 +498,9 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     h->active += nact;
     *t = next;
     st = nonfinite(h, env, (double)next * unit, h->act, nact, 1, err);
+    long changed = 0;
     if (!st && h->grp)
-        st = regroup(h, env, next, hi, err);
+        st = regroup(h, env, next, hi, &changed, err);
     for (long k = 0; h->grp && k < nact; k++)
         h->mark[h->act[k]] = 0;
     return st;
@@ -573,6 +589,114 @@ static void levels_from_steps(const herm *h, double H, int hi, int *level)
 {
     for (long i = 0; i < h->n; i++)
         level[i] = level_of(h->step[i], H, 0, hi);
+}
+
+/* Regularised groups on an engine that keeps block steps (the GPU): its
+ * loop runs the blocks that hold no group's centre or perturber, and stops
+ * for the host before one that does and after one in which a body was
+ * pulled hard enough to have a close neighbour (orr_groups_watch); the
+ * host steps those blocks (block, regroup) on the whole state, read from
+ * the engine and written back.  Where the engine cannot be watched so
+ * (ORRERY_HBLOCKS set, or not double) every block is the host's. */
+static orr_status watch_begin(herm *h, orr_integ_env *env, orr_error *err)
+{
+    const orr_block_params p = engine_params(h, env);
+    engine_time(env);
+    orr_status st = orr_engine_blocks_begin(env->engine, &p, 0, 1, err);
+    if (st)
+        return st;
+    orr_error quiet = {0};
+    const orr_block_watch none = {-1, 0, 0, 0, 0};
+    h->watch = orr_engine_blocks_watch(env->engine, &none, &quiet) == ORR_OK;
+    orr_error_clear(&quiet);
+    h->push = 1;
+    h->dnb = h->dact = 0;
+    return ORR_OK;
+}
+
+/* The engine's state after its blocks up to tick t, onto the host, every
+ * body predicted to t (as a host block leaves them, for the groups). */
+static orr_status watch_pull(herm *h, orr_integ_env *env, long long t, orr_error *err)
+{
+    int deepest = 0;
+    orr_status st = orr_engine_blocks_state(env->engine, h->pos, h->vel, h->a, h->j, h->tick,
+                                            h->level, 0, err);
+    if (!st)
+        st = orr_engine_blocks_field(env->engine, 0, NULL, 0, &deepest, err);
+    if (st)
+        return st;
+    h->deepest = deepest > h->deepest ? deepest : h->deepest;
+    const double unit = env->dt / (double)END;
+    for (long i = 0; i < h->n; i++)
+        predict(h, i, t, unit);
+    return nonfinite(h, env, (double)t * unit, NULL, h->n, 1, err);
+}
+
+/* The rest of the interval watched (watch_begin), or with one its next
+ * block: on the engine where no group needs it, else the host's. */
+static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
+{
+    orr_engine *e = env->engine;
+    const double unit = env->dt / (double)END;
+    orr_status st = ORR_OK;
+    while (!st && h->t < END) {
+        if (h->nb >= MAX_BLOCKS)
+            return stalled(env, h->t, err);
+        const orr_hview v = view_of(h, env);
+        orr_block_watch w;
+        long long next = END;
+        orr_groups_watch(h->grp, &v, &w);
+        for (long i = 0; (w.stop >= 0 || one) && i < h->n; i++) {
+            const long long ti = h->tick[i] + (END >> h->level[i]);
+            next = ti < next ? ti : next;
+        }
+        if (w.stop < 0 || w.stop > next) {   /* the engine's blocks until the host is wanted */
+            if (one)   /* no further than the next block */
+                w.stop = next + 1;
+            if (h->push && (st = orr_engine_blocks_state(e, h->pos, h->vel, h->a, h->j, h->tick,
+                                                         h->level, 1, err)) != ORR_OK)
+                return st;
+            h->push = 0;
+            const orr_block_params p = engine_params(h, env);
+            engine_time(env);
+            long long t = 0;
+            long nb = 0, nact = 0;
+            if ((st = orr_engine_blocks_watch(e, &w, err)) != ORR_OK ||
+                (st = orr_engine_blocks_run(e, &p, &t, &nb, &nact, err)) != ORR_OK)
+                return st;
+            const int why = orr_engine_blocks_why(e);
+            const long ran = nb - h->dnb;
+            h->blocks += ran, h->nb += ran, h->active += nact - h->dact;
+            h->dnb = nb, h->dact = nact;
+            if (ran > 0) {
+                h->t = t;
+                if ((st = watch_pull(h, env, t, err)) != ORR_OK)
+                    return st;
+            }
+            if (why == 0 && h->t < END)   /* max_blocks */
+                return stalled(env, h->t, err);
+            if (why == 2) {   /* a body pulled hard by a near one: a close pair may form */
+                long nf = 0;
+                for (long i = 0; i < h->n; i++)
+                    h->mark[i] = h->tick[i] == t;
+                orr_engine_set_time(e, fma((double)t, unit, env->time), 0);
+                st = regroup(h, env, t, h->hi, &nf, err);
+                memset(h->mark, 0, (size_t)h->n);
+                h->push = h->push || nf > 0;
+            }
+            if (why != 1 || ran > 0) {
+                if (one)
+                    return st;
+                continue;
+            }
+        }
+        h->nb++;   /* a block the groups need: the host's */
+        st = block(h, env, h->hi, &h->t, err);
+        h->push = 1;
+        if (one)
+            return st;
+    }
+    return st;
 }
 
 /* An interval begins: from the synchronised state, every body at tick 0.
@@ -677,6 +801,10 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
     h->deepest = 0;
     for (long i = 0; i < h->n; i++)
         h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
+    h->watch = 0;
+    if (h->grp && h->ranks == 1 && orr_engine_has_blocks(env->engine) &&
+        (st = watch_begin(h, env, err)) != ORR_OK)
+        return st;
     h->busy = 1;
     return ORR_OK;
 }
@@ -686,6 +814,8 @@ static orr_status next_block(herm *h, orr_integ_env *env, orr_error *err)
 {
     if (h->nb >= MAX_BLOCKS)
         return stalled(env, h->t, err);
+    if (h->watch)
+        return watched(h, env, 1, err);
     h->nb++;
     if (!h->on_engine)
         return block(h, env, h->hi, &h->t, err);
@@ -780,6 +910,8 @@ static orr_status h_step(void *state, orr_integ_env *env, orr_error *err)
     orr_status st = h->busy ? ORR_OK : begin(h, env, err);
     if (!st && h->on_engine && h->t < END)
         st = rest_on_engine(h, env, err);
+    if (!st && h->watch && h->t < END)
+        st = watched(h, env, 0, err);
     while (!st && h->t < END)
         st = next_block(h, env, err);
     if (!st)
