@@ -1282,18 +1282,18 @@ orr_accel_jerk_groups(const typename orr_vec4<real>::type *__restrict__ xp,
  * max_blocks blocks; the control words say where it got to, as the other
  * kernels leave them.  The same arithmetic as the block-by-block kernels,
  * so the same bits. */
+#define ORR_HINTERVAL_PARAMS                                                                     \
+    typename orr_vec4<real>::type *__restrict__ pos, typename orr_vec4<real>::type *__restrict__ vel, \
+        typename orr_vec4<real>::type *__restrict__ acc,                                          \
+        typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,             \
+        int *__restrict__ level, orr_hctl *hc, const orr_hparams *__restrict__ hp,                 \
+        typename orr_vec4<real>::type *__restrict__ xp,                                            \
+        typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,                     \
+        const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,                           \
+        typename orr_vec4<real>::type *__restrict__ pa,                                            \
+        typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned split_at
 template <typename real, bool WATCH>
-static __device__ __forceinline__ void
-orr_hinterval_run(typename orr_vec4<real>::type *__restrict__ pos,
-              typename orr_vec4<real>::type *__restrict__ vel,
-              typename orr_vec4<real>::type *__restrict__ acc,
-              typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
-              int *__restrict__ level, orr_hctl *hc, const orr_hparams *__restrict__ hp,
-              typename orr_vec4<real>::type *__restrict__ xp,
-              typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
-              const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,
-              typename orr_vec4<real>::type *__restrict__ pa,
-              typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned split_at)
+static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
 {
     __shared__ __align__(32) unsigned char smem[orr_jtile_bytes<real>(ORR_HPERSIST) > 0
                                                      ? orr_jtile_bytes<real>(ORR_HPERSIST) : 32];
@@ -1426,38 +1426,15 @@ orr_hinterval_run(typename orr_vec4<real>::type *__restrict__ pos,
  * host (hctl.stop, hparams.stop and pull: the regularised groups,
  * hermite.c), apart so that the watch costs the blocks nothing where
  * nobody watches. */
-template <typename real>
-__global__ void __launch_bounds__(ORR_HPERSIST, 2)
-orr_hinterval(typename orr_vec4<real>::type *__restrict__ pos,
-              typename orr_vec4<real>::type *__restrict__ vel,
-              typename orr_vec4<real>::type *__restrict__ acc,
-              typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
-              int *__restrict__ level, orr_hctl *hc, const orr_hparams *__restrict__ hp,
-              typename orr_vec4<real>::type *__restrict__ xp,
-              typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
-              const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,
-              typename orr_vec4<real>::type *__restrict__ pa,
-              typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned split_at)
-{
-    orr_hinterval_run<real, false>(pos, vel, acc, jerk, tick, level, hc, hp, xp, vp, act, attr,
-                                   rtp, plan, pa, pj, n, split_at);
-}
-template <typename real>
-__global__ void __launch_bounds__(ORR_HPERSIST, 2)
-orr_hinterval_watched(typename orr_vec4<real>::type *__restrict__ pos,
-              typename orr_vec4<real>::type *__restrict__ vel,
-              typename orr_vec4<real>::type *__restrict__ acc,
-              typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
-              int *__restrict__ level, orr_hctl *hc, const orr_hparams *__restrict__ hp,
-              typename orr_vec4<real>::type *__restrict__ xp,
-              typename orr_vec4<real>::type *__restrict__ vp, int *__restrict__ act,
-              const real *__restrict__ attr, orr_rtparams rtp, orr_hplan plan,
-              typename orr_vec4<real>::type *__restrict__ pa,
-              typename orr_vec4<real>::type *__restrict__ pj, int n, unsigned split_at)
-{
-    orr_hinterval_run<real, true>(pos, vel, acc, jerk, tick, level, hc, hp, xp, vp, act, attr,
-                                  rtp, plan, pa, pj, n, split_at);
-}
+#define ORR_HINTERVAL_KERNEL(name, watch)                                                        \
+    template <typename real>                                                                     \
+    __global__ void __launch_bounds__(ORR_HPERSIST, 2) name(ORR_HINTERVAL_PARAMS)                \
+    {                                                                                            \
+        orr_hinterval_run<real, watch>(pos, vel, acc, jerk, tick, level, hc, hp, xp, vp, act,    \
+                                       attr, rtp, plan, pa, pj, n, split_at);                    \
+    }
+ORR_HINTERVAL_KERNEL(orr_hinterval, false)
+ORR_HINTERVAL_KERNEL(orr_hinterval_watched, true)
 
 /* ---- a block split between GPUs (backend_cuda.c's split_block) -------------
  * Every GPU holds every body and runs the blocks below the crossover whole;
