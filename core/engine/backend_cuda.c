@@ -66,6 +66,9 @@ typedef struct {
     void *rfn[ORR_KFAMILY_MAX_KERNELS];
     orr_devptr grid;              /* the deposit grid, grid_bytes of doubles */
     size_t grid_bytes;
+    /* page-locked staging of the copies between host and device (stage_of) */
+    void *stage;
+    size_t stage_bytes;
 } cuda_impl;
 
 typedef struct {
@@ -162,6 +165,7 @@ static void cuda_destroy(orr_engine *e)
     if (c->evc1)
         orr_cuda_event_destroy(c->evc1);
     orr_cuda_stream_destroy(c->stream);
+    orr_cuda_host_free(c->stage);
     if (c->module)
         orr_cuda_module_unload(c->module);
     if (c->rmodule)
@@ -406,20 +410,16 @@ static orr_status cuda_create(orr_engine *e, orr_error *err)
 }
 
 /* Converts n bodies between host doubles (stride hs) and the device layout. */
-static void *pack(const cuda_impl *c, const double *src, int hs, int comps, long n)
+static void pack_into(const cuda_impl *c, void *buf, const double *src, int hs, int comps, long n)
 {
-    void *buf = calloc((size_t)n * 4, c->elem);
-    if (!buf)
-        return NULL;
     for (long i = 0; i < n; i++)
-        for (int k = 0; k < comps; k++) {
-            double v = src ? src[hs * i + k] : 0.0;
+        for (int k = 0; k < 4; k++) {
+            double v = src && k < comps ? src[hs * i + k] : 0.0;
             if (c->elem == sizeof(double))
                 ((double *)buf)[4 * i + k] = v;
             else
                 ((float *)buf)[4 * i + k] = (float)v;
         }
-    return buf;
 }
 
 static void unpack(const cuda_impl *c, const void *buf, double *dst, int hs, int comps, long n)
@@ -430,34 +430,95 @@ static void unpack(const cuda_impl *c, const void *buf, double *dst, int hs, int
                                                         : (double)((const float *)buf)[4 * i + k];
 }
 
+/* The staging buffer, page-locked, of at least `bytes`: the copies of a
+ * call are queued from and into it together and waited for once (the
+ * host's blocks of regularised runs copy the state at every stop,
+ * hermite.c). */
+static orr_status stage_of(cuda_impl *c, size_t bytes, void **buf, orr_error *err)
+{
+    if (bytes > c->stage_bytes) {
+        orr_cuda_host_free(c->stage);
+        c->stage = NULL, c->stage_bytes = 0;
+        const size_t want = bytes + bytes / 4;
+        orr_status st = orr_cuda_host_alloc(&c->stage, want, err);
+        if (st)
+            return st;
+        c->stage_bytes = want;
+    }
+    *buf = c->stage;
+    return ORR_OK;
+}
+
+/* A copy of the arrays of a transfer: k of them, each n bodies of real4
+ * (device) against host doubles (stride hs, comps components). */
+typedef struct {
+    orr_devptr dev;
+    double *host;
+    int hs, comps;
+} vec_copy;
+
+/* Copies in (set) or out of k real4 arrays of n bodies, plus raw bytes
+ * (raw_n of them: device, host, size), through the stage: queued on the
+ * engine's stream in order with its kernels, waited for once. */
+static orr_status transfer(cuda_impl *c, int set, const vec_copy *v, int k, long n,
+                           const orr_devptr *raw_dev, void *const *raw_host,
+                           const size_t *raw_size, int raw_n, orr_error *err)
+{
+    const size_t vec = (size_t)n * 4 * c->elem;
+    size_t bytes = vec * (size_t)k;
+    for (int r = 0; r < raw_n; r++)
+        bytes += (raw_size[r] + 15) / 16 * 16;
+    void *buf = NULL;
+    orr_status st = stage_of(c, bytes, &buf, err);
+    size_t off = 0;
+    for (int q = 0; !st && q < k; q++, off += vec) {
+        char *b = (char *)buf + off;
+        if (set) {
+            pack_into(c, b, v[q].host, v[q].hs, v[q].comps, n);
+            st = orr_cuda_htod_async(v[q].dev, b, vec, c->stream, err);
+        } else {
+            st = orr_cuda_dtoh_async(b, v[q].dev, vec, c->stream, err);
+        }
+    }
+    size_t roff = off;
+    for (int r = 0; !st && r < raw_n; r++) {
+        char *b = (char *)buf + roff;
+        if (set) {
+            memcpy(b, raw_host[r], raw_size[r]);
+            st = orr_cuda_htod_async(raw_dev[r], b, raw_size[r], c->stream, err);
+        } else {
+            st = orr_cuda_dtoh_async(b, raw_dev[r], raw_size[r], c->stream, err);
+        }
+        roff += (raw_size[r] + 15) / 16 * 16;
+    }
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
+    if (st || set)
+        return st;
+    for (int q = 0; q < k; q++)
+        unpack(c, (char *)buf + vec * (size_t)q, v[q].host, v[q].hs, v[q].comps, n);
+    roff = off;
+    for (int r = 0; r < raw_n; r++) {
+        memcpy(raw_host[r], (char *)buf + roff, raw_size[r]);
+        roff += (raw_size[r] + 15) / 16 * 16;
+    }
+    return ORR_OK;
+}
+
 /* Copies in and out go through the engine's stream, in order with its
  * kernels; the host buffer is free again when the call returns. */
 static orr_status upload(cuda_impl *c, orr_devptr dst, const double *src, int hs, int comps, long n,
                          orr_error *err)
 {
-    void *buf = pack(c, src, hs, comps, n);
-    if (!buf)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    orr_status st = orr_cuda_htod_async(dst, buf, (size_t)n * 4 * c->elem, c->stream, err);
-    if (!st)
-        st = orr_cuda_stream_sync(c->stream, err);
-    free(buf);
-    return st;
+    const vec_copy v = {dst, (double *)src, hs, comps};
+    return transfer(c, 1, &v, 1, n, NULL, NULL, NULL, 0, err);
 }
 
 static orr_status download(cuda_impl *c, orr_devptr src, double *dst, int hs, int comps, long n,
                            orr_error *err)
 {
-    void *buf = malloc((size_t)n * 4 * c->elem);
-    if (!buf)
-        return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
-    orr_status st = orr_cuda_dtoh_async(buf, src, (size_t)n * 4 * c->elem, c->stream, err);
-    if (!st)
-        st = orr_cuda_stream_sync(c->stream, err);
-    if (!st)
-        unpack(c, buf, dst, hs, comps, n);
-    free(buf);
-    return st;
+    const vec_copy v = {src, dst, hs, comps};
+    return transfer(c, 0, &v, 1, n, NULL, NULL, NULL, 0, err);
 }
 
 /* Body `first` of buffer b. */
@@ -469,8 +530,9 @@ static orr_devptr rec(const cuda_impl *c, orr_devptr b, long first)
 static orr_status cuda_set_state(orr_engine *e, const double *pos, const double *vel, orr_error *err)
 {
     cuda_impl *c = e->impl;
-    orr_status st = upload(c, c->buf[ORR_BUF_POS], pos, 4, 4, e->n, err);
-    return st ? st : upload(c, c->buf[ORR_BUF_VEL], vel, 3, 3, e->n, err);
+    const vec_copy v[2] = {{c->buf[ORR_BUF_POS], (double *)pos, 4, 4},
+                           {c->buf[ORR_BUF_VEL], (double *)vel, 3, 3}};
+    return transfer(c, 1, v, 2, e->n, NULL, NULL, NULL, 0, err);
 }
 
 static orr_status cuda_get_state(orr_engine *e, double *pos, double *vel, orr_error *err)
@@ -935,11 +997,8 @@ static orr_status cuda_accel_jerk(orr_engine *e, long ni, const long *idx, doubl
     orr_status st = jerk_inputs(e, c, ni, idx, err);
     if (!st)
         st = accel_jerk(e, c, c->hact, c->hcnt, ni, 1, err);
-    if (!st)
-        st = download(c, c->hpa, acc, 3, 3, ni, err);
-    if (!st)
-        st = download(c, c->hpj, jerk, 3, 3, ni, err);
-    return st;
+    const vec_copy v[2] = {{c->hpa, acc, 3, 3}, {c->hpj, jerk, 3, 3}};
+    return st ? st : transfer(c, 0, v, 2, ni, NULL, NULL, NULL, 0, err);
 }
 
 static orr_status cuda_time_accel_jerk(orr_engine *e, long ni, const long *idx, int reps,
@@ -1432,24 +1491,12 @@ static orr_status cuda_blocks_state(orr_engine *e, double *pos, double *vel, dou
     cuda_impl *c = e->impl;
     orr_status st = blocks_alloc(e, c, err);
     const long n = e->n;
-    const orr_devptr b[4] = {c->buf[ORR_BUF_POS], c->buf[ORR_BUF_VEL], c->buf[ORR_BUF_ACC],
-                             c->hjerk};
-    double *h[4] = {pos, vel, acc, jerk};
-    for (int k = 0; !st && k < 4; k++)
-        st = set ? upload(c, b[k], h[k], k ? 3 : 4, k ? 3 : 4, n, err)
-                 : download(c, b[k], h[k], k ? 3 : 4, k ? 3 : 4, n, err);
-    if (st)
-        return st;
-    if (set) {
-        if (!(st = orr_cuda_htod_async(c->htick, tick, 8 * (size_t)n, c->stream, err)) &&
-            !(st = orr_cuda_htod_async(c->hlevel, level, 4 * (size_t)n, c->stream, err)))
-            st = orr_cuda_stream_sync(c->stream, err);
-        return st;
-    }
-    if (!(st = orr_cuda_dtoh_async(tick, c->htick, 8 * (size_t)n, c->stream, err)) &&
-        !(st = orr_cuda_dtoh_async(level, c->hlevel, 4 * (size_t)n, c->stream, err)))
-        st = orr_cuda_stream_sync(c->stream, err);
-    return st;
+    const vec_copy v[4] = {{c->buf[ORR_BUF_POS], pos, 4, 4}, {c->buf[ORR_BUF_VEL], vel, 3, 3},
+                           {c->buf[ORR_BUF_ACC], acc, 3, 3}, {c->hjerk, jerk, 3, 3}};
+    const orr_devptr rd[2] = {c->htick, c->hlevel};
+    void *const rh[2] = {tick, level};
+    const size_t rs[2] = {8 * (size_t)n, 4 * (size_t)n};
+    return st ? st : transfer(c, set, v, 4, n, rd, rh, rs, 2, err);
 }
 
 /* The positions and velocities as the interval began (kept by
