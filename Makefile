@@ -67,7 +67,7 @@ LUA_LIB  := $(sort $(wildcard lua/orrery/*.lua))
 MAIN_OBJ := $(BUILD)/obj/lua/main.o $(BUILD)/obj/cli/cli.o
 
 TESTS    := test_kcache test_rtc test_kspec test_cpu test_hostcc test_ic test_sim test_tune test_law test_field test_gpu \
-            test_snapshot test_render test_comm test_nccl test_diag \
+            test_snapshot test_render test_comm test_nccl test_diag test_kepler \
             test_movie test_view
 TEST_BIN := $(TESTS:%=$(BUILD)/tests/%)
 

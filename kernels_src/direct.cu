@@ -466,7 +466,7 @@ struct orr_hparams {
     double H, eta, unit;             /* unit = H / 2^ORR_HMAX */
     unsigned long long max_blocks;   /* done after this many blocks (a stall) */
     int hi;                          /* the finest level dt_min allows */
-    int pad;
+    int npairs;                      /* orr_hinterval_watched: the pairs after these params */
     orr_tick stop;                   /* orr_hinterval stops before a block at this time ... */
     double pull, near2;              /* ... or after one where a corrected body's |a| reached
                                         pull with another active body within sqrt(near2) at the
@@ -474,6 +474,17 @@ struct orr_hparams {
                                         a pericentre within peri (the host's watch: ~0,
                                         infinity and 0 when none) */
     double peri, G;
+};
+
+/* A regularised pair whose perturbers orr_hinterval_watched resolves
+ * itself (engine.h: orr_watch_pair; backend_cuda.c's hpair), npairs of
+ * them right after the orr_hparams in its buffer. */
+struct orr_hpair {
+    int centre, other;   /* the centre's body (member 0) and member 1's (a ghost) */
+    double m0, m1;       /* the members' masses */
+    double t0;           /* the time of r and v: tick * unit, the interval's */
+    double r[3], v[3];   /* member 1's position and velocity less member 0's */
+    double R2;           /* an active body closer than sqrt(R2) to the centre is resolved */
 };
 
 /* The force + jerk launch per bucket of active bodies (engine.h:
@@ -1002,6 +1013,58 @@ orr_jerk_combine(typename orr_vec4<real>::type *__restrict__ pa,
 /* The correction of the nact active bodies by the threads numbered first
  * among `threads` (a block's threads in a whole number of warps): the
  * finest level any of them chose is returned. */
+/* A unit mass's pull towards relative position d, relative velocity u
+ * (gm: G times the pulling mass): added to acc and jerk (groups.c's pull). */
+static __device__ __forceinline__ void orr_pull(const double *d, const double *u, double gm,
+                                                double *acc, double *jerk)
+{
+    const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    const double ri3 = gm / (r2 * sqrt(r2));
+    const double rv = 3 * (d[0] * u[0] + d[1] * u[1] + d[2] * u[2]) / r2;
+    for (int q = 0; q < 3; q++) {
+        acc[q] += ri3 * d[q];
+        jerk[q] += ri3 * (u[q] - rv * d[q]);
+    }
+}
+
+/* Active body i at x, v (predicted to the block's time tb) near a
+ * regularised pair: the pull of its two members less that of their
+ * centre, which the force phase counted (groups.c: orr_groups_correct's
+ * perturber), added to a and j.  The members are where their Kepler
+ * motion from the pair's state at t0 has taken them (the host's
+ * predict_group carries them so, by its unperturbed regularised motion). */
+template <typename real>
+static __device__ __forceinline__ void orr_pairs_pull(int i, const double *x, const double *v,
+                                      const typename orr_vec4<real>::type *__restrict__ xp,
+                                      const typename orr_vec4<real>::type *__restrict__ vp,
+                                      const orr_hparams *__restrict__ hp, double tb, double *a,
+                                      double *j)
+{
+    const orr_hpair *pairs = (const orr_hpair *)(hp + 1);
+    const double G = hp->G;
+    for (int k = 0; k < hp->npairs; k++) {
+        const orr_hpair &p = pairs[k];
+        if (i == p.centre || i == p.other)
+            continue;
+        const typename orr_vec4<real>::type X4 = xp[p.centre], V4 = vp[p.centre];
+        double d[3] = {(double)X4.x - x[0], (double)X4.y - x[1], (double)X4.z - x[2]};
+        if (!(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < p.R2))
+            continue;
+        double u[3] = {(double)V4.x - v[0], (double)V4.y - v[1], (double)V4.z - v[2]};
+        const double M = p.m0 + p.m1;
+        double r[3], w[3];
+        orr_kepler_drift(G * M, p.r, p.v, tb - p.t0, r, w);
+        orr_pull(d, u, -G * M, a, j);   /* the centre's pull, taken back */
+        double dm[3], um[3];
+        for (int q = 0; q < 3; q++)
+            dm[q] = d[q] - p.m1 / M * r[q], um[q] = u[q] - p.m1 / M * w[q];
+        orr_pull(dm, um, G * p.m0, a, j);
+        for (int q = 0; q < 3; q++)
+            dm[q] = d[q] + p.m0 / M * r[q], um[q] = u[q] + p.m0 / M * w[q];
+        orr_pull(dm, um, G * p.m1, a, j);
+    }
+}
+
 template <typename real, bool WATCH>
 static __device__ __forceinline__ int
 orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
@@ -1014,7 +1077,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                  const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
                  int nact, int ranges, orr_tick t, double H, double eta, int hi, int first,
                  int threads, orr_tick &tnext, double pull, double near2, double peri, double G,
-                 bool &pulled)
+                 bool &pulled, const orr_hparams *__restrict__ hp)
 {
     typedef typename orr_vec4<real>::type vec4;
     const int stride = nact;
@@ -1039,8 +1102,13 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
         if (lane == 0) {   /* the others wait at the end: no lane runs ahead into a shuffle */
             const double dt = (double)(end >> li) * (H / (double)end);
             const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
-            const double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
+            double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
             const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
+            if (WATCH && hp->npairs > 0) {   /* the regularised pairs near it, resolved */
+                orr_pairs_pull<real>(i, xq, vq, xp, vp, hp, (double)t * hp->unit, a1, j1);
+                a14.x = (real)a1[0], a14.y = (real)a1[1], a14.z = (real)a1[2];
+                j14.x = (real)j1[0], j14.y = (real)j1[1], j14.z = (real)j1[2];
+            }
             double x[3], v[3], a2[3], a3[3];
             const double dt3 = dt * dt * dt, dt4 = dt3 * dt;
             for (int d = 0; d < 3; d++) {
@@ -1131,7 +1199,7 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
         pos, vel, acc, jerk, tick, level, xp, vp, an, jn, act, nact,
         orr_hshape_of(plan, n, nact).ranges, hc->next, hp->H, hp->eta, hp->hi,
         blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK, unused, 0.0, 0.0, 0.0, 0.0,
-        pulled);
+        pulled, hp);
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
 }
@@ -1379,7 +1447,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
         bool pulled = false;
         const int d = orr_hcorrect_all<real, WATCH>(pos, vel, acc, jerk, tick, level, xp, vp, pa, pj,
                                              act, nact, s.ranges, t, H, eta, hi, first, threads,
-                                             tc, pull, near2, peri, G, pulled);
+                                             tc, pull, near2, peri, G, pulled, hp);
         if (WATCH && pulled)
             vc->stop = 2;
         deepest = d > deepest ? d : deepest;

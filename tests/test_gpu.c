@@ -601,7 +601,7 @@ static void test_hermite_watch(void **state)
         long long t = 0;
         long blocks = 0, active = 0, before = 0;
         if (run == 1) {   /* stop before the block at or after half the interval */
-            const orr_block_watch w = {end / 2 + 12345, 0, 0, 0, 1};
+            const orr_block_watch w = {.stop = end / 2 + 12345, .G = 1};
             TU_OK(orr_engine_blocks_watch(g, &w, &err), &err);
             TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
             assert_int_equal(orr_engine_blocks_why(g), 1);
@@ -615,10 +615,10 @@ static void test_hermite_watch(void **state)
             }
             assert_true(next >= w.stop);   /* the next block is the host's */
             TU_OK(orr_engine_blocks_state(g, got, v, a, j, tick, level, 1, &err), &err);
-            const orr_block_watch none = {-1, 0, 0, 0, 1};
+            const orr_block_watch none = {.stop = -1, .G = 1};
             TU_OK(orr_engine_blocks_watch(g, &none, &err), &err);
         } else if (run == 2) {   /* every body pulled and near: a stop after each block */
-            const orr_block_watch w = {-1, 1e-300, 1e300, 1e300, 1};
+            const orr_block_watch w = {.stop = -1, .pull = 1e-300, .near = 1e300, .peri = 1e300, .G = 1};
             TU_OK(orr_engine_blocks_watch(g, &w, &err), &err);
             for (int k = 0; k < 5; k++) {
                 TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
@@ -626,7 +626,7 @@ static void test_hermite_watch(void **state)
                 assert_true(blocks > before && t < end);   /* a lone active body is not near */
                 before = blocks;
             }
-            const orr_block_watch none = {-1, 0, 0, 0, 1};
+            const orr_block_watch none = {.stop = -1, .G = 1};
             TU_OK(orr_engine_blocks_watch(g, &none, &err), &err);
         }
         TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
@@ -646,7 +646,7 @@ static void test_hermite_watch(void **state)
     gs.phys.precision = ORR_MIXED;
     orr_engine *m = NULL;
     TU_OK(orr_engine_create(&m, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err), &err);
-    const orr_block_watch w = {-1, 0, 0, 0, 1};
+    const orr_block_watch w = {.stop = -1, .G = 1};
     assert_int_equal(orr_engine_blocks_watch(m, &w, &err), ORR_ERR_ARG);
     assert_non_null(strstr(err.msg, "watched only in double"));
     orr_error_clear(&err);

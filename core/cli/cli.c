@@ -1525,6 +1525,13 @@ static int bench_main(args_t *a)
     usage_quiet = env_rank != 0;
     int rc = bench_parse(a, &b);
     usage_quiet = 0;
+    if (rc == 2 && env_rank != 0) {
+        /* rank 0 exits first, having said it: a rank before it makes the
+         * launcher end the job, and rank 0's words were lost (1 run in 15
+         * under Open MPI 4.1) */
+        const struct timespec pause = {0, 300 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
     if (!rc)
         rc = bench_resolve(&b);
     orr_comm *c = NULL;

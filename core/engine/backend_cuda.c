@@ -810,10 +810,15 @@ typedef struct {
 typedef struct {
     double H, eta, unit;
     unsigned long long max_blocks;
-    int hi, pad;
+    int hi, npairs;
     unsigned long long stop;
     double pull, near2, peri, G;
 } hpar;
+typedef struct {   /* direct.cu's orr_hpair: after hpar in its buffer, ORR_WATCH_PAIRS of them */
+    int centre, other;
+    double m0, m1, t0, r[3], v[3], R2;
+} hpair;
+_Static_assert(sizeof(hpar) % 8 == 0 && sizeof(hpair) == 88, "direct.cu's orr_hparams, orr_hpair");
 typedef struct {
     int tile[ORR_HBUCKETS], per_sm[ORR_HBUCKETS];
     int sms;
@@ -864,8 +869,9 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_alloc(&c->hact, 4 * n, err);
     if (!st)
         st = orr_cuda_alloc(&c->hiota, 4 * n, err);
-    if (!st && !(st = orr_cuda_alloc(&c->hpar, sizeof(hpar), err)))
-        st = orr_cuda_memset32(c->hpar, 0, sizeof(hpar) / 4, err);
+    const size_t parbytes = sizeof(hpar) + ORR_WATCH_PAIRS * sizeof(hpair);
+    if (!st && !(st = orr_cuda_alloc(&c->hpar, parbytes, err)))
+        st = orr_cuda_memset32(c->hpar, 0, parbytes / 4, err);
     if (!st && !(st = orr_cuda_alloc(&c->hcnt, sizeof(hctl), err)))
         st = orr_cuda_memset32(c->hcnt, 0, sizeof(hctl) / 4, err);
     int *iota = st ? NULL : malloc(4 * n);
@@ -1469,13 +1475,41 @@ static orr_status cuda_blocks_watch(orr_engine *e, const orr_block_watch *w, orr
     if (c->hmode != HMODE_PERSIST || e->spec.phys.precision != ORR_DOUBLE)
         return orr_fail(err, ORR_ERR_ARG, "the GPU's block steps are watched only in double, "
                         "in one persistent kernel (ORRERY_HBLOCKS unset)");
+    if (w->npairs < 0 || w->npairs > ORR_WATCH_PAIRS)
+        return orr_fail(err, ORR_ERR_ARG, "%d regularised pairs to resolve: from 0 to %d",
+                        w->npairs, ORR_WATCH_PAIRS);
+    /* the parameters from npairs to G, and the pairs after them (copied
+     * through the stage, waited for: pageable memory on the stack) */
     struct {
+        int npairs;
         unsigned long long stop;
         double pull, near2, peri, G;
-    } d = {w->stop < 0 ? ~0ULL : (unsigned long long)w->stop, w->pull > 0 ? w->pull : INFINITY,
-           w->near * w->near, w->peri, w->G};
+    } d = {w->npairs, w->stop < 0 ? ~0ULL : (unsigned long long)w->stop,
+           w->pull > 0 ? w->pull : INFINITY, w->near * w->near, w->peri, w->G};
+    _Static_assert(offsetof(hpar, stop) - offsetof(hpar, npairs) == 4 &&
+                   offsetof(hpar, G) + 8 == sizeof(hpar), "hpar's watched words");
+    hpair p[ORR_WATCH_PAIRS];
+    for (int k = 0; k < w->npairs; k++) {
+        const orr_watch_pair *q = &w->pairs[k];
+        if (q->centre < 0 || q->centre >= e->n || q->other < 0 || q->other >= e->n)
+            return orr_fail(err, ORR_ERR_ARG, "regularised pair %d: bodies %ld and %ld of %ld", k,
+                            q->centre + 1, q->other + 1, e->n);
+        p[k] = (hpair){(int)q->centre, (int)q->other, q->m[0], q->m[1], q->t0,
+                       {q->r[0], q->r[1], q->r[2]}, {q->v[0], q->v[1], q->v[2]}, q->R * q->R};
+    }
+    const size_t head = sizeof(hpar) - offsetof(hpar, npairs);
+    void *buf = NULL;
+    orr_status s2 = stage_of(c, head + sizeof p, &buf, err);
+    if (s2)
+        return s2;
+    memcpy(buf, &d.npairs, 4);
+    memcpy((char *)buf + 4, &d.stop, head - 4);
+    memcpy((char *)buf + head, p, (size_t)w->npairs * sizeof(hpair));
     c->hwatched = 1;
-    return orr_cuda_htod_async(c->hpar + offsetof(hpar, stop), &d, sizeof d, c->stream, err);
+    if (!(s2 = orr_cuda_htod_async(c->hpar + offsetof(hpar, npairs), buf,
+                                   head + (size_t)w->npairs * sizeof(hpair), c->stream, err)))
+        s2 = orr_cuda_stream_sync(c->stream, err);
+    return s2;
 }
 
 static int cuda_blocks_why(const orr_engine *e)

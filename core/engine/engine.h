@@ -216,15 +216,30 @@ orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_erro
  * acceleration reached `pull` while another of the block's bodies was
  * within `near` of it at the block's time, as predicted, and bound to it
  * with an apocentre within `near` or approaching it to a pericentre
- * within `peri` (G: the constant of gravitation).  orr_engine_blocks_why says which, after each run (0 the
- * interval's end or max_blocks, 1 the stop, 2 the pull).
- * orr_engine_blocks_begin clears the watch.  ORR_ERR_ARG where the engine
- * cannot stop so (only its persistent loop can, in double): the caller
- * runs the blocks itself. */
+ * within `peri` (G: the constant of gravitation).  orr_engine_blocks_why
+ * says which, after each run (0 the interval's end or max_blocks, 1 the
+ * stop, 2 the pull).  The engine's blocks resolve the regularised pairs
+ * listed, so that their perturbers need not stop it: a body active
+ * closer than R to a pair's centre (predicted) feels the two members
+ * instead of the centre, with acceleration and jerk, the members carried
+ * from their state at t0 to the block's time along their Kepler orbit
+ * (kernels_src/kepler.h).  orr_engine_blocks_begin clears the watch.
+ * ORR_ERR_ARG where the engine cannot stop so (only its persistent loop
+ * can, in double): the caller runs the blocks itself. */
+#define ORR_WATCH_PAIRS 64
+typedef struct {
+    long centre, other;   /* the bodies of the pair's centre (member 0) and of member 1 */
+    double m[2];          /* the members' masses */
+    double t0;            /* the time of r and v: tick * (H / 2^40), the interval's */
+    double r[3], v[3];    /* member 1's position and velocity less member 0's at t0 */
+    double R;             /* active bodies closer to the centre are resolved */
+} orr_watch_pair;
 typedef struct {
     long long stop;   /* < 0: none */
     double pull;      /* <= 0: none */
     double near, peri, G;
+    int npairs;       /* pairs[0 .. npairs) resolved by the engine's blocks */
+    orr_watch_pair pairs[ORR_WATCH_PAIRS];
 } orr_block_watch;
 orr_status orr_engine_blocks_watch(orr_engine *e, const orr_block_watch *w, orr_error *err);
 int orr_engine_blocks_why(const orr_engine *e);

@@ -36,6 +36,7 @@ typedef struct {
                                the tidal tensor at the centre (T0 at t0, T1 at t1 of an
                                advance, linear between) */
     long nnear;
+    double R;               /* the perturbers' distance from the centre, as last listed */
     int born;               /* formed in this orr_groups_update */
     double T0[9], T1[9], t0, t1;
     /* the members about the centre at the block time, for the forces
@@ -403,6 +404,7 @@ static orr_status perturbers(const orr_groups *g, const orr_hview *h, group *gr,
     const double R = fmax(2 * g->r_close, s * cbrt(2 * g->m_max / (M * g->gamma)));
     const double Rn = fmin(R, fmax(2 * g->r_close, s * cbrt(2 * g->m_max / (M * GAMMA_NEAR))));
     gr->npert = gr->nnear = 0;
+    gr->R = R;
     for (long k = 0; k < h->n; k++) {
         if (k == c || (g->gid[k] >= 0 && g->g[g->gid[k]].mem[0] != k))
             continue;   /* itself, or a ghost */
@@ -938,9 +940,26 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
 {
     const long long end = 1LL << ORR_BLOCK_MAX_LEVEL;
     long long t = -1;
+    w->npairs = 0;
     for (int k = 0; k < g->ng; k++) {
         const group *gr = &g->g[k];
-        for (long p = -1; p < gr->npert; p++) {
+        /* a pair's perturbers, the engine's blocks resolve (as
+         * orr_groups_correct would with the members where predict_group
+         * puts them, by their Kepler motion): its centre's steps alone are
+         * the host's.  A larger group's perturbers are the host's too. */
+        const int resolved = gr->n == 2 && w->npairs < ORR_WATCH_PAIRS;
+        if (resolved) {
+            orr_watch_pair *q = &w->pairs[w->npairs++];
+            q->centre = gr->mem[0], q->other = gr->mem[1];
+            q->m[0] = gr->ar.m[0], q->m[1] = gr->ar.m[1];
+            q->t0 = gr->ar.t;
+            for (int d = 0; d < 3; d++) {
+                q->r[d] = gr->ar.x[1][d] - gr->ar.x[0][d];
+                q->v[d] = gr->ar.v[1][d] - gr->ar.v[0][d];
+            }
+            q->R = gr->R;
+        }
+        for (long p = -1; p < (resolved ? 0 : gr->npert); p++) {
             const long b = p < 0 ? gr->mem[0] : gr->pert[p];
             const long long tb = h->tick[b] + (end >> h->level[b]);
             t = t < 0 || tb < t ? tb : t;

@@ -13,8 +13,11 @@
  * their Hermite polynomials.  Forces between a group and its perturbers are
  * exact both ways: the engine sees the centre of mass, and the difference
  * between the members and their centre is added on the host to the
- * centre's force and jerk and to each perturber's.  A group is advanced to
- * every block time at which its centre or one of its perturbers is active.
+ * centre's force and jerk and to each perturber's.  A group's motion is
+ * advanced at its centre's steps; at a perturber's step its members are
+ * carried on without tides from its state (predict_group).  On the GPU's
+ * own block loop (hermite.c's watch) the perturbers of a pair step there,
+ * its members placed by their Kepler motion (orr_groups_watch).
  *
  * Two bodies (singles or groups' centres) active in the same block, closer
  * than r_close and approaching or bound, become a group; a group whose
@@ -89,9 +92,12 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
 double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
 /* What the host must step itself where the block steps run elsewhere (the
  * GPU's loop, hermite.c; engine.h's orr_block_watch): the earliest next
- * time (ticks) of a group's centre or perturber (-1: no group), and the
- * bodies after whose block a close pair may form (orr_groups_update's
- * tests, with margins: they are made on the predicted state). */
+ * time (ticks) of a group's centre, or a perturber of a group the loop
+ * does not resolve (-1: no group); the pairs it resolves (the first
+ * ORR_WATCH_PAIRS: their members' state and the perturbers' distance);
+ * and the bodies after whose block a close pair may form
+ * (orr_groups_update's tests, with margins: they are made on the
+ * predicted state). */
 void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *w);
 /* The interval's end at time t: every group advanced there and resolved
  * into its members' slots. */

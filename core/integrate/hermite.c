@@ -606,7 +606,7 @@ static orr_status watch_begin(herm *h, orr_integ_env *env, orr_error *err)
     if (st)
         return st;
     orr_error quiet = {0};
-    const orr_block_watch none = {-1, 0, 0, 0, 0};
+    const orr_block_watch none = {.stop = -1};
     h->watch = orr_engine_blocks_watch(env->engine, &none, &quiet) == ORR_OK;
     orr_error_clear(&quiet);
     h->push = 1;

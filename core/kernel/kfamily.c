@@ -7,6 +7,7 @@
 const orr_kfamily orr_family_direct = {
     .name = "direct",
     .gpu_source = "direct.cu",
+    .gpu_header = "kepler.h",
     .cpu_source = "direct_cpu.c",
     .ngpu = 25,
     .gpu_kernels = {"orr_accel", "orr_accel_naive", "orr_kick", "orr_drift", "orr_potential",

@@ -40,6 +40,7 @@ typedef struct {
 typedef struct orr_kfamily {
     const char *name;          /* "direct": also its key in the tuning store and cache */
     const char *gpu_source;    /* kernels_src file for NVRTC: "direct.cu" */
+    const char *gpu_header;    /* a kernels_src file put before it (NULL: none) */
     const char *cpu_source;    /* kernels_src file for the host compiler: "direct_cpu.c"
                                   (NULL: a GPU-only family) */
     int ngpu;                  /* GPU kernels: templates over the precision, */

@@ -206,6 +206,8 @@ orr_status orr_kspec_source(const orr_kspec *s, const orr_kfamily *f, orr_target
     if (!st && (st = orr_fieldset_validate(s->phys.fields, err)) == ORR_OK &&
         orr_fieldset_emit(s->phys.fields, target == ORR_TARGET_CPU, &b))
         st = orr_fail(err, ORR_ERR_NOMEM, "out of memory generating source");
+    if (!st && target == ORR_TARGET_GPU && f->gpu_header)
+        st = append_file(&b, f->gpu_header, err);
     if (!st)
         st = append_file(&b, file, err);
     if (st) {

@@ -1,0 +1,169 @@
+/* test_kepler: kernels_src/kepler.h's two-body drift (the GPU places a
+ * regularised pair's members with it) on the host, against Kepler's
+ * equation solved apart by bisection (ellipses of e = 0 to 0.999,
+ * hyperbolae), over many periods and backwards, and the energy and
+ * angular momentum of near-parabolic and radial-ish orbits kept. */
+#include "testutil.h"
+
+#include <math.h>
+
+#define ORR_KEPLER static inline
+#include "../kernels_src/kepler.h"
+
+/* E - e sin E = M (ellipse) or e sinh H - H = M (hyperbola), by bisection:
+ * no Newton step shared with the code under test. */
+static double anomaly(double e, double M)
+{
+    double lo, hi;
+    if (e < 1) {
+        const double P = 2 * M_PI, k = floor(M / P);
+        M -= k * P;
+        lo = 0, hi = P;
+        for (int it = 0; it < 200; it++) {
+            const double mid = 0.5 * (lo + hi);
+            *(mid - e * sin(mid) < M ? &lo : &hi) = mid;
+        }
+        return 0.5 * (lo + hi) + k * P;
+    }
+    lo = -50, hi = 50;
+    for (int it = 0; it < 200; it++) {
+        const double mid = 0.5 * (lo + hi);
+        *(e * sinh(mid) - mid < M ? &lo : &hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* A conic of semi-major axis a (> 0) and eccentricity e about mu, its
+ * pericentre on +x, at time dt from pericentre (plane z = 0, tilted by a
+ * rotation about x so that every component is used). */
+static void conic(double mu, double a, double e, double dt, double *r, double *v)
+{
+    const double n = sqrt(mu / (a * a * a));
+    double x, y, vx, vy;
+    if (e < 1) {
+        const double E = anomaly(e, n * dt), b = a * sqrt(1 - e * e);
+        const double rr = a * (1 - e * cos(E)), Ed = n * a / rr;
+        x = a * (cos(E) - e), y = b * sin(E), vx = -a * sin(E) * Ed, vy = b * cos(E) * Ed;
+    } else {
+        const double H = anomaly(e, n * dt), b = a * sqrt(e * e - 1);
+        const double rr = a * (e * cosh(H) - 1), Hd = n * a / rr;
+        x = a * (e - cosh(H)), y = b * sinh(H), vx = -a * sinh(H) * Hd, vy = b * cosh(H) * Hd;
+    }
+    const double c = cos(0.7), s = sin(0.7);
+    r[0] = x, r[1] = c * y, r[2] = s * y;
+    v[0] = vx, v[1] = c * vy, v[2] = s * vy;
+}
+
+static double diff(const double *a, const double *b)
+{
+    return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+static double norm(const double *a)
+{
+    return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+}
+
+/* From a point of the orbit to others, forwards and back, many periods
+ * on: the positions within tol of the orbit's size, the velocities of its
+ * speed at pericentre. */
+static void check_conic(double mu, double a, double e, double t0, const double *dts, int ndt,
+                        double tol)
+{
+    double r0[3], v0[3], r[3], v[3], rw[3], vw[3];
+    conic(mu, a, e, t0, r0, v0);
+    const double vp = sqrt(mu * (1 + e) / (a * fabs(1 - e))), P = 2 * M_PI * sqrt(a * a * a / mu);
+    for (int k = 0; k < ndt; k++) {
+        orr_kepler_drift(mu, r0, v0, dts[k], r, v);
+        conic(mu, a, e, t0 + dts[k], rw, vw);
+        /* the start's rounding (1 - e, the energy 2 mu / r - v^2) moves the
+         * orbit's period by about 1e-16 / |1 - e|: its error grows with the
+         * periods gone by (the test's conditioning, not the drift's) */
+        const double slack = (1 + fabs(dts[k]) / P) * (1 + 1e-3 / fabs(1 - e));
+        const double size = fmax(norm(r0), norm(rw));
+        const double dr = diff(r, rw) / size / slack, dv = diff(v, vw) / vp / slack;
+        if (!(dr < tol && dv < tol))
+            print_error("a %g e %g from t %g by %g: |dr| %.3g, |dv| %.3g of the orbit's\n", a, e,
+                        t0, dts[k], dr, dv);
+        assert_true(dr < tol);
+        assert_true(dv < tol);
+    }
+}
+
+static void test_ellipses(void **state)
+{
+    (void)state;
+    const double P = 2 * M_PI;   /* a = 1, mu = 1 */
+    const double dts[] = {1e-6, 0.3, -0.3, 1.7, P / 2, -2.9, 10 * P + 0.41, -37.3 * P, 1000.25 * P};
+    const double es[] = {0, 0.1, 0.5, 0.9, 0.99, 0.999};
+    for (size_t k = 0; k < sizeof es / sizeof es[0]; k++) {
+        /* from pericentre, from apocentre, from between: the positions to
+         * 1e-9 of the distance (the slack of check_conic aside) */
+        check_conic(1, 1, es[k], 0, dts, 9, 1e-9);
+        check_conic(1, 1, es[k], P / 2, dts, 9, 1e-9);
+        check_conic(1, 1, es[k], 0.77, dts, 9, 1e-9);
+    }
+    /* other units: a hard binary of a cluster (a = 1e-4, mu = 2 / 4096) */
+    const double mu = 2.0 / 4096, a = 1e-4, Pb = 2 * M_PI * sqrt(a * a * a / mu);
+    const double db[] = {0.01 * Pb, 0.37 * Pb, -5.5 * Pb, 123.4 * Pb};
+    check_conic(mu, a, 0.97, 0.2 * Pb, db, 4, 1e-9);
+}
+
+static void test_hyperbolae(void **state)
+{
+    (void)state;
+    const double dts[] = {1e-6, 0.5, -0.5, 3, -3, 40, -40, 500};
+    const double es[] = {1.0001, 1.01, 1.5, 3, 30};
+    for (size_t k = 0; k < sizeof es / sizeof es[0]; k++) {
+        check_conic(1, 1, es[k], 0, dts, 8, 1e-10);
+        check_conic(1, 1, es[k], -2.5, dts, 8, 1e-10);
+    }
+}
+
+/* Near-parabolic and almost radial orbits: there and back again, with the
+ * energy and angular momentum they started with. */
+static void test_there_and_back(void **state)
+{
+    (void)state;
+    const double mu = 1.3;
+    const double starts[][6] = {
+        {1, 0, 0, 0, 1.6124515496597098, 0},        /* v^2 = 2 mu / r: parabolic */
+        {1, 0, 0, 0, 1.61245155, 1e-9},             /* barely unbound */
+        {0.3, 0.2, -0.1, -1.1, 0.9, 0.4},           /* an ellipse, tilted */
+        {1, 1e-3, 0, -1.5, 1e-4, 0},                /* falling in almost radially */
+        {-2, 0.5, 0.25, 1.2, -0.1, 0.05},           /* a flyby */
+    };
+    for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++) {
+        const double *r0 = starts[k], *v0 = starts[k] + 3;
+        const double E0 = 0.5 * (v0[0] * v0[0] + v0[1] * v0[1] + v0[2] * v0[2]) - mu / norm(r0);
+        const double L0[3] = {r0[1] * v0[2] - r0[2] * v0[1], r0[2] * v0[0] - r0[0] * v0[2],
+                              r0[0] * v0[1] - r0[1] * v0[0]};
+        for (double dt = 0.01; dt < 200; dt *= 3.7) {
+            double r[3], v[3], rb[3], vb[3];
+            orr_kepler_drift(mu, r0, v0, dt, r, v);
+            orr_kepler_drift(mu, r, v, -dt, rb, vb);
+            const double E = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - mu / norm(r);
+            const double L[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2],
+                                 r[0] * v[1] - r[1] * v[0]};
+            const double scale = mu / norm(r0) + fabs(E0);
+            if (!(fabs(E - E0) < 1e-11 * scale && diff(L, L0) < 1e-11 * (norm(L0) + norm(r0)) &&
+                  diff(rb, r0) < 1e-9 * (norm(r0) + norm(r))))
+                print_error("start %zu dt %g: dE %.3g, dL %.3g, back by %.3g\n", k, dt,
+                            fabs(E - E0) / scale, diff(L, L0), diff(rb, r0));
+            assert_true(fabs(E - E0) < 1e-11 * scale);
+            assert_true(diff(L, L0) < 1e-11 * (norm(L0) + norm(r0)));
+            assert_true(diff(rb, r0) < 1e-9 * (norm(r0) + norm(r)));
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ellipses),
+        cmocka_unit_test(test_hyperbolae),
+        cmocka_unit_test(test_there_and_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
