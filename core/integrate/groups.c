@@ -42,6 +42,9 @@ typedef struct {
      * between them and the perturbers: the group's own state where its
      * centre is active, else its unperturbed motion on from it */
     double px[ORR_AR_MAX][3], pv[ORR_AR_MAX][3];
+    /* its regularised state as it was before the groups were last moved on
+     * together (freeze): what other groups' tides see of its members */
+    orr_ar was;
 } group;
 
 struct orr_groups {
@@ -55,9 +58,28 @@ struct orr_groups {
     long *where;            /* n: a body's place in the list corrected, or -1 */
 };
 
+/* A larger group's members (more than 2) about its centre along a group's
+ * advance, for its tides (members_of): at DENSE_MAX + 1 nodes at most,
+ * DENSE_FRACTION of its pairs' shortest time apart, quintic Hermite
+ * interpolation between (positions, velocities, accelerations). */
+#define DENSE_MAX 64
+#define DENSE_GROUPS 4
+#define DENSE_FRACTION 0.1
+
 typedef struct {
+    const group *o;
+    int nn;                 /* intervals (0: none, members_at instead) */
+    double t[DENSE_MAX + 1];
+    double x[DENSE_MAX + 1][ORR_AR_MAX][3], v[DENSE_MAX + 1][ORR_AR_MAX][3],
+        a[DENSE_MAX + 1][ORR_AR_MAX][3];
+} dense;
+
+typedef struct {
+    const orr_groups *g;
     const orr_hview *h;
     const group *gr;
+    dense *dense;           /* ndense of them */
+    int ndense;
 } tide_ctx;
 
 orr_status orr_groups_create(orr_groups **out, long n, double r_close, double gamma,
@@ -206,8 +228,259 @@ static double mass_of(const group *gr)
     return M;
 }
 
+/* The group whose centre is body b, or NULL (a single, or a ghost). */
+static const group *centre_of(const orr_groups *g, long b)
+{
+    const int k = g->gid[b];
+    return k >= 0 && g->g[k].mem[0] == b ? &g->g[k] : NULL;
+}
+
+/* Stumpff's functions c2(z) = (1 - cos sqrt z) / z and c3(z) = (sqrt z -
+ * sin sqrt z) / z^3/2 (cosh and sinh for z < 0), by their series near 0. */
+static void stumpff(double z, double *c2, double *c3)
+{
+    if (fabs(z) < 1) {
+        double t2 = 0.5, t3 = 1.0 / 6;
+        *c2 = t2, *c3 = t3;
+        for (int k = 1; k < 16; k++) {
+            t2 *= -z / ((2 * k + 1) * (2 * k + 2));
+            t3 *= -z / ((2 * k + 2) * (2 * k + 3));
+            *c2 += t2, *c3 += t3;
+        }
+    } else if (z > 0) {
+        const double w = sqrt(z);
+        *c2 = (1 - cos(w)) / z, *c3 = (w - sin(w)) / (z * w);
+    } else {
+        const double w = sqrt(-z);
+        *c2 = (cosh(w) - 1) / -z, *c3 = (sinh(w) - w) / (-z * w);
+    }
+}
+
+/* Two bodies of G (m1 + m2) = mu, the second at r0 from the first with
+ * velocity v0, moved on by dt along their Kepler orbit (any eccentricity,
+ * either way in time) into r: universal variables, Kepler's equation
+ * solved by Laguerre-Conway, whose iteration converges from any start.
+ * A bound orbit's whole periods are taken off dt first. */
+static void kepler(double mu, const double *r0, const double *v0, double dt, double *r)
+{
+    const double r0n = sqrt(r0[0] * r0[0] + r0[1] * r0[1] + r0[2] * r0[2]);
+    const double v2 = v0[0] * v0[0] + v0[1] * v0[1] + v0[2] * v0[2];
+    const double smu = sqrt(mu), sig = (r0[0] * v0[0] + r0[1] * v0[1] + r0[2] * v0[2]) / smu;
+    const double alpha = 2 / r0n - v2 / mu, beta = 1 - alpha * r0n;
+    if (alpha > 0) {
+        const double P = 2 * M_PI / (alpha * sqrt(alpha * mu));
+        dt -= P * nearbyint(dt / P);
+    }
+    double chi = alpha > 0 ? smu * dt * alpha : smu * dt / r0n, c2, c3;
+    for (int it = 0; it < 64; it++) {
+        const double z = alpha * chi * chi;
+        stumpff(z, &c2, &c3);
+        const double F = sig * chi * chi * c2 + beta * chi * chi * chi * c3 + r0n * chi - smu * dt;
+        const double dF = sig * chi * (1 - z * c3) + beta * chi * chi * c2 + r0n;
+        const double ddF = sig * (1 - z * c2) + beta * chi * (1 - z * c3);
+        const double root = sqrt(fabs(16 * dF * dF - 20 * F * ddF));
+        const double delta = 5 * F / (dF + (dF < 0 ? -root : root));
+        chi -= delta;
+        if (!(fabs(delta) > 1e-15 * fabs(chi)))
+            break;
+    }
+    stumpff(alpha * chi * chi, &c2, &c3);
+    const double f = 1 - chi * chi * c2 / r0n, gt = dt - chi * chi * chi * c3 / smu;
+    for (int q = 0; q < 3; q++)
+        r[q] = f * r0[q] + gt * v0[q];
+}
+
+/* Group o's members about its centre at time t, as other groups' tides see
+ * them: its unperturbed motion from its state before the groups were last
+ * moved on together (`was`), the motion orr_groups_correct's px gives the
+ * block steps (predict_group).  From `was`, not from its state now: within
+ * one round of advances a group earlier in the list may already be at the
+ * block time and a later one not, and the bits must not depend on the
+ * groups' order (a restored checkpoint lists them anew).  A pair, most
+ * groups, moves on its Kepler orbit in closed form (a few Laguerre
+ * iterations a tide, against an AR integration); a larger group by a copy
+ * of its regularised motion without tides (backwards in time by its
+ * velocities reversed); should that copy fail, its members stay where
+ * they were. */
+static void members_at(const group *o, double t, double x[ORR_AR_MAX][3])
+{
+    const orr_ar *w = &o->was;
+    if (t == w->t) {
+        memcpy(x, w->x, sizeof(double) * 3 * (size_t)w->n);
+        return;
+    }
+    if (w->n == 2) {
+        const double M = w->m[0] + w->m[1];
+        double r0[3], v0[3], r[3];
+        for (int q = 0; q < 3; q++)
+            r0[q] = w->x[1][q] - w->x[0][q], v0[q] = w->v[1][q] - w->v[0][q];
+        kepler(w->G * M, r0, v0, t - w->t, r);
+        for (int q = 0; q < 3; q++)
+            x[0][q] = -w->m[1] / M * r[q], x[1][q] = w->m[0] / M * r[q];
+        return;
+    }
+    orr_ar a = *w;
+    a.perturb = NULL, a.perturb_ctx = NULL;
+    const int back = t < a.t;
+    for (int i = 0; back && i < a.n; i++)
+        for (int q = 0; q < 3; q++)
+            a.v[i][q] = -a.v[i][q];
+    orr_error ignored = {0};
+    const orr_status st = orr_ar_advance(&a, back ? a.t + (a.t - t) : t, &ignored);
+    orr_error_clear(&ignored);
+    memcpy(x, st ? w->x : a.x, sizeof(double) * 3 * (size_t)w->n);
+}
+
+/* The shortest time of a group's pairs: their separation over their
+ * speed, or their free-fall time. */
+static double pair_time(const orr_ar *w)
+{
+    double tdyn = INFINITY;
+    for (int i = 0; i < w->n; i++)
+        for (int k = i + 1; k < w->n; k++) {
+            double r2 = 0, u2 = 0;
+            for (int q = 0; q < 3; q++) {
+                r2 += (w->x[k][q] - w->x[i][q]) * (w->x[k][q] - w->x[i][q]);
+                u2 += (w->v[k][q] - w->v[i][q]) * (w->v[k][q] - w->v[i][q]);
+            }
+            const double r = sqrt(r2);
+            tdyn = fmin(tdyn, sqrt(r2 * r / (w->G * (w->m[i] + w->m[k]))));
+            if (u2 > 0)
+                tdyn = fmin(tdyn, r / sqrt(u2));
+        }
+    return tdyn;
+}
+
+/* Node j of d: the copy's members, and their accelerations. */
+static void put_node(dense *d, int j, const orr_ar *a)
+{
+    d->t[j] = a->t;
+    memcpy(d->x[j], a->x, sizeof(double) * 3 * (size_t)a->n);
+    memcpy(d->v[j], a->v, sizeof(double) * 3 * (size_t)a->n);
+    memset(d->a[j], 0, sizeof(double) * 3 * (size_t)a->n);
+    for (int i = 0; i < a->n; i++)
+        for (int k = i + 1; k < a->n; k++) {
+            double r[3], r2 = 0;
+            for (int q = 0; q < 3; q++) {
+                r[q] = a->x[k][q] - a->x[i][q];
+                r2 += r[q] * r[q];
+            }
+            const double f = a->G / (r2 * sqrt(r2));
+            for (int q = 0; q < 3; q++) {
+                d->a[j][i][q] += f * a->m[k] * r[q];
+                d->a[j][k][q] -= f * a->m[i] * r[q];
+            }
+        }
+}
+
+/* Group o's members (more than 2) along [t0, t1] into d: a copy of its
+ * unperturbed motion from `was` taken to t0 (backwards by its velocities
+ * reversed where t0 is before it), then on to t1 through nodes
+ * DENSE_FRACTION of its pairs' shortest time apart (taken anew at each
+ * node, so they close up at a pericentre).  After DENSE_MAX intervals, or
+ * where a copy failed (d->nn 0), members_of asks members_at. */
+static void build_dense(const group *o, double t0, double t1, dense *d)
+{
+    orr_ar a = o->was;
+    orr_error ignored = {0};
+    orr_status st = ORR_OK;
+    d->o = o;
+    d->nn = 0;
+    if (t0 > a.t) {
+        st = orr_ar_advance(&a, t0, &ignored);
+    } else if (t0 < a.t) {
+        for (int i = 0; i < a.n; i++)
+            for (int q = 0; q < 3; q++)
+                a.v[i][q] = -a.v[i][q];
+        st = orr_ar_advance(&a, a.t + (a.t - t0), &ignored);
+        for (int i = 0; i < a.n; i++)
+            for (int q = 0; q < 3; q++)
+                a.v[i][q] = -a.v[i][q];
+        a.t = t0;
+    }
+    if (st) {
+        orr_error_clear(&ignored);
+        return;
+    }
+    put_node(d, 0, &a);
+    int nn = 0;
+    while (nn < DENSE_MAX && a.t < t1) {
+        const double next = a.t + DENSE_FRACTION * pair_time(&a);
+        if ((st = orr_ar_advance(&a, next < t1 ? next : t1, &ignored)) != ORR_OK)
+            break;
+        put_node(d, ++nn, &a);
+    }
+    orr_error_clear(&ignored);
+    d->nn = st ? 0 : nn;
+}
+
+/* Group o's members about its centre at t for a tide: a pair's in closed
+ * form, a larger group's from its nodes along this advance where it has
+ * them and t is among them (the last step's search for its end may go
+ * past), else members_at. */
+static void members_of(const tide_ctx *c, const group *o, double t, double x[ORR_AR_MAX][3])
+{
+    const dense *d = NULL;
+    for (int k = 0; o->was.n > 2 && k < c->ndense; k++)
+        if (c->dense[k].o == o && c->dense[k].nn > 0)
+            d = &c->dense[k];
+    if (!d || !(t >= d->t[0] && t <= d->t[d->nn])) {
+        members_at(o, t, x);
+        return;
+    }
+    int j = 0, hi = d->nn;   /* d->t[j] <= t <= d->t[hi] */
+    while (hi - j > 1) {
+        const int mid = (j + hi) / 2;
+        if (t >= d->t[mid])
+            j = mid;
+        else
+            hi = mid;
+    }
+    const double h = d->t[j + 1] - d->t[j], s = (t - d->t[j]) / h;
+    const double s2 = s * s, s3 = s2 * s, s4 = s3 * s, s5 = s4 * s;
+    const double H0 = 1 - 10 * s3 + 15 * s4 - 6 * s5, H1 = 10 * s3 - 15 * s4 + 6 * s5;
+    const double G0 = s - 6 * s3 + 8 * s4 - 3 * s5, G1 = -4 * s3 + 7 * s4 - 3 * s5;
+    const double K0 = 0.5 * (s2 - 3 * s3 + 3 * s4 - s5), K1 = 0.5 * (s3 - 2 * s4 + s5);
+    for (int i = 0; i < o->was.n; i++)
+        for (int q = 0; q < 3; q++)
+            x[i][q] = H0 * d->x[j][i][q] + H1 * d->x[j + 1][i][q] +
+                      h * (G0 * d->v[j][i][q] + G1 * d->v[j + 1][i][q]) +
+                      h * h * (K0 * d->a[j][i][q] + K1 * d->a[j + 1][i][q]);
+}
+
+/* Every group's state now is what the others' tides see of it (members_at)
+ * until the next freeze: called before the groups are moved on together. */
+static void freeze(orr_groups *g)
+{
+    for (int k = 0; k < g->ng; k++) {
+        g->g[k].was = g->g[k].ar;
+        g->g[k].was.perturb = NULL, g->g[k].was.perturb_ctx = NULL;
+    }
+}
+
+/* A body of G m = gm at xk pulls the n members at X + x: into f. */
+static void pull_members(double gm, const double *xk, const double *X, const double *x, int n,
+                         double *f)
+{
+    for (int i = 0; i < n; i++) {
+        double d[3], r2 = 0;
+        for (int q = 0; q < 3; q++) {
+            d[q] = xk[q] - (X[q] + x[3 * i + q]);
+            r2 += d[q] * d[q];
+        }
+        const double s = gm / (r2 * sqrt(r2));
+        for (int q = 0; q < 3; q++)
+            f[3 * i + q] += s * d[q];
+    }
+}
+
 /* The tides on a group's members at time t: its perturbers' pull on each
- * member less their pull on the centre of mass (the mass-weighted mean). */
+ * member less their pull on the centre of mass (the mass-weighted mean).
+ * A near perturber that is another group's centre pulls with each of its
+ * members, at its centre predicted to t plus their place about it at t
+ * (members_at): a binary passing another is felt as two bodies, not one.
+ * A far one pulls from its centre: its members' quadrupole is (size /
+ * distance)^2 of a tide already below GAMMA_NEAR. */
 static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *f)
 {
     const tide_ctx *c = ctx;
@@ -221,16 +494,16 @@ static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *
         const long k = gr->pert[p];
         double xk[3], vk[3];
         predict(h, k, t, xk, vk);
-        const double gm = h->G * h->pos[4 * k + 3];
-        for (int i = 0; i < n; i++) {
-            double d[3], r2 = 0;
-            for (int q = 0; q < 3; q++) {
-                d[q] = xk[q] - (X[q] + x[3 * i + q]);
-                r2 += d[q] * d[q];
-            }
-            const double s = gm / (r2 * sqrt(r2));
-            for (int q = 0; q < 3; q++)
-                f[3 * i + q] += s * d[q];
+        const group *o = centre_of(c->g, k);
+        if (!o) {
+            pull_members(h->G * h->pos[4 * k + 3], xk, X, x, n, f);
+            continue;
+        }
+        double xo[ORR_AR_MAX][3];
+        members_of(c, o, t, xo);
+        for (int j = 0; j < o->was.n; j++) {
+            const double xj[3] = {xk[0] + xo[j][0], xk[1] + xo[j][1], xk[2] + xo[j][2]};
+            pull_members(h->G * o->was.m[j], xj, X, x, n, f);
         }
     }
     double mean[3] = {0, 0, 0}, M = 0;
@@ -317,7 +590,15 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
                               gr->mem[1] + 1);
         return st;
     }
-    tide_ctx ctx = {h, gr};
+    tide_ctx ctx = {g, h, gr, NULL, 0};
+    for (long p = 0; p < gr->nnear; p++) {   /* larger groups near: their nodes */
+        const group *o = centre_of(g, gr->pert[p]);
+        if (!o || o->was.n <= 2 || ctx.ndense == DENSE_GROUPS)
+            continue;
+        if (!ctx.dense && !(ctx.dense = malloc(sizeof(dense) * DENSE_GROUPS)))
+            return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+        build_dense(o, gr->ar.t, t, &ctx.dense[ctx.ndense++]);
+    }
     gr->t0 = gr->ar.t, gr->t1 = t;
     tidal_tensor(h, gr, gr->t0, gr->T0);
     tidal_tensor(h, gr, gr->t1, gr->T1);
@@ -325,6 +606,7 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
     gr->ar.perturb_ctx = &ctx;
     orr_status st = orr_ar_advance(&gr->ar, t, err);
     gr->ar.perturb_ctx = NULL;
+    free(ctx.dense);
     if (st)
         orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1, gr->mem[1] + 1);
     return st;
@@ -468,6 +750,7 @@ static orr_status start_group(orr_hview *h, group *gr, const double *m, const do
     h->pos[4 * c + 3] = h->xp[4 * c + 3] = M;
     memcpy(gr->px, gr->ar.x, sizeof gr->px);
     memcpy(gr->pv, gr->ar.v, sizeof gr->pv);
+    gr->was = gr->ar;
     return ORR_OK;
 }
 
@@ -592,16 +875,10 @@ static int lists(const group *gr, long b)
     return 0;
 }
 
-/* The group whose centre is body b, or NULL (a single, or a ghost). */
-static const group *centre_of(const orr_groups *g, long b)
-{
-    const int k = g->gid[b];
-    return k >= 0 && g->g[k].mem[0] == b ? &g->g[k] : NULL;
-}
-
 orr_status orr_groups_advance(orr_groups *g, const orr_hview *h, const char *active, double t,
                               orr_error *err)
 {
+    freeze(g);
     for (int k = 0; k < g->ng; k++) {
         group *gr = &g->g[k];
         const int own = active[gr->mem[0]];
@@ -919,6 +1196,8 @@ static long partner(const orr_groups *g, const orr_hview *h, long b, long long t
 static orr_status sync_all(orr_groups *g, const orr_hview *h, double t, int *synced,
                            orr_error *err)
 {
+    if (!*synced)
+        freeze(g);
     for (int k = 0; !*synced && k < g->ng; k++) {
         orr_status st = advance(g, h, &g->g[k], t, err);
         if (st)
@@ -1046,6 +1325,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
     }
     /* every group at t with its perturbers anew where anything changed, else
      * those whose centre moved */
+    freeze(g);
     for (int k = 0; k < g->ng; k++) {
         group *gr = &g->g[k];
         if (!changed && !active[gr->mem[0]])
@@ -1063,6 +1343,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
 
 orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *err)
 {
+    freeze(g);
     for (int k = 0; k < g->ng; k++) {
         orr_status st = advance(g, h, &g->g[k], t, err);
         if (st)
