@@ -59,29 +59,31 @@ struct orr_groups {
 };
 
 /* A larger group's members (more than 2) about its centre along a group's
- * advance, for its tides (members_of): at DENSE_MAX + 1 nodes at most,
- * DENSE_FRACTION of its pairs' shortest time apart, quintic Hermite
- * interpolation between (positions, velocities, accelerations).  One AR
+ * advance, for its tides (members_of): nodes DENSE_FRACTION of its pairs'
+ * shortest time apart, quintic Hermite interpolation between (positions,
+ * velocities, accelerations), made as the tides ask for later times (the
+ * last step's search for its end goes past the advance's end).  One AR
  * integration an advance instead of one a tide (N = 64 clusters: those
  * took half the run time); against it, at most 3.4e-9 of the members'
- * offsets in a 64-body run (seed 3 to t = 60). */
-#define DENSE_MAX 64
-#define DENSE_GROUPS 4
+ * offsets in a 64-body run (seed 3 to t = 60).  At most DENSE_MAX nodes
+ * (then members_at). */
+#define DENSE_MAX 65536
 #define DENSE_FRACTION 0.1
 
 typedef struct {
     const group *o;
-    int nn;                 /* intervals (0: none, members_at instead) */
-    double t[DENSE_MAX + 1];
-    double x[DENSE_MAX + 1][ORR_AR_MAX][3], v[DENSE_MAX + 1][ORR_AR_MAX][3],
-        a[DENSE_MAX + 1][ORR_AR_MAX][3];
+    orr_ar a;               /* its unperturbed copy, at the last node */
+    double t1;              /* the advance's end: a node there */
+    int nn, cap;            /* nodes made, room for; nn 0: none (members_at) */
+    int failed;             /* no more nodes: members_at past the last */
+    double *node;           /* per node t, x[3n], v[3n], acc[3n] */
 } dense;
 
 typedef struct {
     const orr_groups *g;
     const orr_hview *h;
     const group *gr;
-    dense *dense;           /* ndense of them */
+    dense *dense;           /* ndense of them: the larger groups near */
     int ndense;
 } tide_ctx;
 
@@ -354,13 +356,33 @@ static double pair_time(const orr_ar *w)
     return tdyn;
 }
 
-/* Node j of d: the copy's members, and their accelerations. */
-static void put_node(dense *d, int j, const orr_ar *a)
+/* Doubles a node of a group of n takes: t, x, v, acc. */
+static size_t node_size(int n)
 {
-    d->t[j] = a->t;
-    memcpy(d->x[j], a->x, sizeof(double) * 3 * (size_t)a->n);
-    memcpy(d->v[j], a->v, sizeof(double) * 3 * (size_t)a->n);
-    memset(d->a[j], 0, sizeof(double) * 3 * (size_t)a->n);
+    return 1 + 9 * (size_t)n;
+}
+
+/* A node of d from its copy, at the end of its list (0: no room). */
+static int put_node(dense *d)
+{
+    const orr_ar *a = &d->a;
+    const size_t sz = node_size(a->n);
+    if (d->nn == d->cap) {
+        if (d->cap >= DENSE_MAX)
+            return 0;
+        const int cap = d->cap ? 2 * d->cap : 16;
+        double *nd = realloc(d->node, sizeof(double) * sz * (size_t)cap);
+        if (!nd)
+            return 0;
+        d->node = nd;
+        d->cap = cap;
+    }
+    double *nd = d->node + sz * (size_t)d->nn++;
+    double *x = nd + 1, *v = x + 3 * a->n, *acc = v + 3 * a->n;
+    nd[0] = a->t;
+    memcpy(x, a->x, sizeof(double) * 3 * (size_t)a->n);
+    memcpy(v, a->v, sizeof(double) * 3 * (size_t)a->n);
+    memset(acc, 0, sizeof(double) * 3 * (size_t)a->n);
     for (int i = 0; i < a->n; i++)
         for (int k = i + 1; k < a->n; k++) {
             double r[3], r2 = 0;
@@ -370,87 +392,106 @@ static void put_node(dense *d, int j, const orr_ar *a)
             }
             const double f = a->G / (r2 * sqrt(r2));
             for (int q = 0; q < 3; q++) {
-                d->a[j][i][q] += f * a->m[k] * r[q];
-                d->a[j][k][q] -= f * a->m[i] * r[q];
+                acc[3 * i + q] += f * a->m[k] * r[q];
+                acc[3 * k + q] -= f * a->m[i] * r[q];
             }
         }
+    return 1;
 }
 
-/* Group o's members (more than 2) along [t0, t1] into d: a copy of its
- * unperturbed motion from `was` taken to t0 (backwards by its velocities
- * reversed where t0 is before it), then on to t1 through nodes
- * DENSE_FRACTION of its pairs' shortest time apart (taken anew at each
- * node, so they close up at a pericentre).  After DENSE_MAX intervals, or
- * where a copy failed (d->nn 0), members_of asks members_at. */
-static void build_dense(const group *o, double t0, double t1, dense *d)
+/* Group o's members (more than 2) from t0 for an advance to t1, into d:
+ * a copy of its unperturbed motion from `was` taken to t0 (backwards by
+ * its velocities reversed where t0 is before it), its first node there.
+ * Where the copy fails, d->nn is 0 and members_of asks members_at. */
+static void start_dense(const group *o, double t0, double t1, dense *d)
 {
-    orr_ar a = o->was;
+    orr_ar *a = &d->a;
     orr_error ignored = {0};
     orr_status st = ORR_OK;
+    *a = o->was;
     d->o = o;
-    d->nn = 0;
-    if (t0 > a.t) {
-        st = orr_ar_advance(&a, t0, &ignored);
-    } else if (t0 < a.t) {
-        for (int i = 0; i < a.n; i++)
+    d->t1 = t1;
+    d->nn = d->cap = d->failed = 0;
+    d->node = NULL;
+    if (t0 > a->t) {
+        st = orr_ar_advance(a, t0, &ignored);
+    } else if (t0 < a->t) {
+        for (int i = 0; i < a->n; i++)
             for (int q = 0; q < 3; q++)
-                a.v[i][q] = -a.v[i][q];
-        st = orr_ar_advance(&a, a.t + (a.t - t0), &ignored);
-        for (int i = 0; i < a.n; i++)
+                a->v[i][q] = -a->v[i][q];
+        st = orr_ar_advance(a, a->t + (a->t - t0), &ignored);
+        for (int i = 0; i < a->n; i++)
             for (int q = 0; q < 3; q++)
-                a.v[i][q] = -a.v[i][q];
-        a.t = t0;
-    }
-    if (st) {
-        orr_error_clear(&ignored);
-        return;
-    }
-    put_node(d, 0, &a);
-    int nn = 0;
-    while (nn < DENSE_MAX && a.t < t1) {
-        const double next = a.t + DENSE_FRACTION * pair_time(&a);
-        if (!(next > a.t))   /* no time left to step: members_at beyond */
-            break;
-        if ((st = orr_ar_advance(&a, next < t1 ? next : t1, &ignored)) != ORR_OK)
-            break;
-        put_node(d, ++nn, &a);
+                a->v[i][q] = -a->v[i][q];
+        a->t = t0;
     }
     orr_error_clear(&ignored);
-    d->nn = st ? 0 : nn;
+    if (!st)
+        put_node(d);
+}
+
+/* d's nodes on until the last is at t or later: each DENSE_FRACTION of
+ * the copy's pairs' shortest time after the one before (taken anew at each
+ * node, so they close up at a pericentre), one at the advance's end.  The
+ * nodes depend on t0 and t1 alone, not on which times were asked for
+ * first, so neither do the bits.  0 where the nodes cannot reach t. */
+static int extend_dense(dense *d, double t)
+{
+    orr_ar *a = &d->a;
+    while (!d->failed && a->t < t) {
+        double next = a->t + DENSE_FRACTION * pair_time(a);
+        if (a->t < d->t1 && next > d->t1)
+            next = d->t1;
+        orr_error ignored = {0};
+        if (!(next > a->t) || orr_ar_advance(a, next, &ignored) != ORR_OK || !put_node(d))
+            d->failed = 1;
+        orr_error_clear(&ignored);
+    }
+    return a->t >= t;
 }
 
 /* Group o's members about its centre at t for a tide: a pair's in closed
- * form, a larger group's from its nodes along this advance where it has
- * them and t is among them (the last step's search for its end may go
- * past), else members_at. */
-static void members_of(const tide_ctx *c, const group *o, double t, double x[ORR_AR_MAX][3])
+ * form, a larger group's from its nodes along this advance (t is not
+ * before their first: an advance's steps go forward from its start),
+ * else members_at. */
+static void members_of(tide_ctx *c, const group *o, double t, double x[ORR_AR_MAX][3])
 {
-    const dense *d = NULL;
+    dense *d = NULL;
     for (int k = 0; o->was.n > 2 && k < c->ndense; k++)
-        if (c->dense[k].o == o && c->dense[k].nn > 0)
+        if (c->dense[k].o == o)
             d = &c->dense[k];
-    if (!d || !(t >= d->t[0] && t <= d->t[d->nn])) {
+    if (!d || !d->nn || !(t >= d->node[0]) || !extend_dense(d, t)) {
         members_at(o, t, x);
         return;
     }
-    int j = 0, hi = d->nn;   /* d->t[j] <= t <= d->t[hi] */
+    const size_t sz = node_size(o->was.n);
+    int j = 0, hi = d->nn - 1;   /* node j's time <= t <= node hi's */
     while (hi - j > 1) {
         const int mid = (j + hi) / 2;
-        if (t >= d->t[mid])
+        if (t >= d->node[sz * (size_t)mid])
             j = mid;
         else
             hi = mid;
     }
-    const double h = d->t[j + 1] - d->t[j], s = (t - d->t[j]) / h;
+    if (hi == j) {   /* one node, at t */
+        for (int i = 0; i < o->was.n; i++)
+            for (int q = 0; q < 3; q++)
+                x[i][q] = d->node[1 + 3 * i + q];
+        return;
+    }
+    const double *n0 = d->node + sz * (size_t)j, *n1 = n0 + sz;
+    const int m = 3 * o->was.n;
+    const double h = n1[0] - n0[0], s = (t - n0[0]) / h;
     const double s2 = s * s, s3 = s2 * s, s4 = s3 * s, s5 = s4 * s;
     const double H0 = 1 - 10 * s3 + 15 * s4 - 6 * s5, H1 = 10 * s3 - 15 * s4 + 6 * s5;
     const double G0 = s - 6 * s3 + 8 * s4 - 3 * s5, G1 = -4 * s3 + 7 * s4 - 3 * s5;
     const double K0 = 0.5 * (s2 - 3 * s3 + 3 * s4 - s5), K1 = 0.5 * (s3 - 2 * s4 + s5);
     for (int i = 0; i < o->was.n; i++)
-        for (int q = 0; q < 3; q++)
-            x[i][q] = H0 * d->x[j][i][q] + H1 * d->x[j + 1][i][q] +
-                      h * (G0 * d->v[j][i][q] + G1 * d->v[j + 1][i][q]) +
-                      h * h * (K0 * d->a[j][i][q] + K1 * d->a[j + 1][i][q]);
+        for (int q = 0; q < 3; q++) {
+            const int e = 1 + 3 * i + q;
+            x[i][q] = H0 * n0[e] + H1 * n1[e] + h * (G0 * n0[m + e] + G1 * n1[m + e]) +
+                      h * h * (K0 * n0[2 * m + e] + K1 * n1[2 * m + e]);
+        }
 }
 
 /* Every group's state now is what the others' tides see of it (members_at)
@@ -488,7 +529,7 @@ static void pull_members(double gm, const double *xk, const double *X, const dou
  * distance)^2 of a tide already below GAMMA_NEAR. */
 static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *f)
 {
-    const tide_ctx *c = ctx;
+    tide_ctx *c = ctx;
     const orr_hview *h = c->h;
     const group *gr = c->gr;
     const int n = a->n;
@@ -596,18 +637,17 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
         return st;
     }
     tide_ctx ctx = {g, h, gr, NULL, 0};
-    int larger = 0;   /* larger groups near (the first DENSE_GROUPS): their nodes */
+    int larger = 0;   /* larger groups near: their nodes */
     for (long p = 0; p < gr->nnear; p++) {
         const group *o = centre_of(g, gr->pert[p]);
         larger += o && o->was.n > 2;
     }
-    if (larger && !(ctx.dense = malloc(sizeof(dense) * (size_t)(larger < DENSE_GROUPS ? larger
-                                                                        : DENSE_GROUPS))))
+    if (larger && !(ctx.dense = malloc(sizeof(dense) * (size_t)larger)))
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for a group's tides");
-    for (long p = 0; p < gr->nnear && ctx.ndense < larger && ctx.ndense < DENSE_GROUPS; p++) {
+    for (long p = 0; p < gr->nnear; p++) {
         const group *o = centre_of(g, gr->pert[p]);
         if (o && o->was.n > 2)
-            build_dense(o, gr->ar.t, t, &ctx.dense[ctx.ndense++]);
+            start_dense(o, gr->ar.t, t, &ctx.dense[ctx.ndense++]);
     }
     gr->t0 = gr->ar.t, gr->t1 = t;
     tidal_tensor(h, gr, gr->t0, gr->T0);
@@ -616,6 +656,8 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
     gr->ar.perturb_ctx = &ctx;
     orr_status st = orr_ar_advance(&gr->ar, t, err);
     gr->ar.perturb_ctx = NULL;
+    for (int k = 0; k < ctx.ndense; k++)
+        free(ctx.dense[k].node);
     free(ctx.dense);
     if (st)
         orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1, gr->mem[1] + 1);
