@@ -36,6 +36,16 @@ ORR_KEPLER void orr_stumpff(double z, double *c2, double *c3)
     }
 }
 
+/* The G-functions G[k] = s^k ck(beta s^2), k = 0 .. 3 (c0 = 1 - z c2,
+ * c1 = 1 - z c3). */
+ORR_KEPLER void orr_kepler_g(double beta, double s, double *G)
+{
+    const double z = beta * s * s;
+    double c2, c3;
+    orr_stumpff(z, &c2, &c3);
+    G[0] = 1 - z * c2, G[1] = s * (1 - z * c3), G[2] = s * s * c2, G[3] = s * s * s * c3;
+}
+
 /* The relative position r0 and velocity v0 of a pair (G times its mass:
  * mu) carried along its orbit by dt (either sign) into r, v.  A bound
  * orbit's whole periods are skipped first.  The universal anomaly s
@@ -65,21 +75,18 @@ ORR_KEPLER void orr_kepler_drift(double mu, const double *r0, const double *v0, 
         if (fabs(s) * w > top)
             s = (s > 0 ? top : -top) / w;
     }
-    double c2 = 0.5, c3 = 1.0 / 6, G1 = 0, G2 = 0, G3 = 0, G0 = 1;
+    double G[4];
     for (int it = 0; it < 100; it++) {
-        const double z = beta * s * s;
-        orr_stumpff(z, &c2, &c3);
-        G2 = s * s * c2, G3 = s * s * s * c3;
-        G1 = s * (1 - z * c3), G0 = 1 - z * c2;
-        const double f = rn0 * s + eta0 * G2 + zeta0 * G3 - dt;
+        orr_kepler_g(beta, s, G);
+        const double f = rn0 * s + eta0 * G[2] + zeta0 * G[3] - dt;
         if (f == 0)
             break;
         if (f < 0)
             lo = s > lo ? s : lo;
         else
             hi = s < hi ? s : hi;
-        const double f1 = rn0 * G0 + eta0 * G1 + mu * G2;   /* = r(s) */
-        const double f2 = eta0 * G0 + zeta0 * G1;
+        const double f1 = rn0 * G[0] + eta0 * G[1] + mu * G[2];   /* = r(s) */
+        const double f2 = eta0 * G[0] + zeta0 * G[1];
         const double d = 16 * f1 * f1 - 20 * f * f2;   /* Laguerre, n = 5 */
         const double q = sqrt(d > 0 ? d : -d);
         const double den = f1 > 0 ? f1 + q : f1 - q;
@@ -91,12 +98,10 @@ ORR_KEPLER void orr_kepler_drift(double mu, const double *r0, const double *v0, 
         if (!(fabs(ds) > 1e-15 * fabs(s)))
             break;
     }
-    const double z = beta * s * s;
-    orr_stumpff(z, &c2, &c3);
-    G2 = s * s * c2, G3 = s * s * s * c3, G1 = s * (1 - z * c3), G0 = 1 - z * c2;
-    const double rn = rn0 * G0 + eta0 * G1 + mu * G2;
-    const double f = 1 - mu * G2 / rn0, g = rn0 * G1 + eta0 * G2;
-    const double fd = -mu * G1 / (rn * rn0), gd = 1 - mu * G2 / rn;
+    orr_kepler_g(beta, s, G);   /* at the last s */
+    const double rn = rn0 * G[0] + eta0 * G[1] + mu * G[2];
+    const double f = 1 - mu * G[2] / rn0, g = rn0 * G[1] + eta0 * G[2];
+    const double fd = -mu * G[1] / (rn * rn0), gd = 1 - mu * G[2] / rn;
     for (int q = 0; q < 3; q++) {
         r[q] = f * r0[q] + g * v0[q];
         v[q] = fd * r0[q] + gd * v0[q];

@@ -457,6 +457,12 @@ typedef struct {
     int hs, comps;
 } vec_copy;
 
+/* A raw array's room in the stage: its bytes rounded up to 16. */
+static size_t padded(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
 /* Copies in (set) or out of k real4 arrays of n bodies, plus raw bytes
  * (raw_n of them: device, host, size), through the stage: queued on the
  * engine's stream in order with its kernels, waited for once. */
@@ -467,7 +473,7 @@ static orr_status transfer(cuda_impl *c, int set, const vec_copy *v, int k, long
     const size_t vec = (size_t)n * 4 * c->elem;
     size_t bytes = vec * (size_t)k;
     for (int r = 0; r < raw_n; r++)
-        bytes += (raw_size[r] + 15) / 16 * 16;
+        bytes += padded(raw_size[r]);
     void *buf = NULL;
     orr_status st = stage_of(c, bytes, &buf, err);
     size_t off = 0;
@@ -489,7 +495,7 @@ static orr_status transfer(cuda_impl *c, int set, const vec_copy *v, int k, long
         } else {
             st = orr_cuda_dtoh_async(b, raw_dev[r], raw_size[r], c->stream, err);
         }
-        roff += (raw_size[r] + 15) / 16 * 16;
+        roff += padded(raw_size[r]);
     }
     if (!st)
         st = orr_cuda_stream_sync(c->stream, err);
@@ -500,7 +506,7 @@ static orr_status transfer(cuda_impl *c, int set, const vec_copy *v, int k, long
     roff = off;
     for (int r = 0; r < raw_n; r++) {
         memcpy(raw_host[r], (char *)buf + roff, raw_size[r]);
-        roff += (raw_size[r] + 15) / 16 * 16;
+        roff += padded(raw_size[r]);
     }
     return ORR_OK;
 }
@@ -1478,16 +1484,13 @@ static orr_status cuda_blocks_watch(orr_engine *e, const orr_block_watch *w, orr
     if (w->npairs < 0 || w->npairs > ORR_WATCH_PAIRS)
         return orr_fail(err, ORR_ERR_ARG, "%d regularised pairs to resolve: from 0 to %d",
                         w->npairs, ORR_WATCH_PAIRS);
-    /* the parameters from npairs to G, and the pairs after them (copied
-     * through the stage, waited for: pageable memory on the stack) */
-    struct {
-        int npairs;
-        unsigned long long stop;
-        double pull, near2, peri, G;
-    } d = {w->npairs, w->stop < 0 ? ~0ULL : (unsigned long long)w->stop,
-           w->pull > 0 ? w->pull : INFINITY, w->near * w->near, w->peri, w->G};
-    _Static_assert(offsetof(hpar, stop) - offsetof(hpar, npairs) == 4 &&
-                   offsetof(hpar, G) + 8 == sizeof(hpar), "hpar's watched words");
+    /* the parameters from npairs on (the watch's, hpar's last words), and
+     * the pairs after them: copied through the stage, waited for */
+    hpar d = {0};
+    d.npairs = w->npairs;
+    d.stop = w->stop < 0 ? ~0ULL : (unsigned long long)w->stop;
+    d.pull = w->pull > 0 ? w->pull : INFINITY;
+    d.near2 = w->near * w->near, d.peri = w->peri, d.G = w->G;
     hpair p[ORR_WATCH_PAIRS];
     for (int k = 0; k < w->npairs; k++) {
         const orr_watch_pair *q = &w->pairs[k];
@@ -1502,8 +1505,7 @@ static orr_status cuda_blocks_watch(orr_engine *e, const orr_block_watch *w, orr
     orr_status s2 = stage_of(c, head + sizeof p, &buf, err);
     if (s2)
         return s2;
-    memcpy(buf, &d.npairs, 4);
-    memcpy((char *)buf + 4, &d.stop, head - 4);
+    memcpy(buf, (const char *)&d + offsetof(hpar, npairs), head);
     memcpy((char *)buf + head, p, (size_t)w->npairs * sizeof(hpair));
     c->hwatched = 1;
     if (!(s2 = orr_cuda_htod_async(c->hpar + offsetof(hpar, npairs), buf,

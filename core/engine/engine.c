@@ -334,15 +334,23 @@ orr_status orr_engine_blocks_field(orr_engine *e, int k, double *io, int set, in
     return e->ops->blocks_field(e, k, io, set, deepest, err);
 }
 
+/* Every body's level from 0 to ORR_BLOCK_MAX_LEVEL, or ORR_ERR_ARG naming
+ * the first that is not. */
+static orr_status check_levels(const orr_engine *e, const int *level, orr_error *err)
+{
+    for (long i = 0; i < e->n; i++)
+        if (level[i] < 0 || level[i] > ORR_BLOCK_MAX_LEVEL)
+            return orr_fail(err, ORR_ERR_ARG, "block step level %d of body %ld: levels are 0 "
+                            "to %d", level[i], i + 1, ORR_BLOCK_MAX_LEVEL);
+    return ORR_OK;
+}
+
 orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_error *err)
 {
     if (!e->ops->blocks_levels)
         return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
-    for (long i = 0; set && i < e->n; i++)
-        if (level[i] < 0 || level[i] > ORR_BLOCK_MAX_LEVEL)
-            return orr_fail(err, ORR_ERR_ARG, "block step level %d of body %ld: levels are 0 "
-                            "to %d", level[i], i + 1, ORR_BLOCK_MAX_LEVEL);
-    return e->ops->blocks_levels(e, level, set, err);
+    orr_status st = set ? check_levels(e, level, err) : ORR_OK;
+    return st ? st : e->ops->blocks_levels(e, level, set, err);
 }
 
 orr_status orr_engine_blocks_watch(orr_engine *e, const orr_block_watch *w, orr_error *err)
@@ -364,11 +372,8 @@ orr_status orr_engine_blocks_state(orr_engine *e, double *pos, double *vel, doub
 {
     if (!e->ops->blocks_state)
         return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
-    for (long i = 0; set && i < e->n; i++)
-        if (level[i] < 0 || level[i] > ORR_BLOCK_MAX_LEVEL)
-            return orr_fail(err, ORR_ERR_ARG, "block step level %d of body %ld: levels are 0 "
-                            "to %d", level[i], i + 1, ORR_BLOCK_MAX_LEVEL);
-    return e->ops->blocks_state(e, pos, vel, acc, jerk, tick, level, set, err);
+    orr_status st = set ? check_levels(e, level, err) : ORR_OK;
+    return st ? st : e->ops->blocks_state(e, pos, vel, acc, jerk, tick, level, set, err);
 }
 
 orr_status orr_hblocks_env(int *mode, long *split, orr_error *err)
