@@ -3,6 +3,7 @@
 #include "groups.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -668,6 +669,18 @@ static int unperturbed_orbits(const orr_groups *g, const orr_hview *h, group *gr
     return 1;
 }
 
+/* A failure inside group gr named by its members (1-based, ascending):
+ * "the group of bodies 3 and 9", "the group of bodies 3, 9 and 12". */
+static void group_context(orr_error *err, const group *gr)
+{
+    char who[32 * ORR_AR_MAX] = "";
+    size_t at = 0;
+    for (int i = 0; i < gr->n && at < sizeof who; i++)
+        at += (size_t)snprintf(who + at, sizeof who - at, "%s%ld",
+                               i == 0 ? "" : i == gr->n - 1 ? " and " : ", ", gr->mem[i] + 1);
+    orr_error_context(err, "the group of bodies %s", who);
+}
+
 static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, double t,
                           orr_error *err)
 {
@@ -677,8 +690,7 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
         gr->ar.perturb = NULL;
         orr_status st = gr->ar.t < t ? orr_ar_advance(&gr->ar, t, err) : ORR_OK;
         if (st)
-            orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1,
-                              gr->mem[1] + 1);
+            group_context(err, gr);
         return st;
     }
     tide_ctx ctx = {g, h, gr, NULL, 0};
@@ -712,7 +724,7 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
         free(ctx.dense[k].node);
     free(ctx.dense);
     if (st)
-        orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1, gr->mem[1] + 1);
+        group_context(err, gr);
     return st;
 }
 
@@ -846,8 +858,7 @@ static orr_status start_group(orr_hview *h, group *gr, const double *m, const do
 {
     orr_status st = orr_ar_init(&gr->ar, gr->n, h->G, m, pos, vel, t, err);
     if (st) {
-        orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1,
-                          gr->mem[1] + 1);
+        group_context(err, gr);
         return st;
     }
     const long c = gr->mem[0];
@@ -970,8 +981,7 @@ static orr_status predict_group(group *gr, double t, orr_error *err)
     }
     orr_status st = a.t < t ? orr_ar_advance(&a, t, err) : ORR_OK;
     if (st) {
-        orr_error_context(err, "the group of bodies %ld and %ld", gr->mem[0] + 1,
-                          gr->mem[1] + 1);
+        group_context(err, gr);
         return st;
     }
     memcpy(gr->px, a.x, sizeof gr->px);
