@@ -1628,6 +1628,72 @@ orr_hunpack(typename orr_vec4<real>::type *__restrict__ pos,
         atomicMax(&hc->deepest, l);
 }
 
+/* ---- part of the state between the host and the GPU (backend_cuda.c's
+ * cuda_blocks_some) ---------------------------------------------------------
+ * A record is orr_hpack's five real4 (position, velocity, acceleration,
+ * jerk; then the level and the tick in two parts of 20 bits and above, so
+ * that float holds them exactly too). */
+template <typename real>
+static __device__ __forceinline__ void
+orr_hrec_put(typename orr_vec4<real>::type *__restrict__ r,
+             const typename orr_vec4<real>::type &p, const typename orr_vec4<real>::type &v,
+             const typename orr_vec4<real>::type &a, const typename orr_vec4<real>::type &j,
+             orr_tick t, int l)
+{
+    r[0] = p;
+    r[1] = v;
+    r[2] = a;
+    r[3] = j;
+    r[4] = {(real)l, (real)(t >> 20), (real)(t & 0xfffffULL), 0};
+}
+
+/* The bodies corrected since tick `since` (a tick past it and not a
+ * group's member's), in no particular order: their numbers into idx and
+ * their records into rec, the first `most` of them; cnt counts them all. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hsince(const typename orr_vec4<real>::type *__restrict__ pos,
+           const typename orr_vec4<real>::type *__restrict__ vel,
+           const typename orr_vec4<real>::type *__restrict__ acc,
+           const typename orr_vec4<real>::type *__restrict__ jerk,
+           const orr_tick *__restrict__ tick, const int *__restrict__ level, int n,
+           orr_tick since, unsigned *cnt, int most, int *__restrict__ idx,
+           typename orr_vec4<real>::type *__restrict__ rec)
+{
+    const int i = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (i >= n || tick[i] <= since || tick[i] > (1ULL << ORR_HMAX))
+        return;
+    const unsigned k = atomicAdd(cnt, 1u);
+    if ((int)k >= most)
+        return;
+    idx[k] = i;
+    orr_hrec_put<real>(rec + (size_t)ORR_HREC * k, pos[i], vel[i], acc[i], jerk[i], tick[i],
+                       level[i]);
+}
+
+/* count records written into the state at their bodies idx[k]. */
+template <typename real>
+__global__ void __launch_bounds__(ORR_BLOCK)
+orr_hput(typename orr_vec4<real>::type *__restrict__ pos,
+         typename orr_vec4<real>::type *__restrict__ vel,
+         typename orr_vec4<real>::type *__restrict__ acc,
+         typename orr_vec4<real>::type *__restrict__ jerk, orr_tick *__restrict__ tick,
+         int *__restrict__ level, int count, const int *__restrict__ idx,
+         const typename orr_vec4<real>::type *__restrict__ rec)
+{
+    const int k = blockIdx.x * ORR_BLOCK + threadIdx.x;
+    if (k >= count)
+        return;
+    const int i = idx[k];
+    const typename orr_vec4<real>::type *r = rec + (size_t)ORR_HREC * k;
+    pos[i] = r[0];
+    vel[i] = r[1];
+    acc[i] = r[2];
+    jerk[i] = r[3];
+    level[i] = (int)r[4].x;
+    tick[i] = ((orr_tick)r[4].y << 20) | (orr_tick)r[4].z;
+}
+
 /* Start of an interval where the accelerations and jerks are new (xp, vp =
  * the state; act = every body): a and j from an, jn, and the first steps
  * eta_start |a| / |j| (keep: the steps stay). */

@@ -55,6 +55,8 @@ typedef struct {
     orr_block_split split;        /* min_active 0: none */
     orr_devptr hsc;               /* a share's control words (hctl): its count, the block's time */
     orr_devptr hchunk, hlist, hrec;   /* active per chunk; the ordered list; the records */
+    orr_devptr hsome;             /* u32: the bodies cuda_blocks_some found (hlist, hrec) */
+    int pred_set;                 /* hxp, hvp hold what cuda_set_predicted wrote */
     long *scounts, *sdispls;      /* each rank's share of a split block: records, offset */
     void *evc0, *evc1;            /* around the exchange on the stream */
     int comm_queued;              /* ... an exchange was timed and not yet added */
@@ -153,7 +155,7 @@ static void cuda_destroy(orr_engine *e)
     orr_cuda_free(c->grid);
     orr_devptr h[] = {c->hxp, c->hvp, c->hjerk, c->hpos0, c->hvel0, c->hpa, c->hpj, c->htick,
                       c->hlevel, c->hact, c->hiota, c->hcnt, c->hpar, c->hsc, c->hchunk,
-                      c->hlist, c->hrec};
+                      c->hlist, c->hrec, c->hsome};
     for (size_t k = 0; k < sizeof h / sizeof h[0]; k++)
         orr_cuda_free(h[k]);
     if (c->ev0)
@@ -538,6 +540,7 @@ static orr_status cuda_set_state(orr_engine *e, const double *pos, const double 
     cuda_impl *c = e->impl;
     const vec_copy v[2] = {{c->buf[ORR_BUF_POS], (double *)pos, 4, 4},
                            {c->buf[ORR_BUF_VEL], (double *)vel, 3, 3}};
+    c->pred_set = 0;   /* the force + jerk reads these again */
     return transfer(c, 1, v, 2, e->n, NULL, NULL, NULL, 0, err);
 }
 
@@ -992,9 +995,10 @@ static orr_status jerk_inputs(orr_engine *e, cuda_impl *c, long ni, const long *
     for (long k = 0; !st && k < ni; k++)
         ix[k] = (unsigned)idx[k];
     if (!st && !(st = orr_cuda_htod_async(c->hact, ix, 4 * (size_t)ni, c->stream, err)) &&
-        !(st = set_count(c, (unsigned)ni, err)) &&
+        !(st = set_count(c, (unsigned)ni, err)) && !c->pred_set &&
         !(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)))
         st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err);
+    c->pred_set = 0;   /* once: the next force + jerk reads the state unless set again */
     free(ix);   /* pageable: the driver has staged it when the copy call returns */
     return st;
 }
@@ -1247,12 +1251,16 @@ static orr_status split_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_memset32(c->hsc, 0, sizeof(hctl) / 4, err);
     if (!st)
         st = orr_cuda_alloc(&c->hchunk, 4 * (size_t)blocks_for(e->n, (int)block), err);
-    if (!st)
-        st = orr_cuda_alloc(&c->hlist, 4 * (size_t)e->n, err);
+    if (!st && !(st = orr_cuda_alloc(&c->hlist, 4 * (size_t)e->n, err)))
+        st = orr_cuda_memset32(c->hlist, 0, (size_t)e->n, err);
     if (!st && !c->evc0 && !(st = orr_cuda_event_create(&c->evc0, err)))
         st = orr_cuda_event_create(&c->evc1, err);
-    if (!st)
-        st = orr_cuda_alloc(&c->hrec, 5 * 4 * c->elem * (size_t)e->n, err);
+    /* cleared: cuda_blocks_some reads back as many records as it expects,
+     * of which those found are written */
+    if (!st && !(st = orr_cuda_alloc(&c->hrec, 5 * 4 * c->elem * (size_t)e->n, err)))
+        st = orr_cuda_memset32(c->hrec, 0, 5 * c->elem * (size_t)e->n, err);
+    if (!st && !(st = orr_cuda_alloc(&c->hsome, 16, err)))
+        st = orr_cuda_memset32(c->hsome, 0, 4, err);
     if (st == ORR_ERR_DEVMEM)
         orr_error_context(err, "the exchange of block steps between GPUs (%ld bodies)", e->n);
     return st;
@@ -1535,6 +1543,111 @@ static orr_status cuda_blocks_state(orr_engine *e, double *pos, double *vel, dou
     return st ? st : transfer(c, set, v, 4, n, rd, rh, rs, 2, err);
 }
 
+/* Part of the block-step state (orr_engine_blocks_some): records of
+ * orr_hpack's layout (ORR_HREC real4 each) and the bodies' numbers, through
+ * the stage; written by orr_hput, found by orr_hsince. */
+#define HREC 5
+static orr_status cuda_blocks_some(orr_engine *e, double *pos, double *vel, double *acc,
+                                   double *jerk, long long *tick, int *level, int set,
+                                   long *list, long *count, long long since, long most,
+                                   orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    if (!st)
+        st = split_alloc(e, c, err);
+    if (st)
+        return st;
+    const long n = e->n;
+    const size_t real = c->elem, rbytes = HREC * 4 * real;
+    const unsigned block = (unsigned)e->spec.launch.block;
+    const long k = set ? *count : (most < n ? (most > 0 ? most : 0) : n);
+    const size_t recs = padded(rbytes * (size_t)k), idxs = padded(4 * (size_t)k + 4);
+    void *buf = NULL;
+    if ((st = stage_of(c, recs + idxs, &buf, err)) != ORR_OK)
+        return st;
+    char *rb = buf;
+    int *ib = (int *)(rb + recs);
+    double *const host[4] = {pos, vel, acc, jerk};
+    const int hs[4] = {4, 3, 3, 3};
+    if (set) {
+        for (long q = 0; q < k; q++) {
+            const long i = list[q];
+            char *r = rb + rbytes * (size_t)q;
+            for (int a = 0; a < 4; a++)
+                pack_into(c, r + 4 * real * (size_t)a, host[a] + hs[a] * i, hs[a], hs[a], 1);
+            const double l4[4] = {(double)level[i], (double)(tick[i] >> 20),
+                                  (double)(tick[i] & 0xfffff), 0};
+            pack_into(c, r + 16 * real, l4, 4, 4, 1);
+            ib[q] = (int)i;
+        }
+        if (k == 0)
+            return ORR_OK;
+        int cnt = (int)k;
+        void *args[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC],
+                        &c->hjerk, &c->htick, &c->hlevel, &cnt, &c->hlist, &c->hrec};
+        if (!(st = orr_cuda_htod_async(c->hrec, rb, rbytes * (size_t)k, c->stream, err)) &&
+            !(st = orr_cuda_htod_async(c->hlist, ib, 4 * (size_t)k, c->stream, err)) &&
+            !(st = orr_cuda_launch(c->fn[ORR_K_HPUT], blocks_for(k, (int)block), block, 0,
+                                   c->stream, args, err)))
+            st = orr_cuda_stream_sync(c->stream, err);
+        return st;
+    }
+    int nn = (int)n, mk = (int)k;
+    unsigned long long s = (unsigned long long)since;
+    void *args[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC],
+                    &c->hjerk, &c->htick, &c->hlevel, &nn, &s, &c->hsome, &mk, &c->hlist,
+                    &c->hrec};
+    ib[k] = 0;
+    if (!(st = orr_cuda_htod_async(c->hsome, ib + k, 4, c->stream, err)) &&
+        !(st = orr_cuda_launch(c->fn[ORR_K_HSINCE], blocks_for(n, (int)block), block, 0,
+                               c->stream, args, err)) &&
+        !(st = orr_cuda_dtoh_async(ib + k, c->hsome, 4, c->stream, err)) &&
+        !(st = orr_cuda_dtoh_async(rb, c->hrec, rbytes * (size_t)k, c->stream, err)) &&
+        !(st = orr_cuda_dtoh_async(ib, c->hlist, 4 * (size_t)k, c->stream, err)))
+        st = orr_cuda_stream_sync(c->stream, err);
+    if (st)
+        return st;
+    const long found = (long)(unsigned)ib[k];
+    if (found > k) {   /* more than expected: the whole state */
+        if ((st = cuda_blocks_state(e, pos, vel, acc, jerk, tick, level, 0, err)) != ORR_OK)
+            return st;
+        long m = 0;
+        for (long i = 0; i < n; i++)
+            if (tick[i] > since && tick[i] <= (1LL << ORR_BLOCK_MAX_LEVEL))
+                list[m++] = i;
+        *count = m;
+        return ORR_OK;
+    }
+    for (long q = 0; q < found; q++) {
+        const long i = ib[q];
+        const char *r = rb + rbytes * (size_t)q;
+        for (int a = 0; a < 4; a++)
+            unpack(c, r + 4 * real * (size_t)a, host[a] + hs[a] * i, hs[a], hs[a], 1);
+        double l4[4];
+        unpack(c, r + 16 * real, l4, 4, 4, 1);
+        level[i] = (int)l4[0];
+        tick[i] = (long long)l4[1] << 20 | (long long)l4[2];
+        list[q] = i;
+    }
+    *count = found;
+    return ORR_OK;
+}
+
+/* The predicted positions and velocities for the next force + jerk, into
+ * hxp, hvp directly (jerk_inputs leaves them), the state as it is. */
+static orr_status cuda_set_predicted(orr_engine *e, const double *xp, const double *vp,
+                                     orr_error *err)
+{
+    cuda_impl *c = e->impl;
+    orr_status st = blocks_alloc(e, c, err);
+    const vec_copy v[2] = {{c->hxp, (double *)xp, 4, 4}, {c->hvp, (double *)vp, 3, 3}};
+    if (!st)
+        st = transfer(c, 1, v, 2, e->n, NULL, NULL, NULL, 0, err);
+    c->pred_set = !st;
+    return st;
+}
+
 /* The positions and velocities as the interval began (kept by
  * cuda_blocks_begin), back in place. */
 static orr_status cuda_blocks_abort(orr_engine *e, orr_error *err)
@@ -1706,6 +1819,8 @@ const orr_backend_ops orr_backend_cuda = {
     .blocks_watch = cuda_blocks_watch,
     .blocks_why = cuda_blocks_why,
     .blocks_state = cuda_blocks_state,
+    .blocks_some = cuda_blocks_some,
+    .set_predicted = cuda_set_predicted,
     .blocks_split = cuda_blocks_split,
     .blocks_stats = cuda_blocks_stats,
     .get_accel = cuda_get_accel,

@@ -376,6 +376,33 @@ orr_status orr_engine_blocks_state(orr_engine *e, double *pos, double *vel, doub
     return st ? st : e->ops->blocks_state(e, pos, vel, acc, jerk, tick, level, set, err);
 }
 
+orr_status orr_engine_blocks_some(orr_engine *e, double *pos, double *vel, double *acc,
+                                  double *jerk, long long *tick, int *level, int set,
+                                  long *list, long *count, long long since, long most,
+                                  orr_error *err)
+{
+    if (!e->ops->blocks_some)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps", e->ops->name);
+    if (set) {
+        for (long k = 0; k < *count; k++)
+            if (list[k] < 0 || list[k] >= e->n)
+                return orr_fail(err, ORR_ERR_ARG, "block-step state: body %ld of %ld", list[k] + 1,
+                                e->n);
+        orr_status st = check_levels(e, level, err);
+        if (st)
+            return st;
+    }
+    return e->ops->blocks_some(e, pos, vel, acc, jerk, tick, level, set, list, count, since, most,
+                               err);
+}
+
+orr_status orr_engine_set_predicted(orr_engine *e, const double *xp, const double *vp,
+                                    orr_error *err)
+{
+    return e->ops->set_predicted ? e->ops->set_predicted(e, xp, vp, err)
+                                 : e->ops->set_state(e, xp, vp, err);
+}
+
 orr_status orr_hblocks_env(int *mode, long *split, orr_error *err)
 {
     const char *m = getenv("ORRERY_HBLOCKS"), *k = getenv("ORRERY_HSPLIT");

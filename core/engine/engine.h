@@ -250,6 +250,21 @@ int orr_engine_blocks_why(const orr_engine *e);
 orr_status orr_engine_blocks_state(orr_engine *e, double *pos, double *vel, double *acc,
                                    double *jerk, long long *tick, int *level, int set,
                                    orr_error *err);
+/* Part of that state (the same whole-n host arrays): set, the *count
+ * bodies list[] written from the host; else those the engine's blocks
+ * corrected since tick `since` (a later tick) read into the host arrays,
+ * their numbers into list (n long) and how many into *count, `most` at the
+ * most expected (more are read whole).  A watched run's host and GPU so
+ * exchange only what changed (hermite.c). */
+orr_status orr_engine_blocks_some(orr_engine *e, double *pos, double *vel, double *acc,
+                                  double *jerk, long long *tick, int *level, int set,
+                                  long *list, long *count, long long since, long most,
+                                  orr_error *err);
+/* The predicted positions and velocities the next orr_engine_accel_jerk
+ * reads, leaving the engine's block-step state as it is (where the engine
+ * keeps one; else orr_engine_set_state). */
+orr_status orr_engine_set_predicted(orr_engine *e, const double *xp, const double *vp,
+                                    orr_error *err);
 /* The interval under way is given up: the positions and velocities go
  * back to where orr_engine_blocks_begin found them. */
 orr_status orr_engine_blocks_abort(orr_engine *e, orr_error *err);

@@ -48,6 +48,11 @@ typedef struct {
     orr_status (*blocks_state)(orr_engine *e, double *pos, double *vel, double *acc,
                                double *jerk, long long *tick, int *level, int set,
                                orr_error *err);
+    orr_status (*blocks_some)(orr_engine *e, double *pos, double *vel, double *acc, double *jerk,
+                              long long *tick, int *level, int set, long *list, long *count,
+                              long long since, long most, orr_error *err);
+    orr_status (*set_predicted)(orr_engine *e, const double *xp, const double *vp,
+                                orr_error *err);
     orr_status (*blocks_split)(orr_engine *e, const orr_block_split *s, orr_error *err);
     void (*blocks_stats)(const orr_engine *e, orr_blocks_stats *out);
     orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);

@@ -140,6 +140,13 @@ typedef struct {
     int watch;            /* the interval runs so */
     int push;             /* the host's state is newer than the engine's */
     long dnb, dact;       /* the engine's blocks and active bodies since the interval began */
+    /* ... the engine's state as last exchanged (shadow set: SHREC doubles
+     * a body, sh_tick the ticks): then only the bodies that changed cross
+     * (push_state, watch_pull), listed in chg */
+    int shadow;
+    double *sh;
+    long long *sh_tick;
+    long *chg;
 } herm;
 
 #define REC 13   /* x y z, vx vy vz, acceleration, jerk, level */
@@ -226,6 +233,7 @@ static void h_destroy(void *state)
     free(h->rec), free(h->counts), free(h->displs);
     orr_groups_destroy(h->grp);
     free(h->mark), free(h->fresh), free(h->fa), free(h->fj);
+    free(h->sh), free(h->sh_tick), free(h->chg);
     free(h);
 }
 
@@ -353,6 +361,15 @@ static int by_index(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The predicted state for a host-driven force + jerk: beside the
+ * engine's own block-step state where its loop is watched (which then
+ * stays as the shadow says), else as the engine's state. */
+static orr_status predicted_to_engine(herm *h, orr_integ_env *env, orr_error *err)
+{
+    return h->watch ? orr_engine_set_predicted(env->engine, h->xp, h->vp, err)
+                    : orr_engine_set_state(env->engine, h->xp, h->vp, err);
+}
+
 static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, long *changed,
                           orr_error *err)
 {
@@ -371,7 +388,7 @@ static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, l
         k0 = h->displs[h->rank];
         k1 = k0 + h->counts[h->rank];
     }
-    st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
+    st = predicted_to_engine(h, env, err);
     if (!st)
         st = orr_engine_accel_jerk(env->engine, k1 - k0, h->fresh + k0, h->fa + 3 * k0,
                                    h->fj + 3 * k0, err);
@@ -445,7 +462,7 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     orr_status st = h->grp ? orr_groups_advance(h->grp, &gv, h->mark, (double)next * unit, err)
                            : ORR_OK;
     if (!st)
-        st = orr_engine_set_state(env->engine, h->xp, h->vp, err);
+        st = predicted_to_engine(h, env, err);
     /* the block's time as the GPU's block steps take it (direct.cu) */
     orr_engine_set_time(env->engine, fma((double)next, unit, env->time), 0);
     if (!st)
@@ -610,17 +627,91 @@ static orr_status watch_begin(herm *h, orr_integ_env *env, orr_error *err)
     h->watch = orr_engine_blocks_watch(env->engine, &none, &quiet) == ORR_OK;
     orr_error_clear(&quiet);
     h->push = 1;
+    h->shadow = 0;
     h->dnb = h->dact = 0;
     return ORR_OK;
 }
 
+/* Body i's record as the engine holds it (the shadow's layout). */
+static void shadow_rec(const herm *h, long i, double *r)
+{
+    memcpy(r, h->pos + 4 * i, 4 * sizeof(double));
+    memcpy(r + 4, h->vel + 3 * i, 3 * sizeof(double));
+    memcpy(r + 7, h->a + 3 * i, 3 * sizeof(double));
+    memcpy(r + 10, h->j + 3 * i, 3 * sizeof(double));
+    r[13] = (double)h->level[i];
+}
+#define SHREC 14
+
+/* The host's state to the engine: where the shadow holds what the engine
+ * has, the bodies that differ from it only (a host block's, a group's
+ * members'); else all of it, the shadow made then. */
+static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
+{
+    if (h->shadow) {
+        long m = 0;
+        double r[SHREC];
+        for (long i = 0; i < h->n; i++) {
+            shadow_rec(h, i, r);
+            if (h->tick[i] != h->sh_tick[i] ||
+                memcmp(r, h->sh + SHREC * i, sizeof r) != 0) {
+                h->chg[m++] = i;
+                memcpy(h->sh + SHREC * i, r, sizeof r);
+                h->sh_tick[i] = h->tick[i];
+            }
+        }
+        orr_status st = orr_engine_blocks_some(e, h->pos, h->vel, h->a, h->j, h->tick, h->level,
+                                               1, h->chg, &m, 0, 0, err);
+        if (st)
+            h->shadow = 0;
+        return st;
+    }
+    orr_status st = orr_engine_blocks_state(e, h->pos, h->vel, h->a, h->j, h->tick, h->level, 1,
+                                            err);
+    if (st)
+        return st;
+    if (!h->sh) {   /* without room for it, every exchange is whole */
+        h->sh = malloc(sizeof(double) * SHREC * (size_t)h->n);
+        h->sh_tick = malloc(sizeof(long long) * (size_t)h->n);
+        h->chg = malloc(sizeof(long) * (size_t)h->n);
+        if (!h->sh || !h->sh_tick || !h->chg) {
+            free(h->sh), free(h->sh_tick), free(h->chg);
+            h->sh = NULL, h->sh_tick = NULL, h->chg = NULL;
+            return ORR_OK;
+        }
+    }
+    for (long i = 0; i < h->n; i++) {
+        shadow_rec(h, i, h->sh + SHREC * i);
+        h->sh_tick[i] = h->tick[i];
+    }
+    h->shadow = 1;
+    return ORR_OK;
+}
+
 /* The engine's state after its blocks up to tick t, onto the host, every
- * body predicted to t (as a host block leaves them, for the groups). */
-static orr_status watch_pull(herm *h, orr_integ_env *env, long long t, orr_error *err)
+ * body predicted to t (as a host block leaves them, for the groups): with
+ * the shadow, only the bodies corrected since tick `since` (at most `most`
+ * of them expected), whose records the shadow takes. */
+static orr_status watch_pull(herm *h, orr_integ_env *env, long long t, long long since,
+                             long most, orr_error *err)
 {
     int deepest = 0;
-    orr_status st = orr_engine_blocks_state(env->engine, h->pos, h->vel, h->a, h->j, h->tick,
-                                            h->level, 0, err);
+    orr_status st;
+    if (h->shadow) {
+        long m = 0;
+        st = orr_engine_blocks_some(env->engine, h->pos, h->vel, h->a, h->j, h->tick, h->level,
+                                    0, h->chg, &m, since, most, err);
+        for (long k = 0; !st && k < m; k++) {
+            const long i = h->chg[k];
+            shadow_rec(h, i, h->sh + SHREC * i);
+            h->sh_tick[i] = h->tick[i];
+        }
+        if (st)
+            h->shadow = 0;
+    } else {
+        st = orr_engine_blocks_state(env->engine, h->pos, h->vel, h->a, h->j, h->tick, h->level, 0,
+                                     err);
+    }
     if (!st)
         st = orr_engine_blocks_field(env->engine, 0, NULL, 0, &deepest, err);
     if (st)
@@ -653,10 +744,10 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
         if (w.stop < 0 || w.stop > next) {   /* the engine's blocks until the host is wanted */
             if (one)   /* no further than the next block */
                 w.stop = next + 1;
-            if (h->push && (st = orr_engine_blocks_state(e, h->pos, h->vel, h->a, h->j, h->tick,
-                                                         h->level, 1, err)) != ORR_OK)
+            if (h->push && (st = push_state(h, e, err)) != ORR_OK)
                 return st;
             h->push = 0;
+            const long long since = h->t;
             const orr_block_params p = engine_params(h, env);
             engine_time(env);
             long long t = 0;
@@ -665,12 +756,12 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
                 (st = orr_engine_blocks_run(e, &p, &t, &nb, &nact, err)) != ORR_OK)
                 return st;
             const int why = orr_engine_blocks_why(e);
-            const long ran = nb - h->dnb;
-            h->blocks += ran, h->nb += ran, h->active += nact - h->dact;
+            const long ran = nb - h->dnb, acted = nact - h->dact;
+            h->blocks += ran, h->nb += ran, h->active += acted;
             h->dnb = nb, h->dact = nact;
             if (ran > 0) {
                 h->t = t;
-                if ((st = watch_pull(h, env, t, err)) != ORR_OK)
+                if ((st = watch_pull(h, env, t, since, acted, err)) != ORR_OK)
                     return st;
             }
             if (why == 0 && h->t < END)   /* max_blocks */

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include "kspec.h"
 
-#define ORR_KFAMILY_MAX_KERNELS 25
+#define ORR_KFAMILY_MAX_KERNELS 32
 #define ORR_KFAMILY_MAX_BUFFERS 8
 
 /* Launch settings a family's tuner searches (orr_kfamily.tuned). */
@@ -59,7 +59,7 @@ enum { ORR_K_ACCEL, ORR_K_ACCEL_NAIVE, ORR_K_KICK, ORR_K_DRIFT, ORR_K_POTENTIAL,
        ORR_K_ACCEL_JERK256, ORR_K_JERK_COMBINE, ORR_K_HCORRECT, ORR_K_HSTART,
        ORR_K_HLOOP, ORR_K_HINTERVAL, ORR_K_HCHUNKS, ORR_K_HLIST, ORR_K_HPACK,
        ORR_K_HUNPACK, ORR_K_ACCEL_JERK_GROUPS, ORR_K_FIELD_POTENTIAL, ORR_K_FIELDS_ADD,
-       ORR_K_HINTERVAL_WATCHED };
+       ORR_K_HINTERVAL_WATCHED, ORR_K_HSINCE, ORR_K_HPUT };
 /* The render family (GPU only: no CPU source or entries, no buffers). */
 extern const orr_kfamily orr_family_render;
 enum { ORR_K_DEPOSIT_CLEAR, ORR_K_DEPOSIT, ORR_K_VIEW_SAMPLE };
