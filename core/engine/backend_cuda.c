@@ -1603,8 +1603,8 @@ static orr_status cuda_blocks_some(orr_engine *e, double *pos, double *vel, doub
         !(st = orr_cuda_launch(c->fn[ORR_K_HSINCE], blocks_for(n, (int)block), block, 0,
                                c->stream, args, err)) &&
         !(st = orr_cuda_dtoh_async(ib + k, c->hsome, 4, c->stream, err)) &&
-        !(st = orr_cuda_dtoh_async(rb, c->hrec, rbytes * (size_t)k, c->stream, err)) &&
-        !(st = orr_cuda_dtoh_async(ib, c->hlist, 4 * (size_t)k, c->stream, err)))
+        (k == 0 || (!(st = orr_cuda_dtoh_async(rb, c->hrec, rbytes * (size_t)k, c->stream, err)) &&
+                    !(st = orr_cuda_dtoh_async(ib, c->hlist, 4 * (size_t)k, c->stream, err)))))
         st = orr_cuda_stream_sync(c->stream, err);
     if (st)
         return st;
