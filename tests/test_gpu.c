@@ -571,8 +571,10 @@ static void test_hermite_queueing(void **state)
 /* The host's watch over the block steps (orr_engine_blocks_watch, the
  * regularised groups on the GPU): a run stops before the block at the
  * stop tick, or after a block once every body counts as pulled near
- * another; the state read at a stop and written back changes nothing, and
- * the watched interval ends with the bits of one never stopped. */
+ * another; the state read at a stop and written back changes nothing
+ * (whole, or in part: orr_engine_blocks_some finds the bodies corrected
+ * since a tick and writes listed ones), and the watched interval ends with
+ * the bits of one never stopped. */
 static void test_hermite_watch(void **state)
 {
     NEED_GPU();
@@ -591,7 +593,14 @@ static void test_hermite_watch(void **state)
     gs.phys.softening = 4.0 / n;
     const orr_block_params p = {1.0 / 16, 0.02, 0.01, 40, 0};
     long refblocks = 0;
-    for (int run = 0; run < 3; run++) {   /* never stopped; stopped at a tick; after blocks */
+    double *pos2 = malloc(sizeof(double) * 4 * n), *v2 = malloc(sizeof(double) * 3 * n);
+    double *a2 = malloc(sizeof(double) * 3 * n), *j2 = malloc(sizeof(double) * 3 * n);
+    long long *tick2 = malloc(sizeof(long long) * n);
+    int *level2 = malloc(sizeof(int) * n);
+    long *list = malloc(sizeof(long) * n);
+    /* never stopped; stopped at a tick; after blocks; stopped twice, the
+     * state between exchanged in part (orr_engine_blocks_some) */
+    for (int run = 0; run < 4; run++) {
         orr_engine *g = NULL;
         TU_OK(orr_engine_create(&g, ORR_BACKEND_CUDA, &gs, ORR_VARIANT_TILED, n, 0, NULL, 0, &err),
               &err);
@@ -615,6 +624,58 @@ static void test_hermite_watch(void **state)
             }
             assert_true(next >= w.stop);   /* the next block is the host's */
             TU_OK(orr_engine_blocks_state(g, got, v, a, j, tick, level, 1, &err), &err);
+            const orr_block_watch none = {.stop = -1, .G = 1};
+            TU_OK(orr_engine_blocks_watch(g, &none, &err), &err);
+        } else if (run == 3) {
+            orr_block_watch w = {.stop = end / 4 + 777, .G = 1};
+            TU_OK(orr_engine_blocks_watch(g, &w, &err), &err);
+            TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
+            assert_int_equal(orr_engine_blocks_why(g), 1);
+            const long long t1 = t;
+            const long active1 = active;
+            TU_OK(orr_engine_blocks_state(g, got, v, a, j, tick, level, 0, &err), &err);
+            w.stop = end / 2 + 12345;
+            TU_OK(orr_engine_blocks_watch(g, &w, &err), &err);
+            TU_OK(orr_engine_blocks_run(g, &p, &t, &blocks, &active, &err), &err);
+            assert_int_equal(orr_engine_blocks_why(g), 1);
+            /* the bodies corrected since t1, into the first stop's copy */
+            long m = 0;
+            TU_OK(orr_engine_blocks_some(g, got, v, a, j, tick, level, 0, list, &m, t1,
+                                         active - active1, &err), &err);
+            assert_true(m > 0 && m < n);
+            TU_OK(orr_engine_blocks_state(g, pos2, v2, a2, j2, tick2, level2, 0, &err), &err);
+            long later = 0;
+            for (long i = 0; i < n; i++)
+                later += tick2[i] > t1;
+            assert_int_equal(later, m);
+            for (long k = 0; k < m; k++)
+                assert_true(tick2[list[k]] > t1 && tick2[list[k]] <= t);
+            assert_memory_equal(got, pos2, sizeof(double) * 4 * n);
+            assert_memory_equal(v, v2, sizeof(double) * 3 * n);
+            assert_memory_equal(a, a2, sizeof(double) * 3 * n);
+            assert_memory_equal(j, j2, sizeof(double) * 3 * n);
+            assert_memory_equal(tick, tick2, sizeof(long long) * n);
+            assert_memory_equal(level, level2, sizeof(int) * n);
+            /* fewer expected than there are: read whole, the same list */
+            long m2 = 0;
+            TU_OK(orr_engine_blocks_some(g, got, v, a, j, tick, level, 0, list, &m2, t1, 1, &err),
+                  &err);
+            assert_int_equal(m2, m);
+            /* three bodies written (one of them changed, then put back) */
+            const long some[3] = {7, n / 2, n - 1};
+            for (int k = 0; k < 3; k++)
+                list[k] = some[k];
+            long three = 3;
+            got[4 * some[1]] += 0.5;
+            TU_OK(orr_engine_blocks_some(g, got, v, a, j, tick, level, 1, list, &three, 0, 0, &err),
+                  &err);
+            TU_OK(orr_engine_blocks_state(g, pos2, v2, a2, j2, tick2, level2, 0, &err), &err);
+            assert_memory_equal(got, pos2, sizeof(double) * 4 * n);
+            assert_memory_equal(tick, tick2, sizeof(long long) * n);
+            assert_memory_equal(level, level2, sizeof(int) * n);
+            got[4 * some[1]] -= 0.5;
+            TU_OK(orr_engine_blocks_some(g, got, v, a, j, tick, level, 1, list, &three, 0, 0, &err),
+                  &err);
             const orr_block_watch none = {.stop = -1, .G = 1};
             TU_OK(orr_engine_blocks_watch(g, &none, &err), &err);
         } else if (run == 2) {   /* every body pulled and near: a stop after each block */
@@ -652,6 +713,7 @@ static void test_hermite_watch(void **state)
     orr_error_clear(&err);
     orr_engine_destroy(m);
     free(pos), free(vel), free(ref), free(got), free(v), free(a), free(j), free(tick), free(level);
+    free(pos2), free(v2), free(a2), free(j2), free(tick2), free(level2), free(list);
 }
 
 static void test_sim_cuda_matches_cpu(void **state)
