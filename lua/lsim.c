@@ -1097,6 +1097,7 @@ static int sim_cluster(lua_State *L)
     const double *group = groups_of(L, s, who);
     if (orr_sim_pos(s, &pos, &err) || orr_sim_vel(s, &vel, &err))
         return orr_lua_fail(L, &err, who);
+    const long bodies = n;
     if (group) {   /* a regularised group counts once, at its centre of mass */
         double *mp = lua_newuserdatauv(L, sizeof(double) * 7 * (size_t)n, 0);
         long m = 0;
@@ -1106,8 +1107,13 @@ static int sim_cluster(lua_State *L)
         memmove(mp + 4 * (size_t)m, mp + 4 * (size_t)n, sizeof(double) * 3 * (size_t)m);
         pos = mp, vel = mp + 4 * (size_t)m, n = m;
     }
-    if (orr_diag_cluster(pos, n, &o, &d, &err))
+    if (orr_diag_cluster(pos, n, &o, &d, &err)) {
+        if (ngroups > 0)   /* what the groups left of the bodies */
+            orr_error_context(&err, "%ld bodies, %ld regularised group%s counted once at %s "
+                              "centre of mass (%ld in all)", bodies, ngroups,
+                              ngroups == 1 ? "" : "s", ngroups == 1 ? "its" : "their", n);
         return orr_lua_fail(L, &err, who);
+    }
     const long escapers = orr_diag_escapers(pos, vel, n, o.about_density ? d.density_centre
                                             : d.com, 10 * d.r_half, o.G);
     lua_createtable(L, 0, 12);

@@ -254,7 +254,7 @@ static void test_errors(void **state)
     o.fractions = NULL;
     o.k = 8;
     assert_int_equal(orr_diag_cluster(pos, 8, &o, &d, &err), ORR_ERR_ARG);
-    assert_string_equal(err.msg, "the density needs 2 <= k < n: k = 8, 8 bodies");
+    assert_string_equal(err.msg, "the density needs 2 <= k < n: k = 8, n = 8");
     orr_error_clear(&err);
     o.k = 6;
     pos[4 * 3 + 3] = 0;

@@ -942,6 +942,18 @@ orr_status orr_groups_collapse(orr_groups *g, orr_hview *h, orr_error *err)
     if (!(g->r_close > 0))
         return orr_fail(err, ORR_ERR_ARG, "regularize: the automatic r_close, 4 r_h / N, is 0: "
                         "the bodies' half-mass radius is 0 (give regularize = {r_close = R})");
+    /* in the order of their first members, as a checkpoint's restore makes
+     * them (orr_groups_set_field): what the groups do after depends on
+     * their order in sums (a body near two of them) */
+    for (int k = 1; k < g->ng; k++)
+        for (int q = k; q > 0 && g->g[q - 1].mem[0] > g->g[q].mem[0]; q--) {
+            const group tg = g->g[q];
+            g->g[q] = g->g[q - 1];
+            g->g[q - 1] = tg;
+        }
+    for (int k = 0; k < g->ng; k++)
+        for (int i = 0; i < g->g[k].n; i++)
+            g->gid[g->g[k].mem[i]] = k;
     for (int k = 0; k < g->ng; k++) {
         group *gr = &g->g[k];
         double m[ORR_AR_MAX], x[3 * ORR_AR_MAX], v[3 * ORR_AR_MAX];

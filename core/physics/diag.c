@@ -240,7 +240,7 @@ orr_status orr_diag_cluster(const double *pos, long n, const orr_diag_options *o
         return orr_fail(err, ORR_ERR_ARG, "G and gamma must be positive (got %g, %g)", o->G,
                         o->gamma);
     if (n < 3 || o->k < 2 || o->k >= n)
-        return orr_fail(err, ORR_ERR_ARG, "the density needs 2 <= k < n: k = %d, %ld bodies",
+        return orr_fail(err, ORR_ERR_ARG, "the density needs 2 <= k < n: k = %d, n = %ld",
                         o->k, n);
     double mmax = 0;
     for (long i = 0; i < n; i++) {

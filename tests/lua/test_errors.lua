@@ -289,4 +289,18 @@ T.test("sim:run options", function()
   T.eq(err, arg[0] .. ":" .. line .. ": mine")
 end)
 
+-- sim:cluster() counts a regularised group once: where the groups leave
+-- too few bodies for the density (16 bodies or fewer are one group) the
+-- message says so
+T.test("sim:cluster: every body in one regularised group", function()
+  local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 16, seed = 1 },
+    backend = "cpu", precision = "double", softening = 0, integrator = "hermite",
+    dt_max = 1 / 16, regularize = true }
+  T.eq(sim:cluster().n, 16, "before the first step, no group")
+  sim:step()
+  T.eq(#sim:binaries()[1].bodies, 16, "one group of all")
+  T.raises("sim:cluster: 16 bodies, 1 regularised group counted once at its centre of mass " ..
+    "(1 in all): the density needs 2 <= k < n: k = 6, n = 1", sim.cluster, sim)
+end)
+
 T.done()
