@@ -343,10 +343,17 @@ static orr_status start(herm *h, orr_integ_env *env, int keep_steps, orr_error *
     if (st || keep_steps)
         return st;
     const int hi = finest(env);
+    const orr_hview v = view_of(h, env);
     for (long i = 0; i < h->n; i++) {
         const double an = norm3(h->a + 3 * i), jn = norm3(h->j + 3 * i);
         const double dt = jn > 0 ? env->eta_start * an / jn : env->dt;
-        h->level[i] = level_of(dt, env->dt, 0, hi);
+        int l = level_of(dt, env->dt, 0, hi);
+        if (h->grp) {   /* a perturbed group's centre, as in regroup and block */
+            const double cap = orr_groups_step_cap(h->grp, &v, i);
+            while (l < hi && env->dt / (double)(1LL << l) > cap)
+                l++;
+        }
+        h->level[i] = l;
     }
     return ORR_OK;
 }
