@@ -1240,6 +1240,10 @@ static orr_status persist_run(orr_engine *e, cuda_impl *c, unsigned split_at, in
     return st;
 }
 
+/* A corrected body's record between the host and the GPUs (direct.cu's
+ * ORR_HREC real4: position, velocity, acceleration, jerk, level and tick). */
+#define HREC 5
+
 /* The buffers of blocks split between GPUs. */
 static orr_status split_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
 {
@@ -1257,8 +1261,8 @@ static orr_status split_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_event_create(&c->evc1, err);
     /* cleared: cuda_blocks_some reads back as many records as it expects,
      * of which those found are written */
-    if (!st && !(st = orr_cuda_alloc(&c->hrec, 5 * 4 * c->elem * (size_t)e->n, err)))
-        st = orr_cuda_memset32(c->hrec, 0, 5 * c->elem * (size_t)e->n, err);
+    if (!st && !(st = orr_cuda_alloc(&c->hrec, HREC * 4 * c->elem * (size_t)e->n, err)))
+        st = orr_cuda_memset32(c->hrec, 0, HREC * c->elem * (size_t)e->n, err);
     if (!st && !(st = orr_cuda_alloc(&c->hsome, 16, err)))
         st = orr_cuda_memset32(c->hsome, 0, 4, err);
     if (st == ORR_ERR_DEVMEM)
@@ -1350,7 +1354,7 @@ static orr_status split_block(orr_engine *e, cuda_impl *c, const hctl *h, orr_er
     }
     if (!st && sp->gather) {
         if (!(st = orr_cuda_event_record(c->evc0, c->stream, err)) &&
-            !(st = sp->gather(sp->ctx, c->hrec, counts, displs, 5 * 4 * c->elem, err)))
+            !(st = sp->gather(sp->ctx, c->hrec, counts, displs, HREC * 4 * c->elem, err)))
             st = orr_cuda_event_record(c->evc1, c->stream, err);
         c->comm_queued = !st;
     }
@@ -1544,9 +1548,8 @@ static orr_status cuda_blocks_state(orr_engine *e, double *pos, double *vel, dou
 }
 
 /* Part of the block-step state (orr_engine_blocks_some): records of
- * orr_hpack's layout (ORR_HREC real4 each) and the bodies' numbers, through
+ * orr_hpack's layout (HREC real4 each) and the bodies' numbers, through
  * the stage; written by orr_hput, found by orr_hsince. */
-#define HREC 5
 static orr_status cuda_blocks_some(orr_engine *e, double *pos, double *vel, double *acc,
                                    double *jerk, long long *tick, int *level, int set,
                                    long *list, long *count, long long since, long most,

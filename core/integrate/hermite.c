@@ -141,11 +141,10 @@ typedef struct {
     int push;             /* the host's state is newer than the engine's */
     long dnb, dact;       /* the engine's blocks and active bodies since the interval began */
     /* ... the engine's state as last exchanged (shadow set: SHREC doubles
-     * a body, sh_tick the ticks): then only the bodies that changed cross
-     * (push_state, watch_pull), listed in chg */
+     * a body): then only the bodies that changed cross (push_state,
+     * watch_pull), listed in chg */
     int shadow;
     double *sh;
-    long long *sh_tick;
     long *chg;
 } herm;
 
@@ -233,7 +232,7 @@ static void h_destroy(void *state)
     free(h->rec), free(h->counts), free(h->displs);
     orr_groups_destroy(h->grp);
     free(h->mark), free(h->fresh), free(h->fa), free(h->fj);
-    free(h->sh), free(h->sh_tick), free(h->chg);
+    free(h->sh), free(h->chg);
     free(h);
 }
 
@@ -639,16 +638,24 @@ static orr_status watch_begin(herm *h, orr_integ_env *env, orr_error *err)
     return ORR_OK;
 }
 
-/* Body i's record as the engine holds it (the shadow's layout). */
-static void shadow_rec(const herm *h, long i, double *r)
+/* Body i's record in the shadow: what the engine holds of it (a tick is
+ * exact in a double: at most 2^40, or a group member's 2^60).  Returns
+ * whether it differed. */
+#define SHREC 15
+static int shadow_take(herm *h, long i)
 {
+    double r[SHREC], *s = h->sh + SHREC * i;
     memcpy(r, h->pos + 4 * i, 4 * sizeof(double));
     memcpy(r + 4, h->vel + 3 * i, 3 * sizeof(double));
     memcpy(r + 7, h->a + 3 * i, 3 * sizeof(double));
     memcpy(r + 10, h->j + 3 * i, 3 * sizeof(double));
     r[13] = (double)h->level[i];
+    r[14] = (double)h->tick[i];
+    if (memcmp(r, s, sizeof r) == 0)
+        return 0;
+    memcpy(s, r, sizeof r);
+    return 1;
 }
-#define SHREC 14
 
 /* The host's state to the engine: where the shadow holds what the engine
  * has, the bodies that differ from it only (a host block's, a group's
@@ -657,16 +664,9 @@ static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
 {
     if (h->shadow) {
         long m = 0;
-        double r[SHREC];
-        for (long i = 0; i < h->n; i++) {
-            shadow_rec(h, i, r);
-            if (h->tick[i] != h->sh_tick[i] ||
-                memcmp(r, h->sh + SHREC * i, sizeof r) != 0) {
+        for (long i = 0; i < h->n; i++)
+            if (shadow_take(h, i))
                 h->chg[m++] = i;
-                memcpy(h->sh + SHREC * i, r, sizeof r);
-                h->sh_tick[i] = h->tick[i];
-            }
-        }
         orr_status st = orr_engine_blocks_some(e, h->pos, h->vel, h->a, h->j, h->tick, h->level,
                                                1, h->chg, &m, 0, 0, err);
         if (st)
@@ -678,19 +678,16 @@ static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
     if (st)
         return st;
     if (!h->sh) {   /* without room for it, every exchange is whole */
-        h->sh = malloc(sizeof(double) * SHREC * (size_t)h->n);
-        h->sh_tick = malloc(sizeof(long long) * (size_t)h->n);
+        h->sh = calloc((size_t)h->n * SHREC, sizeof(double));
         h->chg = malloc(sizeof(long) * (size_t)h->n);
-        if (!h->sh || !h->sh_tick || !h->chg) {
-            free(h->sh), free(h->sh_tick), free(h->chg);
-            h->sh = NULL, h->sh_tick = NULL, h->chg = NULL;
+        if (!h->sh || !h->chg) {
+            free(h->sh), free(h->chg);
+            h->sh = NULL, h->chg = NULL;
             return ORR_OK;
         }
     }
-    for (long i = 0; i < h->n; i++) {
-        shadow_rec(h, i, h->sh + SHREC * i);
-        h->sh_tick[i] = h->tick[i];
-    }
+    for (long i = 0; i < h->n; i++)
+        shadow_take(h, i);
     h->shadow = 1;
     return ORR_OK;
 }
@@ -708,11 +705,8 @@ static orr_status watch_pull(herm *h, orr_integ_env *env, long long t, long long
         long m = 0;
         st = orr_engine_blocks_some(env->engine, h->pos, h->vel, h->a, h->j, h->tick, h->level,
                                     0, h->chg, &m, since, most, err);
-        for (long k = 0; !st && k < m; k++) {
-            const long i = h->chg[k];
-            shadow_rec(h, i, h->sh + SHREC * i);
-            h->sh_tick[i] = h->tick[i];
-        }
+        for (long k = 0; !st && k < m; k++)
+            shadow_take(h, h->chg[k]);
         if (st)
             h->shadow = 0;
     } else {
