@@ -452,13 +452,16 @@ struct orr_hctl {
                                     (next and count are its time and active bodies) */
     unsigned stop;               /* orr_hinterval stopped for the host (the regularised
                                     groups, hermite.c): 1 before a block at or after
-                                    hparams.stop, 2 after a block in which a corrected body's
-                                    acceleration reached hparams.pull */
+                                    hparams.stop or cstop, 2 after a block in which a
+                                    corrected body's acceleration reached hparams.pull */
     unsigned long long phase[4]; /* orr_hinterval's phases, ns summed (its block 0's clock):
                                     the first next time, prediction, force + jerk, correction
                                     with the next block's time */
     orr_tick ahead[2];           /* orr_hinterval: the next block's time, found as a block
                                     ends (by the parity of the block within the launch) */
+    orr_tick cstop;              /* orr_hinterval_watched stops before a block at this time
+                                    too: the next of a fast pair's centre it corrected (the
+                                    host moves the pair on first; reset at each launch) */
 };
 
 /* The interval's parameters (device memory, written as it begins). */
@@ -481,10 +484,17 @@ struct orr_hparams {
  * them right after the orr_hparams in its buffer. */
 struct orr_hpair {
     int centre, other;   /* the centre's body (member 0) and member 1's (a ghost) */
+    int fast;            /* fast: the centre's block is the loop's too, the pair moved on to
+                            it by the host (t0 its time), the pull of its perturbers (npl
+                            bodies from pl0 in the lists after the pairs) on its members
+                            (orr_centre_pull), its next step at most cap; the loop stops
+                            before its next (hctl.cstop) */
+    int pl0, npl, pad;
     double m0, m1;       /* the members' masses */
     double t0;           /* the time of r and v: tick * unit, the interval's */
     double r[3], v[3];   /* member 1's position and velocity less member 0's */
     double R2;           /* an active body closer than sqrt(R2) to the centre is resolved */
+    double cap;          /* a fast pair: its centre's longest next step */
 };
 
 /* The force + jerk launch per bucket of active bodies (engine.h:
@@ -1065,6 +1075,54 @@ static __device__ __forceinline__ void orr_pairs_pull(int i, const double *x, co
     }
 }
 
+/* The watch's pairs after its parameters (backend_cuda.c: ORR_WATCH_PAIRS),
+ * then the fast pairs' perturbers. */
+#define ORR_HPAIRS 64
+
+/* A fast pair's centre i at X, V, in its block at the pair's time t0: the
+ * pull of its perturbers on its two members (r and v apart) less that on
+ * the centre, which the force phase counted (groups.c: orr_groups_correct's
+ * centre), added to a and j.  The perturbers are shared between the lanes
+ * of the warp (lane of lanes), each summing its own in order, and the
+ * lanes' sums added in a fixed order: the same bits each time. */
+template <typename real>
+static __device__ __noinline__ void orr_centre_pull(const orr_hpair &p, const int *__restrict__ pl,
+                                       int i, const double *X, const double *V,
+                                       const typename orr_vec4<real>::type *__restrict__ xp,
+                                       const typename orr_vec4<real>::type *__restrict__ vp,
+                                       double G, int lane, int lanes, double *a, double *j)
+{
+    const double M = p.m0 + p.m1;
+    const double *r = p.r, *w = p.v;
+    double sa[3] = {0, 0, 0}, sj[3] = {0, 0, 0};
+    for (int k = lane; k < p.npl; k += lanes) {
+        const int b = pl[p.pl0 + k];
+        const typename orr_vec4<real>::type y = xp[b];
+        const double mb = (double)y.w;
+        const double d[3] = {(double)y.x - X[0], (double)y.y - X[1], (double)y.z - X[2]};
+        if (b == i || mb == 0)
+            continue;
+        const typename orr_vec4<real>::type u4 = vp[b];
+        const double u[3] = {(double)u4.x - V[0], (double)u4.y - V[1], (double)u4.z - V[2]};
+        const double gm = G * mb;
+        double dm[3], um[3];
+        for (int q = 0; q < 3; q++)   /* member 0, then member 1 */
+            dm[q] = d[q] + p.m1 / M * r[q], um[q] = u[q] + p.m1 / M * w[q];
+        orr_pull(dm, um, gm * p.m0 / M, sa, sj);
+        for (int q = 0; q < 3; q++)
+            dm[q] = d[q] - p.m0 / M * r[q], um[q] = u[q] - p.m0 / M * w[q];
+        orr_pull(dm, um, gm * p.m1 / M, sa, sj);
+        orr_pull(d, u, -gm, sa, sj);
+    }
+    for (int off = lanes / 2; off > 0; off /= 2)
+        for (int q = 0; q < 3; q++) {
+            sa[q] += __shfl_down_sync(0xffffffffu, sa[q], off);
+            sj[q] += __shfl_down_sync(0xffffffffu, sj[q], off);
+        }
+    for (int q = 0; q < 3; q++)
+        a[q] += sa[q], j[q] += sj[q];
+}
+
 template <typename real, bool WATCH>
 static __device__ __forceinline__ int
 orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
@@ -1077,7 +1135,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                  const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
                  int nact, int ranges, orr_tick t, double H, double eta, int hi, int first,
                  int threads, orr_tick &tnext, double pull, double near2, double peri, double G,
-                 bool &pulled, const orr_hparams *__restrict__ hp)
+                 bool &pulled, orr_tick &cnext, int n, const orr_hparams *__restrict__ hp)
 {
     typedef typename orr_vec4<real>::type vec4;
     const int stride = nact;
@@ -1098,6 +1156,20 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             orr_jerk_sum<real>(an, jn, k, ranges, stride, lane, lanes, a14, j14);
         else
             a14 = an[k], j14 = jn[k];
+        /* a fast pair's centre: its members' pull, the warp's lanes sharing it */
+        double ca[3] = {0, 0, 0}, cj[3] = {0, 0, 0};
+        int fq = -1;
+        if (WATCH) {
+            const orr_hpair *pairs = (const orr_hpair *)(hp + 1);
+            for (int q = 0; q < hp->npairs; q++)
+                fq = pairs[q].fast && pairs[q].centre == i ? q : fq;
+            if (fq >= 0) {
+                const double X[3] = {x4.x, x4.y, x4.z}, V[3] = {v4.x, v4.y, v4.z};
+                orr_centre_pull<real>(pairs[fq], (const int *)(pairs + ORR_HPAIRS), i, X, V, xp,
+                                      vp, hp->G, lane, lanes, ca, cj);
+            }
+        }
+        const bool centre = WATCH && fq >= 0;
         bool hard = false;   /* pulled to the host's watch */
         if (lane == 0) {   /* the others wait at the end: no lane runs ahead into a shuffle */
             const double dt = (double)(end >> li) * (H / (double)end);
@@ -1106,6 +1178,8 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
             if (WATCH && hp->npairs > 0) {   /* the regularised pairs near it, resolved */
                 orr_pairs_pull<real>(i, xq, vq, xp, vp, hp, (double)t * hp->unit, a1, j1);
+                for (int q = 0; q < 3; q++)
+                    a1[q] += ca[q], j1[q] += cj[q];
                 a14.x = (real)a1[0], a14.y = (real)a1[1], a14.z = (real)a1[2];
                 j14.x = (real)j1[0], j14.y = (real)j1[1], j14.z = (real)j1[2];
             }
@@ -1135,6 +1209,11 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             int l = li > 0 ? li - 1 : 0;
             while (l < hi && H / (double)(1ULL << l) > crit)
                 l++;
+            if (centre) {   /* a fast pair's centre: its step cut as the host would */
+                const double cap = ((const orr_hpair *)(hp + 1))[fq].cap;
+                while (l < hi && H / (double)(1ULL << l) > cap)
+                    l++;
+            }
             while (l < ORR_HMAX && t % (end >> l) != 0)
                 l++;
             level[i] = l;
@@ -1142,6 +1221,8 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             deepest = l > deepest ? l : deepest;
             const orr_tick ti = t + (end >> l);
             tnext = ti < tnext ? ti : tnext;
+            if (centre)
+                cnext = ti < cnext ? ti : cnext;
         }
         /* a body pulled hard: the host is wanted where another active
          * body is near it (a close pair may form; hermite.c) */
@@ -1195,11 +1276,12 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
     const int nact = (int)hc->count;
     orr_tick unused = ~0ULL;
     bool pulled = false;   /* the host's watch is orr_hinterval_watched's alone */
+    orr_tick cnext = ~0ULL;
     const int deepest = orr_hcorrect_all<real, false>(
         pos, vel, acc, jerk, tick, level, xp, vp, an, jn, act, nact,
         orr_hshape_of(plan, n, nact).ranges, hc->next, hp->H, hp->eta, hp->hi,
         blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK, unused, 0.0, 0.0, 0.0, 0.0,
-        pulled, hp);
+        pulled, cnext, n, hp);
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
 }
@@ -1407,7 +1489,8 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
     for (;;) {
         if (t > end || nb >= most)
             break;
-        if (WATCH && t >= stop) {   /* the host runs this one */
+        if (WATCH && (t >= stop || t >= vc->cstop)) {   /* the host runs this one, or moves
+                                                         a fast pair on to it first */
             halt = 1;
             break;
         }
@@ -1445,11 +1528,14 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
         orr_lap(first, ph[2], clock);
         orr_tick tc = ~0ULL;   /* the corrected bodies' smallest next time */
         bool pulled = false;
+        orr_tick cnext = ~0ULL;
         const int d = orr_hcorrect_all<real, WATCH>(pos, vel, acc, jerk, tick, level, xp, vp, pa, pj,
                                              act, nact, s.ranges, t, H, eta, hi, first, threads,
-                                             tc, pull, near2, peri, G, pulled, hp);
+                                             tc, pull, near2, peri, G, pulled, cnext, n, hp);
         if (WATCH && pulled)
             vc->stop = 2;
+        if (WATCH && cnext != ~0ULL)
+            atomicMin(&hc->cstop, cnext);
         deepest = d > deepest ? d : deepest;
         tc = orr_warp_min(tc);
         if (threadIdx.x % 32 == 0) {

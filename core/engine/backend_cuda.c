@@ -71,6 +71,13 @@ typedef struct {
     /* page-locked staging of the copies between host and device (stage_of) */
     void *stage;
     size_t stage_bytes;
+    /* page-locked room of the watched loop's small copies (ctl_pin): the
+     * watch's parameters, the control words written before a launch and
+     * read after it; pin_queued: a copy from it not yet waited for */
+    void *pin;
+    int pin_queued;
+    int persist_per_sm[2];        /* orr_hinterval's, orr_hinterval_watched's blocks per SM
+                                     (0: not yet asked) */
 } cuda_impl;
 
 typedef struct {
@@ -168,6 +175,7 @@ static void cuda_destroy(orr_engine *e)
         orr_cuda_event_destroy(c->evc1);
     orr_cuda_stream_destroy(c->stream);
     orr_cuda_host_free(c->stage);
+    orr_cuda_host_free(c->pin);
     if (c->module)
         orr_cuda_module_unload(c->module);
     if (c->rmodule)
@@ -814,7 +822,7 @@ typedef struct {
     unsigned long long last, blocks, active;
     unsigned last_count, done, bar[2];
     unsigned split, stop;
-    unsigned long long phase[4], ahead[2];
+    unsigned long long phase[4], ahead[2], cstop;
 } hctl;
 typedef struct {
     double H, eta, unit;
@@ -824,10 +832,37 @@ typedef struct {
     double pull, near2, peri, G;
 } hpar;
 typedef struct {   /* direct.cu's orr_hpair: after hpar in its buffer, ORR_WATCH_PAIRS of them */
-    int centre, other;
-    double m0, m1, t0, r[3], v[3], R2;
+    int centre, other, fast, pl0, npl, pad;
+    double m0, m1, t0, r[3], v[3], R2, cap;
 } hpair;
-_Static_assert(sizeof(hpar) % 8 == 0 && sizeof(hpair) == 88, "direct.cu's orr_hparams, orr_hpair");
+_Static_assert(sizeof(hpar) % 8 == 0 && sizeof(hpair) == 112, "direct.cu's orr_hparams, orr_hpair");
+/* after the pairs (ORR_WATCH_PAIRS of them: direct.cu's ORR_HPAIRS), the
+ * fast pairs' perturbers, ORR_WATCH_PERT_MAX ints a pair at the most */
+_Static_assert(ORR_WATCH_PAIRS == 64 && ORR_WATCH_PERT_MAX == 1024, "direct.cu's ORR_HPAIRS");
+#define HPAR_BYTES (sizeof(hpar) + ORR_WATCH_PAIRS * sizeof(hpair) + \
+                    4 * (size_t)ORR_WATCH_PAIRS * ORR_WATCH_PERT_MAX)
+
+/* The watched loop's page-locked room (PIN_BYTES) in parts: 0 the watch's
+ * parameters (PIN_WATCH bytes from 0), 1 the control words written before
+ * a launch (from PIN_WATCH), 2 those read after it (PIN_WATCH + 256).  Its
+ * copies are queued without waiting; a part with one still queued is
+ * waited for before it is written again (pin_queued, a bit a part; every
+ * run waits for its launch). */
+#define PIN_WATCH (HPAR_BYTES + 64)
+#define PIN_BYTES (PIN_WATCH + 1024)
+static orr_status ctl_pin(cuda_impl *c, int part, char **pin, orr_error *err)
+{
+    orr_status st = c->pin ? ORR_OK : orr_cuda_host_alloc(&c->pin, PIN_BYTES, err);
+    if (!st && (c->pin_queued >> part & 1)) {
+        st = orr_cuda_stream_sync(c->stream, err);
+        c->pin_queued = 0;
+    }
+    if (st)
+        return st;
+    c->pin_queued |= 1 << part;   /* the caller queues a copy of it */
+    *pin = (char *)c->pin + (part == 0 ? 0 : part == 1 ? PIN_WATCH : PIN_WATCH + 256);
+    return ORR_OK;
+}
 typedef struct {
     int tile[ORR_HBUCKETS], per_sm[ORR_HBUCKETS];
     int sms;
@@ -878,7 +913,7 @@ static orr_status blocks_alloc(orr_engine *e, cuda_impl *c, orr_error *err)
         st = orr_cuda_alloc(&c->hact, 4 * n, err);
     if (!st)
         st = orr_cuda_alloc(&c->hiota, 4 * n, err);
-    const size_t parbytes = sizeof(hpar) + ORR_WATCH_PAIRS * sizeof(hpair);
+    const size_t parbytes = HPAR_BYTES;
     if (!st && !(st = orr_cuda_alloc(&c->hpar, parbytes, err)))
         st = orr_cuda_memset32(c->hpar, 0, parbytes / 4, err);
     if (!st && !(st = orr_cuda_alloc(&c->hcnt, sizeof(hctl), err)))
@@ -1191,6 +1226,21 @@ static orr_status read_ctl(cuda_impl *c, hctl *h, orr_error *err)
     return st ? st : orr_cuda_stream_sync(c->stream, err);
 }
 
+/* read_ctl through the page-locked room (the watched loop's). */
+static orr_status read_ctl_pinned(cuda_impl *c, hctl *h, orr_error *err)
+{
+    char *pin = NULL;
+    orr_status st = ctl_pin(c, 2, &pin, err);
+    if (!st)
+        st = orr_cuda_dtoh_async(pin, c->hcnt, sizeof *h, c->stream, err);
+    if (!st)
+        st = orr_cuda_stream_sync(c->stream, err);
+    c->pin_queued = 0;   /* every copy queued before is done */
+    if (!st)
+        memcpy(h, pin, sizeof *h);
+    return st;
+}
+
 /* One block step: queued, then its time and count read back. */
 static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long *t, long *nact,
                              orr_error *err)
@@ -1221,10 +1271,11 @@ static orr_status cuda_block(orr_engine *e, const orr_block_params *p, long long
 static orr_status persist_run(orr_engine *e, cuda_impl *c, unsigned split_at, int *launched,
                               orr_error *err)
 {
-    int per_sm = 0;
     *launched = 0;
     const int k = c->hwatched ? ORR_K_HINTERVAL_WATCHED : ORR_K_HINTERVAL;
-    orr_status st = orr_cuda_occupancy(c->fn[k], HPERSIST, &per_sm, err);
+    int *per = &c->persist_per_sm[c->hwatched != 0];   /* asked once */
+    orr_status st = *per ? ORR_OK : orr_cuda_occupancy(c->fn[k], HPERSIST, per, err);
+    const int per_sm = *per;
     if (st || per_sm < 1)
         return st;
     int n = (int)e->n;
@@ -1387,12 +1438,21 @@ static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long
     if (c->hmode == HMODE_PERSIST) {
         const unsigned split_at = c->split.min_active > 0 && c->split.min_active < UINT_MAX
                                       ? (unsigned)c->split.min_active : UINT_MAX;
-        if (c->hwatched) {   /* from where the host left it: no block under way, no stop */
-            const unsigned zero = 0;
-            st = set_count(c, 0, err);
-            if (!st)
-                st = orr_cuda_htod_async(c->hcnt + offsetof(hctl, stop), &zero, sizeof zero,
-                                         c->stream, err);
+        if (c->hwatched) {   /* from where the host left it: no block under way, no stop:
+                                the control words so from the page-locked room, queued */
+            char *pin = NULL;
+            if (!(st = ctl_pin(c, 1, &pin, err))) {
+                hctl *w = (hctl *)pin;
+                memset(w, 0, sizeof *w);
+                w->next = ~0ULL, w->cstop = ~0ULL;
+                const size_t at[4] = {0, offsetof(hctl, done), offsetof(hctl, stop),
+                                      offsetof(hctl, cstop)};
+                const size_t len[4] = {offsetof(hctl, deepest), sizeof w->done, sizeof w->stop,
+                                       sizeof w->cstop};
+                for (int q = 0; !st && q < 4; q++)
+                    st = orr_cuda_htod_async(c->hcnt + at[q], (char *)w + at[q], len[q],
+                                             c->stream, err);
+            }
         }
         for (;;) {
             if (st)
@@ -1404,7 +1464,7 @@ static orr_status cuda_blocks_run(orr_engine *e, const orr_block_params *p, long
                 break;
             }
             if (!st)
-                st = read_ctl(c, &h, err);
+                st = c->hwatched ? read_ctl_pinned(c, &h, err) : read_ctl(c, &h, err);
             comm_time_add(c);
             if (!st && h.stop)
                 c->hwhy = (int)h.stop;
@@ -1503,26 +1563,41 @@ static orr_status cuda_blocks_watch(orr_engine *e, const orr_block_watch *w, orr
     d.stop = w->stop < 0 ? ~0ULL : (unsigned long long)w->stop;
     d.pull = w->pull > 0 ? w->pull : INFINITY;
     d.near2 = w->near * w->near, d.peri = w->peri, d.G = w->G;
+    const size_t head = sizeof(hpar) - offsetof(hpar, npairs),
+                 lists = sizeof(hpar) + ORR_WATCH_PAIRS * sizeof(hpair);
+    char *buf = NULL;
+    orr_status s2 = ctl_pin(c, 0, &buf, err);
+    if (s2)
+        return s2;
     hpair p[ORR_WATCH_PAIRS];
+    int *pl = (int *)(buf + lists - offsetof(hpar, npairs)), npl = 0;
     for (int k = 0; k < w->npairs; k++) {
         const orr_watch_pair *q = &w->pairs[k];
         if (q->centre < 0 || q->centre >= e->n || q->other < 0 || q->other >= e->n)
             return orr_fail(err, ORR_ERR_ARG, "regularised pair %d: bodies %ld and %ld of %ld", k,
                             q->centre + 1, q->other + 1, e->n);
-        p[k] = (hpair){(int)q->centre, (int)q->other, q->m[0], q->m[1], q->t0,
-                       {q->r[0], q->r[1], q->r[2]}, {q->v[0], q->v[1], q->v[2]}, q->R * q->R};
+        const long np = q->fast ? q->npert : 0;
+        if (np < 0 || np > ORR_WATCH_PERT_MAX)
+            return orr_fail(err, ORR_ERR_ARG, "regularised pair %d: %ld perturbers, at most %d",
+                            k, np, ORR_WATCH_PERT_MAX);
+        p[k] = (hpair){(int)q->centre, (int)q->other, q->fast != 0, npl, (int)np, 0, q->m[0],
+                       q->m[1], q->t0, {q->r[0], q->r[1], q->r[2]}, {q->v[0], q->v[1], q->v[2]},
+                       q->R * q->R, q->cap > 0 ? q->cap : INFINITY};
+        for (long b = 0; b < np; b++) {
+            if (q->pert[b] < 0 || q->pert[b] >= e->n)
+                return orr_fail(err, ORR_ERR_ARG, "regularised pair %d: perturber %ld of %ld",
+                                k, q->pert[b] + 1, e->n);
+            pl[npl++] = (int)q->pert[b];
+        }
     }
-    const size_t head = sizeof(hpar) - offsetof(hpar, npairs);
-    void *buf = NULL;
-    orr_status s2 = stage_of(c, head + sizeof p, &buf, err);
-    if (s2)
-        return s2;
     memcpy(buf, (const char *)&d + offsetof(hpar, npairs), head);
-    memcpy((char *)buf + head, p, (size_t)w->npairs * sizeof(hpair));
+    memcpy(buf + head, p, (size_t)w->npairs * sizeof(hpair));
     c->hwatched = 1;
-    if (!(s2 = orr_cuda_htod_async(c->hpar + offsetof(hpar, npairs), buf,
-                                   head + (size_t)w->npairs * sizeof(hpair), c->stream, err)))
-        s2 = orr_cuda_stream_sync(c->stream, err);
+    /* queued: the launch after it reads them in the stream's order */
+    s2 = orr_cuda_htod_async(c->hpar + offsetof(hpar, npairs), buf,
+                             head + (size_t)w->npairs * sizeof(hpair), c->stream, err);
+    if (!s2 && npl > 0)
+        s2 = orr_cuda_htod_async(c->hpar + lists, pl, 4 * (size_t)npl, c->stream, err);
     return s2;
 }
 

@@ -219,11 +219,15 @@ orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_erro
  * within `peri` (G: the constant of gravitation).  orr_engine_blocks_why
  * says which, after each run (0 the interval's end or max_blocks, 1 the
  * stop, 2 the pull).  The engine's blocks resolve the regularised pairs
- * listed, so that their perturbers need not stop it: a body active
- * closer than R to a pair's centre (predicted) feels the two members
- * instead of the centre, with acceleration and jerk, the members carried
- * from their state at t0 to the block's time along their Kepler orbit
- * (kernels_src/kepler.h).  orr_engine_blocks_begin clears the watch.
+ * listed, so that their perturbers need not stop it: a body active closer
+ * than R to a pair's centre (predicted) feels the two members instead of
+ * the centre, with acceleration and jerk, the members carried from their
+ * state at t0 to the block's time along their Kepler orbit
+ * (kernels_src/kepler.h).  A fast pair's centre steps there too, where
+ * its block is at t0: its perturbers, listed, pull its members instead of
+ * it, and the run stops (1) before its next block, for the caller to move
+ * the pair's own motion on to it.  orr_engine_blocks_begin clears the
+ * watch.
  * ORR_ERR_ARG where the engine cannot stop so (only its persistent loop
  * can, in double): the caller runs the blocks itself. */
 #define ORR_WATCH_PAIRS 64
@@ -233,7 +237,16 @@ typedef struct {
     double t0;            /* the time of r and v: tick * (H / 2^40), the interval's */
     double r[3], v[3];    /* member 1's position and velocity less member 0's at t0 */
     double R;             /* active bodies closer to the centre are resolved */
+    int fast;             /* its centre's block at t0 runs in the engine's loop too (r and v
+                             moved on to it by the caller): its perturbers pert[0 .. npert)
+                             (at most ORR_WATCH_PERT_MAX) pull the members instead of the
+                             centre, its next step is at most cap (<= 0: any), and the run
+                             stops before its next block */
+    double cap;
+    const long *pert;
+    long npert;
 } orr_watch_pair;
+#define ORR_WATCH_PERT_MAX 1024
 typedef struct {
     long long stop;   /* < 0: none */
     double pull;      /* <= 0: none */

@@ -47,6 +47,10 @@ typedef struct {
     long nnear;
     double R;               /* the perturbers' distance from the centre, as last listed */
     int born;               /* formed in this orr_groups_update */
+    long long ready;        /* a fast pair moved on to its centre's next block, at this tick
+                               (orr_groups_ready; else -1), its next step at most
+                               step_cap */
+    double step_cap;
     double T0[9], T1[9], t0, t1;
     /* the members about the centre at the block time, for the forces
      * between them and the perturbers: the group's own state where its
@@ -165,6 +169,7 @@ static group *add_group(orr_groups *g)
     group *gr = &g->g[g->ng++];
     gr->n = 0;
     gr->npert = gr->nnear = 0;
+    gr->ready = -1;
     return gr;
 }
 
@@ -863,6 +868,7 @@ static orr_status start_group(orr_hview *h, group *gr, const double *m, const do
     }
     const long c = gr->mem[0];
     double M = 0;
+    gr->ready = -1;
     for (int i = 0; i < gr->n; i++)
         M += m[i];
     for (int i = 1; i < gr->n; i++)
@@ -1348,6 +1354,73 @@ static double pull_at(const orr_groups *g, double G)
     return 0.25 * G * g->m_min / (g->r_close * g->r_close);
 }
 
+static int apart_now(const orr_groups *g, const orr_hview *h, int k);
+
+/* Whether group k, a pair among the first ORR_WATCH_PAIRS, is fast: at
+ * most ORR_WATCH_PERT_MAX perturbers, no other group among them nor it
+ * among another's (then their members pull each other member by member,
+ * which is the host's). */
+static int fast_pair(const orr_groups *g, int k)
+{
+    const group *gr = &g->g[k];
+    if (gr->npert > ORR_WATCH_PERT_MAX)
+        return 0;
+    for (long p = 0; p < gr->npert; p++)
+        if (g->gid[gr->pert[p]] >= 0)
+            return 0;
+    for (int o = 0; o < g->ng; o++)
+        if (o != k && lists(&g->g[o], gr->mem[0]))
+            return 0;
+    return 1;
+}
+
+/* Whether group k is a fast pair (the k-th group, pairs before it among
+ * the watch's) whose centre's next block, not yet readied, is at tick. */
+static int due(const orr_groups *g, const orr_hview *h, int k, int pairs, long long tick)
+{
+    const long long end = 1LL << ORR_BLOCK_MAX_LEVEL;
+    const group *gr = &g->g[k];
+    const long c = gr->mem[0];
+    return gr->n == 2 && pairs < ORR_WATCH_PAIRS && gr->ready != tick &&
+           h->tick[c] + (end >> h->level[c]) == tick && fast_pair(g, k);
+}
+
+int orr_groups_due(const orr_groups *g, const orr_hview *h, long long tick)
+{
+    for (int k = 0, pairs = 0; k < g->ng; pairs += g->g[k].n == 2, k++)
+        if (due(g, h, k, pairs, tick))
+            return 1;
+    return 0;
+}
+
+orr_status orr_groups_ready(orr_groups *g, const orr_hview *h, long long tick, double t,
+                            int *readied, int *apart, orr_error *err)
+{
+    *readied = *apart = 0;
+    for (int k = 0, pairs = 0; k < g->ng; pairs += g->g[k].n == 2, k++) {
+        group *gr = &g->g[k];
+        const long c = gr->mem[0];
+        if (!due(g, h, k, pairs, tick))
+            continue;
+        /* as orr_groups_update after a block of its centre (and block()
+         * before one): moved on, apart?, its perturbers anew, its step cut */
+        orr_status st = advance(g, h, gr, t, err);
+        if (st)
+            return st;
+        if (apart_now(g, h, k)) {
+            *apart = 1;
+            return ORR_OK;
+        }
+        if ((st = perturbers(g, h, gr, h->xp, err)) != ORR_OK ||
+            (st = predict_group(gr, t, err)) != ORR_OK)
+            return st;
+        gr->step_cap = orr_groups_step_cap(g, h, c);
+        gr->ready = tick;
+        ++*readied;
+    }
+    return ORR_OK;
+}
+
 void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *w)
 {
     const long long end = 1LL << ORR_BLOCK_MAX_LEVEL;
@@ -1360,8 +1433,16 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
          * puts them, by their Kepler motion): its centre's steps alone are
          * the host's.  A larger group's perturbers are the host's too. */
         const int resolved = gr->n == 2 && w->npairs < ORR_WATCH_PAIRS;
+        /* a fast pair's centre's block too, once the pair is moved on to it
+         * (orr_groups_ready; after it the engine stops before its next) */
+        const int fast = resolved && fast_pair(g, k);
+        const long c = gr->mem[0];
+        const int ready = fast && gr->ready == h->tick[c] + (end >> h->level[c]);
         if (resolved) {
             orr_watch_pair *q = &w->pairs[w->npairs++];
+            q->fast = ready;
+            q->cap = ready ? gr->step_cap : 0;
+            q->pert = gr->pert, q->npert = ready ? gr->npert : 0;
             q->centre = gr->mem[0], q->other = gr->mem[1];
             q->m[0] = gr->ar.m[0], q->m[1] = gr->ar.m[1];
             q->t0 = gr->ar.t;
@@ -1371,7 +1452,7 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
             }
             q->R = gr->R;
         }
-        for (long p = -1; p < (resolved ? 0 : gr->npert); p++) {
+        for (long p = ready ? 0 : -1; p < (resolved ? 0 : gr->npert); p++) {
             const long b = p < 0 ? gr->mem[0] : gr->pert[p];
             const long long tb = h->tick[b] + (end >> h->level[b]);
             t = t < 0 || tb < t ? tb : t;
@@ -1386,39 +1467,41 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
     w->G = h->G;
 }
 
+/* Whether group k has come apart: a member with no other within 2
+ * r_close, or torn at by a tide above GAMMA_APART (its perturbers all
+ * summed member by member, but a group so open is not what it is for). */
+static int apart_now(const orr_groups *g, const orr_hview *h, int k)
+{
+    const group *gr = &g->g[k];
+    const double rc = g->r_close;
+    for (int i = 0; i < gr->n; i++) {
+        double near = INFINITY;
+        for (int o = 0; o < gr->n; o++) {
+            if (o == i)
+                continue;
+            double r2 = 0;
+            for (int q = 0; q < 3; q++)
+                r2 += (gr->ar.x[i][q] - gr->ar.x[o][q]) * (gr->ar.x[i][q] - gr->ar.x[o][q]);
+            near = fmin(near, r2);
+        }
+        if (near > 4 * rc * rc)
+            return 1;
+    }
+    return strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr), gr->pert,
+                          gr->nnear, k, -1, -1, 0, 0) > GAMMA_APART;
+}
+
 orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, long tick,
                              double t, int everyone, long *fresh, long *nfresh, orr_error *err)
 {
     *nfresh = 0;
     int changed = 0, synced = 0;
     orr_status st = ORR_OK;
-    const double rc = g->r_close;
     for (int k = 0; k < g->ng; k++)
         g->g[k].born = 0;
     /* groups whose centre moved on: apart, or their perturbers anew */
     for (int k = 0; k < g->ng; k++) {
-        group *gr = &g->g[k];
-        if (!active[gr->mem[0]])
-            continue;
-        int apart = 0;
-        for (int i = 0; i < gr->n && !apart; i++) {
-            double near = INFINITY;
-            for (int o = 0; o < gr->n; o++) {
-                if (o == i)
-                    continue;
-                double r2 = 0;
-                for (int q = 0; q < 3; q++)
-                    r2 += (gr->ar.x[i][q] - gr->ar.x[o][q]) * (gr->ar.x[i][q] - gr->ar.x[o][q]);
-                near = fmin(near, r2);
-            }
-            apart = near > 4 * rc * rc;
-        }
-        /* or torn at: a tide above GAMMA_APART (its perturbers all summed
-         * member by member, but a group so open is not what it is for) */
-        if (!apart)
-            apart = strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr),
-                                   gr->pert, gr->nnear, k, -1, -1, 0, 0) > GAMMA_APART;
-        if (!apart)
+        if (!active[g->g[k].mem[0]] || !apart_now(g, h, k))
             continue;
         if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
             return st;

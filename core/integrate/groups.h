@@ -94,11 +94,24 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
  * GPU's loop, hermite.c; engine.h's orr_block_watch): the earliest next
  * time (ticks) of a group's centre, or a perturber of a group the loop
  * does not resolve (-1: no group); the pairs it resolves (the first
- * ORR_WATCH_PAIRS: their members' state and the perturbers' distance);
- * and the bodies after whose block a close pair may form
- * (orr_groups_update's tests, with margins: they are made on the
- * predicted state). */
+ * ORR_WATCH_PAIRS: their members' state and the perturbers' distance),
+ * fast where no other group is among their perturbers nor they among
+ * another's (their centres' blocks the loop's too, the host moving the
+ * pair on after each: orr_groups_advance); and the bodies after whose
+ * block a close pair may form (orr_groups_update's tests, with margins:
+ * they are made on the predicted state). */
 void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *w);
+/* Before the block at tick `tick` (time t; every body predicted there in
+ * xp, vp), which the engine's loop is to run: the fast pairs whose
+ * centre's next block it is (orr_groups_watch's) moved on to it, as
+ * orr_groups_update would after the block on the host (their perturbers
+ * anew, their centre's next step cut: the watch hands both on), counted in
+ * *readied; *apart where one came apart instead (the block is then the
+ * host's: orr_groups_update parts it after). */
+orr_status orr_groups_ready(orr_groups *g, const orr_hview *h, long long tick, double t,
+                            int *readied, int *apart, orr_error *err);
+/* Whether orr_groups_ready would find a fast pair due at tick. */
+int orr_groups_due(const orr_groups *g, const orr_hview *h, long long tick);
 /* The interval's end at time t: every group advanced there and resolved
  * into its members' slots. */
 orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *err);

@@ -52,8 +52,14 @@
  * hold a group's centre or perturber run on the host path; on one GPU (in
  * double) the others run in the engine's own loop, which stops for the host
  * before such a block and after one where a close pair may have come
- * together (watched: the state goes to the host and back at each stop);
- * elsewhere every block is the host's (the GPU computing its forces).
+ * together (watched: what changed goes to the host and back at each stop);
+ * elsewhere every block is the host's (the GPU computing its forces).  A
+ * pair's perturbers step in the loop, and so does its centre where no other
+ * group is near (a fast pair, orr_groups_watch): the loop stops before the
+ * centre's block, the host moves the pair's own motion on to it with its
+ * perturbers' tides, lists them anew and cuts the centre's next step
+ * (orr_groups_ready, as a host block and regroup would), and the loop runs
+ * the block, the perturbers pulling the members, until the centre's next.
  *
  * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
@@ -692,17 +698,18 @@ static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
     return ORR_OK;
 }
 
-/* The engine's state after its blocks up to tick t, onto the host, every
- * body predicted to t (as a host block leaves them, for the groups): with
- * the shadow, only the bodies corrected since tick `since` (at most `most`
- * of them expected), whose records the shadow takes. */
+/* The engine's state after its blocks up to tick t, onto the host, with
+ * `predicted` every body predicted to t (as a host block leaves them, for
+ * the groups; a host block to come predicts them itself): with the shadow,
+ * only the bodies corrected since tick `since` (at most `most` of them
+ * expected), whose records the shadow takes. */
 static orr_status watch_pull(herm *h, orr_integ_env *env, long long t, long long since,
-                             long most, orr_error *err)
+                             long most, int predicted, orr_error *err)
 {
-    int deepest = 0;
     orr_status st;
+    long m = -1;   /* the bodies read: h->chg[0 .. m), or (-1) all */
     if (h->shadow) {
-        long m = 0;
+        m = 0;
         st = orr_engine_blocks_some(env->engine, h->pos, h->vel, h->a, h->j, h->tick, h->level,
                                     0, h->chg, &m, since, most, err);
         for (long k = 0; !st && k < m; k++)
@@ -713,15 +720,22 @@ static orr_status watch_pull(herm *h, orr_integ_env *env, long long t, long long
         st = orr_engine_blocks_state(env->engine, h->pos, h->vel, h->a, h->j, h->tick, h->level, 0,
                                      err);
     }
-    if (!st)
-        st = orr_engine_blocks_field(env->engine, 0, NULL, 0, &deepest, err);
     if (st)
         return st;
-    h->deepest = deepest > h->deepest ? deepest : h->deepest;
     const double unit = env->dt / (double)END;
-    for (long i = 0; i < h->n; i++)
+    for (long i = 0; predicted && i < h->n; i++)
         predict(h, i, t, unit);
-    return nonfinite(h, env, (double)t * unit, NULL, h->n, 1, err);
+    return nonfinite(h, env, (double)t * unit, m < 0 ? NULL : h->chg, m < 0 ? h->n : m, 1, err);
+}
+
+/* The finest level the engine's blocks used (the statistics'), read
+ * where a watched stretch ends: the interval's end, or a sim:step(). */
+static orr_status watch_deepest(herm *h, orr_integ_env *env, orr_error *err)
+{
+    int deepest = 0;
+    orr_status st = orr_engine_blocks_field(env->engine, 0, NULL, 0, &deepest, err);
+    h->deepest = deepest > h->deepest ? deepest : h->deepest;
+    return st;
 }
 
 /* The rest of the interval watched (watch_begin), or with one its next
@@ -741,6 +755,18 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
         for (long i = 0; (w.stop >= 0 || one) && i < h->n; i++) {
             const long long ti = h->tick[i] + (END >> h->level[i]);
             next = ti < next ? ti : next;
+        }
+        if (w.stop == next && orr_groups_due(h->grp, &v, next)) {   /* fast pairs due: moved
+                                                                       on, their block the
+                                                                       engine's */
+            int readied = 0, apart = 0;
+            for (long i = 0; i < h->n; i++)
+                predict(h, i, next, unit);
+            if ((st = orr_groups_ready(h->grp, &v, next, (double)next * unit, &readied, &apart,
+                                       err)) != ORR_OK)
+                return st;
+            if (readied && !apart)
+                continue;   /* the watch anew: the host may still be wanted there */
         }
         if (w.stop < 0 || w.stop > next) {   /* the engine's blocks until the host is wanted */
             if (one)   /* no further than the next block */
@@ -762,7 +788,7 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
             h->dnb = nb, h->dact = nact;
             if (ran > 0) {
                 h->t = t;
-                if ((st = watch_pull(h, env, t, since, acted, err)) != ORR_OK)
+                if ((st = watch_pull(h, env, t, since, acted, why != 1, err)) != ORR_OK)
                     return st;
             }
             if (why == 0 && h->t < END)   /* max_blocks */
@@ -778,7 +804,7 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
             }
             if (why != 1 || ran > 0) {
                 if (one)
-                    return st;
+                    return st ? st : watch_deepest(h, env, err);
                 continue;
             }
         }
@@ -786,9 +812,9 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
         st = block(h, env, h->hi, &h->t, err);
         h->push = 1;
         if (one)
-            return st;
+            return st ? st : watch_deepest(h, env, err);
     }
-    return st;
+    return st ? st : watch_deepest(h, env, err);
 }
 
 /* An interval begins: from the synchronised state, every body at tick 0.
