@@ -1135,7 +1135,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                  const typename orr_vec4<real>::type *__restrict__ jn, const int *__restrict__ act,
                  int nact, int ranges, orr_tick t, double H, double eta, int hi, int first,
                  int threads, orr_tick &tnext, double pull, double near2, double peri, double G,
-                 bool &pulled, orr_tick &cnext, int n, const orr_hparams *__restrict__ hp)
+                 bool &pulled, orr_tick &cnext, const orr_hparams *__restrict__ hp)
 {
     typedef typename orr_vec4<real>::type vec4;
     const int stride = nact;
@@ -1281,7 +1281,7 @@ orr_hcorrect(typename orr_vec4<real>::type *__restrict__ pos,
         pos, vel, acc, jerk, tick, level, xp, vp, an, jn, act, nact,
         orr_hshape_of(plan, n, nact).ranges, hc->next, hp->H, hp->eta, hp->hi,
         blockIdx.x * ORR_BLOCK + threadIdx.x, gridDim.x * ORR_BLOCK, unused, 0.0, 0.0, 0.0, 0.0,
-        pulled, cnext, n, hp);
+        pulled, cnext, hp);
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
 }
@@ -1531,7 +1531,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
         orr_tick cnext = ~0ULL;
         const int d = orr_hcorrect_all<real, WATCH>(pos, vel, acc, jerk, tick, level, xp, vp, pa, pj,
                                              act, nact, s.ranges, t, H, eta, hi, first, threads,
-                                             tc, pull, near2, peri, G, pulled, cnext, n, hp);
+                                             tc, pull, near2, peri, G, pulled, cnext, hp);
         if (WATCH && pulled)
             vc->stop = 2;
         if (WATCH && cnext != ~0ULL)

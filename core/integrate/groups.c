@@ -1435,9 +1435,9 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
         const int resolved = gr->n == 2 && w->npairs < ORR_WATCH_PAIRS;
         /* a fast pair's centre's block too, once the pair is moved on to it
          * (orr_groups_ready; after it the engine stops before its next) */
-        const int fast = resolved && fast_pair(g, k);
         const long c = gr->mem[0];
-        const int ready = fast && gr->ready == h->tick[c] + (end >> h->level[c]);
+        const int ready = resolved && gr->ready == h->tick[c] + (end >> h->level[c]) &&
+                          fast_pair(g, k);
         if (resolved) {
             orr_watch_pair *q = &w->pairs[w->npairs++];
             q->fast = ready;

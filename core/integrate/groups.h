@@ -97,7 +97,7 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
  * ORR_WATCH_PAIRS: their members' state and the perturbers' distance),
  * fast where no other group is among their perturbers nor they among
  * another's (their centres' blocks the loop's too, the host moving the
- * pair on after each: orr_groups_advance); and the bodies after whose
+ * pair on to each first: orr_groups_ready); and the bodies after whose
  * block a close pair may form (orr_groups_update's tests, with margins:
  * they are made on the predicted state). */
 void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *w);
