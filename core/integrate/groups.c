@@ -1394,21 +1394,28 @@ int orr_groups_due(const orr_groups *g, const orr_hview *h, long long tick)
 }
 
 orr_status orr_groups_ready(orr_groups *g, const orr_hview *h, long long tick, double t,
-                            int *readied, int *apart, orr_error *err)
+                            int every, int *readied, int *apart, orr_error *err)
 {
+    const long long end = 1LL << ORR_BLOCK_MAX_LEVEL;
     *readied = *apart = 0;
+    if (every)   /* moved on together, as orr_groups_advance does */
+        freeze(g);
     for (int k = 0, pairs = 0; k < g->ng; pairs += g->g[k].n == 2, k++) {
         group *gr = &g->g[k];
         const long c = gr->mem[0];
-        if (!due(g, h, k, pairs, tick))
+        if (every ? gr->ready == tick || h->tick[c] + (end >> h->level[c]) != tick
+                  : !due(g, h, k, pairs, tick))
             continue;
-        /* as orr_groups_update after a block of its centre (and block()
-         * before one): moved on, apart?, its perturbers anew, its step cut */
+        /* moved on, apart?, its perturbers anew, its step cut: before its
+         * centre's block, wherever that runs (so the same steps on the
+         * host and on the GPU's loop) */
         orr_status st = advance(g, h, gr, t, err);
         if (st)
             return st;
-        if (apart_now(g, h, k)) {
+        if (apart_now(g, h, k)) {   /* parted after the block (orr_groups_update) */
             *apart = 1;
+            if (every)
+                continue;
             return ORR_OK;
         }
         if ((st = perturbers(g, h, gr, h->xp, err)) != ORR_OK ||
@@ -1500,8 +1507,8 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
     for (int k = 0; k < g->ng; k++)
         g->g[k].born = 0;
     /* groups whose centre moved on: apart, or their perturbers anew */
-    for (int k = 0; k < g->ng; k++) {
-        if (!active[g->g[k].mem[0]] || !apart_now(g, h, k))
+    for (int k = 0; k < g->ng; k++) {   /* (those made ready were tested before) */
+        if (!active[g->g[k].mem[0]] || g->g[k].ready == tick || !apart_now(g, h, k))
             continue;
         if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
             return st;
@@ -1559,11 +1566,11 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
         k--;
     }
     /* every group at t with its perturbers anew where anything changed, else
-     * those whose centre moved */
+     * those whose centre moved and was not made ready before its block */
     freeze(g);
     for (int k = 0; k < g->ng; k++) {
         group *gr = &g->g[k];
-        if (!changed && !active[gr->mem[0]])
+        if (!changed && (!active[gr->mem[0]] || gr->ready == tick))
             continue;
         st = advance(g, h, gr, t, err);
         if (!st)
@@ -1587,6 +1594,14 @@ orr_status orr_groups_resolve(orr_groups *g, orr_hview *h, double t, orr_error *
     for (int k = 0; k < g->ng; k++)
         resolve_group(g, h, k);
     return ORR_OK;
+}
+
+double orr_groups_block_cap(const orr_groups *g, const orr_hview *h, long i, long long tick)
+{
+    const int k = g->gid[i];
+    if (k >= 0 && g->g[k].mem[0] == i && g->g[k].ready == tick)
+        return g->g[k].step_cap;
+    return orr_groups_step_cap(g, h, i);
 }
 
 double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i)

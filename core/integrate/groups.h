@@ -90,6 +90,9 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
  * under a tide above GAMMA_STEP, a fraction of the group's internal time;
  * else infinite. */
 double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
+/* The same for a block at tick: a group's centre made ready for it
+ * (orr_groups_ready) keeps the cap found then. */
+double orr_groups_block_cap(const orr_groups *g, const orr_hview *h, long i, long long tick);
 /* What the host must step itself where the block steps run elsewhere (the
  * GPU's loop, hermite.c; engine.h's orr_block_watch): the earliest next
  * time (ticks) of a group's centre, or a perturber of a group the loop
@@ -102,14 +105,17 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
  * they are made on the predicted state). */
 void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *w);
 /* Before the block at tick `tick` (time t; every body predicted there in
- * xp, vp), which the engine's loop is to run: the fast pairs whose
- * centre's next block it is (orr_groups_watch's) moved on to it, as
- * orr_groups_update would after the block on the host (their perturbers
- * anew, their centre's next step cut: the watch hands both on), counted in
- * *readied; *apart where one came apart instead (the block is then the
- * host's: orr_groups_update parts it after). */
+ * xp, vp): the groups whose centre's block it is moved on to it, tested
+ * for coming apart, their perturbers listed anew and their centre's next
+ * step cap found (orr_groups_block_cap), counted in *readied; a group
+ * come apart keeps its list and is parted after the block
+ * (orr_groups_update), *apart set.  With `every` 0, only the fast pairs
+ * that the engine's loop is to run (orr_groups_watch's; the watch hands
+ * the list and the cap on), stopping at one come apart (the block is then
+ * the host's); with `every`, all (a host block: the same steps as the
+ * loop's). */
 orr_status orr_groups_ready(orr_groups *g, const orr_hview *h, long long tick, double t,
-                            int *readied, int *apart, orr_error *err);
+                            int every, int *readied, int *apart, orr_error *err);
 /* Whether orr_groups_ready would find a fast pair due at tick. */
 int orr_groups_due(const orr_groups *g, const orr_hview *h, long long tick);
 /* The interval's end at time t: every group advanced there and resolved

@@ -58,8 +58,9 @@
  * group is near (a fast pair, orr_groups_watch): the loop stops before the
  * centre's block, the host moves the pair's own motion on to it with its
  * perturbers' tides, lists them anew and cuts the centre's next step
- * (orr_groups_ready, as a host block and regroup would), and the loop runs
- * the block, the perturbers pulling the members, until the centre's next.
+ * (orr_groups_ready, as a host block does first for every group whose
+ * centre it holds: the same steps either way), and the loop runs the
+ * block, the perturbers pulling the members, until the centre's next.
  *
  * Host path: the state (positions, velocities) is read from the engine at the start
  * of each interval and written back at its end, so it is held in the
@@ -471,8 +472,12 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         k1 = k0 + h->counts[h->rank];
     }
     const orr_hview gv = view_of(h, env);
-    orr_status st = h->grp ? orr_groups_advance(h->grp, &gv, h->mark, (double)next * unit, err)
+    int readied = 0, apart = 0;
+    orr_status st = h->grp ? orr_groups_ready(h->grp, &gv, next, (double)next * unit, 1,
+                                              &readied, &apart, err)
                            : ORR_OK;
+    if (!st && h->grp)
+        st = orr_groups_advance(h->grp, &gv, h->mark, (double)next * unit, err);
     if (!st)
         st = predicted_to_engine(h, env, err);
     /* the block's time as the GPU's block steps take it (direct.cu) */
@@ -508,7 +513,7 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         const double crit = den > 0 ? sqrt(env->eta * (an * sn + jn * jn) / den) : H;
         int l = level_of(crit, H, h->level[i] > 0 ? h->level[i] - 1 : 0, hi);
         if (h->grp) {   /* a perturbed group's centre follows its members' motion */
-            const double cap = orr_groups_step_cap(h->grp, &gv, i);
+            const double cap = orr_groups_block_cap(h->grp, &gv, i, next);
             while (l < hi && H / (double)(1LL << l) > cap)
                 l++;
         }
@@ -762,7 +767,7 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
             int readied = 0, apart = 0;
             for (long i = 0; i < h->n; i++)
                 predict(h, i, next, unit);
-            if ((st = orr_groups_ready(h->grp, &v, next, (double)next * unit, &readied, &apart,
+            if ((st = orr_groups_ready(h->grp, &v, next, (double)next * unit, 0, &readied, &apart,
                                        err)) != ORR_OK)
                 return st;
             if (readied && !apart)
