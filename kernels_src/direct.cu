@@ -467,6 +467,8 @@ struct orr_hctl {
 /* The interval's parameters (device memory, written as it begins). */
 struct orr_hparams {
     double H, eta, unit;             /* unit = H / 2^ORR_HMAX */
+    double anoise;                   /* the step criterion's noise floor (orr_hnoise; engine.h's
+                                        orr_block_params) */
     unsigned long long max_blocks;   /* done after this many blocks (a stall) */
     int hi;                          /* the finest level dt_min allows */
     int npairs;                      /* orr_hinterval_watched: the pairs after these params */
@@ -1123,6 +1125,14 @@ static __device__ __noinline__ void orr_centre_pull(const orr_hpair &p, const in
         a[q] += sa[q], j[q] += sj[q];
 }
 
+/* A snap (scale dt^2) or crackle (dt^3) for Aarseth's criterion: 0 where
+ * the change of the acceleration it makes over the step is below 32
+ * times the noise floor anoise (hermite.c's above_noise: the same test). */
+static __device__ __forceinline__ double orr_above_noise(double s, double scale, double anoise)
+{
+    return s * scale < 32 * anoise ? 0.0 : s;
+}
+
 template <typename real, bool WATCH>
 static __device__ __forceinline__ int
 orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
@@ -1201,8 +1211,10 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             jerk[i] = j14;
             const double an_ = sqrt(a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2]),
                          jn_ = sqrt(j1[0] * j1[0] + j1[1] * j1[1] + j1[2] * j1[2]),
-                         sn = sqrt(a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2]),
-                         cn = sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]);
+                         sn = orr_above_noise(sqrt(a2[0] * a2[0] + a2[1] * a2[1] + a2[2] * a2[2]),
+                                              dt * dt, hp->anoise),
+                         cn = orr_above_noise(sqrt(a3[0] * a3[0] + a3[1] * a3[1] + a3[2] * a3[2]),
+                                              dt3, hp->anoise);
             const double den = jn_ * cn + sn * sn;
             const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
             hard = WATCH && an_ >= pull;
@@ -1806,4 +1818,29 @@ orr_hstart(const typename orr_vec4<real>::type *__restrict__ an,
     while (l < hi && H / (double)(1ULL << l) > dt)
         l++;
     level[i] = l;
+}
+
+/* The step criterion's noise floor of an interval (orr_hparams.anoise):
+ * rel times the mean |a| of the n bodies, summed in a fixed order (the
+ * same bits on every GPU); one block of 256 threads. */
+template <typename real>
+__global__ void __launch_bounds__(256)
+orr_hnoise(const typename orr_vec4<real>::type *__restrict__ acc, int n, double rel,
+           orr_hparams *hp)
+{
+    __shared__ double s[256];
+    double sum = 0;
+    for (int i = threadIdx.x; i < n; i += 256) {
+        const typename orr_vec4<real>::type a = acc[i];
+        sum += sqrt((double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z);
+    }
+    s[threadIdx.x] = sum;
+    __syncthreads();
+    for (int w = 128; w > 0; w /= 2) {
+        if (threadIdx.x < w)
+            s[threadIdx.x] += s[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        hp->anoise = n > 0 ? rel * s[0] / n : 0.0;
 }

@@ -448,7 +448,7 @@ orr_status orr_bench_hermite(orr_backend_kind kind, const orr_kspec *spec, long 
         st = bench_engine(kind, spec, ORR_VARIANT_TILED, n, 0, NULL, 0, &e, &attr, err);
     /* every body a step of H, the `active` ones (spread over the set) H / 2:
      * the first block is those, against all n predicted bodies */
-    const orr_block_params p = {1.0 / 16, 0.02, 0.01, 40, 0};
+    const orr_block_params p = {1.0 / 16, 0.02, 0.01, 40, 0, 0, 0};   /* no noise floor */
     for (long i = 0; !st && i < active; i++)
         idx[i] = (long)((double)i * n / active);
     for (int k = 0; !st && launch && k < ORR_HBUCKETS; k++)

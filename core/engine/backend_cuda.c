@@ -825,7 +825,7 @@ typedef struct {
     unsigned long long phase[4], ahead[2], cstop;
 } hctl;
 typedef struct {
-    double H, eta, unit;
+    double H, eta, unit, anoise;
     unsigned long long max_blocks;
     int hi, npairs;
     unsigned long long stop;
@@ -1070,7 +1070,7 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     cuda_impl *c = e->impl;
     orr_status st = blocks_alloc(e, c, err);
     const size_t vec = 4 * c->elem * (size_t)e->n;
-    const hpar par = {p->H, p->eta, p->H / (double)(1LL << HMAX),
+    const hpar par = {p->H, p->eta, p->H / (double)(1LL << HMAX), p->anoise,
                       p->max_blocks > 0 ? (unsigned long long)p->max_blocks : ~0ULL, p->hi, 0,
                       ~0ULL, INFINITY, 0, 0, 0};   /* no watch */
     c->hwatched = 0;
@@ -1095,6 +1095,12 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
         if (!st)
             st = orr_cuda_launch(c->fn[ORR_K_HSTART], blocks_for(e->n, e->spec.launch.block),
                                  (unsigned)e->spec.launch.block, 0, c->stream, args, err);
+    }
+    if (!st && p->anoise < 0) {   /* the step criterion's noise floor, from every body's |a| */
+        int n = (int)e->n;
+        double rel = p->noise;
+        void *args[] = {&c->buf[ORR_BUF_ACC], &n, &rel, &c->hpar};
+        st = orr_cuda_launch(c->fn[ORR_K_HNOISE], 1, 256, 0, c->stream, args, err);
     }
     if (!st)
         st = ctl_reset(c, err);

@@ -302,6 +302,18 @@ int orr_engine_has_blocks(const orr_engine *e)
     return e->ops->blocks_begin != NULL;
 }
 
+double orr_engine_force_noise(const orr_engine *e)
+{
+    switch (e->spec.phys.precision) {
+    case ORR_DOUBLE:
+        return 1e-13;
+    case ORR_MIXED:   /* the CPU sums a mixed pair in double */
+        return e->stream ? 1e-7 : 1e-13;
+    default:
+        return 1e-5;
+    }
+}
+
 orr_status orr_engine_blocks_begin(orr_engine *e, const orr_block_params *p, int fresh,
                                    int keep_steps, orr_error *err)
 {

@@ -140,7 +140,19 @@ typedef struct {
     double eta_start;   /* first steps: eta_start |a| / |jerk| */
     int hi;             /* the finest level dt_min allows */
     long max_blocks;    /* an interval stops after this many blocks (a stall); 0: no limit */
+    /* The step criterion's noise floor: a snap or crackle whose change of
+     * the acceleration over the step is below 32 anoise counts as 0 (a
+     * body whose pulls cancel, at rest between symmetric bodies, would
+     * otherwise halve its step on rounding noise down to the floor).
+     * anoise >= 0: given (the host's, as its own blocks take it); < 0: the
+     * engine finds it as its blocks begin, noise times the mean |a| of
+     * every body (orr_engine_force_noise). */
+    double anoise, noise;
 } orr_block_params;
+/* The rounding of the engine's force + jerk sums relative to the forces
+ * summed: 1e-13 where they are summed in double, 1e-7 in mixed precision
+ * on the GPU (each tile's sums in float), 1e-5 in float. */
+double orr_engine_force_noise(const orr_engine *e);
 /* 1 when the engine keeps block steps itself (else the integrator does,
  * through orr_engine_accel_jerk). */
 int orr_engine_has_blocks(const orr_engine *e);

@@ -32,6 +32,15 @@
 #define GAMMA_STEP 1e-4
 #define GAMMA_STRONG 1e-2
 #define STEP_FRACTION 0.1
+/* Under any tide, its centre's steps at most PASS_FRACTION of the time
+ * its nearest perturbers take to pass (each near one's distance over its
+ * speed, and its free-fall time): else a perturber whose tide is below
+ * GAMMA_STEP where the centre steps, or whose pulls on the centre cancel
+ * another's, comes in, or passes, within one of its steps, the members
+ * moved on with tides that have changed. */
+#ifndef PASS_FRACTION
+#define PASS_FRACTION 0.5
+#endif
 /* An unbound encounter is regularised where its pericentre is within this
  * fraction of r_close */
 #define ENCOUNTER_FRACTION 0.25
@@ -1613,9 +1622,10 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i)
     const double s = size_of(h, gr), M = mass_of(gr);
     /* the tide (strongest_tide's) and its time: each near perturber's
      * distance over its speed and its free-fall time, where its own tide
-     * is above GAMMA_STEP */
-    double gam = 0, ttide = INFINITY;
-    for (long p = 0; p < gr->nnear; p++) {
+     * is above GAMMA_STEP; the shortest such time of every perturber, near
+     * or far, its passage */
+    double gam = 0, ttide = INFINITY, tpass = INFINITY;
+    for (long p = 0; p < gr->npert; p++) {
         const long b = gr->pert[p];
         const double m = h->pos[4 * b + 3];
         double d2 = 0, u2 = 0;
@@ -1625,17 +1635,21 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i)
             d2 += d * d, u2 += u * u;
         }
         const double d = sqrt(d2), gk = 2 * m * s * s * s / (M * d2 * d);
+        const double tk = fmin(u2 > 0 ? d / sqrt(u2) : INFINITY, sqrt(d2 * d / (h->G * (M + m))));
+        tpass = fmin(tpass, tk);
+        if (p >= gr->nnear)
+            continue;
         gam = fmax(gam, gk);
         if (gk > GAMMA_STEP)
-            ttide = fmin(ttide, fmin(u2 > 0 ? d / sqrt(u2) : INFINITY,
-                                     sqrt(d2 * d / (h->G * (M + m)))));
+            ttide = fmin(ttide, tk);
     }
     if (gam <= GAMMA_STEP)
-        return INFINITY;
+        return PASS_FRACTION * tpass;
     double v2 = 0;   /* the members' speed about the centre, at most */
     for (int m = 0; m < gr->n; m++)
         v2 = fmax(v2, gr->ar.v[m][0] * gr->ar.v[m][0] + gr->ar.v[m][1] * gr->ar.v[m][1] +
                           gr->ar.v[m][2] * gr->ar.v[m][2]);
     const double tdyn = fmin(sqrt(s * s * s / (h->G * M)), v2 > 0 ? s / sqrt(v2) : INFINITY);
-    return STEP_FRACTION * fmin(tdyn, ttide) * (gam > GAMMA_STRONG ? sqrt(GAMMA_STRONG / gam) : 1);
+    return fmin(STEP_FRACTION * fmin(tdyn, ttide) * (gam > GAMMA_STRONG ? sqrt(GAMMA_STRONG / gam) : 1),
+                PASS_FRACTION * tpass);
 }

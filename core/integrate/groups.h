@@ -87,8 +87,9 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
                              double t, int everyone, long *fresh, long *nfresh,
                              orr_error *err);
 /* The longest step body i may take now: where it is a group's centre
- * under a tide above GAMMA_STEP, a fraction of the group's internal time;
- * else infinite. */
+ * with perturbers near, half the time the nearest takes to pass, and under
+ * a tide above GAMMA_STEP a fraction of the group's internal time and of
+ * its tide's; else infinite. */
 double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i);
 /* The same for a block at tick: a group's centre made ready for it
  * (orr_groups_ready) keeps the cap found then. */

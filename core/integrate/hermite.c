@@ -130,6 +130,8 @@ typedef struct {
     long nb;              /* ... and its blocks so far */
     long nact;            /* ... and their active bodies, summed (on the engine) */
     int hi;               /* ... and the finest level dt_min allows in it */
+    double anoise;        /* ... and its step criterion's noise floor (orr_block_params;
+                             the host's blocks: noise_floor) */
     /* over several ranks: the gathered records of a block's corrected bodies
      * (REC doubles each), and each rank's count and offset of them */
     int ranks, rank;
@@ -320,6 +322,30 @@ static int finest(const orr_integ_env *env)
     return l;
 }
 
+/* The noise floor of an interval's step criterion (orr_block_params): the
+ * force sums' relative rounding times the mean |a| of every body, as the
+ * interval begins.  Where the pulls on a body cancel (at rest between
+ * symmetric bodies, the centre of a ring), its acceleration is rounding
+ * noise, and the snap and crackle found from its change over a step grow
+ * as the step shrinks: Aarseth's criterion would halve the step down to
+ * the floor.  A change below the floor counts as none (above_noise), as
+ * IAS15 takes its step from global rather than per-body ratios. */
+static double noise_floor(const herm *h, const orr_integ_env *env)
+{
+    double sum = 0;
+    for (long i = 0; i < h->n; i++)
+        sum += norm3(h->a + 3 * i);
+    return h->n > 0 ? orr_engine_force_noise(env->engine) * sum / (double)h->n : 0;
+}
+
+/* A snap (scale dt^2) or crackle (dt^3) for the criterion: 0 where the
+ * change of the acceleration it makes over the step is below 32 times the
+ * noise floor (direct.cu's orr_above_noise: the same test). */
+static double above_noise(double s, double scale, double anoise)
+{
+    return s * scale < 32 * anoise ? 0.0 : s;
+}
+
 /* Accelerations and jerks of every body, and their starting steps. */
 static orr_status start(herm *h, orr_integ_env *env, int keep_steps, orr_error *err)
 {
@@ -508,7 +534,9 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
             a2[d] += dt * a3[d];   /* the snap at the new time */
         }
         /* Aarseth's criterion, eta inside the square root */
-        const double an = norm3(a0), jn = norm3(j0), sn = norm3(a2), cn = norm3(a3);
+        const double an = norm3(a0), jn = norm3(j0),
+                     sn = above_noise(norm3(a2), dt * dt, h->anoise),
+                     cn = above_noise(norm3(a3), dt * dt * dt, h->anoise);
         const double den = jn * cn + sn * sn;
         const double crit = den > 0 ? sqrt(env->eta * (an * sn + jn * jn) / den) : H;
         int l = level_of(crit, H, h->level[i] > 0 ? h->level[i] - 1 : 0, hi);
@@ -613,7 +641,11 @@ static void engine_time(orr_integ_env *env)
 
 static orr_block_params engine_params(const herm *h, const orr_integ_env *env)
 {
-    const orr_block_params p = {env->dt, env->eta, env->eta_start, h->hi, MAX_BLOCKS};
+    /* the engine's own blocks find the noise floor as they begin; where the
+     * host steps blocks too (watched), they take the host's */
+    const orr_block_params p = {env->dt, env->eta, env->eta_start, h->hi, MAX_BLOCKS,
+                                h->on_engine ? -1 : h->anoise,
+                                orr_engine_force_noise(env->engine)};
     return p;
 }
 
@@ -921,6 +953,7 @@ static orr_status begin(herm *h, orr_integ_env *env, orr_error *err)
         st = start(h, env, 0, err);
     if (st)
         return st;
+    h->anoise = noise_floor(h, env);
     h->deepest = 0;
     for (long i = 0; i < h->n; i++)
         h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
