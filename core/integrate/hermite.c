@@ -100,10 +100,10 @@
 static orr_status stalled(const orr_integ_env *env, long long t, orr_error *err)
 {
     return orr_fail(err, ORR_ERR_ARG, "block steps stalled: %ld blocks in one interval of %g, "
-                    "at %.6g of it, with steps down to %g (a close encounter? a larger "
-                    "softening or dt_min bounds the steps); the bodies are back where the "
-                    "interval began", MAX_BLOCKS, env->dt,
-                    (double)t / (double)END, env->dt_min > 0 ? env->dt_min : env->dt / (double)END);
+                    "at %.6g of it, with steps down to %g (a close encounter? %s bounds the "
+                    "steps); the bodies are back where the interval began", MAX_BLOCKS, env->dt,
+                    (double)t / (double)END, env->dt_min > 0 ? env->dt_min : env->dt / (double)END,
+                    env->regularize ? "dt_min" : "a larger softening or dt_min");
 }
 
 typedef struct {
