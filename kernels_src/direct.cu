@@ -1821,26 +1821,37 @@ orr_hstart(const typename orr_vec4<real>::type *__restrict__ an,
 }
 
 /* The step criterion's noise floor of an interval (orr_hparams.anoise):
- * rel times the mean |a| of the n bodies, summed in a fixed order (the
- * same bits on every GPU); one block of 256 threads. */
+ * rel times the median |a| of the n bodies, to a power of 2 (hermite.c's
+ * noise_floor: the bodies counted by the exponent of their |a|, 2^(k -
+ * 1100) in bin k, 0 in bin 0, up to the bin that passes half; counts, so
+ * the same on every GPU); one block of 256 threads. */
+#define ORR_NOISE_BINS 2200
 template <typename real>
 __global__ void __launch_bounds__(256)
 orr_hnoise(const typename orr_vec4<real>::type *__restrict__ acc, int n, double rel,
            orr_hparams *hp)
 {
-    __shared__ double s[256];
-    double sum = 0;
+    __shared__ unsigned hist[ORR_NOISE_BINS];
+    for (int k = threadIdx.x; k < ORR_NOISE_BINS; k += 256)
+        hist[k] = 0;
+    __syncthreads();
     for (int i = threadIdx.x; i < n; i += 256) {
         const typename orr_vec4<real>::type a = acc[i];
-        sum += sqrt((double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z);
+        const double x = sqrt((double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z);
+        int k = 0;
+        if (x > 0) {
+            k = ilogb(x) + 1100;
+            k = k < 1 ? 1 : k > ORR_NOISE_BINS - 1 ? ORR_NOISE_BINS - 1 : k;
+        }
+        atomicAdd(&hist[k], 1u);
     }
-    s[threadIdx.x] = sum;
     __syncthreads();
-    for (int w = 128; w > 0; w /= 2) {
-        if (threadIdx.x < w)
-            s[threadIdx.x] += s[threadIdx.x + w];
-        __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long cum = 0;
+        int k = 0;
+        for (; k < ORR_NOISE_BINS; k++)
+            if (2 * (cum += hist[k]) > (unsigned long long)n)
+                break;
+        hp->anoise = k == 0 || k >= ORR_NOISE_BINS ? 0.0 : rel * ldexp(1.0, k - 1100);
     }
-    if (threadIdx.x == 0)
-        hp->anoise = n > 0 ? rel * s[0] / n : 0.0;
 }

@@ -145,7 +145,7 @@ typedef struct {
      * body whose pulls cancel, at rest between symmetric bodies, would
      * otherwise halve its step on rounding noise down to the floor).
      * anoise >= 0: given (the host's, as its own blocks take it); < 0: the
-     * engine finds it as its blocks begin, noise times the mean |a| of
+     * engine finds it as its blocks begin, noise times the median |a| of
      * every body (orr_engine_force_noise). */
     double anoise, noise;
 } orr_block_params;

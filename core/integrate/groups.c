@@ -1636,7 +1636,8 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i)
         }
         const double d = sqrt(d2), gk = 2 * m * s * s * s / (M * d2 * d);
         const double tk = fmin(u2 > 0 ? d / sqrt(u2) : INFINITY, sqrt(d2 * d / (h->G * (M + m))));
-        tpass = fmin(tpass, tk);
+        if (gk >= g->gamma)   /* (a body of no mass, or too light to matter, passes unheeded) */
+            tpass = fmin(tpass, tk);
         if (p >= gr->nnear)
             continue;
         gam = fmax(gam, gk);

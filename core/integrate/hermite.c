@@ -323,19 +323,38 @@ static int finest(const orr_integ_env *env)
 }
 
 /* The noise floor of an interval's step criterion (orr_block_params): the
- * force sums' relative rounding times the mean |a| of every body, as the
- * interval begins.  Where the pulls on a body cancel (at rest between
- * symmetric bodies, the centre of a ring), its acceleration is rounding
- * noise, and the snap and crackle found from its change over a step grow
- * as the step shrinks: Aarseth's criterion would halve the step down to
- * the floor.  A change below the floor counts as none (above_noise), as
- * IAS15 takes its step from global rather than per-body ratios. */
+ * force sums' relative rounding times the median |a| of every body, as the
+ * interval begins, to a power of 2 (the bodies counted by the exponent of
+ * their |a| up to the one that passes half: direct.cu's orr_hnoise, the same
+ * rule).  Where the pulls on a body cancel (at rest between symmetric
+ * bodies, the centre of a ring), its acceleration is rounding noise, and
+ * the snap and crackle found from its change over a step grow as the step
+ * shrinks: Aarseth's criterion would halve the step down to the floor.  A
+ * change below the floor counts as none (above_noise), as IAS15 takes its
+ * step from global rather than per-body ratios.  The median, not the mean:
+ * one body pulled hard (a comet at a pericentre of 1e-7, |a| 1e14) would
+ * raise a mean so far that every other body's snap counted as none. */
+#define NOISE_BINS 2200   /* |a| by its exponent, 2^(k - NOISE_BIAS); bin 0: |a| = 0 */
+#define NOISE_BIAS 1100
+static int noise_bin(double x)
+{
+    if (!(x > 0))
+        return 0;
+    const int k = ilogb(x) + NOISE_BIAS;
+    return k < 1 ? 1 : k > NOISE_BINS - 1 ? NOISE_BINS - 1 : k;
+}
+
 static double noise_floor(const herm *h, const orr_integ_env *env)
 {
-    double sum = 0;
+    long hist[NOISE_BINS] = {0}, cum = 0;
     for (long i = 0; i < h->n; i++)
-        sum += norm3(h->a + 3 * i);
-    return h->n > 0 ? orr_engine_force_noise(env->engine) * sum / (double)h->n : 0;
+        hist[noise_bin(norm3(h->a + 3 * i))]++;
+    int k = 0;
+    for (; k < NOISE_BINS; k++)
+        if (2 * (cum += hist[k]) > h->n)
+            break;
+    return k == 0 || k >= NOISE_BINS ? 0 : orr_engine_force_noise(env->engine) *
+                                              ldexp(1.0, k - NOISE_BIAS);
 }
 
 /* A snap (scale dt^2) or crackle (dt^3) for the criterion: 0 where the
