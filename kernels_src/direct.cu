@@ -1823,9 +1823,10 @@ orr_hstart(const typename orr_vec4<real>::type *__restrict__ an,
 /* The step criterion's noise floor of an interval (orr_hparams.anoise):
  * rel times the median |a| of the n bodies, to a power of 2 (hermite.c's
  * noise_floor: the bodies counted by the exponent of their |a|, 2^(k -
- * 1100) in bin k, 0 in bin 0, up to the bin that passes half; counts, so
+ * ORR_NOISE_BIAS) in bin k, 0 in bin 0, up to the bin that passes half; counts, so
  * the same on every GPU); one block of 256 threads. */
 #define ORR_NOISE_BINS 2200
+#define ORR_NOISE_BIAS 1100
 template <typename real>
 __global__ void __launch_bounds__(256)
 orr_hnoise(const typename orr_vec4<real>::type *__restrict__ acc, int n, double rel,
@@ -1840,7 +1841,7 @@ orr_hnoise(const typename orr_vec4<real>::type *__restrict__ acc, int n, double 
         const double x = sqrt((double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z);
         int k = 0;
         if (x > 0) {
-            k = ilogb(x) + 1100;
+            k = ilogb(x) + ORR_NOISE_BIAS;
             k = k < 1 ? 1 : k > ORR_NOISE_BINS - 1 ? ORR_NOISE_BINS - 1 : k;
         }
         atomicAdd(&hist[k], 1u);
@@ -1852,6 +1853,6 @@ orr_hnoise(const typename orr_vec4<real>::type *__restrict__ acc, int n, double 
         for (; k < ORR_NOISE_BINS; k++)
             if (2 * (cum += hist[k]) > (unsigned long long)n)
                 break;
-        hp->anoise = k == 0 || k >= ORR_NOISE_BINS ? 0.0 : rel * ldexp(1.0, k - 1100);
+        hp->anoise = k == 0 || k >= ORR_NOISE_BINS ? 0.0 : rel * ldexp(1.0, k - ORR_NOISE_BIAS);
     }
 }

@@ -38,9 +38,7 @@
  * GAMMA_STEP where the centre steps, or whose pulls on the centre cancel
  * another's, comes in, or passes, within one of its steps, the members
  * moved on with tides that have changed. */
-#ifndef PASS_FRACTION
 #define PASS_FRACTION 0.5
-#endif
 /* An unbound encounter is regularised where its pericentre is within this
  * fraction of r_close */
 #define ENCOUNTER_FRACTION 0.25
