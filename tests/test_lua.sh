@@ -308,6 +308,11 @@ fi
 # (REBOUND's IAS15: 21.410-21.425, 0.5522-0.5526, 0.98869-0.98871)
 "$orr_abs" run "$here/../scripts/pythagorean.lua" >out 2>err; rc=$?
 check pythagorean-script 0 $rc '^escaper \(m = 3\) at 21\.4[0-3][0-9]{2} from the origin; binary a = 0\.552[2-6][0-9], e = 0\.98(869|870|871)[0-9]' out
+# scripts/maxwell_ring.lua: the central body's cancelling pulls do not
+# stall its block steps (104 blocks a turn of six, within 1.64e-5 of the
+# rigid rotation, |dE/E0| 1.31e-7 on the CPU)
+"$orr_abs" run "$here/../scripts/maxwell_ring.lua" 6 1 cpu >out 2>err; rc=$?
+check maxwell-ring-script 0 $rc "^Maxwell's ring of 6 after 1 turn\(s\) \(t = 6\.2775\): [0-9]{2,3} blocks, the ring within [0-9.]+e-0[5-6] of the rigid rotation, \|dE/E0\| = [0-9.]+e-0[7-9]" out
 # scripts/cluster_hermite.lua ends with six single block steps, the last
 # line of them printed with its block's time and active stars
 "$orr_abs" run "$here/../scripts/cluster_hermite.lua" 128 0.25 >out 2>err; rc=$?
