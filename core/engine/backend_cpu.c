@@ -219,14 +219,34 @@ orr_status orr_cpu_compile(const orr_kspec *spec, const orr_kfamily *f, orr_comp
     return st;
 }
 
+/* The state (pos: x, y, z, m; vel: vx, vy, vz, or none: 0) into the SoA
+ * arrays: in double, one pass with the arrays apart (block steps on the
+ * host write it before every block's force). */
 static orr_status cpu_set_state(orr_engine *e, const double *pos, const double *vel, orr_error *err)
 {
     cpu_impl *c = e->impl;
+    if (c->elem != sizeof(double)) {
+        for (long i = 0; i < e->n; i++) {
+            for (int k = 0; k < 4; k++)
+                put(c, X + k, i, pos[4 * i + k]);
+            for (int k = 0; k < 3; k++)
+                put(c, VX + k, i, vel ? vel[3 * i + k] : 0.0);
+        }
+        return ORR_OK;
+    }
+    double *restrict x = c->a[X], *restrict y = c->a[Y], *restrict z = c->a[Z],
+                     *restrict m = c->a[M], *restrict vx = c->a[VX], *restrict vy = c->a[VY],
+                     *restrict vz = c->a[VZ];
     for (long i = 0; i < e->n; i++) {
-        for (int k = 0; k < 4; k++)
-            put(c, X + k, i, pos[4 * i + k]);
-        for (int k = 0; k < 3; k++)
-            put(c, VX + k, i, vel ? vel[3 * i + k] : 0.0);
+        x[i] = pos[4 * i];
+        y[i] = pos[4 * i + 1];
+        z[i] = pos[4 * i + 2];
+        m[i] = pos[4 * i + 3];
+    }
+    for (long i = 0; i < e->n; i++) {
+        vx[i] = vel ? vel[3 * i] : 0.0;
+        vy[i] = vel ? vel[3 * i + 1] : 0.0;
+        vz[i] = vel ? vel[3 * i + 2] : 0.0;
     }
     return ORR_OK;
 }

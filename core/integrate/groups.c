@@ -77,6 +77,7 @@ struct orr_groups {
     int ng, cap;
     int *gid;               /* n: a body's group, or -1 */
     long *where;            /* n: a body's place in the list corrected, or -1 */
+    long *at, nat;          /* the formation passes' bodies at their tick (at_tick) */
 };
 
 /* A larger group's members (more than 2) about its centre along a group's
@@ -120,6 +121,7 @@ orr_status orr_groups_create(orr_groups **out, long n, double r_close, double ga
         g->gamma = gamma;
         g->gid = malloc(sizeof(int) * (size_t)n);
         g->where = malloc(sizeof(long) * (size_t)n);
+        g->at = malloc(sizeof(long) * (size_t)n);
     }
     if (!g || !g->gid || !g->where) {
         orr_groups_destroy(g);
@@ -138,7 +140,7 @@ void orr_groups_destroy(orr_groups *g)
         return;
     for (int k = 0; k < g->cap; k++)
         free(g->g[k].pert);
-    free(g->g), free(g->gid), free(g->where);
+    free(g->g), free(g->gid), free(g->where), free(g->at);
     free(g);
 }
 
@@ -1315,13 +1317,28 @@ static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
            GAMMA_FORM;
 }
 
-/* Body b's nearest among the bodies at tick (singles and groups' centres)
- * closer than r_close and approaching it or bound to it, or -1. */
+/* The bodies of mass at tick (singles and groups' centres), in index
+ * order, into g->at: the formation passes' candidates and partners (a
+ * block's few active bodies, where a scan of every body for each of them
+ * cost as much as the rest of the test). */
+static void at_tick(orr_groups *g, const orr_hview *h, long long tick)
+{
+    g->nat = 0;
+    for (long o = 0; o < h->n; o++)
+        if (h->tick[o] == tick && h->pos[4 * o + 3] != 0)
+            g->at[g->nat++] = o;
+}
+
+/* Body b's nearest among the bodies at tick (g->at, made by at_tick at
+ * the pass's start: a merge's group takes its lowest member's place, one
+ * of them) closer than r_close and approaching it or
+ * bound to it, or -1. */
 static long partner(const orr_groups *g, const orr_hview *h, long b, long long tick)
 {
     long best = -1;
     double bestr2 = g->r_close * g->r_close;
-    for (long o = 0; o < h->n; o++) {
+    for (long k = 0; k < g->nat; k++) {
+        const long o = g->at[k];   /* (a merge in this pass leaves its others ghosts) */
         if (o == b || h->tick[o] != tick || h->pos[4 * o + 3] == 0)
             continue;
         double d[3], u[3], r2 = 0, rv = 0, v2 = 0;
@@ -1531,8 +1548,10 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
     const double pull_min = pull_at(g, h->G);
     for (int pass = 0; pass < ORR_AR_MAX; pass++) {
         int merged_any = 0;
-        for (long b = 0; b < h->n; b++) {
-            if (h->tick[b] != tick || h->pos[4 * b + 3] == 0)
+        at_tick(g, h, tick);
+        for (long kb = 0; kb < g->nat; kb++) {
+            const long b = g->at[kb];
+            if (h->tick[b] != tick || h->pos[4 * b + 3] == 0)   /* merged in this pass */
                 continue;
             int candidate = 0;
             for (long k = 0; k < *nfresh && !candidate; k++)

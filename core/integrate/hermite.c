@@ -477,16 +477,26 @@ static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, l
     return nonfinite(h, env, (double)next * unit, h->fresh, nf, 1, err);
 }
 
-/* Body i predicted to tick t (x to 3rd order, v to 2nd) into xp, vp. */
-static void predict(herm *h, long i, long long t, double unit)
+/* Every body predicted to tick t (x to 3rd order, v to 2nd) into xp, vp:
+ * one pass with the arrays apart (restrict), which the compiler keeps in
+ * registers (each block predicts every body: on the CPU the largest share
+ * of a small block's cost after the force). */
+static void predict_all(herm *h, long long t, double unit)
 {
-    const double dt = (double)(t - h->tick[i]) * unit, dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
-    for (int d = 0; d < 3; d++) {
-        const double a = h->a[3 * i + d], j = h->j[3 * i + d], v = h->vel[3 * i + d];
-        h->xp[4 * i + d] = h->pos[4 * i + d] + v * dt + a * dt2 + j * dt3;
-        h->vp[3 * i + d] = v + a * dt + j * dt2;
+    const long n = h->n;
+    const long long *restrict tick = h->tick;
+    const double *restrict pos = h->pos, *restrict vel = h->vel, *restrict acc = h->a,
+                 *restrict jerk = h->j;
+    double *restrict xp = h->xp, *restrict vp = h->vp;
+    for (long i = 0; i < n; i++) {
+        const double dt = (double)(t - tick[i]) * unit, dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
+        for (int d = 0; d < 3; d++) {
+            const double a = acc[3 * i + d], j = jerk[3 * i + d], v = vel[3 * i + d];
+            xp[4 * i + d] = pos[4 * i + d] + v * dt + a * dt2 + j * dt3;
+            vp[3 * i + d] = v + a * dt + j * dt2;
+        }
+        xp[4 * i + 3] = pos[4 * i + 3];
     }
-    h->xp[4 * i + 3] = h->pos[4 * i + 3];
 }
 
 /* One block: the active bodies at the smallest next time *t, advanced to
@@ -501,14 +511,13 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         next = ti < next ? ti : next;
     }
     long nact = 0;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n; i++)
         if (h->tick[i] + (END >> h->level[i]) == next) {
             h->act[nact++] = i;
             if (h->grp)
                 h->mark[i] = 1;
         }
-        predict(h, i, next, unit);   /* to the block time */
-    }
+    predict_all(h, next, unit);   /* to the block time */
     /* over several ranks, the active bodies of this rank's slice: act[k0 .. k1) */
     long k0 = 0, k1 = nact;
     if (h->ranks > 1) {
@@ -779,8 +788,8 @@ static orr_status watch_pull(herm *h, orr_integ_env *env, long long t, long long
     if (st)
         return st;
     const double unit = env->dt / (double)END;
-    for (long i = 0; predicted && i < h->n; i++)
-        predict(h, i, t, unit);
+    if (predicted)
+        predict_all(h, t, unit);
     return nonfinite(h, env, (double)t * unit, m < 0 ? NULL : h->chg, m < 0 ? h->n : m, 1, err);
 }
 
@@ -816,8 +825,7 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
                                                                        on, their block the
                                                                        engine's */
             int readied = 0, apart = 0;
-            for (long i = 0; i < h->n; i++)
-                predict(h, i, next, unit);
+            predict_all(h, next, unit);
             if ((st = orr_groups_ready(h->grp, &v, next, (double)next * unit, 0, &readied, &apart,
                                        err)) != ORR_OK)
                 return st;
