@@ -43,6 +43,7 @@ typedef struct {
     int *level;            /* n */
     double unit;           /* a tick's length of time */
     double *xp, *vp;       /* 4n, 3n: predicted to the block time */
+    double eta;            /* the step criterion's accuracy (a group's centre's passage cap) */
 } orr_hview;
 
 /* A ghost's time: never the next block's (hermite.c adds a step to it). */

@@ -279,7 +279,7 @@ static double norm3(const double *v)
 static orr_hview view_of(herm *h, const orr_integ_env *env)
 {
     const orr_hview v = {h->n, env->G, h->pos, h->vel, h->a, h->j, h->tick, h->level,
-                         env->dt / (double)END, h->xp, h->vp};
+                         env->dt / (double)END, h->xp, h->vp, env->eta};
     return v;
 }
 
