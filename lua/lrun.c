@@ -104,6 +104,41 @@ static void on_sigint(int sig)
         lua_sethook(running, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+/* After the script (its frames and movies being finished, the state
+ * closed): a signal is noted, not acted on, so that what the script made
+ * reaches the disk whole (a second one still ends the process: the
+ * handler resets); the run then says "interrupted" and exits 128 + it. */
+static void on_signal_finishing(int sig)
+{
+    if (!stop_signal)
+        stop_signal = sig;
+    interrupted = 1;
+}
+
+static void handle_signal(int sig, void (*fn)(int), struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, old);
+}
+
+/* SIGINT and SIGTERM noted from now on (on_signal_finishing), each whose
+ * handler is still the run's (one its signal has reset stays so). */
+static void finishing_handlers(void)
+{
+    static const int sigs[2] = {SIGINT, SIGTERM};
+    for (int k = 0; k < 2; k++) {
+        struct sigaction now;
+        if (sigaction(sigs[k], NULL, &now) == 0 && now.sa_handler == on_sigint)
+            handle_signal(sigs[k], on_signal_finishing, NULL);
+    }
+    if (running)   /* a Ctrl-C hook set as the script ended would stop the finishing */
+        lua_sethook(running, NULL, 0, 0);
+}
+
 /* lua.c's msghandler: the message plus a traceback (none after Ctrl-C),
  * scripts named in full (lsource.c). */
 static int msghandler(lua_State *L)
@@ -140,14 +175,20 @@ static int os_exit(lua_State *L)
     else
         status = (int)luaL_optinteger(L, 1, EXIT_SUCCESS);
     int close = lua_toboolean(L, 2);
+    finishing_handlers();   /* on_sigint would hook the state being closed, or wake the watchdog */
     orr_lua_frames_settle(L);
+    const int rank0 = !orr_lua_comm || orr_comm_rank(orr_lua_comm) == 0;
     if (close) {   /* the simulations freed (their frames are on disk) */
-        signal(SIGINT, SIG_DFL);   /* on_sigint would hook the state being closed */
         running = NULL;
         lua_close(L);
     }
     if (status == EXIT_SUCCESS && orr_lua_frame_failures)
         status = EXIT_FAILURE;
+    if (interrupted) {   /* a signal while the frames were finished: said, as a stop */
+        if (rank0 && !atomic_exchange(&said, 1))
+            fprintf(stderr, "interrupted\n");
+        status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+    }
     /* one rank under mpirun: MPI finalised, so the launcher takes the status
      * as given (over several ranks MPI_Finalize would wait for every rank,
      * and os.exit waits for none: the launcher ends the job) */
@@ -328,6 +369,8 @@ int orr_lua_run(const char *script, int argc, char **argv)
     }
 
     int rc = 0;
+    struct sigaction old_int, old_term;
+    int handlers_set = 0;
     lua_pushcfunction(L, msghandler);
     int st = luaL_loadfile(L, strcmp(script, "-") == 0 ? NULL : script);
     if (st == LUA_ERRFILE) {
@@ -342,11 +385,6 @@ int orr_lua_run(const char *script, int argc, char **argv)
         luaL_checkstack(L, argc + 1, "too many arguments to script");
         for (int i = 0; i < argc; i++)
             lua_pushstring(L, argv[i]);
-        struct sigaction sa, old, old_term;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_sigint;
-        sa.sa_flags = SA_RESETHAND;
-        sigemptyset(&sa.sa_mask);
         running = L;
         orr_lua_stop = &interrupted;
         watch_on = 0;
@@ -357,15 +395,15 @@ int orr_lua_run(const char *script, int argc, char **argv)
             if (!watch_on)
                 sem_destroy(&watch_sem);
         }
-        sigaction(SIGINT, &sa, &old);
-        sigaction(SIGTERM, &sa, &old_term);
+        handle_signal(SIGINT, on_sigint, &old_int);
+        handle_signal(SIGTERM, on_sigint, &old_term);
+        handlers_set = 1;
         orr_trace("script start");
         st = lua_pcall(L, argc, 0, 1);
         orr_trace("script end");
-        sigaction(SIGINT, &old, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
         if (st != LUA_OK && interrupted && orr_lua_comm && orr_comm_size(orr_lua_comm) > 1)
             stopped_ranks(L, lua_tostring(L, -1));   /* does not return */
+        finishing_handlers();
         if (watch_on) {   /* the watchdog ends (a stop handled below, on one rank) */
             watch_on = 0;
             watch_quit = 1;
@@ -392,11 +430,28 @@ int orr_lua_run(const char *script, int argc, char **argv)
     orr_lua_voice_end();
     if (rc == 0 && orr_lua_frame_failures)   /* printed as their simulations were collected */
         rc = 1;
+    /* over several ranks a signal that one rank alone had after the ranks'
+     * last stepping call stops every rank alike: said once, by rank 0 (the
+     * ranks all get here unless one ended the job: os.exit, an error of its
+     * own; MPI's finalize would wait for them the same) */
+    int rank0 = 1;
+    if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1) {
+        double any = interrupted ? 1 : 0;
+        orr_error e = {0};
+        if (orr_comm_max(orr_lua_comm, &any, 1, &e) == ORR_OK && any > 0)
+            interrupted = 1;
+        orr_error_clear(&e);
+        rank0 = orr_comm_rank(orr_lua_comm) == 0;
+    }
     orr_comm_finalize();
     orr_lua_stop = NULL;
     running = NULL;
+    if (handlers_set) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
     if (interrupted) {
-        if (st == LUA_OK)
+        if (st == LUA_OK && rank0 && !atomic_exchange(&said, 1))
             fprintf(stderr, "interrupted\n");
         rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
     }

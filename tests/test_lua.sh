@@ -241,6 +241,33 @@ if [ -s term.mp4 ] && [ -z "$(ls term.mp4.tmp.* 2>/dev/null)" ]; then
 else
   bad "sigterm-movie-finished: exit $rc, $(ls term.mp4* 2>&1)"
 fi
+# SIGTERM (or Ctrl-C) as the script has ended, while its movie (a
+# simulation it left open) is being finished: the movie is finished all
+# the same (the signal noted, not acted on), then "interrupted" and exit
+# 143; before, the default action ended the process and left the movie's
+# temporary file
+if command -v ffprobe >/dev/null; then
+  cat >endmovie.lua <<'EOF'
+local orrery = require "orrery"
+local sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 }, backend = "cpu" }
+for i = 1, 40 do sim:step(); sim:render{ movie = "end.mp4", width = 1536, height = 1536, crf = 0 } end
+io.open("ready", "w"):close()
+EOF
+  rm -f end.mp4* ready
+  "$orr_abs" run endmovie.lua >out 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do [ -f ready ] && break; sleep 0.05; done
+  sleep 0.03
+  kill -TERM $pid; wait $pid; rc=$?
+  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
+    -of csv=p=0 end.mp4 2>/dev/null)
+  if [ "${frames:-0}" -eq 40 ] && [ -z "$(ls end.mp4.tmp.* 2>/dev/null)" ]; then
+    check sigterm-as-the-movie-is-finished 143 $rc '^(endmovie\.lua:[0-9]+: )?interrupted$' out
+  else
+    bad "sigterm-as-the-movie-is-finished: exit $rc, end.mp4 frames '${frames}', $(ls end.mp4* 2>&1)"
+    sed 's/^/    /' out
+  fi
+fi
 
 # the energy log: columns on stdout, nothing on stderr in a pipe
 cat >log.lua <<'EOF'

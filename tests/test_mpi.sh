@@ -1119,6 +1119,41 @@ EOF
     bad "sigterm-rank-1-movie (2 ranks): rank 1 pid '$r1', exit $rc after ${secs} s, m.mp4 frames '${frames}', 'interrupted' $said times, $left temporary files"
     sed 's/^/    /' mv.err
   fi
+  # a signal that reaches rank 1 alone after the ranks' last stepping
+  # call, while the script's end finishes the movie: every rank ends as
+  # stopped (no rank exits 0), rank 0 alone says "interrupted", the movie
+  # whole (before, rank 1 said it and rank 0 exited 0 as if nothing happened)
+  cat >endmv.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 }, backend = "cpu" }
+for i = 1, 40 do sim:step(); sim:render{ movie = "e.mp4", width = 1536, height = 1536, crf = 0 } end
+if orrery.rank == 0 then io.open("ready", "w"):close() end
+EOF
+  rm -f e.mp4* ready
+  TMPDIR="$tmp" mpirun "${copts[@]}" --tag-output -np 2 "$orr" run endmv.lua >mv.out 2>mv.err &
+  mp=$!
+  for _ in $(seq 600); do [ -f ready ] && break; sleep 0.05; done
+  r1=
+  for p in $(pgrep -f "orrery run endmv.lua"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && r1=$p
+  done
+  sleep 0.03
+  [ -n "$r1" ] && kill -TERM "$r1"
+  for _ in $(seq 300); do kill -0 "$mp" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$mp" 2>/dev/null && kill -KILL "$mp"
+  wait "$mp"; rc=$?
+  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
+    -of csv=p=0 e.mp4 2>/dev/null)
+  said=$(grep -c "interrupted" mv.err)
+  said0=$(grep -c '^\[1,0\]<stderr>:interrupted$' mv.err)
+  left=$(ls e.mp4.tmp.* 2>/dev/null | wc -l)
+  if [ -n "$r1" ] && [ "$rc" -ne 0 ] && [ "${frames:-0}" -eq 40 ] && [ "$said" -eq 1 ] &&
+     [ "$said0" -eq 1 ] && [ "$left" -eq 0 ]; then
+    ok "sigterm-rank-1-after-the-steps (2 ranks): e.mp4 whole (40 frames), 'interrupted' once by rank 0, exit $rc"
+  else
+    bad "sigterm-rank-1-after-the-steps (2 ranks): rank 1 pid '$r1', exit $rc, e.mp4 frames '${frames}', 'interrupted' $said times ($said0 by rank 0), $left temporary files"
+    sed 's/^/    /' mv.err
+  fi
   cd "$tmp" || exit 1
 fi
 
