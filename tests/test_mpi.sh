@@ -1054,6 +1054,31 @@ if command -v mpirun >/dev/null && command -v ffprobe >/dev/null && [ -x "$build
   orr=$(cd "$(dirname "$build/orrery")" && pwd)/orrery
   copts=(--oversubscribe); [ "$(id -u)" = 0 ] && copts+=(--allow-run-as-root)
   mkdir -p "$tmp/cc" && cd "$tmp/cc" || exit 1
+  # the movie FILE under way: its temporary file has frames in it
+  movie_under_way() {
+    for _ in $(seq 300); do
+      [ -n "$(find . -name "$1.tmp.*" -size +20k 2>/dev/null)" ] && break; sleep 0.1
+    done
+  }
+  # the pid of rank R running SCRIPT (its environment says which), or ""
+  rank_pid() {
+    local p
+    for p in $(pgrep -f "orrery run $1"); do
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && echo "$p"
+    done
+  }
+  # mpirun (pid MP) ended within 30 s, or killed: its status in rc
+  end_of() {
+    for _ in $(seq 300); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$1" 2>/dev/null && kill -KILL "$1"
+    wait "$1"; rc=$?
+  }
+  # the movie FILE's decoded frames, and its temporary files left
+  movie_of() {
+    frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
+      -of csv=p=0 "$1" 2>/dev/null)
+    left=$(ls "$1".tmp.* 2>/dev/null | wc -l)
+  }
   cat >mv.lua <<'EOF'
 local orrery = require "orrery"
 local sim = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 }, dt = 1 / 1024,
@@ -1064,10 +1089,7 @@ EOF
   # one makes mpirun kill the ranks at once; the wait below is bounded)
   TMPDIR="$tmp" setsid mpirun "${copts[@]}" -np 2 "$orr" run mv.lua >mv.out 2>mv.err &
   mp=$!
-  # the movie under way: its temporary file has frames in it
-  for _ in $(seq 300); do
-    [ -n "$(find . -name 'm.mp4.tmp.*' -size +20k 2>/dev/null)" ] && break; sleep 0.1
-  done
+  movie_under_way m.mp4
   pg=$(ps -o pgid= -p "$mp" | tr -d ' ')
   t0=$(date +%s)
   [ -n "$pg" ] && kill -INT -- "-$pg"
@@ -1075,10 +1097,8 @@ EOF
   [ -n "$pg" ] && kill -0 "$mp" 2>/dev/null && kill -KILL -- "-$pg"
   wait "$mp"; rc=$?
   secs=$(($(date +%s) - t0))
-  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
-    -of csv=p=0 m.mp4 2>/dev/null)
+  movie_of m.mp4
   said=$(grep -c "interrupted" mv.err)
-  left=$(ls m.mp4.tmp.* 2>/dev/null | wc -l)
   if [ "${frames:-0}" -gt 0 ] && [ "$said" -eq 1 ] && grep -q "^mv\.lua:4: interrupted$" mv.err &&
      [ "$left" -eq 0 ] && [ "$secs" -le 10 ]; then
     ok "ctrl-c-movie (2 ranks): m.mp4 finished with $frames frames, 'interrupted' once, no temporary file, ${secs} s"
@@ -1094,23 +1114,14 @@ EOF
   rm -f m.mp4 mv.err
   TMPDIR="$tmp" mpirun "${copts[@]}" -np 2 "$orr" run mv.lua >mv.out 2>mv.err &
   mp=$!
-  for _ in $(seq 300); do
-    [ -n "$(find . -name 'm.mp4.tmp.*' -size +20k 2>/dev/null)" ] && break; sleep 0.1
-  done
-  r1=
-  for p in $(pgrep -f "orrery run mv.lua"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && r1=$p
-  done
+  movie_under_way m.mp4
+  r1=$(rank_pid mv.lua 1)
   t0=$(date +%s)
   [ -n "$r1" ] && kill -TERM "$r1"
-  for _ in $(seq 300); do kill -0 "$mp" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$mp" 2>/dev/null && kill -KILL "$mp"
-  wait "$mp"; rc=$?
+  end_of "$mp"
   secs=$(($(date +%s) - t0))
-  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
-    -of csv=p=0 m.mp4 2>/dev/null)
+  movie_of m.mp4
   said=$(grep -c "interrupted" mv.err)
-  left=$(ls m.mp4.tmp.* 2>/dev/null | wc -l)
   if [ -n "$r1" ] && [ "${frames:-0}" -gt 0 ] && [ "$said" -eq 1 ] &&
      grep -q "^mv\.lua:4: interrupted$" mv.err && ! grep -q "MPI_ABORT\|traceback" mv.err &&
      [ "$left" -eq 0 ] && [ "$secs" -le 10 ]; then
@@ -1133,20 +1144,13 @@ EOF
   TMPDIR="$tmp" mpirun "${copts[@]}" --tag-output -np 2 "$orr" run endmv.lua >mv.out 2>mv.err &
   mp=$!
   for _ in $(seq 600); do [ -f ready ] && break; sleep 0.05; done
-  r1=
-  for p in $(pgrep -f "orrery run endmv.lua"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && r1=$p
-  done
+  r1=$(rank_pid endmv.lua 1)
   sleep 0.03
   [ -n "$r1" ] && kill -TERM "$r1"
-  for _ in $(seq 300); do kill -0 "$mp" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$mp" 2>/dev/null && kill -KILL "$mp"
-  wait "$mp"; rc=$?
-  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
-    -of csv=p=0 e.mp4 2>/dev/null)
+  end_of "$mp"
+  movie_of e.mp4
   said=$(grep -c "interrupted" mv.err)
   said0=$(grep -c '^\[1,0\]<stderr>:interrupted$' mv.err)
-  left=$(ls e.mp4.tmp.* 2>/dev/null | wc -l)
   if [ -n "$r1" ] && [ "$rc" -ne 0 ] && [ "${frames:-0}" -eq 40 ] && [ "$said" -eq 1 ] &&
      [ "$said0" -eq 1 ] && [ "$left" -eq 0 ]; then
     ok "sigterm-rank-1-after-the-steps (2 ranks): e.mp4 whole (40 frames), 'interrupted' once by rank 0, exit $rc"
