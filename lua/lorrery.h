@@ -54,6 +54,9 @@ extern const orr_ksrc_file orr_lua_embedded[];
 
 /* Set by the runner's SIGINT handler; orr_sim_step polls it (NULL: never). */
 extern volatile int *orr_lua_stop;
+/* The ranks agreed on a stop (a stepping call raised "interrupted" on
+ * every rank); everywhere: every rank had a signal of its own (lrun.c). */
+void orr_lua_stop_agreed(int everywhere);
 
 /* The ranks of this run (comm.h), set when the module opens: every
  * simulation is spread over them, and what the module reports or writes

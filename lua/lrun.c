@@ -79,6 +79,18 @@ static void *watchdog(void *arg)
 }
 static lua_State *running;
 
+/* The ranks agreed on a stop.  Where some rank had no signal of its own,
+ * the signal was sent to some ranks alone (kill PID), not by mpirun's
+ * Ctrl-C, which ends the job a second after it: the watchdog, which ends
+ * the ranks ahead of that, stands down, and the stop goes as with one rank
+ * (rank 0 finishes its movies however long they take; a script that
+ * catches "interrupted" goes on).  Every rank signalled: it stays. */
+void orr_lua_stop_agreed(int everywhere)
+{
+    if (!everywhere && watch_on)
+        watch_quit = 1;   /* (the watchdog looks after its wait) */
+}
+
 /* The hook set by the SIGINT handler: raises "interrupted" at the next Lua
  * call, return or instruction (and removes itself, like lua.c's lstop). */
 static void lstop(lua_State *L, lua_Debug *ar)

@@ -662,6 +662,15 @@ static int sim_gc(lua_State *L)
     return 0;
 }
 
+/* A stepping call's failure raised; the ranks' agreed stop told to the
+ * runner first (orr_lua_stop_agreed). */
+static int step_failed(lua_State *L, const orr_sim *s, orr_error *err)
+{
+    if (err->code == ORR_ERR_INTERRUPTED && err->shared)
+        orr_lua_stop_agreed(orr_sim_stop_everywhere(s));
+    return orr_lua_fail(L, err, NULL);
+}
+
 /* k steps: of dt, or with block time steps (hermite) block steps; with
  * intervals = 1 (sim:_steps, for sim:run) of dt_max with block steps too. */
 static int steps(lua_State *L, int intervals)
@@ -679,7 +688,7 @@ static int steps(lua_State *L, int intervals)
             orr_error_clear(&err);
             luaL_argerror(L, 2, lua_pushfstring(L, "step count must be >= 0 (got %I)", k));
         }
-        return orr_lua_fail(L, &err, NULL);
+        return step_failed(L, s, &err);
     }
     orr_lua_view_after(L, 1);   /* the live view, if any, between steps */
     return 0;
@@ -709,7 +718,7 @@ static int sim_advance(lua_State *L)
         /* refused by orr_sim_advance too, after the ranks have compared the
          * call (one rank alone may have it): every rank alike */
         if (orr_sim_advance(s, (double)t, orr_lua_stop, &err) && err.shared)
-            return orr_lua_fail(L, &err, NULL);
+            return step_failed(L, s, &err);
         orr_error_clear(&err);
         char a[32], b[32], msg[160];
         snprintf(msg, sizeof msg, "time must be finite and >= the current time %s (got %s)",
@@ -719,7 +728,7 @@ static int sim_advance(lua_State *L)
     if (orr_lua_verify_mode && orr_sim_steps(s) == 0 && t > now)
         orr_lua_verify_report(L, s, "before the first step");
     if (orr_sim_advance(s, (double)t, orr_lua_stop, &err))
-        return orr_lua_fail(L, &err, NULL);
+        return step_failed(L, s, &err);
     orr_lua_view_after(L, 1);
     return 0;
 }
@@ -735,7 +744,7 @@ static int sim_advance_chunk(lua_State *L)
     long taken = 0;
     orr_error err = {0};
     if (orr_sim_advance_steps(s, (double)t, (long)k, &taken, orr_lua_stop, &err))
-        return orr_lua_fail(L, &err, NULL);
+        return step_failed(L, s, &err);
     orr_lua_view_after(L, 1);
     lua_pushinteger(L, (lua_Integer)taken);
     return 1;

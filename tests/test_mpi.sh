@@ -1158,6 +1158,39 @@ EOF
     bad "sigterm-rank-1-after-the-steps (2 ranks): rank 1 pid '$r1', exit $rc, e.mp4 frames '${frames}', 'interrupted' $said times ($said0 by rank 0), $left temporary files"
     sed 's/^/    /' mv.err
   fi
+  # a signal sent to rank 0 alone (kill PID, not mpirun's Ctrl-C, which
+  # signals every rank and ends the job a second later): the stop goes as
+  # with one rank, so a script that catches "interrupted" goes on (1.5 s of
+  # its own, then a checkpoint); before, rank 0's watchdog ended the job
+  # 0.7 s after the signal, the checkpoint never written
+  cat >pc.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 }, dt = 1 / 1024,
+  backend = "cpu" }
+local ok, err = pcall(sim.run, sim, { steps = 10000000, render_every = 20,
+  render = { movie = "p.mp4", width = 64, height = 64 } })
+local t = os.clock()
+while os.clock() - t < 1.5 do end
+sim:checkpoint("pc.hdf5")
+print("caught: " .. tostring(err))
+EOF
+  rm -f p.mp4* pc.hdf5*
+  TMPDIR="$tmp" mpirun "${copts[@]}" -np 2 "$orr" run pc.lua >mv.out 2>mv.err &
+  mp=$!
+  movie_under_way p.mp4
+  r0=$(rank_pid pc.lua 0)
+  [ -n "$r0" ] && kill -TERM "$r0"
+  end_of "$mp"
+  movie_of p.mp4
+  said=$(grep -c "interrupted" mv.err)
+  if [ -n "$r0" ] && [ "$rc" -ne 0 ] && [ "${frames:-0}" -gt 0 ] && [ "$left" -eq 0 ] &&
+     [ -s pc.hdf5 ] && [ -z "$(ls pc.hdf5.tmp.* 2>/dev/null)" ] && [ "$said" -eq 1 ] &&
+     grep -qx "interrupted" mv.err && grep -qx "caught: pc.lua:4: interrupted" mv.out; then
+    ok "sigterm-rank-0-caught (2 ranks): the script went on to its checkpoint, p.mp4 $frames frames, 'interrupted' once, exit $rc"
+  else
+    bad "sigterm-rank-0-caught (2 ranks): rank 0 pid '$r0', exit $rc, p.mp4 frames '${frames}', $left temporary files, pc.hdf5 $(ls -s pc.hdf5* 2>&1 | tr '\n' ' '), 'interrupted' $said times"
+    sed 's/^/    /' mv.err mv.out
+  fi
   cd "$tmp" || exit 1
 fi
 

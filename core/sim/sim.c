@@ -43,6 +43,7 @@ struct orr_sim {
     long serial;                   /* this process's simulations over the ranks (config.comm
                                       set) in the order made (the same on every rank:
                                       creation is collective); 0 for one made alone */
+    int stop_all;                  /* the last agreed stop: every rank had its own stop flag */
     long writes, attr_writes;      /* the script's writes of the bodies and of the attributes
                                       since the ranks last compared (steps_agree) */
     int attr_dirty;                /* attribute mirror written, engine needs an upload (the
@@ -1655,7 +1656,7 @@ static orr_status end_interval(orr_sim *s, orr_error *err)
  * step.  call is CALL_*, k the steps or block steps asked (advance: at
  * most), t_end advance's end. */
 static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
-                                 int stop_mine, int *writes_apart, int *stop_any,
+                                 int stop_mine, int *writes_apart, int *stop_any, int *stop_all,
                                  orr_error *err);
 
 /* Whether the simulation runs over several ranks: a stop (Ctrl-C) is then
@@ -1675,9 +1676,9 @@ static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const 
 {
     if (!over_ranks(s))
         return ORR_OK;
-    int apart = 0, stop_any = 0;
-    orr_status st =
-        steps_compare(s, call, k, t_end, text, stop && *stop, &apart, &stop_any, err);
+    int apart = 0, stop_any = 0, stop_all = 1;
+    orr_status st = steps_compare(s, call, k, t_end, text, stop && *stop, &apart, &stop_any,
+                                  &stop_all, err);
     /* writes compared, counted afresh; where the ranks disagreed on them,
      * every rank takes rank 0's mirror at the next upload (reads are
      * collective, so the mirrors are current on every rank or on none),
@@ -1692,6 +1693,7 @@ static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const 
     }
     s->writes = s->attr_writes = 0;
     if (!st && stop_any) {   /* a stepping call's: a rank's stop flag, every rank's stop */
+        s->stop_all = stop_all;
         st = orr_fail(err, ORR_ERR_INTERRUPTED, "interrupted");
         if (err)
             err->shared = 1;
@@ -1700,7 +1702,8 @@ static orr_status steps_agree(orr_sim *s, int call, long k, double t_end, const 
 }
 
 static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, const char *text,
-                                int stop_mine, int *writes_apart, int *stop_any, orr_error *err)
+                                int stop_mine, int *writes_apart, int *stop_any, int *stop_all,
+                                orr_error *err)
 {
     orr_comm *comm = orr_dist_comm(s->dist);
     enum { A_CALL, A_K, A_TEND, A_TEXT, A_TIME, A_TIMEC, A_STEPS, A_MID, A_MIDH, A_DT, A_DAMP,
@@ -1726,8 +1729,10 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
     double *all = s->agreed;
     st = orr_comm_allgather(comm, mine, all, sizeof mine, err);
     int f = -1;   /* the first field that differs from rank 0's on some rank */
-    for (int r = 0; !st && r < ranks; r++)   /* a stop: not a difference */
+    for (int r = 0; !st && r < ranks; r++) {   /* a stop: not a difference */
         *stop_any = *stop_any || all[(size_t)r * A_COUNT + A_STOP] != 0;
+        *stop_all = *stop_all && all[(size_t)r * A_COUNT + A_STOP] != 0;
+    }
     for (int a = 0; !st && f < 0 && a < A_COUNT; a++)
         for (int r = 1; f < 0 && r < ranks && a != A_STOP; r++) {
             const double x = all[a], y = all[(size_t)r * A_COUNT + a];
@@ -1829,6 +1834,11 @@ static orr_status steps_compare(orr_sim *s, int call, long k, double t_end, cons
             err->shared = 1;
     }
     return st;
+}
+
+int orr_sim_stop_everywhere(const orr_sim *s)
+{
+    return s->stop_all;
 }
 
 orr_status orr_sim_agree_call(orr_sim *s, const char *call, orr_error *err)

@@ -296,6 +296,12 @@ orr_status orr_sim_set_kspec(orr_sim *s, const orr_kspec *spec, const char *sour
  * on are dropped on every rank.  Nothing with one rank. */
 orr_status orr_sim_agree_call(orr_sim *s, const char *call, orr_error *err);
 
+/* After a stepping call over several ranks failed with
+ * ORR_ERR_INTERRUPTED (the ranks agreed on a stop): whether every rank had
+ * a stop flag of its own (mpirun's Ctrl-C signals every rank, and ends the
+ * job a second later) or only some (a signal sent to one rank). */
+int orr_sim_stop_everywhere(const orr_sim *s);
+
 /* Advances k >= 0 steps (with block time steps: intervals of dt_max, the
  * first one ending the interval that orr_sim_block_steps left under way).
  * Checks *stop (may be NULL) between steps and returns ORR_ERR_INTERRUPTED
