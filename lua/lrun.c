@@ -45,10 +45,14 @@ static volatile int watch_quit;
 static pthread_t watch_thread;
 static atomic_int said;   /* "interrupted" printed (once a process) */
 
-static void sleep_ms(int ms)
+/* Sleeps ms milliseconds, in slices of 10, returning early once *until
+ * is set (until may be NULL). */
+static void sleep_ms(int ms, volatile int *until)
 {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    for (int left = ms; left > 0 && !(until && *until); left -= 10) {
+        struct timespec ts = {0, (left < 10 ? left : 10) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
     }
 }
 
@@ -62,7 +66,7 @@ static void *watchdog(void *arg)
         return NULL;
     /* rank 0 writes the movies; the others wait longer (one that ended
      * first would make mpirun end rank 0 at once) */
-    sleep_ms(watch_rank == 0 ? GRACE_MS : LINGER_MS);
+    sleep_ms(watch_rank == 0 ? GRACE_MS : LINGER_MS, &watch_quit);   /* (the run may end first) */
     if (watch_quit)   /* the stop was handled (one rank left) */
         return NULL;
     int removed = orr_outfile_remove_temporaries();
@@ -335,7 +339,7 @@ static void stopped_ranks(lua_State *L, const char *msg)
         fprintf(stderr, "%s\n", msg ? msg : "interrupted");
     fflush(NULL);
     if (orr_comm_rank(orr_lua_comm) != 0)
-        sleep_ms(LINGER_MS);
+        sleep_ms(LINGER_MS, NULL);
     _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
 }
 
@@ -452,8 +456,20 @@ int orr_lua_run(const char *script, int argc, char **argv)
         orr_error e = {0};
         if (orr_comm_max(orr_lua_comm, &any, 1, &e) == ORR_OK && any > 0)
             interrupted = 1;
-        orr_error_clear(&e);
         rank0 = orr_comm_rank(orr_lua_comm) == 0;
+        /* stopped: said by rank 0 before any rank ends (one that ended first,
+         * not 0, would have mpirun end the others at once), then each ends
+         * without MPI's finalize, which does not return in a job whose
+         * ranks were signalled (as stopped_ranks) */
+        if (interrupted) {
+            if (st == LUA_OK && rank0 && !atomic_exchange(&said, 1))
+                fprintf(stderr, "interrupted\n");
+            fflush(NULL);
+            orr_comm_barrier(orr_lua_comm, &e);
+            orr_error_clear(&e);
+            _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
+        }
+        orr_error_clear(&e);
     }
     orr_comm_finalize();
     orr_lua_stop = NULL;

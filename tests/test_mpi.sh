@@ -1191,6 +1191,33 @@ EOF
     bad "sigterm-rank-0-caught (2 ranks): rank 0 pid '$r0', exit $rc, p.mp4 frames '${frames}', $left temporary files, pc.hdf5 $(ls -s pc.hdf5* 2>&1 | tr '\n' ' '), 'interrupted' $said times"
     sed 's/^/    /' mv.err mv.out
   fi
+  # Ctrl-C to mpirun (every rank signalled, SIGKILL a second later) with a
+  # script that catches "interrupted" and ends: the ranks end at once,
+  # rank 0 saying "interrupted" (before, MPI's finalize held them until
+  # mpirun's SIGKILL, and nothing was said)
+  cat >pcend.lua <<'EOF'
+local orrery = require "orrery"
+local sim <close> = orrery.simulation{ bodies = orrery.ic.plummer{ n = 256, seed = 1 }, dt = 1 / 1024,
+  backend = "cpu" }
+local ok, err = pcall(sim.run, sim, { steps = 10000000, render_every = 20,
+  render = { movie = "q.mp4", width = 64, height = 64 } })
+print("caught: " .. tostring(err))
+EOF
+  rm -f q.mp4*
+  TMPDIR="$tmp" setsid mpirun "${copts[@]}" -np 2 "$orr" run pcend.lua >mv.out 2>mv.err &
+  mp=$!
+  movie_under_way q.mp4
+  kill -INT "$mp"
+  end_of "$mp"
+  movie_of q.mp4
+  said=$(grep -c "interrupted" mv.err)
+  if [ "${frames:-0}" -gt 0 ] && [ "$left" -eq 0 ] && [ "$said" -eq 1 ] && grep -qx "interrupted" mv.err &&
+     grep -qx "caught: pcend.lua:4: interrupted" mv.out; then
+    ok "ctrl-c-caught (2 ranks): the script ended, 'interrupted' once, q.mp4 $frames frames, exit $rc"
+  else
+    bad "ctrl-c-caught (2 ranks): exit $rc, q.mp4 frames '${frames}', $left temporary files, 'interrupted' $said times"
+    sed 's/^/    /' mv.err mv.out
+  fi
   cd "$tmp" || exit 1
 fi
 
