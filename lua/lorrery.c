@@ -92,14 +92,8 @@ char orr_lua_shared_error[1200];
 int orr_lua_fail(lua_State *L, orr_error *err, const char *prefix)
 {
     luaL_Buffer b;
-    if (err->code == ORR_ERR_INTERRUPTED) {
+    if (err->code == ORR_ERR_INTERRUPTED)
         lua_sethook(L, NULL, 0, 0);   /* the runner's Ctrl-C hook has done its job */
-        /* another rank's signal, seen where the ranks agree on a stop
-         * (sim.h), stops this rank as its own would: the runner finishes
-         * its movies and says "interrupted" (not an error that aborts the job) */
-        if (orr_lua_stop)
-            *orr_lua_stop = 1;
-    }
     luaL_buffinit(L, &b);
     if (prefix) {
         luaL_addstring(&b, prefix);

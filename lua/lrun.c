@@ -30,6 +30,13 @@
 static volatile int interrupted;
 static volatile sig_atomic_t stop_signal;   /* SIGINT or SIGTERM: which one stopped the run */
 
+/* The exit status of a stopped run: 128 + the signal (SIGINT where this
+ * rank had none of its own). */
+static int stop_status(void)
+{
+    return 128 + (stop_signal ? (int)stop_signal : SIGINT);
+}
+
 /* Over several ranks a stop can leave a rank waiting in a collective for
  * one that already stopped (each rank sees the signal between steps of
  * its own).  The watchdog, a thread that the signal handler wakes, gives
@@ -78,12 +85,14 @@ static void *watchdog(void *arg)
             fprintf(stderr, "interrupted\n");
     }
     fflush(NULL);
-    _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
+    _exit(stop_status());
     return NULL;
 }
 static lua_State *running;
 
-/* The ranks agreed on a stop.  Where some rank had no signal of its own,
+/* The ranks agreed on a stop.  Another rank's signal stops this one as
+ * its own would (the run finishes its movies and says "interrupted"; not
+ * an error that ends the job).  Where some rank had no signal of its own,
  * the signal was sent to some ranks alone (kill PID), not by mpirun's
  * Ctrl-C, which ends the job a second after it: the watchdog, which ends
  * the ranks ahead of that, stands down, and the stop goes as with one rank
@@ -91,6 +100,7 @@ static lua_State *running;
  * catches "interrupted" goes on).  Every rank signalled: it stays. */
 void orr_lua_stop_agreed(int everywhere)
 {
+    interrupted = 1;
     if (!everywhere && watch_on)
         watch_quit = 1;   /* (the watchdog looks after its wait) */
 }
@@ -203,7 +213,7 @@ static int os_exit(lua_State *L)
     if (interrupted) {   /* a signal while the frames were finished: said, as a stop */
         if (rank0 && !atomic_exchange(&said, 1))
             fprintf(stderr, "interrupted\n");
-        status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+        status = stop_status();
     }
     /* one rank under mpirun: MPI finalised, so the launcher takes the status
      * as given (over several ranks MPI_Finalize would wait for every rank,
@@ -340,7 +350,7 @@ static void stopped_ranks(lua_State *L, const char *msg)
     fflush(NULL);
     if (orr_comm_rank(orr_lua_comm) != 0)
         sleep_ms(LINGER_MS, NULL);
-    _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
+    _exit(stop_status());
 }
 
 int orr_lua_run(const char *script, int argc, char **argv)
@@ -450,13 +460,12 @@ int orr_lua_run(const char *script, int argc, char **argv)
      * last stepping call stops every rank alike: said once, by rank 0 (the
      * ranks all get here unless one ended the job: os.exit, an error of its
      * own; MPI's finalize would wait for them the same) */
-    int rank0 = 1;
     if (orr_lua_comm && orr_comm_size(orr_lua_comm) > 1) {
         double any = interrupted ? 1 : 0;
         orr_error e = {0};
         if (orr_comm_max(orr_lua_comm, &any, 1, &e) == ORR_OK && any > 0)
             interrupted = 1;
-        rank0 = orr_comm_rank(orr_lua_comm) == 0;
+        const int rank0 = orr_comm_rank(orr_lua_comm) == 0;
         /* stopped: said by rank 0 before any rank ends (one that ended first,
          * not 0, would have mpirun end the others at once), then each ends
          * without MPI's finalize, which does not return in a job whose
@@ -467,7 +476,7 @@ int orr_lua_run(const char *script, int argc, char **argv)
             fflush(NULL);
             orr_comm_barrier(orr_lua_comm, &e);
             orr_error_clear(&e);
-            _exit(128 + (stop_signal ? (int)stop_signal : SIGINT));
+            _exit(stop_status());
         }
         orr_error_clear(&e);
     }
@@ -478,10 +487,10 @@ int orr_lua_run(const char *script, int argc, char **argv)
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }
-    if (interrupted) {
-        if (st == LUA_OK && rank0 && !atomic_exchange(&said, 1))
+    if (interrupted) {   /* (one rank: several have ended above) */
+        if (st == LUA_OK)
             fprintf(stderr, "interrupted\n");
-        rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+        rc = stop_status();
     }
     if (rc == 0 && orr_lua_verify_mode && orr_lua_verify_failures) {
         fprintf(stderr, "orrery: --verify: %d check%s above tolerance\n", orr_lua_verify_failures,

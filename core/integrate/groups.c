@@ -131,7 +131,7 @@ orr_status orr_groups_create(orr_groups **out, long n, double r_close, double ga
         g->where = malloc(sizeof(long) * (size_t)n);
         g->at = malloc(sizeof(long) * (size_t)n);
     }
-    if (!g || !g->gid || !g->where) {
+    if (!g || !g->gid || !g->where || !g->at) {
         orr_groups_destroy(g);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the regularised groups of %ld "
                         "bodies", n);
@@ -1669,13 +1669,14 @@ double orr_groups_step_cap(const orr_groups *g, const orr_hview *h, long i)
         if (gk > GAMMA_STEP)
             ttide = fmin(ttide, tk);
     }
+    const double pass = PASS_FRACTION * sqrt(h->eta / PASS_ETA) * tpass;
     if (gam <= GAMMA_STEP)
-        return PASS_FRACTION * sqrt(h->eta / PASS_ETA) * tpass;
+        return pass;
     double v2 = 0;   /* the members' speed about the centre, at most */
     for (int m = 0; m < gr->n; m++)
         v2 = fmax(v2, gr->ar.v[m][0] * gr->ar.v[m][0] + gr->ar.v[m][1] * gr->ar.v[m][1] +
                           gr->ar.v[m][2] * gr->ar.v[m][2]);
     const double tdyn = fmin(sqrt(s * s * s / (h->G * M)), v2 > 0 ? s / sqrt(v2) : INFINITY);
     return fmin(STEP_FRACTION * fmin(tdyn, ttide) * (gam > GAMMA_STRONG ? sqrt(GAMMA_STRONG / gam) : 1),
-                PASS_FRACTION * sqrt(h->eta / PASS_ETA) * tpass);
+                pass);
 }
