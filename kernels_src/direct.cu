@@ -447,7 +447,8 @@ struct orr_hctl {
     unsigned long long active;   /* their active bodies, summed */
     unsigned last_count;         /* the last finished block's active bodies */
     unsigned done;               /* no block is left: the interval ended or max_blocks */
-    unsigned bar[2];             /* orr_hinterval's grid barrier: arrivals, generation */
+    unsigned bar[2];             /* orr_hinterval's grid barrier: arrivals ever, and their
+                                    count as the launch began (orr_grid_sync) */
     unsigned split;              /* orr_hinterval stopped at a block to split between GPUs
                                     (next and count are its time and active bodies) */
     unsigned stop;               /* orr_hinterval stopped for the host (the regularised
@@ -512,8 +513,19 @@ struct orr_hshape {
     int tile, split, iblocks, ranges, jlen;
 };
 
+/* a / b for a >= 0, b > 0: a 32-bit division where both fit (the same
+ * quotient; a 64-bit division is a long subroutine, and the shape is
+ * found on every block's path) */
+static __device__ __forceinline__ long long orr_qdiv(long long a, long long b)
+{
+    return (((unsigned long long)a | (unsigned long long)b) >> 32) == 0
+               ? (long long)((unsigned)a / (unsigned)b)
+               : a / b;
+}
+
 /* The shape for nact active bodies of n: engine.c's orr_hbucket and
- * orr_hlaunch_ranges, in the same integer arithmetic. */
+ * orr_hlaunch_ranges, in the same integer arithmetic (j-ranges as even as
+ * the bodies allow, not whole tiles). */
 static __device__ __forceinline__ orr_hshape orr_hshape_of(const orr_hplan &p, int n, int nact)
 {
     int k = 0;
@@ -526,21 +538,21 @@ static __device__ __forceinline__ orr_hshape orr_hshape_of(const orr_hplan &p, i
         s.iblocks = 0, s.ranges = 1, s.jlen = n;
         return s;
     }
-    const long long tiles = ((long long)n + s.tile - 1) / s.tile,
+    const long long tiles = orr_qdiv((long long)n + s.tile - 1, s.tile),
                     want = (long long)p.per_sm[k] * p.sms;
-    while (s.split < 32 && ((long long)nact * s.split + s.tile - 1) / s.tile * tiles < want)
+    while (s.split < 32 && orr_qdiv((long long)nact * s.split + s.tile - 1, s.tile) * tiles < want)
         s.split *= 2;
     const int per = s.tile / s.split;
     s.iblocks = (nact + per - 1) / per;
-    long long r = (want + s.iblocks - 1) / s.iblocks;
+    long long r = orr_qdiv(want + s.iblocks - 1, s.iblocks);
     r = r > 256 ? 256 : r;
     r = r > tiles ? tiles : r;
-    r = r > 4LL * n / nact ? 4LL * n / nact : r;
+    const long long most = orr_qdiv(4LL * n, nact);
+    r = r > most ? most : r;
     r = r < 1 ? 1 : r;
-    const long long each = ((long long)n + r - 1) / r,
-                    len = (each + s.tile - 1) / s.tile * s.tile;
+    const long long len = orr_qdiv((long long)n + r - 1, r);
     s.jlen = (int)len;
-    s.ranges = (int)(((long long)n + len - 1) / len);
+    s.ranges = (int)orr_qdiv((long long)n + len - 1, len);
     return s;
 }
 
@@ -754,8 +766,8 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
      * SMs whose two items were both full set the pace); each body's sums are
      * the same whichever thread makes them */
     const int t = GROUPS > 1 ? threadIdx.x % TILE : threadIdx.x, part = t % split,
-              k = (int)((long long)ib * nact / iblocks) + t / split;
-    const bool active = k < (int)((long long)(ib + 1) * nact / iblocks);
+              k = (int)orr_qdiv((long long)ib * nact, iblocks) + t / split;
+    const bool active = k < (int)orr_qdiv((long long)(ib + 1) * nact, iblocks);
     /* a warp without an active body loads and waits with the others but
      * leaves the pairs alone: the SM's FP64 pipes go to the busy warps (a
      * block of 433 active bodies fills 14 of the 16 warps of two tile-256
@@ -986,6 +998,9 @@ orr_jerk_sum(const typename orr_vec4<real>::type *__restrict__ pa,
              typename orr_vec4<real>::type &j)
 {
     double s[6] = {0, 0, 0, 0, 0, 0};
+    /* unrolled: the rows' loads issued together (each lane's sum in the
+     * same order) */
+#pragma unroll 4
     for (int r = lane; r < ranges; r += lanes) {
         const typename orr_vec4<real>::type u = pa[(size_t)r * stride + k],
                                             w = pj[(size_t)r * stride + k];
@@ -1125,6 +1140,14 @@ static __device__ __noinline__ void orr_centre_pull(const orr_hpair &p, const in
         a[q] += sa[q], j[q] += sj[q];
 }
 
+/* H / 2^l (0 <= l <= ORR_HMAX), exactly as the division gives it (a
+ * power of two scales exactly) but by a multiplication: the division is a
+ * subroutine on the correction's path. */
+static __device__ __forceinline__ double orr_pow2_scale(double H, int l)
+{
+    return H * __longlong_as_double((long long)(1023 - l) << 52);
+}
+
 /* A snap (scale dt^2) or crackle (dt^3) for Aarseth's criterion: 0 where
  * the change of the acceleration it makes over the step is below 32
  * times the noise floor anoise (hermite.c's above_noise: the same test). */
@@ -1182,7 +1205,7 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
         const bool centre = WATCH && fq >= 0;
         bool hard = false;   /* pulled to the host's watch */
         if (lane == 0) {   /* the others wait at the end: no lane runs ahead into a shuffle */
-            const double dt = (double)(end >> li) * (H / (double)end);
+            const double dt = (double)(end >> li) * orr_pow2_scale(H, ORR_HMAX);
             const double a0[3] = {a04.x, a04.y, a04.z}, j0[3] = {j04.x, j04.y, j04.z};
             double a1[3] = {a14.x, a14.y, a14.z}, j1[3] = {j14.x, j14.y, j14.z};
             const double xq[3] = {x4.x, x4.y, x4.z}, vq[3] = {v4.x, v4.y, v4.z};
@@ -1219,14 +1242,14 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
             const double crit = den > 0 ? sqrt(eta * (an_ * sn + jn_ * jn_) / den) : H;
             hard = WATCH && an_ >= pull;
             int l = li > 0 ? li - 1 : 0;
-            while (l < hi && H / (double)(1ULL << l) > crit)
+            while (l < hi && orr_pow2_scale(H, l) > crit)
                 l++;
             if (centre) {   /* a fast pair's centre: its step cut as the host would */
                 const double cap = ((const orr_hpair *)(hp + 1))[fq].cap;
-                while (l < hi && H / (double)(1ULL << l) > cap)
+                while (l < hi && orr_pow2_scale(H, l) > cap)
                     l++;
             }
-            while (l < ORR_HMAX && t % (end >> l) != 0)
+            while (l < ORR_HMAX && (t & ((end >> l) - 1)) != 0)
                 l++;
             level[i] = l;
             tick[i] = t;
@@ -1346,40 +1369,61 @@ static __device__ __forceinline__ void orr_lap(int first, unsigned long long &ac
 }
 
 /* A barrier of every block of the grid (orr_hinterval's; the launch is
- * cooperative, so every block is resident): bar[0] counts the arrivals,
- * the last one resets it and moves the generation bar[1] on, which the
- * others wait for.  The arrival is an add with release semantics (this
- * block's writes visible before it counts) and the wait a load with
- * acquire semantics (the others' writes visible after it), spinning
- * without sleeps: cheaper than full fences and __nanosleep, whose
- * shortest sleep is longer than the barrier itself. */
+ * cooperative, so every block is resident).  bar[0] counts every arrival
+ * there has been, never reset (it wraps: no block is ever more than one
+ * barrier ahead of another); bar[1] is what it held as the launch began
+ * (the host zeroes both as an interval begins, and the launch's block 0
+ * leaves bar[1] at the count it ends with).  A block's k-th barrier of the
+ * launch is passed once the count reaches bar[1] + k blocks: an arrival
+ * is one add with release semantics (this block's writes visible before
+ * it counts) that nobody waits on, the wait a spinning load with acquire
+ * semantics (the others' writes visible after it).  Nobody resets the
+ * count nor reads a generation first: each was a round trip to the L2 on
+ * every block step's path. */
 static __device__ __forceinline__ unsigned orr_ld_acquire(const unsigned *p)
 {
     unsigned v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
-static __device__ __forceinline__ unsigned orr_add_acq_rel(unsigned *p, unsigned v)
+static __device__ __forceinline__ unsigned orr_ld_relaxed(const unsigned *p)
 {
-    unsigned old;
-    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v)
-                 : "memory");
-    return old;
+    unsigned v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
 }
-static __device__ __forceinline__ void orr_grid_sync(unsigned *bar)
+static __device__ __forceinline__ void orr_red_release(unsigned *p, unsigned v)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+struct orr_gbar {
+    unsigned *count;   /* hctl.bar[0] */
+    unsigned target;   /* the count that ends this block's next barrier, less gridDim.x */
+};
+static __device__ __forceinline__ orr_gbar orr_gbar_begin(orr_hctl *hc)
+{
+    return {hc->bar, ((volatile unsigned *)hc->bar)[1]};
+}
+static __device__ __forceinline__ void orr_grid_sync(orr_gbar &b)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
-        const unsigned g = orr_ld_acquire(bar + 1);
-        if (orr_add_acq_rel(bar, 1u) == gridDim.x - 1) {
-            atomicExch(bar, 0u);
-            orr_add_acq_rel(bar + 1, 1u);   /* after the reset, with every arrival's writes */
-        } else {
-            while (orr_ld_acquire(bar + 1) == g) {
-            }
+        b.target += gridDim.x;
+        orr_red_release(b.count, 1u);
+        /* polled without acquire semantics (each acquiring load invalidates
+         * the SM's L1, under the other block's feet), then one load that
+         * acquires the count seen */
+        while ((int)(orr_ld_relaxed(b.count) - b.target) < 0) {
         }
+        orr_ld_acquire(b.count);
     }
     __syncthreads();
+}
+/* The launch's end (block 0's first thread, after a barrier: every block
+ * has read bar[1]): where the next launch's count begins. */
+static __device__ __forceinline__ void orr_gbar_end(orr_hctl *hc, const orr_gbar &b)
+{
+    hc->bar[1] = b.target;
 }
 
 /* The force + jerk items of a block's shape by the groups of TILE threads
@@ -1481,6 +1525,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
         ph[0] = ph[1] = ph[2] = ph[3] = 0, clock = orr_now();
     if (first == 0)   /* read by the host alone, after the launch */
         hc->split = 0;
+    orr_gbar gb = orr_gbar_begin(hc);
     /* the first block's time: the smallest next time of all */
     orr_tick tmin = ~0ULL;
     for (int i = first; i < n; i += threads) {
@@ -1490,7 +1535,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
     tmin = orr_warp_min(tmin);
     if (threadIdx.x % 32 == 0 && tmin != ~0ULL)
         atomicMin(&hc->next, tmin);
-    orr_grid_sync(hc->bar);
+    orr_grid_sync(gb);
     orr_lap(first, ph[0], clock);
     orr_tick t = vc->next;
     /* then each block finds the next one's time as it ends: the waiting
@@ -1519,7 +1564,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
         tw = orr_warp_min(tw);
         if (threadIdx.x % 32 == 0)
             waiting[threadIdx.x / 32] = tw;
-        orr_grid_sync(hc->bar);
+        orr_grid_sync(gb);
         orr_lap(first, ph[1], clock);
         const int nact = (int)vc->count;
         if ((unsigned)nact >= split_at) {   /* the host splits this one between the GPUs */
@@ -1536,7 +1581,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
             orr_hinterval_items<real, 128>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
         else
             orr_hinterval_items<real, 256>(xp, vp, attr, act, nact, rtp, s, pa, pj, n, smem, tf);
-        orr_grid_sync(hc->bar);
+        orr_grid_sync(gb);
         orr_lap(first, ph[2], clock);
         orr_tick tc = ~0ULL;   /* the corrected bodies' smallest next time */
         bool pulled = false;
@@ -1563,7 +1608,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
             hc->active += (unsigned long long)nact;
             hc->count = 0;
         }
-        orr_grid_sync(hc->bar);
+        orr_grid_sync(gb);
         orr_lap(first, ph[3], clock);
         t = vc->ahead[(nb - 1) % 2];
         if (WATCH && vc->stop) {   /* the host looks at this block's close bodies */
@@ -1574,6 +1619,7 @@ static __device__ __forceinline__ void orr_hinterval_run(ORR_HINTERVAL_PARAMS)
     if (deepest > 0)
         atomicMax(&hc->deepest, deepest);
     if (first == 0) {
+        orr_gbar_end(hc, gb);
         for (int k = 0; k < 4; k++)
             hc->phase[k] += ph[k];
         if (split) {

@@ -1085,9 +1085,14 @@ static void test_hermite_entries(void **state)
     assert_int_equal(jlen, 16384);
     assert_int_equal(orr_hlaunch_ranges(1048576, 1024, (orr_hlaunch){256, 16}, 132, &jlen), 256);
     assert_int_equal(jlen, 4096);
-    /* 4 active of 100: 4n / nact = 100 ranges, but one tile of 64 at least: 2 */
+    /* 4 active of 100: 4n / nact = 100 ranges, but no more than the tiles: 2,
+     * of 50 (ranges are not rounded up to whole tiles) */
     assert_int_equal(orr_hlaunch_ranges(100, 4, (orr_hlaunch){64, 64}, 132, &jlen), 2);
-    assert_int_equal(jlen, 64);
+    assert_int_equal(jlen, 50);
+    /* 342 active of 32768, 2 per SM: split 2, 3 blocks of 128 bodies, 88
+     * ranges of 373 (whole tiles made 64 ranges of 512: 192 items for 264) */
+    assert_int_equal(orr_hlaunch_ranges(32768, 342, (orr_hlaunch){256, 2}, 132, &jlen), 88);
+    assert_int_equal(jlen, 373);
     assert_int_equal(orr_hlaunch_ranges(262144, 4096, (orr_hlaunch){128, 4}, 132, NULL), 17);
 
     /* the engine's table: defaults resolved, checked values, the GPU only times */

@@ -209,7 +209,12 @@ int orr_hlaunch_shape(long n, long nact, orr_hlaunch l, int sms, int *split, lon
     r = r > tiles ? tiles : r;
     r = r > 4 * n / nact ? 4 * n / nact : r;
     r = r < 1 ? 1 : r;
-    const long each = (n + r - 1) / r, len = (each + l.tile - 1) / l.tile * l.tile;
+    /* the j-ranges as even as the bodies allow, not whole tiles: a range
+     * rounded up to a tile left items out (342 active of 32768 at 2 per SM:
+     * 64 ranges of 512 sources, 192 items for 264 blocks, where 88 ranges
+     * of 373 make 264) and gave each thread up to a tile more to sum; the
+     * last tile of a range is a part of one */
+    const long len = (n + r - 1) / r;
     if (split)
         *split = sp;
     if (iblocks)

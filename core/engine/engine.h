@@ -313,9 +313,10 @@ orr_hlaunch orr_hlaunch_default(int block);
 long orr_hbucket_top(int k);     /* its largest count, 64 * 4^k */
 /* The j-ranges a launch l splits n source bodies into for nact active
  * bodies on a GPU of sms SMs (the backend's rule, shared with the tuner):
- * about per_sm blocks per SM, at most 256 ranges, one tile each at least,
- * and at most 4n partial sums; *jlen (may be NULL) gets the bodies of
- * each, a multiple of the tile. */
+ * about per_sm blocks per SM, at most 256 ranges, no more ranges than
+ * tiles, and at most 4n partial sums; *jlen (may be NULL) gets the bodies
+ * of each (ceil(n / ranges), not rounded to whole tiles: the last tile of
+ * a range may be part of one). */
 int orr_hlaunch_ranges(long n, long nact, orr_hlaunch l, int sms, long *jlen);
 /* The whole shape (kernels_src/direct.cu: orr_hshape_of does the same):
  * *split adjacent threads share an active body, each taking every

@@ -48,7 +48,7 @@ static orr_status bucket_key(const char *kernel, int k, char out[33], orr_error 
         return st;
     char b[32];
     snprintf(b, sizeof b, "active %ld", orr_hbucket_top(k));
-    orr_kkey_add_str(&kb, "orrery-htune-2");
+    orr_kkey_add_str(&kb, "orrery-htune-3");
     orr_kkey_add_str(&kb, kernel);
     orr_kkey_add_str(&kb, b);
     orr_kkey key;
