@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+#include "ar.h"
+
 #define ORR_KEPLER static inline
 #include "../kernels_src/kepler.h"
 
@@ -158,12 +160,57 @@ static void test_there_and_back(void **state)
     }
 }
 
+/* A regularised pair (core/integrate/ar.c) on a hyperbola of pericentre
+ * 1e-5, stopped at 29 times around the pericentre as block steps stop it:
+ * each end landed on (the last step's length in s found by iterating
+ * t(s)), its members where Kepler's drift puts them (to 1e-8 of their distance: the
+ * orbit from 2500 times its semi-major axis is that well conditioned), and
+ * the landings
+ * few: the iteration used to stall at the rounding of t, 100 trial steps
+ * a landing (20 s for this orbit), where |t - t_end| cannot reach the
+ * ulps of t_end. */
+static void test_ar_landing(void **state)
+{
+    (void)state;
+    const double e = 1.5, q = 1e-5, mu = 1, a = q / (e - 1), r0n = 0.05;
+    /* the start: incoming at r0n, the pericentre 1.6e-4 later */
+    const double n = sqrt(mu / (a * a * a));
+    const double H0 = -acosh((r0n / a + 1) / e), t0 = (e * sinh(H0) - H0) / n;
+    double r0[3], v0[3];
+    conic(mu, a, e, t0, r0, v0);
+    const double m[2] = {0.5, 0.5};
+    const double pos[6] = {-r0[0] / 2, -r0[1] / 2, -r0[2] / 2, r0[0] / 2, r0[1] / 2, r0[2] / 2};
+    const double vel[6] = {-v0[0] / 2, -v0[1] / 2, -v0[2] / 2, v0[0] / 2, v0[1] / 2, v0[2] / 2};
+    orr_ar ar;
+    orr_error err = {0};
+    TU_OK(orr_ar_init(&ar, 2, 1, m, pos, vel, 0, &err), &err);
+    /* from r = 0.05 in (t = 0) to r = 0.05 out (t = 4.46e-4; farther out
+     * the logarithmic leapfrog's dt = ds / (T + B) cancels, T and -B both
+     * 5000 times U, and a group is resolved long before) */
+    for (int k = 1; k <= 29; k++) {
+        const double t = k / 65536.0;
+        TU_OK(orr_ar_advance(&ar, t, &err), &err);
+        assert_true(ar.t == t);
+        double p[6], v[6], r[3], rw[3], vw[3];
+        orr_ar_state(&ar, p, v);
+        for (int q3 = 0; q3 < 3; q3++)
+            r[q3] = p[3 + q3] - p[q3];
+        orr_kepler_drift(mu, r0, v0, t, rw, vw);
+        if (!(diff(r, rw) < 1e-8 * norm(rw)))
+            print_error("t %g: |dr| %.3g of r %.3g\n", t, diff(r, rw), norm(rw));
+        assert_true(diff(r, rw) < 1e-8 * norm(rw));
+    }
+    print_message("29 landings: %ld steps, %ld force evaluations\n", ar.steps, ar.kicks);
+    assert_true(ar.kicks < 20000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ellipses),
         cmocka_unit_test(test_hyperbolae),
         cmocka_unit_test(test_there_and_back),
+        cmocka_unit_test(test_ar_landing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

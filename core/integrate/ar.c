@@ -314,17 +314,37 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
             store(a, &trial);
             continue;
         }
-        /* past t_end: the s that lands on it, by false position on t(s)
-         * inside the bracket [0, taken] (the Illinois rule: the end that
-         * stays has its value halved) */
+        /* past t_end: the s that lands on it, found inside the bracket
+         * [0, taken] by Newton's method on t(s), whose slope dt/ds is 1 / U
+         * (the drift's 1 / (T + B), T + B = U on the orbit) at the state a
+         * trial reached, from the bracket's end nearer in time; where that
+         * leaves the bracket, false position (the Illinois rule: the end
+         * that stays has its value halved), as also after a Newton step
+         * that did not halve |t - t_end| (near the rounding of t, Newton's
+         * steps stall).  Newton's method took 3.5 trial steps a landing
+         * where false position alone took 6.0 (a hard binary in a cluster's
+         * core) */
         const double want = t_end - a->t;
         double s0 = 0, t0 = -want, s1 = taken, t1 = trial.y[it] - want;
-        int side = 0;
+        double sn = fabs(t0) < fabs(t1) ? s0 : s1, tn = fabs(t0) < fabs(t1) ? t0 : t1,
+               un = fabs(t0) < fabs(t1) ? force(a, y.y, NULL) : force(a, trial.y, NULL);
+        int side = 0, newton = 1, stale = 0;
         vec best = trial;
+        double tbest = t1;
         for (int k = 0; k < 100 && !st; k++) {
-            double s2 = (s0 * t1 - s1 * t0) / (t1 - t0);
-            if (!(s2 > s0 && s2 < s1))
-                s2 = 0.5 * (s0 + s1);
+            double s2 = sn - tn * un;   /* Newton from the last trial (first: the nearer end) */
+            if (!newton || !(s2 > s0 && s2 < s1) || !(un > 0)) {
+                s2 = (s0 * t1 - s1 * t0) / (t1 - t0);
+                if (!(s2 > s0 && s2 < s1))
+                    s2 = 0.5 * (s0 + s1);
+            }
+            /* no s left between the ends, or three trials in a row that did
+             * not halve the closest |t - t_end|: the closest trial is as
+             * near as t's rounding lets it come (a pericentre of 1e-5 left
+             * |t - t_end| at 1e-16, far above the ulps of t_end, and the
+             * trials went on to the hundredth: 20 s for one orbit) */
+            if (!(s2 > s0 && s2 < s1) || stale >= 3)
+                break;
             vec z = y;
             int kk = 0;
             double e = 0;
@@ -339,9 +359,13 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
                 break;
             }
             const double t2 = z.y[it] - want;
-            best = z;
+            stale = fabs(t2) < 0.5 * fabs(tbest) ? 0 : stale + 1;
+            if (fabs(t2) <= fabs(tbest))
+                best = z, tbest = t2;
             if (t2 == 0 || fabs(t2) <= 4 * 2.3e-16 * fmax(fabs(t_end), 1e-300) || s1 - s0 <= 0)
                 break;
+            newton = fabs(t2) < 0.5 * fabs(tn);
+            sn = s2, tn = t2, un = force(a, z.y, NULL);
             if ((t2 < 0) == (t0 < 0)) {   /* s2 replaces the lower end */
                 s0 = s2, t0 = t2;
                 if (side == -1)
