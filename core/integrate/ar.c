@@ -338,11 +338,12 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
                 if (!(s2 > s0 && s2 < s1))
                     s2 = 0.5 * (s0 + s1);
             }
-            /* no s left between the ends, or three trials in a row that did
-             * not halve the closest |t - t_end|: the closest trial is as
-             * near as t's rounding lets it come (a pericentre of 1e-5 left
-             * |t - t_end| at 1e-16, far above the ulps of t_end, and the
-             * trials went on to the hundredth: 20 s for one orbit) */
+            /* no s left between the ends, or, once the closest |t - t_end|
+             * is below 1e-10 of the span, three trials in a row that did
+             * not halve it: the closest trial is as near as t's rounding
+             * lets it come (a pericentre of 1e-5 left |t - t_end| at 1e-16,
+             * far above the ulps of t_end, and the trials went on to the
+             * hundredth: 20 s for one orbit) */
             if (!(s2 > s0 && s2 < s1) || stale >= 3)
                 break;
             vec z = y;
@@ -359,7 +360,7 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
                 break;
             }
             const double t2 = z.y[it] - want;
-            stale = fabs(t2) < 0.5 * fabs(tbest) ? 0 : stale + 1;
+            stale = fabs(t2) < 0.5 * fabs(tbest) || fabs(tbest) > 1e-10 * want ? 0 : stale + 1;
             if (fabs(t2) <= fabs(tbest))
                 best = z, tbest = t2;
             if (t2 == 0 || fabs(t2) <= 4 * 2.3e-16 * fmax(fabs(t_end), 1e-300) || s1 - s0 <= 0)
