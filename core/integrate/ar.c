@@ -326,8 +326,9 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
          * core) */
         const double want = t_end - a->t;
         double s0 = 0, t0 = -want, s1 = taken, t1 = trial.y[it] - want;
-        double sn = fabs(t0) < fabs(t1) ? s0 : s1, tn = fabs(t0) < fabs(t1) ? t0 : t1,
-               un = fabs(t0) < fabs(t1) ? force(a, y.y, NULL) : force(a, trial.y, NULL);
+        const int lower = fabs(t0) < fabs(t1);   /* the nearer end in time */
+        double sn = lower ? s0 : s1, tn = lower ? t0 : t1,
+               un = force(a, lower ? y.y : trial.y, NULL);
         int side = 0, newton = 1, stale = 0;
         vec best = trial;
         double tbest = t1;
