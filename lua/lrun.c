@@ -553,8 +553,10 @@ static int run_main(int argc, char **argv)
 {
     int first = 2, rank, size;
     orr_comm_env_rank(&rank, &size);
-    /* a usage error under mpirun: every rank exits 2, rank 0 says it */
-#define USAGE(...) (rank ? 2 : orr_cli_usage_error(__VA_ARGS__))
+    /* a usage error under mpirun: every rank exits 2, rank 0 says it; the
+     * others exit a second later (one that ended first would have mpirun
+     * end rank 0 before it had said it: Open MPI 5's prterun does) */
+#define USAGE(...) (rank ? (sleep_ms(1000, NULL), 2) : orr_cli_usage_error(__VA_ARGS__))
     const char *env = getenv("ORRERY_ALL_RANKS");
     if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)   /* said by rank 0 */
         return USAGE("run: ORRERY_ALL_RANKS must be 0 or 1 (got '%s')",
