@@ -60,9 +60,14 @@ ORR_KEPLER void orr_kepler_drift(double mu, const double *r0, const double *v0, 
     const double eta0 = r0[0] * v0[0] + r0[1] * v0[1] + r0[2] * v0[2];
     const double beta = 2 * mu / rn0 - v2, zeta0 = mu - beta * rn0;
     /* f(s) rises with s (its slope is r): the root is bracketed by [lo, hi],
-     * narrowed at every step, and a Laguerre step that leaves it is
-     * replaced by the bracket's midpoint */
-    double s, lo = -1e308, hi = 1e308;
+     * narrowed at every step, and a Laguerre step that leaves it, or is
+     * longer than half the step before the last (rtsafe's rule, Numerical
+     * Recipes 9.4), is replaced by the bracket's midpoint: on a hyperbola a
+     * step past the root lands where f grows as exp(s sqrt(-beta)), from
+     * where Laguerre's steps come back by a constant 0.0075 in s (e = 1.5,
+     * q = 1e-5, dt = 6e-4 from r = 0.05: f = 1e86, 130 steps), and the 100
+     * steps ran out there, the positions 1e17 */
+    double s, lo = -1e308, hi = 1e308, ds1 = 1e308, ds2 = 1e308;
     if (beta > 0) {   /* bound: the period 2 pi a^1.5 / sqrt(mu), a = mu / beta */
         const double a = mu / beta, P = 6.283185307179586 * a * sqrt(a / mu);
         dt = fmod(dt, P);
@@ -91,9 +96,11 @@ ORR_KEPLER void orr_kepler_drift(double mu, const double *r0, const double *v0, 
         const double q = sqrt(d > 0 ? d : -d);
         const double den = f1 > 0 ? f1 + q : f1 - q;
         double next = den != 0 ? s - 5 * f / den : s;
-        if (!(next >= lo && next <= hi) && lo > -1e308 && hi < 1e308)
+        if ((!(next >= lo && next <= hi) || fabs(next - s) > 0.5 * ds2) && lo > -1e308 &&
+            hi < 1e308)
             next = 0.5 * (lo + hi);
         const double ds = next - s;
+        ds2 = ds1, ds1 = fabs(ds);
         s = next;
         if (!(fabs(ds) > 1e-15 * fabs(s)))
             break;

@@ -121,6 +121,26 @@ static void test_hyperbolae(void **state)
         check_conic(1, 1, es[k], 0, dts, 8, 1e-10);
         check_conic(1, 1, es[k], -2.5, dts, 8, 1e-10);
     }
+    /* from r = 0.05 in on a hyperbola of pericentre 1e-5 (e = 1.5) past the
+     * pericentre and out to r = 1: a Laguerre step past the root landed
+     * where f(s) is 1e86 and its steps back took 130 iterations of the 100
+     * allowed (r 1e17 at dt = 6e-4 and 1.8e-3); to 1e-8 of r (this orbit's
+     * conditioning: its start is 2500 semi-major axes out) */
+    const double e = 1.5, a = 1e-5 / (e - 1), n = sqrt(1 / (a * a * a));
+    const double H0 = -acosh((0.05 / a + 1) / e), t0 = (e * sinh(H0) - H0) / n;
+    double r0[3], v0[3];
+    conic(1, a, e, t0, r0, v0);
+    for (int k = 1; k <= 50; k++) {
+        const double dt = 1.2e-4 * k;
+        double r[3], v[3], rw[3], vw[3];
+        orr_kepler_drift(1, r0, v0, dt, r, v);
+        conic(1, a, e, t0 + dt, rw, vw);
+        if (!(diff(r, rw) < 1e-8 * norm(rw) && diff(v, vw) < 1e-8 * norm(vw)))
+            print_error("q 1e-5, e 1.5, from r 0.05 by %g: |dr| %.3g of r, |dv| %.3g of v\n", dt,
+                        diff(r, rw) / norm(rw), diff(v, vw) / norm(vw));
+        assert_true(diff(r, rw) < 1e-8 * norm(rw));
+        assert_true(diff(v, vw) < 1e-8 * norm(vw));
+    }
 }
 
 /* Near-parabolic and almost radial orbits: there and back again, with the
@@ -184,9 +204,7 @@ static void test_ar_landing(void **state)
     orr_ar ar;
     orr_error err = {0};
     TU_OK(orr_ar_init(&ar, 2, 1, m, pos, vel, 0, &err), &err);
-    /* from r = 0.05 in (t = 0) to r = 0.05 out (t = 4.46e-4; farther out
-     * the logarithmic leapfrog's dt = ds / (T + B) cancels, T and -B both
-     * 5000 times U, and a group is resolved long before) */
+    /* from r = 0.05 in (t = 0) to r = 0.05 out (t = 4.46e-4) */
     for (int k = 1; k <= 29; k++) {
         const double t = k / 65536.0;
         TU_OK(orr_ar_advance(&ar, t, &err), &err);
@@ -202,6 +220,48 @@ static void test_ar_landing(void **state)
     }
     print_message("29 landings: %ld steps, %ld force evaluations\n", ar.steps, ar.kicks);
     assert_true(ar.kicks < 20000);
+    /* on, out to r = 0.84 (t = 0.004): T and -B there 7800 times U; the
+     * drift's T + B, formed as a sum, lost 1e-12 of itself, the
+     * extrapolation never converged and the steps shrank to s ~ 5e-15 past
+     * r = 0.3 (a stall); with T + B carried as its own variable, 10 more
+     * landings */
+    const long kicks0 = ar.kicks;
+    for (int k = 1; k <= 10; k++) {
+        const double t = 29 / 65536.0 + k * (0.004 - 29 / 65536.0) / 10;
+        TU_OK(orr_ar_advance(&ar, t, &err), &err);
+        assert_true(ar.t == t);
+        double p[6], v[6], r[3], rw[3], vw[3];
+        orr_ar_state(&ar, p, v);
+        for (int q3 = 0; q3 < 3; q3++)
+            r[q3] = p[3 + q3] - p[q3];
+        conic(mu, a, e, t0 + t, rw, vw);
+        if (!(diff(r, rw) < 1e-8 * norm(rw)))
+            print_error("t %g: |dr| %.3g of r %.3g\n", t, diff(r, rw), norm(rw));
+        assert_true(diff(r, rw) < 1e-8 * norm(rw));
+        if (k == 10)
+            print_message("out to r = %.3g: |dr| %.3g of r, %ld force evaluations\n", norm(rw),
+                          diff(r, rw) / norm(rw), ar.kicks - kicks0);
+    }
+    assert_true(ar.kicks - kicks0 < 20000);
+}
+
+/* A pair whose steps are far below the rounding of its clock (t = 1e20,
+ * an ulp 16384, steps of 0.05) cannot reach a later time: an error that
+ * says so after a thousand steps that did not move the time, not a hang. */
+static void test_ar_still(void **state)
+{
+    (void)state;
+    const double m[2] = {0.5, 0.5}, pos[6] = {-0.5, 0, 0, 0.5, 0, 0},
+                 vel[6] = {0, -0.5, 0, 0, 0.5, 0};
+    orr_ar ar;
+    orr_error err = {0};
+    TU_OK(orr_ar_init(&ar, 2, 1, m, pos, vel, 1e20, &err), &err);
+    assert_int_equal(orr_ar_advance(&ar, 1e20 + 65536, &err), ORR_ERR_ARG);
+    print_message("%s\n", err.msg);
+    assert_non_null(strstr(err.msg, "regularised group: its steps no longer move its time "
+                                    "(t = 1e+20, steps of "));
+    assert_true(ar.steps < 2000);
+    orr_error_clear(&err);
 }
 
 int main(void)
@@ -211,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_hyperbolae),
         cmocka_unit_test(test_there_and_back),
         cmocka_unit_test(test_ar_landing),
+        cmocka_unit_test(test_ar_still),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

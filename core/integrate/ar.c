@@ -6,12 +6,12 @@
 #include <string.h>
 
 #define KMAX 10          /* substep counts 2, 4, ..., 2 KMAX */
-#define NY (6 * ORR_AR_MAX + 2)
+#define NY (6 * ORR_AR_MAX + 3)
 #define ROUNDING_FLOOR 1e-12   /* an extrapolation this close at the last column is converged */
 
 /* The state as one vector: positions, velocities, the time since the
  * step began (0 at its start: no rounding of the clock's large value in
- * the extrapolation), B. */
+ * the extrapolation), B, and W = T + B, the drift's divisor (below). */
 typedef struct {
     double y[NY];
 } vec;
@@ -56,11 +56,27 @@ static double kinetic(const orr_ar *a, const double *v)
 
 /* One leapfrog of `steps` substeps of h from y (drift h/2, kick h, drift h,
  * ..., kick h, drift h/2): y's positions and time drift by dt = h / (T + B),
- * its velocities kick by dt = h / U. */
+ * its velocities kick by dt = h / U.  Where B < 0 (unbound) T + B is not
+ * formed as the sum: far from pericentre T and -B are both far above their
+ * sum (= U), and the sum's rounding, eps T / U of it (1e-12 at a distance
+ * of 0.3 after a pericentre of 1e-5, e = 1.5: T = 6250.8, B = -6250), made
+ * the time of leapfrogs with different substep counts differ by that much
+ * whatever the step: the extrapolation never converged and the steps
+ * halved down to s ~ 5e-15.  There it is W, carried along (the
+ * time-transformed leapfrog's auxiliary variable, Mikkola & Aarseth 2002):
+ * U at the step's start (= T + B there, store() holds it), each kick adding
+ * T + B's exact change dk sum m v_mean . acc (the tides' work goes to T and
+ * out of B: none to W), with no cancellation; the same leapfrog in exact
+ * arithmetic.  Where B >= 0 the sum has none either (T, B >= 0) and W's
+ * rounding would remember a pericentre's U within the step (e = 0.9999:
+ * 10 times the phase error): T + B as before.  Chosen by the step's B at
+ * its start, the same for all its leapfrogs. */
 static void leapfrog(orr_ar *a, vec *y, double H, int steps)
 {
     const int n = a->n;
-    double *x = y->y, *v = y->y + 3 * n, *t = y->y + 6 * n, B = y->y[6 * n + 1];
+    double *x = y->y, *v = y->y + 3 * n, *t = y->y + 6 * n, B = y->y[6 * n + 1],
+           W = y->y[6 * n + 2];
+    const int carried = B < 0;
     const double h = H / steps;
     double acc[3 * ORR_AR_MAX];
     /* compensated sums (Kahan): the many small increments of a long step
@@ -68,7 +84,7 @@ static void leapfrog(orr_ar *a, vec *y, double H, int steps)
     double cx[3 * ORR_AR_MAX] = {0}, cv[3 * ORR_AR_MAX] = {0}, ct = 0;
     for (int k = 0; k <= steps; k++) {
         const double hd = (k == 0 || k == steps) ? 0.5 * h : h;
-        const double dt = hd / (kinetic(a, v) + B);
+        const double dt = hd / (carried ? W : kinetic(a, v) + B);
         for (int q = 0; q < 3 * n; q++) {
             const double d = dt * v[q] - cx[q], s = x[q] + d;
             cx[q] = (s - x[q]) - d;
@@ -84,7 +100,7 @@ static void leapfrog(orr_ar *a, vec *y, double H, int steps)
         const double u = force(a, x, acc);
         const double dk = h / u;
         if (a->perturb) {   /* the tides: kicked with the rest, their work into B */
-            double f[3 * ORR_AR_MAX], w = 0;
+            double f[3 * ORR_AR_MAX], w = 0, wu = 0;
             a->perturb(a->perturb_ctx, a->t + *t, a, x, f);
             for (int q = 0; q < 3 * n; q++) {
                 const double v0 = v[q];
@@ -92,16 +108,23 @@ static void leapfrog(orr_ar *a, vec *y, double H, int steps)
                 cv[q] = (s - v[q]) - d;
                 v[q] = s;
                 w += a->m[q / 3] * 0.5 * (v0 + v[q]) * f[q];
+                wu += a->m[q / 3] * 0.5 * (v0 + v[q]) * acc[q];
             }
             B -= dk * w;
+            W += dk * wu;
             y->y[6 * n + 1] = B;
         } else {
+            double wu = 0;
             for (int q = 0; q < 3 * n; q++) {
+                const double v0 = v[q];
                 const double d = dk * acc[q] - cv[q], s = v[q] + d;
                 cv[q] = (s - v[q]) - d;
                 v[q] = s;
+                wu += a->m[q / 3] * 0.5 * (v0 + v[q]) * acc[q];
             }
+            W += dk * wu;
         }
+        y->y[6 * n + 2] = W;
         a->kicks++;
     }
 }
@@ -228,6 +251,7 @@ static void load(const orr_ar *a, vec *y)
     memcpy(y->y + 3 * n, a->v, sizeof(double) * 3 * (size_t)n);
     y->y[6 * n] = 0;
     y->y[6 * n + 1] = a->B;
+    y->y[6 * n + 2] = force(a, y->y, NULL);   /* W = T + B = U on the orbit */
 }
 
 static void store(orr_ar *a, const vec *y)
@@ -294,15 +318,16 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
                     d2 += (a->x[j][q] - a->x[i][q]) * (a->x[j][q] - a->x[i][q]);
                 rmin = fmin(rmin, sqrt(d2));
             }
-        /* dt ~ 0.05 of the closest pair's dynamical time, ds = dt (T + B) */
+        /* dt ~ 0.05 of the closest pair's dynamical time, ds = dt (T + B)
+         * (unbound: = dt U, without T + B's cancellation) */
         double M = 0;
         for (int i = 0; i < n; i++)
             M += a->m[i];
         const double tdyn = sqrt(rmin * rmin * rmin / (a->G * M));
-        a->ds = 0.05 * tdyn * (k + a->B);
+        a->ds = 0.05 * tdyn * (a->B < 0 ? force(a, &a->x[0][0], NULL) : k + a->B);
     }
     orr_status st = ORR_OK;
-    int retries = 0, again = 0;
+    int retries = 0, again = 0, still = 0;
     while (!st && a->t < t_end) {
         load(a, &y);
         vec trial = y;
@@ -311,7 +336,17 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
         if (st)
             break;
         if (a->t + trial.y[it] <= t_end) {
+            const double t_was = a->t;
             store(a, &trial);
+            /* steps that no longer move the time (below its rounding) would
+             * never reach t_end: said, not a hang (a cancellation in the
+             * drift's T + B once made them so) */
+            if (!(a->t > t_was) && ++still >= 1000)
+                st = orr_fail(err, ORR_ERR_ARG, "regularised group: its steps no longer move "
+                              "its time (t = %.17g, steps of %.3g in s, t_end %.17g)", a->t,
+                              taken, t_end);
+            else if (a->t > t_was)
+                still = 0;
             continue;
         }
         /* past t_end: the s that lands on it, found inside the bracket

@@ -90,6 +90,38 @@ T.test("a hyperbolic encounter's deflection against the analytic angle", functio
   T.near(measured, analytic, 1e-10)
 end)
 
+T.test("a hyperbola of pericentre 1e-5 out to 0.84 in 40 advances: the time and turn of the conic", function()
+  -- past r = 0.2 T and -B are thousands of times U: the leapfrog's T + B,
+  -- formed as a sum, made the steps collapse to s ~ 5e-15 (a stall)
+  local e, q = 1.5, 1e-5
+  local ah, p = q / (e - 1), q * (1 + e)
+  local f0 = -math.acos((p / 0.05 - 1) / e)
+  local h = math.sqrt(p)
+  local r0 = p / (1 + e * math.cos(f0))
+  local vr, vt = e * math.sin(f0) / h, (1 + e * math.cos(f0)) / h
+  local x, y = r0 * math.cos(f0), r0 * math.sin(f0)
+  local vx, vy = vr * math.cos(f0) - vt * math.sin(f0), vr * math.sin(f0) + vt * math.cos(f0)
+  local fb = orrery.fewbody{ bodies = { { x = -x / 2, y = -y / 2, vx = -vx / 2, vy = -vy / 2, m = 0.5 },
+                                        { x = x / 2, y = y / 2, vx = vx / 2, vy = vy / 2, m = 0.5 } } }
+  local e0 = fb:energy()
+  for k = 1, 40 do fb:advance(0.004 * k / 40) end
+  local a, b = fb:body(1), fb:body(2)
+  local d = math.sqrt((b.x - a.x) ^ 2 + (b.y - a.y) ^ 2)
+  local f1 = math.acos((p / d - 1) / e)
+  -- the time from f0 to f1 on the conic (hyperbolic anomaly F: tanh(F/2) =
+  -- sqrt((e-1)/(e+1)) tan(f/2), t = sqrt(a^3) (e sinh F - F))
+  local function tof(f)
+    local z = math.sqrt((e - 1) / (e + 1)) * math.tan(f / 2)
+    local F = math.log((1 + z) / (1 - z))
+    return math.sqrt(ah ^ 3) * (e * math.sinh(F) - F)
+  end
+  T.ok(d > 0.8, "out at " .. d)
+  T.near(math.atan(b.y - a.y, b.x - a.x) - math.atan(y, x), f1 - f0, 1e-10, "the turn")
+  T.near(tof(f1) - tof(f0), 0.004, 1e-9 * 0.004, "the time")
+  T.near((fb:energy() - e0) / math.abs(e0), 0, 1e-12, "energy")
+  T.ok(fb.kicks < 20000, "force evaluations " .. fb.kicks)
+end)
+
 T.test("bad input is refused, naming it", function()
   local two = { { x = 1, m = 1 }, { x = -1, m = 1 } }
   T.raises("orrery.fewbody: 2 to 16 bodies (got 1)", orrery.fewbody, { bodies = { { m = 1 } } })

@@ -85,8 +85,13 @@ for _, backend in ipairs(backends) do
     T.near(r[2], -want[2], 1e-5, "y after 0.3 of an orbit more")
   end)
 
-  T.test(backend .. ": a hyperbolic encounter at a pericentre of 1e-5: the orbit's turn as the analytic one", function()
-    local e, q, M = 1.5, 1e-5, 1
+  -- pericentres of 1e-6 and 1e-7 stalled in the regularised pair's steps
+  -- once out past 0.2 (its leapfrog's T + B formed as a sum there, T and
+  -- -B thousands of times U: ar.c); at 1e-7 the check's own conditioning
+  -- (the start's rounding turns the orbit by 1e-10) sets the tolerance
+  for _, c in ipairs{ { 1e-5, 1e-10 }, { 1e-6, 1e-10 }, { 1e-7, 1e-9 } } do
+  T.test(backend .. (": a hyperbolic encounter at a pericentre of %g: the orbit's turn as the analytic one"):format(c[1]), function()
+    local e, q, M = 1.5, c[1], 1
     local ah = q / (e - 1)                     -- |a|
     local p = ah * (e * e - 1)
     local r0 = 0.05
@@ -110,11 +115,12 @@ for _, backend in ipairs(backends) do
     T.ok(d > 0.5, "out again beyond the group's reach: " .. d)
     local f1 = math.acos((p / d - 1) / e)
     local turned = math.atan(r[2], r[1]) - math.atan(x[2], x[1])
-    T.near(turned, f1 - f0, 1e-10, "angle turned (true anomaly from the analytic orbit)")
+    T.near(turned, f1 - f0, c[2], "angle turned (true anomaly from the analytic orbit)")
     T.near((sim:energy().total - e0) / math.abs(e0), 0, 1e-10, "energy")
     T.eq(sim:binaries().count, 0, "no group left once apart")
     T.ok(sim.blocks.blocks < 5000, "blocks " .. sim.blocks.blocks)
   end)
+  end
 
   T.test(backend .. ": a hard binary in a 128-body cluster stays one regularised pair, energy kept", function()
     -- out of the core (at 0.7), where no third body comes close in the time
