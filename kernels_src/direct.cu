@@ -1279,10 +1279,10 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                              gm = G * ((double)y.w + (double)x4.w),
                              eps = 0.5 * v2 - gm / sqrt(r2), L2 = fmax(r2 * v2 - rv * rv, 0.0),
                              e = sqrt(fmax(1 + 2 * eps * L2 / (gm * gm), 0.0));
-                if (eps < 0)   /* bound, its apocentre within near */
-                    near = -gm / (2 * eps) * (1 + e) < sqrt(near2);
-                else if (rv < 0)   /* approaching, to a pericentre L^2 / (GM (1 + e)) within peri */
-                    near = L2 < peri * gm * (1 + e);
+                /* bound, its apocentre within near; or approaching, bound or
+                 * not, to a pericentre L^2 / (GM (1 + e)) within peri */
+                near = (eps < 0 && -gm / (2 * eps) * (1 + e) < sqrt(near2)) ||
+                       (rv < 0 && L2 < peri * gm * (1 + e));
             }
             if (lanes > 1)
                 near = __any_sync(0xffffffffu, near);

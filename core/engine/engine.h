@@ -227,8 +227,8 @@ orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_erro
  * after tick `stop`, or after a block in which a corrected body's
  * acceleration reached `pull` while another of the block's bodies was
  * within `near` of it at the block's time, as predicted, and bound to it
- * with an apocentre within `near` or approaching it to a pericentre
- * within `peri` (G: the constant of gravitation).  orr_engine_blocks_why
+ * with an apocentre within `near`, or approaching it (bound or not) to a
+ * pericentre within `peri` (G: the constant of gravitation).  orr_engine_blocks_why
  * says which, after each run (0 the interval's end or max_blocks, 1 the
  * stop, 2 the pull).  The engine's blocks resolve the regularised pairs
  * listed, so that their perturbers need not stop it: a body active closer

@@ -1290,8 +1290,10 @@ static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, l
 /* Whether bodies b and o (singles or groups' centres, closer than r_close
  * and approaching or bound) become a group: a bound pair whose apocentre
  * is within r_close (a wider one is soft: the block steps follow it as
- * they do the others), or an encounter whose pericentre is within
- * r_close / 4 (a farther one costs the block steps little); and not where
+ * they do the others), or an encounter, bound or not, whose pericentre is
+ * within r_close / 4 (a farther one costs the block steps little; a bound
+ * one of e = 0.9999999 and a pericentre of 1e-6 was left to the block
+ * steps, which lost 10 times its energy at the pericentre); and not where
  * any other body's tide is above GAMMA_FORM (half of what parts a group). */
 static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
 {
@@ -1305,13 +1307,11 @@ static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
     const double d = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
     const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
     double sz = pair_size(h->G, mb, mo, r, v);
-    if (eps < 0 && sz > g->r_close)
-        return 0;
-    if (eps >= 0) {   /* the encounter's pericentre, L^2 / (GM (1 + e)) */
+    if (eps >= 0 || sz > g->r_close) {   /* the encounter's pericentre, L^2 / (GM (1 + e)) */
         const double L[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2],
                              r[0] * v[1] - r[1] * v[0]};
         const double L2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
-        const double e = sqrt(1 + 2 * eps * L2 / (GM * GM));
+        const double e = sqrt(fmax(1 + 2 * eps * L2 / (GM * GM), 0.0));
         if (L2 / (GM * (1 + e)) > ENCOUNTER_FRACTION * g->r_close)
             return 0;
     }
