@@ -101,7 +101,7 @@ static void leapfrog(orr_ar *a, vec *y, double H, int steps)
         const double dk = h / u;
         if (a->perturb) {   /* the tides: kicked with the rest, their work into B */
             double f[3 * ORR_AR_MAX], w = 0, wu = 0;
-            a->perturb(a->perturb_ctx, a->t + *t, a, x, f);
+            a->perturb(a->perturb_ctx, (a->t - a->tc) + *t, a, x, f);
             for (int q = 0; q < 3 * n; q++) {
                 const double v0 = v[q];
                 const double d = dk * (acc[q] + f[q]) - cv[q], s = v[q] + d;
@@ -263,7 +263,9 @@ static void store(orr_ar *a, const vec *y)
     a->B = y->y[6 * n + 1];
     memcpy(a->x, y->y, sizeof(double) * 3 * (size_t)n);
     memcpy(a->v, y->y + 3 * n, sizeof(double) * 3 * (size_t)n);
-    a->t += dt;
+    const double dk = dt - a->tc, sum = a->t + dk;   /* compensated (Kahan) */
+    a->tc = (sum - a->t) - dk;
+    a->t = sum;
     /* the energy held at -B: the velocities scaled so that T = U - B.  At a
      * pericentre of e = 0.99, T and U are 200 times |E|, and each step's
      * rounding of the state would change E by that much more than its own
@@ -380,7 +382,7 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
          * steps and 144 force evaluations an advance, 2.8 and 85 now (with
          * the second-order first trial and the last part moved, below) */
         double acc[3 * ORR_AR_MAX], ud = 0;   /* U and dU/dt = sum m acc . v at the start */
-        const double want = t_end - a->t, u0 = force(a, y.y, acc);
+        const double want = (t_end - a->t) + a->tc, u0 = force(a, y.y, acc);
         for (int q = 0; q < 3 * a->n; q++)
             ud += a->m[q / 3] * acc[q] * y.y[3 * a->n + q];
         if (stepped || !(want * u0 < a->ds) || !(fabs(ud) * want < 0.1 * u0)) {
@@ -389,7 +391,7 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
             if (st)
                 break;
         }
-        if (isfinite(taken) && a->t + trial.y[it] <= t_end) {
+        if (isfinite(taken) && trial.y[it] <= want) {
             const double t_was = a->t;
             store(a, &trial);
             /* steps that no longer move the time (below its rounding) would
@@ -502,7 +504,7 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
             continue;
         }
         store(a, &best);
-        a->t = t_end;   /* within rounding of it */
+        a->t = t_end, a->tc = 0;   /* within rounding of it */
         a->steps++;
     }
     return st;

@@ -43,7 +43,9 @@ struct orr_ar {
     double m[ORR_AR_MAX];
     double x[ORR_AR_MAX][3], v[ORR_AR_MAX][3];   /* about the centre of mass */
     double com_x[3], com_v[3];                   /* the centre of mass's (moving) */
-    double t;           /* the time */
+    double t;           /* the time (the steps' sum is t - tc: Kahan's compensation, so
+                           that steps near t's rounding do not drift its phase) */
+    double tc;
     double B;           /* -E, the binding energy */
     double ds;          /* the next step in s (0: from the state) */
     double tol;         /* the extrapolation's relative tolerance (1e-14) */
