@@ -282,8 +282,9 @@ static void store(orr_ar *a, const vec *y)
     }
 }
 
-/* The shortest time of the group's pairs at state y: min r / |v| of their
- * relative motion. */
+/* The shortest time of the group's pairs at state y: the least of their
+ * distances over their relative speeds and their free-fall times (bodies
+ * at rest have the second alone). */
 static double shortest_time(const orr_ar *a, const double *y)
 {
     const int n = a->n;
@@ -296,7 +297,7 @@ static double shortest_time(const orr_ar *a, const double *y)
                              u = y[3 * n + 3 * j + q] - y[3 * n + 3 * i + q];
                 r2 += d * d, v2 += u * u;
             }
-            tau = fmin(tau, sqrt(r2 / v2));
+            tau = fmin(tau, fmin(sqrt(r2 / v2), sqrt(r2 * sqrt(r2) / (a->G * (a->m[i] + a->m[j])))));
         }
     return tau;
 }
