@@ -244,14 +244,15 @@ void orr_ar_state(const orr_ar *a, double *pos, double *vel)
         }
 }
 
-static void load(const orr_ar *a, vec *y)
+/* The group's state into y; its U returned, its own pull into acc. */
+static double load(const orr_ar *a, vec *y, double *acc)
 {
     const int n = a->n;
     memcpy(y->y, a->x, sizeof(double) * 3 * (size_t)n);
     memcpy(y->y + 3 * n, a->v, sizeof(double) * 3 * (size_t)n);
     y->y[6 * n] = 0;
     y->y[6 * n + 1] = a->B;
-    y->y[6 * n + 2] = force(a, y->y, NULL);   /* W = T + B = U on the orbit */
+    return y->y[6 * n + 2] = force(a, y->y, acc);   /* W = T + B = U on the orbit */
 }
 
 static void store(orr_ar *a, const vec *y)
@@ -384,7 +385,8 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
     orr_status st = ORR_OK;
     int retries = 0, again = 0, still = 0, stepped = 0;
     while (!st && a->t < t_end) {
-        load(a, &y);
+        double acc[3 * ORR_AR_MAX], ud = 0;   /* U and dU/dt = sum m acc . v at the start */
+        const double u0 = load(a, &y, acc), want = (t_end - a->t) + a->tc;
         vec trial = y;
         double taken = INFINITY;
         /* an end nearer than a step's reach (at ds / U, U at the start) and
@@ -397,10 +399,8 @@ orr_status orr_ar_advance(orr_ar *a, double t_end, orr_error *err)
          * them past their end, then 8687 landing trials; 4.6 extrapolated
          * steps and 144 force evaluations an advance, 2.8 and 85 now (with
          * the second-order first trial and the last part moved, below) */
-        double acc[3 * ORR_AR_MAX], ud = 0;   /* U and dU/dt = sum m acc . v at the start */
-        const double want = (t_end - a->t) + a->tc, u0 = force(a, y.y, acc);
-        for (int q = 0; q < 3 * a->n; q++)
-            ud += a->m[q / 3] * acc[q] * y.y[3 * a->n + q];
+        for (int q = 0; q < 3 * n; q++)
+            ud += a->m[q / 3] * acc[q] * y.y[3 * n + q];
         if (stepped || !(want * u0 < a->ds) || !(fabs(ud) * want < 0.1 * u0)) {
             stepped = 0;
             st = step(a, &trial, a->ds, &taken, err);
