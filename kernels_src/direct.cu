@@ -466,6 +466,7 @@ struct orr_hctl {
 };
 
 /* The interval's parameters (device memory, written as it begins). */
+#define ORR_HDECLINED 16   /* engine.h's ORR_WATCH_DECLINED */
 struct orr_hparams {
     double H, eta, unit;             /* unit = H / 2^ORR_HMAX */
     double anoise;                   /* the step criterion's noise floor (orr_hnoise; engine.h's
@@ -480,6 +481,11 @@ struct orr_hparams {
                                         a pericentre within peri (the host's watch: ~0,
                                         infinity and 0 when none) */
     double peri, G;
+    int ndec, pad;                   /* pairs the host declined to form (a tide holds them
+                                        apart; groups.c): their pull stops no block before
+                                        dec_until */
+    int dec_a[ORR_HDECLINED], dec_b[ORR_HDECLINED];
+    orr_tick dec_until[ORR_HDECLINED];
 };
 
 /* A regularised pair whose perturbers orr_hinterval_watched resolves
@@ -1271,6 +1277,12 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                 const double d[3] = {(double)y.x - x4.x, (double)y.y - x4.y, (double)y.z - x4.z};
                 const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
                 if (o == i || !(r2 < near2))
+                    continue;
+                bool held = false;   /* declined by the host, for now */
+                for (int q = 0; q < hp->ndec; q++)
+                    held = held || (hp->dec_a[q] == min(i, o) && hp->dec_b[q] == max(i, o) &&
+                                    t < hp->dec_until[q]);
+                if (held)
                     continue;
                 const vec4 w = vp[o];
                 const double u[3] = {(double)w.x - v4.x, (double)w.y - v4.y, (double)w.z - v4.z};

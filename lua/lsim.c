@@ -1335,20 +1335,27 @@ static int sim_index(lua_State *L)
         }
     }
     else if (strcmp(key, "blocks") == 0) {   /* block time steps: {blocks, active, ...} */
-        long blocks, active;
-        double smallest;
-        if (!orr_sim_blocks(s, &blocks, &active, &smallest)) {
+        orr_block_stats b;
+        if (!orr_sim_blocks(s, &b)) {
             lua_pushnil(L);
         } else {
-            lua_createtable(L, 0, 4);
-            lua_pushinteger(L, blocks);
+            lua_createtable(L, 0, 8);
+            lua_pushinteger(L, b.blocks);
             lua_setfield(L, -2, "blocks");
-            lua_pushinteger(L, active);
+            lua_pushinteger(L, b.active);
             lua_setfield(L, -2, "active");
-            lua_pushnumber(L, blocks ? (double)active / (double)blocks : 0);
+            lua_pushnumber(L, b.blocks ? (double)b.active / (double)b.blocks : 0);
             lua_setfield(L, -2, "mean_active");
-            lua_pushnumber(L, smallest);
+            lua_pushnumber(L, b.smallest);
             lua_setfield(L, -2, "smallest_dt");
+            lua_pushinteger(L, b.formed);
+            lua_setfield(L, -2, "formed");
+            lua_pushinteger(L, b.parted);
+            lua_setfield(L, -2, "parted");
+            lua_pushinteger(L, b.stops);
+            lua_setfield(L, -2, "stops");
+            lua_pushinteger(L, b.host);
+            lua_setfield(L, -2, "host");
         }
     } else if (strcmp(key, "eta") == 0)
         lua_pushnumber(L, c->eta);

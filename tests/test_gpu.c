@@ -530,9 +530,9 @@ static void test_hermite_queueing(void **state)
                 TU_OK(orr_ic_plummer(n, 4242, 1.0, sp, sv, &err), &err);
                 orr_sim_touch(s);
                 TU_OK(orr_sim_step(s, 3, NULL, &err), &err);
-                long blocks, active;
-                double smallest;
-                orr_sim_blocks(s, &blocks, &active, &smallest);
+                orr_block_stats got;
+                orr_sim_blocks(s, &got);
+                const long blocks = got.blocks, active = got.active;
                 double *p;
                 TU_OK(orr_sim_pos(s, &p, &err), &err);
                 orr_blocks_stats bst;

@@ -214,9 +214,10 @@ static void test_block_steps(void **state)
         smallest = dt[i] < smallest ? dt[i] : smallest;
     }
     assert_true(distinct > 0);
-    long blocks, active;
-    double small;
-    assert_int_equal(orr_sim_blocks(s, &blocks, &active, &small), 1);
+    orr_block_stats bs;
+    assert_int_equal(orr_sim_blocks(s, &bs), 1);
+    const long blocks = bs.blocks, active = bs.active;
+    const double small = bs.smallest;
     print_message("%ld blocks, %.1f active each, smallest step %g of dt_max now, %g in the last "
                   "interval\n", blocks, (double)active / blocks, smallest, small * 16);
     assert_true(blocks > 3 && active < (long)N * blocks);

@@ -366,9 +366,9 @@ static inline void tu_check_restored_steps(orr_backend_kind kind)
         ck.field[fs][i] = i % 2 ? 1e-300 : keep[i];
     TU_OK(orr_checkpoint_restore(&ck, &r, NULL, 0, &err), &err);
     TU_OK(orr_sim_step(r, 2, NULL, &err), &err);
-    long blocks, active;
-    double smallest;
-    orr_sim_blocks(r, &blocks, &active, &smallest);
+    orr_block_stats bs;
+    orr_sim_blocks(r, &bs);
+    const long blocks = bs.blocks;
     assert_true(blocks < 20000);
     assert_true(fabs(orr_sim_time(r) - 0.25) < 1e-15);
     double k0, u0, k1, u1;

@@ -589,8 +589,7 @@ static orr_status hrun_time(orr_sim *s, orr_comm *comm, long intervals, hrun_tim
                             orr_error *err)
 {
     memset(t, 0, sizeof *t);
-    double k0 = 0, u0 = 0, k1 = 0, u1 = 0, smallest;
-    long b0, a0, b1, a1;
+    double k0 = 0, u0 = 0, k1 = 0, u1 = 0;
     /* a law without a potential snippet runs; its energy is not defined */
     const int energy = orr_law_has_potential(orr_sim_law(s));
     orr_status st = orr_sim_step(s, 1, NULL, err);
@@ -600,7 +599,8 @@ static orr_status hrun_time(orr_sim *s, orr_comm *comm, long intervals, hrun_tim
         st = orr_comm_barrier(comm, err);
     if (st)
         return st;
-    orr_sim_blocks(s, &b0, &a0, &smallest);
+    orr_block_stats s0, s1;
+    orr_sim_blocks(s, &s0);
     orr_blocks_stats g0, g1;
     orr_engine_blocks_stats(orr_sim_engine(s), &g0);
     const double busy0 = comm ? orr_comm_busy_s(comm) : 0;
@@ -620,9 +620,9 @@ static orr_status hrun_time(orr_sim *s, orr_comm *comm, long intervals, hrun_tim
     t->gpu.split_active = g1.split_active - g0.split_active;
     t->gpu.comm_s = g1.comm_s - g0.comm_s;
     t->comm_s += t->gpu.comm_s;
-    orr_sim_blocks(s, &b1, &a1, &smallest);
-    t->blocks = b1 - b0;
-    t->active = a1 - a0;
+    orr_sim_blocks(s, &s1);
+    t->blocks = s1.blocks - s0.blocks;
+    t->active = s1.active - s0.active;
     t->de_over_e = NAN;
     t->no_de = energy ? NULL : "the force law has no potential snippet";
     if (energy)

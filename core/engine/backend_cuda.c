@@ -830,12 +830,16 @@ typedef struct {
     int hi, npairs;
     unsigned long long stop;
     double pull, near2, peri, G;
+    int ndec, pad;
+    int dec_a[ORR_WATCH_DECLINED], dec_b[ORR_WATCH_DECLINED];
+    unsigned long long dec_until[ORR_WATCH_DECLINED];
 } hpar;
 typedef struct {   /* direct.cu's orr_hpair: after hpar in its buffer, ORR_WATCH_PAIRS of them */
     int centre, other, fast, pl0, npl, pad;
     double m0, m1, t0, r[3], v[3], R2, cap;
 } hpair;
 _Static_assert(sizeof(hpar) % 8 == 0 && sizeof(hpair) == 112, "direct.cu's orr_hparams, orr_hpair");
+_Static_assert(ORR_WATCH_DECLINED == 16, "direct.cu's ORR_HDECLINED");
 /* after the pairs (ORR_WATCH_PAIRS of them: direct.cu's ORR_HPAIRS), the
  * fast pairs' perturbers, ORR_WATCH_PERT_MAX ints a pair at the most */
 _Static_assert(ORR_WATCH_PAIRS == 64 && ORR_WATCH_PERT_MAX == 1024, "direct.cu's ORR_HPAIRS");
@@ -1072,7 +1076,7 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     const size_t vec = 4 * c->elem * (size_t)e->n;
     const hpar par = {p->H, p->eta, p->H / (double)(1LL << HMAX), p->anoise,
                       p->max_blocks > 0 ? (unsigned long long)p->max_blocks : ~0ULL, p->hi, 0,
-                      ~0ULL, INFINITY, 0, 0, 0};   /* no watch */
+                      ~0ULL, INFINITY, 0, 0, 0, 0, 0, {0}, {0}, {0}};   /* no watch */
     c->hwatched = 0;
     c->hwhy = 0;
     if (!st)
@@ -1569,6 +1573,18 @@ static orr_status cuda_blocks_watch(orr_engine *e, const orr_block_watch *w, orr
     d.stop = w->stop < 0 ? ~0ULL : (unsigned long long)w->stop;
     d.pull = w->pull > 0 ? w->pull : INFINITY;
     d.near2 = w->near * w->near, d.peri = w->peri, d.G = w->G;
+    if (w->ndeclined < 0 || w->ndeclined > ORR_WATCH_DECLINED)
+        return orr_fail(err, ORR_ERR_ARG, "%d declined pairs: from 0 to %d", w->ndeclined,
+                        ORR_WATCH_DECLINED);
+    d.ndec = w->ndeclined;
+    for (int k = 0; k < w->ndeclined; k++) {
+        const orr_watch_decline *q = &w->declined[k];
+        if (q->a < 0 || q->b >= e->n || q->a >= q->b || q->until < 0)
+            return orr_fail(err, ORR_ERR_ARG, "declined pair %d: bodies %ld and %ld of %ld", k,
+                            q->a + 1, q->b + 1, e->n);
+        d.dec_a[k] = (int)q->a, d.dec_b[k] = (int)q->b;
+        d.dec_until[k] = (unsigned long long)q->until;
+    }
     const size_t head = sizeof(hpar) - offsetof(hpar, npairs),
                  lists = sizeof(hpar) + ORR_WATCH_PAIRS * sizeof(hpair);
     char *buf = NULL;

@@ -259,12 +259,22 @@ typedef struct {
     long npert;
 } orr_watch_pair;
 #define ORR_WATCH_PERT_MAX 1024
+/* A pair the caller declined to form (a third body's tide holds it apart;
+ * groups.c): a pull between a and b does not stop the run at a block
+ * before tick `until`. */
+#define ORR_WATCH_DECLINED 16
+typedef struct {
+    long a, b;   /* a < b */
+    long long until;
+} orr_watch_decline;
 typedef struct {
     long long stop;   /* < 0: none */
     double pull;      /* <= 0: none */
     double near, peri, G;
     int npairs;       /* pairs[0 .. npairs) resolved by the engine's blocks */
     orr_watch_pair pairs[ORR_WATCH_PAIRS];
+    int ndeclined;    /* declined[0 .. ndeclined) */
+    orr_watch_decline declined[ORR_WATCH_DECLINED];
 } orr_block_watch;
 orr_status orr_engine_blocks_watch(orr_engine *e, const orr_block_watch *w, orr_error *err);
 int orr_engine_blocks_why(const orr_engine *e);

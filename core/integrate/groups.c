@@ -86,6 +86,9 @@ struct orr_groups {
     int *gid;               /* n: a body's group, or -1 */
     long *where;            /* n: a body's place in the list corrected, or -1 */
     long *at, nat;          /* the formation passes' bodies at their tick (at_tick) */
+    orr_watch_decline dec[ORR_WATCH_DECLINED];   /* pairs a tide holds apart (decline) */
+    int ndec;
+    long formed, parted;    /* groups made and come apart, since creation */
 };
 
 /* A larger group's members (more than 2) about its centre along a group's
@@ -157,12 +160,18 @@ int orr_groups_count(const orr_groups *g)
     return g ? g->ng : 0;
 }
 
+void orr_groups_made(const orr_groups *g, long *formed, long *parted)
+{
+    *formed = g->formed, *parted = g->parted;
+}
+
 void orr_groups_clear(orr_groups *g)
 {
     for (int k = 0; k < g->ng; k++)
         for (int i = 0; i < g->g[k].n; i++)
             g->gid[g->g[k].mem[i]] = -1;
     g->ng = 0;
+    g->ndec = 0;
 }
 
 void orr_groups_get_field(const orr_groups *g, double *out)
@@ -767,6 +776,47 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
     return fmax(d, a * (1 + sqrt(e2 > 0 ? e2 : 0)));
 }
 
+/* Whether a pair (masses m1, m2; r, v the second's position and velocity
+ * less the first's) is bound, its apocentre within r_close and its
+ * pericentre within ENCOUNTER_FRACTION r_close: one the block steps must
+ * not follow (their steps would go as its pericentre's time), so no tide
+ * parts it or keeps it from forming, only its members' separation
+ * (apart_now).  The tides' rules are for open groups, whose perturbers
+ * matter as much as their own pull (a bound encounter reaching out past
+ * r_close among them: kept whatever the tide, a 64-body cluster's stalled
+ * on one of apocentre 18 r_close with a body at its centre): a hard
+ * binary (224 kT) in a collapsing N = 4096 core, parted by a body passing
+ * two of its sizes away (the tide above GAMMA_APART) and then kept from
+ * forming again, went on in the block steps at steps of 1.8e-12 and took
+ * the energy error from 1.5e-6 to 5.7e-6 in half a time unit. */
+static int tight(double G, double m1, double m2, const double *r, const double *v, double rc)
+{
+    const double GM = G * (m1 + m2);
+    const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+    const double v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    const double eps = 0.5 * v2 - GM / sqrt(r2);
+    if (!(eps < 0))
+        return 0;
+    const double L[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2],
+                         r[0] * v[1] - r[1] * v[0]};
+    const double L2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
+    const double e = sqrt(fmax(1 + 2 * eps * L2 / (GM * GM), 0.0));
+    return L2 / (GM * (1 + e)) < ENCOUNTER_FRACTION * rc && -GM / (2 * eps) * (1 + e) <= rc;
+}
+
+/* A group that is a tight pair (tight). */
+static int tight_group(const orr_groups *g, double G, const group *gr)
+{
+    if (gr->n != 2)
+        return 0;
+    double r[3], v[3];
+    for (int q = 0; q < 3; q++) {
+        r[q] = gr->ar.x[1][q] - gr->ar.x[0][q];
+        v[q] = gr->ar.v[1][q] - gr->ar.v[0][q];
+    }
+    return tight(G, gr->ar.m[0], gr->ar.m[1], r, v, g->r_close);
+}
+
 /* The size of a group in regularised state a: its largest separation, or
  * a bound pair's apocentre. */
 static double ar_size(const orr_ar *a)
@@ -800,11 +850,12 @@ static double size_of(const orr_hview *h, const group *gr)
  * ghosts, members of group `own`, bodies a and b, and bodies at tick `at`
  * closer than `join` (those may join it: 0 for none): max 2 m (s / d)^3
  * / M. */
-static double strongest_tide(const orr_groups *g, const orr_hview *h, const double *X, double s,
-                             double M, const long *list, long count, int own, long a, long b,
-                             double join, long long at)
+static double strongest_tide_of(const orr_groups *g, const orr_hview *h, const double *X,
+                                double s, double M, const long *list, long count, int own, long a,
+                                long b, double join, long long at, long *which)
 {
     double worst = 0;
+    *which = -1;
     for (long p = 0; p < (count < 0 ? h->n : count); p++) {
         const long k = count < 0 ? p : list[p];
         const double m = h->pos[4 * k + 3];
@@ -815,9 +866,67 @@ static double strongest_tide(const orr_groups *g, const orr_hview *h, const doub
             r2 += (h->xp[4 * k + q] - X[q]) * (h->xp[4 * k + q] - X[q]);
         if (r2 < join * join && h->tick[k] == at)
             continue;
-        worst = fmax(worst, 2 * m * s * s * s / (M * r2 * sqrt(r2)));
+        const double tide = 2 * m * s * s * s / (M * r2 * sqrt(r2));
+        if (tide > worst)
+            worst = tide, *which = k;
     }
     return worst;
+}
+
+static double strongest_tide(const orr_groups *g, const orr_hview *h, const double *X, double s,
+                             double M, const long *list, long count, int own, long a, long b,
+                             double join, long long at)
+{
+    long which;
+    return strongest_tide_of(g, h, X, s, M, list, count, own, a, b, join, at, &which);
+}
+
+/* Pairs held apart by a third body's tide: a pair that wanted() refuses
+ * for its tide, or a group taken back for one (orr_groups_update), is not
+ * tested again until that body could have taken its tide below
+ * GAMMA_FORM: gone out to cbrt(gamma / GAMMA_FORM) times its distance d
+ * at its speed v relative to the pair, and never later than its free-fall
+ * time onto the pair, sqrt(d^3 / (G (M + m))), within which it may have
+ * swung past and away.  Without this, a pair beside a third body at the
+ * same block time within r_close (one that may join it, so left out of
+ * wanted's tide, but does not) formed and was taken back at every block:
+ * 59 times in 2077 blocks of a collapsing N = 4096 core; and on the GPU
+ * every such block stopped the device's loop (engine.h: the watch's
+ * declined pairs, which it skips the same way).  The list is the
+ * interval's (emptied as it begins: no checkpoint holds one), at most
+ * ORR_WATCH_DECLINED pairs, the same on every rank and path. */
+static int declined(const orr_groups *g, long b, long o, long long tick)
+{
+    const long lo = b < o ? b : o, hi = b < o ? o : b;
+    for (int k = 0; k < g->ndec; k++)
+        if (g->dec[k].a == lo && g->dec[k].b == hi && tick < g->dec[k].until)
+            return 1;
+    return 0;
+}
+
+static void decline(orr_groups *g, const orr_hview *h, long b, long o, const double *X,
+                    const double *V, double M, long k, double gamma, long long tick)
+{
+    if (k < 0 || !(gamma > GAMMA_FORM))
+        return;
+    double d2 = 0, v2 = 0;
+    for (int q = 0; q < 3; q++) {
+        d2 += (h->xp[4 * k + q] - X[q]) * (h->xp[4 * k + q] - X[q]);
+        v2 += (h->vp[3 * k + q] - V[q]) * (h->vp[3 * k + q] - V[q]);
+    }
+    const double d = sqrt(d2), ff = sqrt(d2 * d / (h->G * (M + h->pos[4 * k + 3])));
+    const double out = v2 > 0 ? d * (cbrt(gamma / GAMMA_FORM) - 1) / sqrt(v2) : INFINITY;
+    const double ticks = fmin(fmin(out, ff) / h->unit, 0x1p41);
+    if (!(ticks >= 2))   /* (NaN too) nothing to gain */
+        return;
+    const long lo = b < o ? b : o, hi = b < o ? o : b;
+    int w = 0;   /* the list kept: the live ones but this pair's */
+    for (int q = 0; q < g->ndec; q++)
+        if (g->dec[q].until > tick && !(g->dec[q].a == lo && g->dec[q].b == hi))
+            g->dec[w++] = g->dec[q];
+    g->ndec = w;
+    if (w < ORR_WATCH_DECLINED)
+        g->dec[g->ndec++] = (orr_watch_decline){lo, hi, tick + (long long)ticks};
 }
 
 /* The perturbers of a group whose centre is at x (every other body now at
@@ -946,6 +1055,7 @@ static double half_mass_radius(const orr_hview *h, orr_error *err, int *fail)
 orr_status orr_groups_collapse(orr_groups *g, orr_hview *h, orr_error *err)
 {
     int fail = 0;
+    g->ndec = 0;   /* an interval's ticks are its own (and a checkpoint holds none) */
     g->m_min = INFINITY, g->m_max = 0;
     for (long i = 0; i < h->n; i++) {
         g->m_min = fmin(g->m_min, h->pos[4 * i + 3]);
@@ -1218,6 +1328,7 @@ static void part(orr_groups *g, orr_hview *h, int k, long tick, long *fresh, lon
         add_fresh(fresh, nfresh, b);
     }
     drop_group(g, k);
+    g->parted++;
 }
 
 /* Bodies b and o (singles or centres, both at time t) merged into one
@@ -1272,6 +1383,7 @@ static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, l
     group *gr = add_group(g);
     if (!gr)
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory");
+    g->formed++;
     gr->n = n;
     gr->born = 1;
     memcpy(gr->mem, mem, sizeof(long) * (size_t)n);
@@ -1295,12 +1407,13 @@ static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, l
  * one of e = 0.9999999 and a pericentre of 1e-6 was left to the block
  * steps, which lost 10 times its energy at the pericentre); and not where
  * any other body's tide is above GAMMA_FORM (half of what parts a group). */
-static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
+static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
 {
     const double mb = h->pos[4 * b + 3], mo = h->pos[4 * o + 3], M = mb + mo, GM = h->G * M;
-    double X[3], r[3], v[3];
+    double X[3], V[3], r[3], v[3];
     for (int q = 0; q < 3; q++) {
         X[q] = (mb * h->pos[4 * b + q] + mo * h->pos[4 * o + q]) / M;
+        V[q] = (mb * h->vel[3 * b + q] + mo * h->vel[3 * o + q]) / M;
         r[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
         v[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
     }
@@ -1315,14 +1428,21 @@ static int wanted(const orr_groups *g, const orr_hview *h, long b, long o)
         if (L2 / (GM * (1 + e)) > ENCOUNTER_FRACTION * g->r_close)
             return 0;
     }
+    if (g->gid[b] < 0 && g->gid[o] < 0 && tight(h->G, mb, mo, r, v, g->r_close))
+        return 1;   /* whatever the tides */
     if (g->gid[b] >= 0)
         sz = fmax(sz, size_of(h, &g->g[g->gid[b]]));
     if (g->gid[o] >= 0)
         sz = fmax(sz, size_of(h, &g->g[g->gid[o]]));
     /* a body at this time within r_close may join the group in a later
      * pass: its tide is judged once the passes are done (orr_groups_update) */
-    return strongest_tide(g, h, X, sz, M, NULL, -1, -1, b, o, g->r_close, h->tick[b]) <=
-           GAMMA_FORM;
+    long k;
+    const double tide = strongest_tide_of(g, h, X, sz, M, NULL, -1, -1, b, o, g->r_close,
+                                          h->tick[b], &k);
+    if (tide <= GAMMA_FORM)
+        return 1;
+    decline(g, h, b, o, X, V, M, k, tide, h->tick[b]);   /* (the pair's own tick) */
+    return 0;
 }
 
 /* The bodies of mass at tick (singles and groups' centres), in index
@@ -1504,6 +1624,8 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
     w->near = 1.1 * g->r_close;
     w->peri = 1.2 * ENCOUNTER_FRACTION * g->r_close;
     w->G = h->G;
+    w->ndeclined = g->ndec;
+    memcpy(w->declined, g->dec, sizeof(orr_watch_decline) * (size_t)g->ndec);
 }
 
 /* Whether group k has come apart: a member with no other within 2
@@ -1526,7 +1648,8 @@ static int apart_now(const orr_groups *g, const orr_hview *h, int k)
         if (near > 4 * rc * rc)
             return 1;
     }
-    return strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr), gr->pert,
+    return !tight_group(g, h->G, gr) &&
+           strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr), gr->pert,
                           gr->nnear, k, -1, -1, 0, 0) > GAMMA_APART;
 }
 
@@ -1569,7 +1692,8 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
                 sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]) < pull_min)
                 continue;
             const long o = partner(g, h, b, tick);
-            if (o < 0 || partner(g, h, o, tick) != b || !wanted(g, h, b, o))
+            if (o < 0 || partner(g, h, o, tick) != b || declined(g, b, o, tick) ||
+                !wanted(g, h, b, o))
                 continue;
             int merged = 0;
             if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
@@ -1593,9 +1717,17 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
             continue;
         if ((st = perturbers(g, h, gr, h->xp, err)) != ORR_OK)
             return st;
-        if (strongest_tide(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr), mass_of(gr), gr->pert,
-                           gr->nnear, k, -1, -1, 0, 0) <= GAMMA_FORM)
+        if (tight_group(g, h->G, gr))
             continue;
+        long by;
+        const double tide = strongest_tide_of(g, h, h->xp + 4 * gr->mem[0], size_of(h, gr),
+                                              mass_of(gr), gr->pert, gr->nnear, k, -1, -1, 0, 0,
+                                              &by);
+        if (tide <= GAMMA_FORM)
+            continue;
+        if (gr->n == 2)   /* not formed again while that body holds it apart */
+            decline(g, h, gr->mem[0], gr->mem[1], h->xp + 4 * gr->mem[0], h->vp + 3 * gr->mem[0],
+                    mass_of(gr), by, tide, tick);
         part(g, h, k, tick, fresh, nfresh);
         k--;
     }

@@ -59,6 +59,9 @@ void orr_groups_destroy(orr_groups *g);
 
 /* Groups now, and bodies in them. */
 int orr_groups_count(const orr_groups *g);
+/* Groups formed (a group joined by another body again) and come apart
+ * (taken back as they formed included) since creation. */
+void orr_groups_made(const orr_groups *g, long *formed, long *parted);
 /* Forgets every group (the state was changed from outside). */
 void orr_groups_clear(orr_groups *g);
 /* The membership as a checkpoint field: per body the slot of its group's

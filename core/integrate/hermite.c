@@ -122,6 +122,8 @@ typedef struct {
     unsigned restored;    /* checkpoint fields set: 1 acc, 2 jerk, 4 step (on the GPU, not
                              yet on the device) */
     long blocks, active;  /* statistics since creation */
+    long stops, host;     /* the engine's block loop's stops for the host, the host's blocks
+                             meanwhile (watched) */
     int deepest;          /* the finest level used in the last interval */
     double H;             /* that interval's length (dt_max, or less for a shortened one) */
     int busy;             /* an interval is under way (sim:step() stops between blocks) */
@@ -847,6 +849,7 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
                 (st = orr_engine_blocks_run(e, &p, &t, &nb, &nact, err)) != ORR_OK)
                 return st;
             const int why = orr_engine_blocks_why(e);
+            h->stops += why != 0;
             const long ran = nb - h->dnb, acted = nact - h->dact;
             h->blocks += ran, h->nb += ran, h->active += acted;
             h->dnb = nb, h->dact = nact;
@@ -873,6 +876,7 @@ static orr_status watched(herm *h, orr_integ_env *env, int one, orr_error *err)
             }
         }
         h->nb++;   /* a block the groups need: the host's */
+        h->host++;
         st = block(h, env, h->hi, &h->t, err);
         h->push = 1;
         if (one)
@@ -1191,12 +1195,14 @@ static int h_current(const void *state, const orr_integ_env *env)
     return env->acc_valid;
 }
 
-static void h_blocks(const void *state, long *blocks, long *active, double *smallest)
+static void h_blocks(const void *state, orr_block_stats *out)
 {
     const herm *h = state;
-    *blocks = h->blocks;
-    *active = h->active;
-    *smallest = ldexp(h->H, -h->deepest);
+    *out = (orr_block_stats){.blocks = h->blocks, .active = h->active,
+                             .smallest = ldexp(h->H, -h->deepest), .stops = h->stops,
+                             .host = h->host};
+    if (h->grp)
+        orr_groups_made(h->grp, &out->formed, &out->parted);
 }
 
 const orr_integrator orr_integrator_hermite = {

@@ -32,6 +32,18 @@
 
 #include "engine.h"
 
+/* Block time steps' statistics since the simulation was made (or
+ * restored). */
+typedef struct {
+    long blocks, active;   /* blocks done, active bodies summed over them */
+    double smallest;       /* the smallest step used in the last interval (a time:
+                              that interval may have been shortened) */
+    long formed, parted;   /* regularised groups formed, and come apart (those taken
+                              back as they formed among them) */
+    long stops, host;      /* on the GPU's own block loop: its stops for the host, and
+                              the blocks the host ran meanwhile (0 and 0 elsewhere) */
+} orr_block_stats;
+
 /* What an integrator works on.  It computes forces on, kicks and drifts
  * the targets only (all bodies, or this rank's slice of a distributed run)
  * and calls orr_integ_moved after every drift, which brings the other
@@ -116,10 +128,8 @@ typedef struct orr_integrator {
     orr_status (*set_field)(void *state, orr_integ_env *env, int k, int legacy,
                             const double *in, orr_error *err);
     int (*current)(const void *state, const orr_integ_env *env);
-    /* Block time steps (NULL for fixed steps): blocks done, active bodies
-     * summed over them, and the smallest step used in the last interval
-     * (a time: that interval may have been shortened). */
-    void (*blocks)(const void *state, long *blocks, long *active, double *smallest);
+    /* Block time steps (NULL for fixed steps): orr_block_stats. */
+    void (*blocks)(const void *state, orr_block_stats *out);
 } orr_integrator;
 
 /* The 4th-order Hermite integrator with block time steps (hermite.c). */

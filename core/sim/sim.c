@@ -708,13 +708,12 @@ static orr_kspec current_spec(const orr_sim *s)
     return k;
 }
 
-int orr_sim_blocks(const orr_sim *s, long *blocks, long *active, double *smallest)
+int orr_sim_blocks(const orr_sim *s, orr_block_stats *out)
 {
-    *blocks = *active = 0;
-    *smallest = 0;
+    *out = (orr_block_stats){0};
     if (!s->integ->blocks)
         return 0;
-    s->integ->blocks(s->istate, blocks, active, smallest);
+    s->integ->blocks(s->istate, out);
     return 1;
 }
 

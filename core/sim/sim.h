@@ -156,11 +156,11 @@ const char *orr_sim_exchange(const orr_sim *s, const char **note);
  * this where the writing rank writes. */
 orr_status orr_sim_sync(orr_sim *s, orr_error *err);
 
-/* Block time steps (integrator hermite): *blocks done since creation,
- * *active bodies summed over them, and the smallest step used in the last
- * step (dt / 2^level).  Returns 0 (and zeros) for fixed-step
- * integrators. */
-int orr_sim_blocks(const orr_sim *s, long *blocks, long *active, double *smallest);
+/* Block time steps (integrator hermite): their statistics since creation
+ * (integrator.h's orr_block_stats: blocks, active bodies summed over them,
+ * the smallest step in the last interval, groups formed and parted, the
+ * GPU loop's stops).  Returns 0 (and zeros) for fixed-step integrators. */
+int orr_sim_blocks(const orr_sim *s, orr_block_stats *out);
 
 /* This rank's kernel configuration and where it came from: "tuned" (tuned
  * now), "store" (a stored tuning), "default" or "checkpoint". */
