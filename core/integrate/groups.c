@@ -905,7 +905,8 @@ static int declined(const orr_groups *g, long b, long o, long long tick)
 }
 
 static void decline(orr_groups *g, const orr_hview *h, long b, long o, const double *X,
-                    const double *V, double M, long k, double gamma, long long tick)
+                    const double *V, double M, double sz, double u, long k, double gamma,
+                    long long tick)
 {
     if (k < 0 || !(gamma > GAMMA_FORM))
         return;
@@ -916,7 +917,13 @@ static void decline(orr_groups *g, const orr_hview *h, long b, long o, const dou
     }
     const double d = sqrt(d2), ff = sqrt(d2 * d / (h->G * (M + h->pos[4 * k + 3])));
     const double out = v2 > 0 ? d * (cbrt(gamma / GAMMA_FORM) - 1) / sqrt(v2) : INFINITY;
-    const double ticks = fmin(fmin(out, ff) / h->unit, 0x1p41);
+    /* nor later than the pair's own size sz (its separation, where that is
+     * what it is) could have shrunk as far at its members' relative speed
+     * u, or its own free-fall time: a hyperbolic encounter refused far out
+     * was held to the block steps down to a separation of 1e-6 */
+    const double in = u > 0 ? sz * (1 - cbrt(GAMMA_FORM / gamma)) / u : INFINITY,
+                 own = sqrt(sz * sz * sz / (h->G * M));
+    const double ticks = fmin(fmin(fmin(out, ff), fmin(in, own)) / h->unit, 0x1p41);
     if (!(ticks >= 2))   /* (NaN too) nothing to gain */
         return;
     const long lo = b < o ? b : o, hi = b < o ? o : b;
@@ -1441,7 +1448,8 @@ static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
                                           h->tick[b], &k);
     if (tide <= GAMMA_FORM)
         return 1;
-    decline(g, h, b, o, X, V, M, k, tide, h->tick[b]);   /* (the pair's own tick) */
+    decline(g, h, b, o, X, V, M, sz, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), k, tide,
+            h->tick[b]);   /* (the pair's own tick) */
     return 0;
 }
 
@@ -1725,9 +1733,14 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
                                               &by);
         if (tide <= GAMMA_FORM)
             continue;
-        if (gr->n == 2)   /* not formed again while that body holds it apart */
-            decline(g, h, gr->mem[0], gr->mem[1], h->xp + 4 * gr->mem[0], h->vp + 3 * gr->mem[0],
-                    mass_of(gr), by, tide, tick);
+        if (gr->n == 2) {   /* not formed again while that body holds it apart */
+            double u2 = 0;
+            for (int q = 0; q < 3; q++)
+                u2 += (gr->ar.v[1][q] - gr->ar.v[0][q]) * (gr->ar.v[1][q] - gr->ar.v[0][q]);
+            decline(g, h, gr->mem[0], gr->mem[1], h->xp + 4 * gr->mem[0],
+                    h->vp + 3 * gr->mem[0], mass_of(gr), size_of(h, gr), sqrt(u2), by, tide,
+                    tick);
+        }
         part(g, h, k, tick, fresh, nfresh);
         k--;
     }

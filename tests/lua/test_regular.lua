@@ -553,9 +553,9 @@ end
 -- third body while that one stayed within r_close: 31 times in the 206
 -- blocks of this passage on the CPU before (the GPU's loop stopped for
 -- each).  Now it is not tried again until the third body could have gone
--- far enough (groups.c: decline): formed 3 times (once for good) in 121
--- blocks, |dE/E| 7.0e-7 (1.0e-6 before; 5.5e-6 with no groups), the
--- binary's a and e within 1.2e-6 and 4e-6 of orrery.fewbody's.
+-- far enough (groups.c: decline): formed 3 times (once for good) in 120
+-- blocks, |dE/E| 7.8e-7 (1.0e-6 before; 5.5e-6 with no groups), the
+-- binary's a and e within 1.4e-6 and 3.9e-6 of orrery.fewbody's.
 for _, backend in ipairs(backends) do
   T.test(backend .. ": a binary beside a passing body within r_close is not formed and taken back at every block", function()
     local b, de, da, dec, groups = against_fewbody(backend, {
