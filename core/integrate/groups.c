@@ -776,8 +776,8 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
     return fmax(d, a * (1 + sqrt(e2 > 0 ? e2 : 0)));
 }
 
-/* Whether a pair (masses m1, m2; r, v the second's position and velocity
- * less the first's) is bound, its apocentre within r_close and its
+/* Whether a pair (eps its energy per reduced mass, size as pair_size's,
+ * peri its pericentre) is bound, its apocentre within r_close and its
  * pericentre within ENCOUNTER_FRACTION r_close: one the block steps must
  * not follow (their steps would go as its pericentre's time), so no tide
  * parts it or keeps it from forming, only its members' separation
@@ -789,19 +789,29 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
  * two of its sizes away (the tide above GAMMA_APART) and then kept from
  * forming again, went on in the block steps at steps of 1.8e-12 and took
  * the energy error from 1.5e-6 to 5.7e-6 in half a time unit. */
-static int tight(double G, double m1, double m2, const double *r, const double *v, double rc)
+static int tight(const orr_groups *g, double eps, double size, double peri)
 {
-    const double GM = G * (m1 + m2);
-    const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-    const double v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-    const double eps = 0.5 * v2 - GM / sqrt(r2);
-    if (!(eps < 0))
-        return 0;
+    return eps < 0 && size <= g->r_close && peri < ENCOUNTER_FRACTION * g->r_close;
+}
+
+/* A pair's pericentre, L^2 / (GM (1 + e)), from its energy per reduced
+ * mass eps (r, v as for tight). */
+static double pericentre(double GM, double eps, const double *r, const double *v)
+{
     const double L[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2],
                          r[0] * v[1] - r[1] * v[0]};
     const double L2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
     const double e = sqrt(fmax(1 + 2 * eps * L2 / (GM * GM), 0.0));
-    return L2 / (GM * (1 + e)) < ENCOUNTER_FRACTION * rc && -GM / (2 * eps) * (1 + e) <= rc;
+    return L2 / (GM * (1 + e));
+}
+
+/* A pair group's member 1 less member 0: position r, velocity v. */
+static void relative(const group *gr, double *r, double *v)
+{
+    for (int q = 0; q < 3; q++) {
+        r[q] = gr->ar.x[1][q] - gr->ar.x[0][q];
+        v[q] = gr->ar.v[1][q] - gr->ar.v[0][q];
+    }
 }
 
 /* A group that is a tight pair (tight). */
@@ -810,11 +820,11 @@ static int tight_group(const orr_groups *g, double G, const group *gr)
     if (gr->n != 2)
         return 0;
     double r[3], v[3];
-    for (int q = 0; q < 3; q++) {
-        r[q] = gr->ar.x[1][q] - gr->ar.x[0][q];
-        v[q] = gr->ar.v[1][q] - gr->ar.v[0][q];
-    }
-    return tight(G, gr->ar.m[0], gr->ar.m[1], r, v, g->r_close);
+    relative(gr, r, v);
+    const double GM = G * (gr->ar.m[0] + gr->ar.m[1]);
+    const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) -
+                       GM / sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    return tight(g, eps, pair_size(G, gr->ar.m[0], gr->ar.m[1], r, v), pericentre(GM, eps, r, v));
 }
 
 /* The size of a group in regularised state a: its largest separation, or
@@ -1427,15 +1437,10 @@ static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
     const double d = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
     const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
     double sz = pair_size(h->G, mb, mo, r, v);
-    if (eps >= 0 || sz > g->r_close) {   /* the encounter's pericentre, L^2 / (GM (1 + e)) */
-        const double L[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2],
-                             r[0] * v[1] - r[1] * v[0]};
-        const double L2 = L[0] * L[0] + L[1] * L[1] + L[2] * L[2];
-        const double e = sqrt(fmax(1 + 2 * eps * L2 / (GM * GM), 0.0));
-        if (L2 / (GM * (1 + e)) > ENCOUNTER_FRACTION * g->r_close)
-            return 0;
-    }
-    if (g->gid[b] < 0 && g->gid[o] < 0 && tight(h->G, mb, mo, r, v, g->r_close))
+    const double peri = pericentre(GM, eps, r, v);
+    if ((eps >= 0 || sz > g->r_close) && peri > ENCOUNTER_FRACTION * g->r_close)
+        return 0;   /* an encounter too wide */
+    if (g->gid[b] < 0 && g->gid[o] < 0 && tight(g, eps, sz, peri))
         return 1;   /* whatever the tides */
     if (g->gid[b] >= 0)
         sz = fmax(sz, size_of(h, &g->g[g->gid[b]]));
@@ -1734,12 +1739,11 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
         if (tide <= GAMMA_FORM)
             continue;
         if (gr->n == 2) {   /* not formed again while that body holds it apart */
-            double u2 = 0;
-            for (int q = 0; q < 3; q++)
-                u2 += (gr->ar.v[1][q] - gr->ar.v[0][q]) * (gr->ar.v[1][q] - gr->ar.v[0][q]);
+            double r[3], v[3];
+            relative(gr, r, v);
             decline(g, h, gr->mem[0], gr->mem[1], h->xp + 4 * gr->mem[0],
-                    h->vp + 3 * gr->mem[0], mass_of(gr), size_of(h, gr), sqrt(u2), by, tide,
-                    tick);
+                    h->vp + 3 * gr->mem[0], mass_of(gr), size_of(h, gr),
+                    sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), by, tide, tick);
         }
         part(g, h, k, tick, fresh, nfresh);
         k--;
