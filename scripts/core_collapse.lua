@@ -15,7 +15,9 @@
 -- true: they leave the block steps for algorithmic regularisation, so hard
 -- binaries cost little), and each line gives the regularised binaries, the
 -- hardest one's binding energy in kT, their binding energy summed as a
--- fraction of |E| (the energy error counts it) and the escapers.  A long
+-- fraction of |E| (the energy error counts it), the escapers and the
+-- groups formed since the line before (sim.blocks.formed; a thousand a
+-- time unit in a collapsing N = 4096 core, most soon apart).  A long
 -- run can go in parts:
 -- with CHECKPOINT the state is checkpointed there every EVERY time units
 -- (the smallest core so far beside it, in CHECKPOINT.best), and a later
@@ -65,9 +67,11 @@ if saved then
 end
 print(("core collapse: %d equal-mass bodies, %s on %s; initial r_h %.4f, t_rh %.2f, r_core %.4f")
   :format(n, sim.precision, sim.backend, c0.r_half, c0.t_rh, c0.core_radius))
-print(("%9s %7s %9s %11s %8s %8s %8s %11s %5s %8s %9s %5s %9s"):format("t", "t/t_rh", "r_core",
-  "rho_core", "r_1%", "r_10%", "r_50%", "dE/E0", "bins", "max kT", "E_bin/|E|", "esc", "wall s"))
+print(("%9s %7s %9s %11s %8s %8s %8s %11s %5s %8s %9s %5s %7s %9s"):format("t", "t/t_rh",
+  "r_core", "rho_core", "r_1%", "r_10%", "r_50%", "dE/E0", "bins", "max kT", "E_bin/|E|", "esc",
+  "formed", "wall s"))
 local clock = orrery._clock()
+local formed_before = sim.blocks.formed
 local bounced = best.bounced > 0
 local stop = bounced and math.min(t_max, on_to * best.t) or t_max
 while sim.time < stop - 1e-9 do
@@ -76,11 +80,13 @@ while sim.time < stop - 1e-9 do
   local c = sim:cluster{ fractions = { 0.01, 0.1, 0.5 } }
   local e = sim:energy().total
   local bins = sim:binaries()
-  print(("%9.2f %7.3f %9.5f %11.4g %8.4f %8.4f %8.4f %11.3e %5d %8.1f %9.3g %5d %9.1f"):format(
+  local formed = sim.blocks.formed
+  print(("%9.2f %7.3f %9.5f %11.4g %8.4f %8.4f %8.4f %11.3e %5d %8.1f %9.3g %5d %7d %9.1f"):format(
     sim.time, sim.time / c0.t_rh, c.core_radius, c.core_density, c.lagrangian[1],
     c.lagrangian[2], c.lagrangian[3], (e - e0) / math.abs(e0), bins.count,
     bins.count > 0 and bins[1].kT or 0, bins.energy / math.abs(e), c.escapers,
-    orrery._clock() - clock))
+    formed - formed_before, orrery._clock() - clock))
+  formed_before = formed
   io.stdout:flush()
   if not bounced and c.core_radius < best.r then
     best = { r = c.core_radius, t = sim.time, rho = c.core_density, bounced = 0 }

@@ -283,6 +283,8 @@ check log-header 0 $rc '^ +step +t +E +dE/E0 +\|P\| +Q +steps/s$' out
 # (no t_cc), and a second run goes on from its checkpoint
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 128 2 1 double cc.ckpt.hdf5 >out 2>err; rc=$?
 check core-collapse-not-yet 0 $rc '^no core collapse by t = 2\.00 \([0-9.]+ t_rh\); at t = [12]\.00' out
+# each line ends with the groups formed since the line before, then the wall time
+check core-collapse-formed-column 0 $rc '^ +2\.00( +[-+0-9.e]+){11} +[0-9]+ +[0-9.]+$' out
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 128 3 1 double cc.ckpt.hdf5 >out 2>err; rc=$?
 check core-collapse-resumed 0 $rc '^resumed from cc\.ckpt\.hdf5 at t = 2\.00$' out
 # with SOFTENING the softened run of earlier releases (no binaries regularised)
