@@ -875,6 +875,10 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
             orr_jerk_add<float>(u, dx, dy, dz, du, dv, dw, f, g);
         };
         if (!busy) {
+        } else if (split == 1 && m == TILE) {   /* a whole tile: unrolled (as in double) */
+#pragma unroll 8
+            for (int q = 0; q < TILE; q++)
+                pair(q);
         } else if (split == 1) {
             for (int q = 0; q < m; q++)
                 pair(q);
@@ -904,6 +908,12 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
             orr_jerk_add<real>(u, dx, dy, dz, du, dv, dw, f, g);
         };
         if (!busy) {
+        } else if (split == 1 && m == TILE) {   /* a whole tile: unrolled (78.9% and 78.5% of
+                                                   the all-active rate at N = 65536 against
+                                                   77.3% and 77.2%; the same sums in order) */
+#pragma unroll 8
+            for (int q = 0; q < TILE; q++)
+                pair(q);
         } else if (split == 1) {
             for (int q = 0; q < m; q++)
                 pair(q);
