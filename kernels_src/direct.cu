@@ -876,7 +876,7 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
         };
         if (!busy) {
         } else if (split == 1 && m == TILE) {   /* a whole tile: unrolled (as in double) */
-#pragma unroll 8
+#pragma unroll 16
             for (int q = 0; q < TILE; q++)
                 pair(q);
         } else if (split == 1) {
@@ -908,10 +908,12 @@ orr_accel_jerk_tile(const typename orr_vec4<real>::type *__restrict__ xp,
             orr_jerk_add<real>(u, dx, dy, dz, du, dv, dw, f, g);
         };
         if (!busy) {
-        } else if (split == 1 && m == TILE) {   /* a whole tile: unrolled (78.9% and 78.5% of
-                                                   the all-active rate at N = 65536 against
-                                                   77.3% and 77.2%; the same sums in order) */
-#pragma unroll 8
+        } else if (split == 1 && m == TILE) {   /* a whole tile: unrolled, the same sums in
+                                                   order (docs/PERFORMANCE.md: by 8, N = 65536
+                                                   at 78.9% of the all-active rate against
+                                                   77.3%; by 16, N = 32768 1% faster again; by
+                                                   4 the split tiles too: slower) */
+#pragma unroll 16
             for (int q = 0; q < TILE; q++)
                 pair(q);
         } else if (split == 1) {
