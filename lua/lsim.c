@@ -199,7 +199,7 @@ static const char *const sim_keys[] = {"n",       "bodies",     "precision", "G"
                                        "dt_max", "dt_min", "units", "fields", "frame",
                                        "regularize", NULL};
 
-/* regularize = true | false | {r_close = R, gamma = G}: close pairs and
+/* regularize = true | false | {r_close = R, gamma = G, encounter = F}: close pairs and
  * compact groups leave the block steps (groups.h). */
 static void opt_regularize(lua_State *L, orr_sim_config *c)
 {
@@ -207,7 +207,7 @@ static void opt_regularize(lua_State *L, orr_sim_config *c)
     if (t == LUA_TBOOLEAN) {
         c->regularize = lua_toboolean(L, -1);
     } else if (t == LUA_TTABLE) {
-        static const char *const keys[] = {"r_close", "gamma", NULL};
+        static const char *const keys[] = {"r_close", "gamma", "encounter", NULL};
         const int at = lua_gettop(L);
         orr_lua_checkkeys(L, at, WHO ": regularize", keys, 1);
         c->regularize = 1;
@@ -219,9 +219,13 @@ static void opt_regularize(lua_State *L, orr_sim_config *c)
             c->reg_gamma = orr_lua_checkfinite(L, -1, WHO, "regularize.gamma",
                                                "a number in (0, 1)");
         lua_pop(L, 1);
+        if (lua_getfield(L, at, "encounter") != LUA_TNIL)
+            c->reg_encounter = orr_lua_checkfinite(L, -1, WHO, "regularize.encounter",
+                                                   "a fraction of r_close in [0, 1]");
+        lua_pop(L, 1);
     } else if (t != LUA_TNIL) {
         orr_lua_error(L, WHO ": 'regularize' must be true, false or a table {r_close = R, "
-                      "gamma = G} (got %s)", orr_lua_describe(L, -1));
+                      "gamma = G, encounter = F} (got %s)", orr_lua_describe(L, -1));
     }
     lua_pop(L, 1);
 }
@@ -1367,11 +1371,13 @@ static int sim_index(lua_State *L)
         if (!c->regularize)
             lua_pushboolean(L, 0);
         else {
-            lua_createtable(L, 0, 2);
+            lua_createtable(L, 0, 3);
             lua_pushnumber(L, c->reg_r_close);
             lua_setfield(L, -2, "r_close");
             lua_pushnumber(L, c->reg_gamma);
             lua_setfield(L, -2, "gamma");
+            lua_pushnumber(L, c->reg_encounter);
+            lua_setfield(L, -2, "encounter");
         }
     }
     else if (strcmp(key, "dt_max") == 0)

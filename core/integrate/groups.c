@@ -47,9 +47,9 @@
  * is the tides below gamma left out: 1.3e-8 with gamma 1e-8). */
 #define PASS_FRACTION 0.1
 #define PASS_ETA 0.02
-/* An unbound encounter is regularised where its pericentre is within this
- * fraction of r_close */
-#define ENCOUNTER_FRACTION 0.25
+/* A bound pair within r_close whose pericentre is within this fraction of
+ * r_close is tight (tight()) */
+#define TIGHT_FRACTION 0.25
 
 typedef struct {
     int n;
@@ -79,6 +79,8 @@ typedef struct {
 struct orr_groups {
     long n;
     double r_set, gamma;    /* as asked (r_set 0: automatic) */
+    double encounter;       /* an encounter wider than r_close forms where its pericentre is
+                               within encounter r_close */
     double r_close;         /* this interval's */
     double m_min, m_max;    /* the bodies' masses at the interval's start */
     group *g;
@@ -123,13 +125,14 @@ typedef struct {
 } tide_ctx;
 
 orr_status orr_groups_create(orr_groups **out, long n, double r_close, double gamma,
-                             orr_error *err)
+                             double encounter, orr_error *err)
 {
     orr_groups *g = calloc(1, sizeof *g);
     if (g) {
         g->n = n;
         g->r_set = r_close;
         g->gamma = gamma;
+        g->encounter = encounter;
         g->gid = malloc(sizeof(int) * (size_t)n);
         g->where = malloc(sizeof(long) * (size_t)n);
         g->at = malloc(sizeof(long) * (size_t)n);
@@ -778,7 +781,7 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
 
 /* Whether a pair (eps its energy per reduced mass, size as pair_size's,
  * peri its pericentre) is bound, its apocentre within r_close and its
- * pericentre within ENCOUNTER_FRACTION r_close: one the block steps must
+ * pericentre within TIGHT_FRACTION r_close: one the block steps must
  * not follow (their steps would go as its pericentre's time), so no tide
  * parts it or keeps it from forming, only its members' separation
  * (apart_now).  The tides' rules are for open groups, whose perturbers
@@ -791,7 +794,7 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
  * the energy error from 1.5e-6 to 5.7e-6 in half a time unit. */
 static int tight(const orr_groups *g, double eps, double size, double peri)
 {
-    return eps < 0 && size <= g->r_close && peri < ENCOUNTER_FRACTION * g->r_close;
+    return eps < 0 && size <= g->r_close && peri < TIGHT_FRACTION * g->r_close;
 }
 
 /* A pair's pericentre, L^2 / (GM (1 + e)), from its energy per reduced
@@ -1438,7 +1441,7 @@ static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
     const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
     double sz = pair_size(h->G, mb, mo, r, v);
     const double peri = pericentre(GM, eps, r, v);
-    if ((eps >= 0 || sz > g->r_close) && peri > ENCOUNTER_FRACTION * g->r_close)
+    if ((eps >= 0 || sz > g->r_close) && peri > g->encounter * g->r_close)
         return 0;   /* an encounter too wide */
     if (g->gid[b] < 0 && g->gid[o] < 0 && tight(g, eps, sz, peri))
         return 1;   /* whatever the tides */
@@ -1524,7 +1527,9 @@ static int apart_now(const orr_groups *g, const orr_hview *h, int k);
 /* Whether group k, a pair among the first ORR_WATCH_PAIRS, is fast: at
  * most ORR_WATCH_PERT_MAX perturbers, no other group among them nor it
  * among another's (then their members pull each other member by member,
- * which is the host's). */
+ * which is the host's; letting another watched pair among them pull in the
+ * loop with its members made more stops than the host blocks it saved:
+ * docs/PERFORMANCE.md). */
 static int fast_pair(const orr_groups *g, int k)
 {
     const group *gr = &g->g[k];
@@ -1635,7 +1640,7 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
     /* partner's and wanted's tests are on the corrected state; on the
      * predicted one, a tenth more and a fifth */
     w->near = 1.1 * g->r_close;
-    w->peri = 1.2 * ENCOUNTER_FRACTION * g->r_close;
+    w->peri = 1.2 * g->encounter * g->r_close;
     w->G = h->G;
     w->ndeclined = g->ndec;
     memcpy(w->declined, g->dec, sizeof(orr_watch_decline) * (size_t)g->ndec);

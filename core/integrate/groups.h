@@ -51,10 +51,12 @@ typedef struct {
 
 typedef struct orr_groups orr_groups;
 
-/* Settings: r_close (0: 4 r_h / N, recomputed each interval) and gamma,
- * the smallest relative tide a perturber is counted for. */
+/* Settings: r_close (0: 4 r_h / N, recomputed each interval), gamma, the
+ * smallest relative tide a perturber is counted for, and encounter: an
+ * encounter, unbound or reaching out past r_close, forms a group where
+ * its pericentre is within encounter r_close. */
 orr_status orr_groups_create(orr_groups **out, long n, double r_close, double gamma,
-                             orr_error *err);
+                             double encounter, orr_error *err);
 void orr_groups_destroy(orr_groups *g);
 
 /* Groups now, and bodies in them. */

@@ -290,7 +290,8 @@ static orr_status groups_setup(herm *h, const orr_integ_env *env, orr_error *err
 {
     if (h->grp)
         return ORR_OK;
-    orr_status st = orr_groups_create(&h->grp, h->n, env->reg_r_close, env->reg_gamma, err);
+    orr_status st = orr_groups_create(&h->grp, h->n, env->reg_r_close, env->reg_gamma,
+                                        env->reg_encounter, err);
     if (st)
         return st;
     h->mark = calloc((size_t)h->n, 1);

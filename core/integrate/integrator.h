@@ -69,6 +69,7 @@ typedef struct orr_integ_env {
     int regularize;       /* hermite: close pairs and compact groups regularised (groups.h) */
     double reg_r_close, reg_gamma;   /* ... closer than r_close (0: 4 r_h / N), perturbers
                                         down to a tide of gamma */
+    double reg_encounter;            /* ... encounters to a pericentre of encounter r_close */
     double G;             /* the gravitational constant (the groups' own forces) */
     int acc_valid;        /* the engine's accelerations of the targets match the positions */
     /* called by orr_integ_moved: every rank's targets' positions to every

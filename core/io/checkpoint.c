@@ -52,6 +52,8 @@ static orr_status write_run(hid_t file, orr_sim *s, const char *path, orr_error 
     if (r >= 0)
         r = orr_h5_put_double(g, "reg_gamma", c->reg_gamma);
     if (r >= 0)
+        r = orr_h5_put_double(g, "reg_encounter", c->reg_encounter);
+    if (r >= 0)
         r = orr_h5_put_string(g, "precision", orr_precision_name(c->precision));
     if (r >= 0)
         r = orr_h5_put_string(g, "backend", orr_engine_backend_name(orr_sim_engine(s)));
@@ -464,6 +466,9 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
                        err);
     if (rc > 0 && H5Aexists(g, "reg_gamma") > 0)
         rc = need_attr(g, "Run", "reg_gamma", H5T_NATIVE_DOUBLE, 1, &c->reg_gamma, path, err);
+    if (rc > 0 && H5Aexists(g, "reg_encounter") > 0)   /* else the default */
+        rc = need_attr(g, "Run", "reg_encounter", H5T_NATIVE_DOUBLE, 1, &c->reg_encounter,
+                       path, err);
     if (rc > 0)
         rc = need_string(g, "Run", "precision", precision, sizeof precision, path, err);
     if (rc > 0)

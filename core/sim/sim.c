@@ -319,6 +319,9 @@ static orr_status check_regularize(const orr_sim_config *c, const orr_integrator
     if (!(c->reg_gamma > 0 && c->reg_gamma < 1))
         return orr_fail(err, ORR_ERR_ARG, "regularize's gamma must be in (0, 1) (got %g)",
                         c->reg_gamma);
+    if (!(c->reg_encounter >= 0 && c->reg_encounter <= 1))
+        return orr_fail(err, ORR_ERR_ARG, "regularize's encounter must be in [0, 1] (a "
+                        "fraction of r_close; got %g)", c->reg_encounter);
     return ORR_OK;
 }
 
@@ -334,6 +337,7 @@ void orr_sim_config_default(orr_sim_config *c)
     c->eta = 0.02;
     c->eta_start = 0.01;
     c->reg_gamma = 1e-6;
+    c->reg_encounter = ORR_REG_ENCOUNTER;
     c->dt_min = 0;
     c->integrator = "leapfrog";
     c->force = "gravity";
@@ -1003,6 +1007,7 @@ static orr_integ_env *env_of(orr_sim *s)
     s->env.regularize = s->cfg.regularize;
     s->env.reg_r_close = s->cfg.reg_r_close;
     s->env.reg_gamma = s->cfg.reg_gamma;
+    s->env.reg_encounter = s->cfg.reg_encounter;
     s->env.G = s->cfg.G;
     s->env.dt_max = s->cfg.dt;
     s->env.time = s->time - s->time_c;

@@ -18,6 +18,11 @@
 #include "integrator.h"
 #include "units.h"
 
+/* regularize's default encounter: unbound encounters regularised to a
+ * pericentre of this fraction of r_close (wider ones the GPU's block steps
+ * follow for less than a group costs: docs/PERFORMANCE.md) */
+#define ORR_REG_ENCOUNTER 0.05
+
 typedef struct orr_sim orr_sim;
 
 typedef struct {
@@ -41,6 +46,9 @@ typedef struct {
                                   each interval's) */
     double reg_gamma;          /* ... a group's perturbers: down to a tide of gamma of its
                                   own force (1e-6) */
+    double reg_encounter;      /* ... an encounter (unbound, or bound reaching past r_close)
+                                  forms one where its pericentre is within encounter r_close
+                                  (ORR_REG_ENCOUNTER) */
     const char *integrator;    /* "leapfrog" */
     const orr_integrator *integrator_impl;   /* or an integrator table of one's own
                                   (overrides integrator; it must outlive the
