@@ -16,8 +16,9 @@
 -- binaries cost little), and each line gives the regularised binaries, the
 -- hardest one's binding energy in kT, their binding energy summed as a
 -- fraction of |E| (the energy error counts it), the escapers and the
--- groups formed since the line before (sim.blocks.formed; a thousand a
--- time unit in a collapsing N = 4096 core, most soon apart).  A long
+-- groups formed since the line before (sim.blocks.formed; in a collapsing
+-- N = 4096 core 60 a time unit, most soon apart, 250 before encounters
+-- were left to the block steps down to a pericentre of 0.05 r_close).  A long
 -- run can go in parts:
 -- with CHECKPOINT the state is checkpointed there every EVERY time units
 -- (the smallest core so far beside it, in CHECKPOINT.best), and a later
