@@ -478,9 +478,9 @@ struct orr_hparams {
     double pull, near2;              /* ... or after one where a corrected body's |a| reached
                                         pull with another active body within sqrt(near2) at the
                                         block's time, predicted, bound to it or approaching to
-                                        a pericentre within peri (the host's watch: ~0,
-                                        infinity and 0 when none) */
-    double peri, G;
+                                        a pericentre within peri (unbound) or peri_b (bound;
+                                        the host's watch: ~0, infinity and 0 when none) */
+    double peri, peri_b, G;
     int ndec, pad;                   /* pairs the host declined to form (a tide holds them
                                         apart; groups.c): their pull stops no block before
                                         dec_until */
@@ -1303,10 +1303,11 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                              gm = G * ((double)y.w + (double)x4.w),
                              eps = 0.5 * v2 - gm / sqrt(r2), L2 = fmax(r2 * v2 - rv * rv, 0.0),
                              e = sqrt(fmax(1 + 2 * eps * L2 / (gm * gm), 0.0));
-                /* bound, its apocentre within near; or approaching, bound or
-                 * not, to a pericentre L^2 / (GM (1 + e)) within peri */
+                /* bound, its apocentre within near; or approaching to a
+                 * pericentre L^2 / (GM (1 + e)) within peri, or peri_b where
+                 * bound */
                 near = (eps < 0 && -gm / (2 * eps) * (1 + e) < sqrt(near2)) ||
-                       (rv < 0 && L2 < peri * gm * (1 + e));
+                       (rv < 0 && L2 < (eps < 0 ? hp->peri_b : peri) * gm * (1 + e));
             }
             if (lanes > 1)
                 near = __any_sync(0xffffffffu, near);

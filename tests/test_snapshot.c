@@ -1000,6 +1000,19 @@ static void test_checkpoint_errors(void **state_)
     assert_int_not_equal(orr_checkpoint_read("ck.hdf5", &ck, &err), ORR_OK);
     assert_string_equal(err.msg, "cannot read 'ck.hdf5': Run has no 'dt' attribute");
 
+    /* regularize's encounter: kept; a checkpoint written before the
+     * setting restores with the 0.25 its run had */
+    TU_OK(orr_checkpoint_write(s, "ck.hdf5", NULL, &err), &err);
+    TU_OK(orr_checkpoint_read("ck.hdf5", &ck, &err), &err);
+    assert_true(ck.config.reg_encounter == ORR_REG_ENCOUNTER);
+    orr_checkpoint_free(&ck);
+    f = H5Fopen("ck.hdf5", H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Adelete_by_name(f, "Run", "reg_encounter", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    TU_OK(orr_checkpoint_read("ck.hdf5", &ck, &err), &err);
+    assert_true(ck.config.reg_encounter == 0.25);
+    orr_checkpoint_free(&ck);
+
     /* the Hermite force + jerk launches a GPU run keeps (htune.h): read
      * back, and checked (5 bodies: one bucket) */
     TU_OK(orr_checkpoint_write(s, "ck.hdf5", NULL, &err), &err);

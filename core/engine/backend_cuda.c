@@ -829,7 +829,7 @@ typedef struct {
     unsigned long long max_blocks;
     int hi, npairs;
     unsigned long long stop;
-    double pull, near2, peri, G;
+    double pull, near2, peri, peri_b, G;
     int ndec, pad;
     int dec_a[ORR_WATCH_DECLINED], dec_b[ORR_WATCH_DECLINED];
     unsigned long long dec_until[ORR_WATCH_DECLINED];
@@ -1076,7 +1076,7 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     const size_t vec = 4 * c->elem * (size_t)e->n;
     const hpar par = {p->H, p->eta, p->H / (double)(1LL << HMAX), p->anoise,
                       p->max_blocks > 0 ? (unsigned long long)p->max_blocks : ~0ULL, p->hi, 0,
-                      ~0ULL, INFINITY, 0, 0, 0, 0, 0, {0}, {0}, {0}};   /* no watch */
+                      ~0ULL, INFINITY, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}};   /* no watch */
     c->hwatched = 0;
     c->hwhy = 0;
     if (!st)
@@ -1572,7 +1572,7 @@ static orr_status cuda_blocks_watch(orr_engine *e, const orr_block_watch *w, orr
     d.npairs = w->npairs;
     d.stop = w->stop < 0 ? ~0ULL : (unsigned long long)w->stop;
     d.pull = w->pull > 0 ? w->pull : INFINITY;
-    d.near2 = w->near * w->near, d.peri = w->peri, d.G = w->G;
+    d.near2 = w->near * w->near, d.peri = w->peri, d.peri_b = w->peri_bound, d.G = w->G;
     if (w->ndeclined < 0 || w->ndeclined > ORR_WATCH_DECLINED)
         return orr_fail(err, ORR_ERR_ARG, "%d declined pairs: from 0 to %d", w->ndeclined,
                         ORR_WATCH_DECLINED);

@@ -227,8 +227,9 @@ orr_status orr_engine_blocks_levels(orr_engine *e, int *level, int set, orr_erro
  * after tick `stop`, or after a block in which a corrected body's
  * acceleration reached `pull` while another of the block's bodies was
  * within `near` of it at the block's time, as predicted, and bound to it
- * with an apocentre within `near`, or approaching it (bound or not) to a
- * pericentre within `peri` (G: the constant of gravitation).  orr_engine_blocks_why
+ * with an apocentre within `near`, or approaching it to a pericentre
+ * within `peri` (unbound) or `peri_bound` (bound; G: the constant of
+ * gravitation).  orr_engine_blocks_why
  * says which, after each run (0 the interval's end or max_blocks, 1 the
  * stop, 2 the pull).  The engine's blocks resolve the regularised pairs
  * listed, so that their perturbers need not stop it: a body active closer
@@ -270,7 +271,7 @@ typedef struct {
 typedef struct {
     long long stop;   /* < 0: none */
     double pull;      /* <= 0: none */
-    double near, peri, G;
+    double near, peri, peri_bound, G;
     int npairs;       /* pairs[0 .. npairs) resolved by the engine's blocks */
     orr_watch_pair pairs[ORR_WATCH_PAIRS];
     int ndeclined;    /* declined[0 .. ndeclined) */

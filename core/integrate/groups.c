@@ -79,8 +79,8 @@ typedef struct {
 struct orr_groups {
     long n;
     double r_set, gamma;    /* as asked (r_set 0: automatic) */
-    double encounter;       /* an encounter wider than r_close forms where its pericentre is
-                               within encounter r_close */
+    double encounter;       /* an unbound encounter forms where its pericentre is within
+                               encounter r_close (wanted) */
     double r_close;         /* this interval's */
     double m_min, m_max;    /* the bodies' masses at the interval's start */
     group *g;
@@ -792,6 +792,13 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
  * two of its sizes away (the tide above GAMMA_APART) and then kept from
  * forming again, went on in the block steps at steps of 1.8e-12 and took
  * the energy error from 1.5e-6 to 5.7e-6 in half a time unit. */
+/* The pericentre within which an encounter forms: fraction f of r_close
+ * (any, where r_close is unbounded: few bodies are regularised whole). */
+static double reach(const orr_groups *g, double f)
+{
+    return isinf(g->r_close) ? INFINITY : f * g->r_close;
+}
+
 static int tight(const orr_groups *g, double eps, double size, double peri)
 {
     return eps < 0 && size <= g->r_close && peri < TIGHT_FRACTION * g->r_close;
@@ -1422,10 +1429,14 @@ static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, l
 /* Whether bodies b and o (singles or groups' centres, closer than r_close
  * and approaching or bound) become a group: a bound pair whose apocentre
  * is within r_close (a wider one is soft: the block steps follow it as
- * they do the others), or an encounter, bound or not, whose pericentre is
- * within r_close / 4 (a farther one costs the block steps little; a bound
- * one of e = 0.9999999 and a pericentre of 1e-6 was left to the block
- * steps, which lost 10 times its energy at the pericentre); and not where
+ * they do the others), or an unbound encounter whose pericentre is within
+ * encounter r_close (a farther one costs the GPU's block steps less than
+ * a group's stops: docs/PERFORMANCE.md), or a bound one reaching past
+ * r_close whose pericentre is within r_close / 4, or encounter r_close if
+ * more (it comes back every orbit: one of apocentre 1.14 r_close and
+ * pericentre 0.06 r_close lost 1.1e-3 of its energy in 100 orbits in the
+ * block steps; one of e = 0.9999999 and a pericentre of 1e-6 lost 10
+ * times its energy at the pericentre); and not where
  * any other body's tide is above GAMMA_FORM (half of what parts a group). */
 static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
 {
@@ -1441,7 +1452,8 @@ static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
     const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
     double sz = pair_size(h->G, mb, mo, r, v);
     const double peri = pericentre(GM, eps, r, v);
-    if ((eps >= 0 || sz > g->r_close) && peri > g->encounter * g->r_close)
+    if ((eps >= 0 && peri > reach(g, g->encounter)) ||
+        (eps < 0 && sz > g->r_close && peri > reach(g, fmax(g->encounter, TIGHT_FRACTION))))
         return 0;   /* an encounter too wide */
     if (g->gid[b] < 0 && g->gid[o] < 0 && tight(g, eps, sz, peri))
         return 1;   /* whatever the tides */
@@ -1640,7 +1652,8 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
     /* partner's and wanted's tests are on the corrected state; on the
      * predicted one, a tenth more and a fifth */
     w->near = 1.1 * g->r_close;
-    w->peri = 1.2 * g->encounter * g->r_close;
+    w->peri = 1.2 * reach(g, g->encounter);
+    w->peri_bound = 1.2 * reach(g, fmax(g->encounter, TIGHT_FRACTION));
     w->G = h->G;
     w->ndeclined = g->ndec;
     memcpy(w->declined, g->dec, sizeof(orr_watch_decline) * (size_t)g->ndec);

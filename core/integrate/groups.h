@@ -53,8 +53,9 @@ typedef struct orr_groups orr_groups;
 
 /* Settings: r_close (0: 4 r_h / N, recomputed each interval), gamma, the
  * smallest relative tide a perturber is counted for, and encounter: an
- * encounter, unbound or reaching out past r_close, forms a group where
- * its pericentre is within encounter r_close. */
+ * unbound encounter forms a group where its pericentre is within
+ * encounter r_close (a bound one reaching past r_close, within r_close / 4
+ * or encounter r_close, the more). */
 orr_status orr_groups_create(orr_groups **out, long n, double r_close, double gamma,
                              double encounter, orr_error *err);
 void orr_groups_destroy(orr_groups *g);

@@ -466,9 +466,11 @@ static orr_status read_run(hid_t file, const char *path, orr_checkpoint *ck, orr
                        err);
     if (rc > 0 && H5Aexists(g, "reg_gamma") > 0)
         rc = need_attr(g, "Run", "reg_gamma", H5T_NATIVE_DOUBLE, 1, &c->reg_gamma, path, err);
-    if (rc > 0 && H5Aexists(g, "reg_encounter") > 0)   /* else the default */
+    if (rc > 0 && H5Aexists(g, "reg_encounter") > 0)
         rc = need_attr(g, "Run", "reg_encounter", H5T_NATIVE_DOUBLE, 1, &c->reg_encounter,
                        path, err);
+    else if (rc > 0)   /* written before the setting: the 0.25 such runs had, to go on alike */
+        c->reg_encounter = 0.25;
     if (rc > 0)
         rc = need_string(g, "Run", "precision", precision, sizeof precision, path, err);
     if (rc > 0)

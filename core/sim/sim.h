@@ -46,9 +46,9 @@ typedef struct {
                                   each interval's) */
     double reg_gamma;          /* ... a group's perturbers: down to a tide of gamma of its
                                   own force (1e-6) */
-    double reg_encounter;      /* ... an encounter (unbound, or bound reaching past r_close)
-                                  forms one where its pericentre is within encounter r_close
-                                  (ORR_REG_ENCOUNTER) */
+    double reg_encounter;      /* ... an unbound encounter forms one where its pericentre is
+                                  within encounter r_close (ORR_REG_ENCOUNTER; a bound one
+                                  reaching past r_close within r_close / 4, or this if more) */
     const char *integrator;    /* "leapfrog" */
     const orr_integrator *integrator_impl;   /* or an integrator table of one's own
                                   (overrides integrator; it must outlive the
