@@ -88,6 +88,12 @@ struct orr_groups {
     int *gid;               /* n: a body's group, or -1 */
     long *where;            /* n: a body's place in the list corrected, or -1 */
     long *at, nat;          /* the formation passes' bodies at their tick (at_tick) */
+    /* ... in cells of r_close (where they are many: at_tick), for partner:
+     * cell[3k] body at[k]'s, head[hash] the first of a cell's, next[k] the
+     * next; grid 0 where not made or the bodies moved since (a merge) */
+    long long *cell;
+    long *head, *next, nhead;
+    int grid;
     orr_watch_decline dec[ORR_WATCH_DECLINED];   /* pairs a tide holds apart (decline) */
     int ndec;
     long formed, parted;    /* groups made and come apart, since creation */
@@ -155,6 +161,7 @@ void orr_groups_destroy(orr_groups *g)
     for (int k = 0; k < g->cap; k++)
         free(g->g[k].pert);
     free(g->g), free(g->gid), free(g->where), free(g->at);
+    free(g->cell), free(g->head), free(g->next);
     free(g);
 }
 
@@ -1473,6 +1480,66 @@ static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
     return 0;
 }
 
+/* Where as many bodies as this are at a tick (a block of many, an
+ * interval's first), partner looks in cells of r_close around each (a
+ * scan of all of them for each candidate was a tenth of a collapsing core's
+ * run on the CPU) */
+#define GRID_MIN 128
+
+/* Body b's cell: its position over r_close (a little more, so that a body
+ * within r_close is in a cell next to its own whatever the roundings). */
+static int cell_of(const orr_groups *g, const double *x, long long *c)
+{
+    const double w = g->r_close * (1 + 1e-9);
+    for (int q = 0; q < 3; q++) {
+        const double f = floor(x[q] / w);
+        if (!(fabs(f) < 1e15))
+            return 0;
+        c[q] = (long long)f;
+    }
+    return 1;
+}
+
+static long cell_hash(const orr_groups *g, const long long *c)
+{
+    const unsigned long long k = (unsigned long long)c[0] * 73856093ULL ^
+                                 (unsigned long long)c[1] * 19349663ULL ^
+                                 (unsigned long long)c[2] * 83492791ULL;
+    return (long)(k & (unsigned long long)(g->nhead - 1));
+}
+
+/* The cells of the bodies in g->at (g->grid set where made). */
+static void make_grid(orr_groups *g, const orr_hview *h)
+{
+    g->grid = 0;
+    if (g->nat < GRID_MIN || !(g->r_close > 0) || isinf(g->r_close))
+        return;
+    if (!g->cell) {
+        g->cell = malloc(sizeof(long long) * 3 * (size_t)g->n);
+        g->next = malloc(sizeof(long) * (size_t)g->n);
+        g->nhead = 1;
+        while (g->nhead < 2 * g->n)
+            g->nhead *= 2;
+        g->head = malloc(sizeof(long) * (size_t)g->nhead);
+        if (!g->cell || !g->next || !g->head) {   /* without room, the scan */
+            free(g->cell), free(g->next), free(g->head);
+            g->cell = NULL, g->next = NULL, g->head = NULL;
+            return;
+        }
+    }
+    for (long q = 0; q < g->nhead; q++)
+        g->head[q] = -1;
+    for (long k = g->nat - 1; k >= 0; k--) {
+        long long *c = g->cell + 3 * k;
+        if (!cell_of(g, h->pos + 4 * g->at[k], c))
+            return;
+        const long q = cell_hash(g, c);
+        g->next[k] = g->head[q];
+        g->head[q] = k;
+    }
+    g->grid = 1;
+}
+
 /* The bodies of mass at tick (singles and groups' centres), in index
  * order, into g->at: the formation passes' candidates and partners (a
  * block's few active bodies, where a scan of every body for each of them
@@ -1483,32 +1550,58 @@ static void at_tick(orr_groups *g, const orr_hview *h, long long tick)
     for (long o = 0; o < h->n; o++)
         if (h->tick[o] == tick && h->pos[4 * o + 3] != 0)
             g->at[g->nat++] = o;
+    make_grid(g, h);
+}
+
+/* Whether o, at tick, is a closer partner for b than best (at r2 *bestr2):
+ * approaching it or bound to it (the nearest such, the lowest index of
+ * the nearest: the order of a scan). */
+static int closer(const orr_groups *g, const orr_hview *h, long b, long o, long long tick,
+                  long best, double *bestr2)
+{
+    if (o == b || h->tick[o] != tick || h->pos[4 * o + 3] == 0)
+        return 0;   /* (a merge in this pass leaves its others ghosts) */
+    double d[3], u[3], r2 = 0, rv = 0, v2 = 0;
+    for (int q = 0; q < 3; q++) {
+        d[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
+        u[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
+        r2 += d[q] * d[q], rv += d[q] * u[q], v2 += u[q] * u[q];
+    }
+    if (r2 > *bestr2 || (r2 == *bestr2 && (best < 0 || o > best)))
+        return 0;
+    const double e = 0.5 * v2 - h->G * (h->pos[4 * b + 3] + h->pos[4 * o + 3]) / sqrt(r2);
+    if (!(rv < 0 || e < 0))
+        return 0;
+    *bestr2 = r2;
+    return 1;
 }
 
 /* Body b's nearest among the bodies at tick (g->at, made by at_tick at
  * the pass's start: a merge's group takes its lowest member's place, one
- * of them) closer than r_close and approaching it or
- * bound to it, or -1. */
+ * of them) closer than r_close and approaching it or bound to it, or -1:
+ * from the cells next to its own where made, else by a scan. */
 static long partner(const orr_groups *g, const orr_hview *h, long b, long long tick)
 {
     long best = -1;
     double bestr2 = g->r_close * g->r_close;
-    for (long k = 0; k < g->nat; k++) {
-        const long o = g->at[k];   /* (a merge in this pass leaves its others ghosts) */
-        if (o == b || h->tick[o] != tick || h->pos[4 * o + 3] == 0)
-            continue;
-        double d[3], u[3], r2 = 0, rv = 0, v2 = 0;
-        for (int q = 0; q < 3; q++) {
-            d[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
-            u[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
-            r2 += d[q] * d[q], rv += d[q] * u[q], v2 += u[q] * u[q];
-        }
-        if (r2 >= bestr2)
-            continue;
-        const double e = 0.5 * v2 - h->G * (h->pos[4 * b + 3] + h->pos[4 * o + 3]) / sqrt(r2);
-        if (rv < 0 || e < 0)
-            best = o, bestr2 = r2;
+    long long c[3];
+    if (!g->grid || !cell_of(g, h->pos + 4 * b, c)) {
+        for (long k = 0; k < g->nat; k++)
+            if (closer(g, h, b, g->at[k], tick, best, &bestr2))
+                best = g->at[k];
+        return best;
     }
+    for (int dx = -1; dx <= 1; dx++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dz = -1; dz <= 1; dz++) {
+                const long long n[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
+                for (long k = g->head[cell_hash(g, n)]; k >= 0; k = g->next[k]) {
+                    const long long *ck = g->cell + 3 * k;
+                    if (ck[0] == n[0] && ck[1] == n[1] && ck[2] == n[2] &&
+                        closer(g, h, b, g->at[k], tick, best, &bestr2))
+                        best = g->at[k];
+                }
+            }
     return best;
 }
 
@@ -1727,6 +1820,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
                 !wanted(g, h, b, o))
                 continue;
             int merged = 0;
+            g->grid = 0;   /* the bodies move: the cells are stale */
             if ((st = sync_all(g, h, t, &synced, err)) != ORR_OK)
                 return st;
             if ((st = merge(g, h, b, o, t, fresh, nfresh, &merged, err)) != ORR_OK)
