@@ -266,15 +266,15 @@ orr_status orr_groups_set_field(orr_groups *g, const double *in, orr_error *err)
     return ORR_OK;
 }
 
-/* Body k predicted to time t along its Hermite polynomial (as hermite.c's
- * blocks do). */
-static void predict(const orr_hview *h, long k, double t, double *x, double *v)
+/* Body k's position predicted to time t along its Hermite polynomial (as
+ * hermite.c's blocks do; the tides want no velocity: at every kick of a
+ * group's advance, for each near perturber). */
+static void predict_x(const orr_hview *h, long k, double t, double *x)
 {
     const double dt = t - (double)h->tick[k] * h->unit, dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
     for (int d = 0; d < 3; d++) {
         const double a = h->a[3 * k + d], j = h->j[3 * k + d], u = h->vel[3 * k + d];
         x[d] = h->pos[4 * k + d] + u * dt + a * dt2 + j * dt3;
-        v[d] = u + a * dt + j * dt2;
     }
 }
 
@@ -588,13 +588,13 @@ static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *
     const orr_hview *h = c->h;
     const group *gr = c->gr;
     const int n = a->n;
-    double X[3], V[3];
-    predict(h, gr->mem[0], t, X, V);
+    double X[3];
+    predict_x(h, gr->mem[0], t, X);
     memset(f, 0, sizeof(double) * 3 * (size_t)n);
     for (long p = 0; p < gr->nnear; p++) {
         const long k = gr->pert[p];
-        double xk[3], vk[3];
-        predict(h, k, t, xk, vk);
+        double xk[3];
+        predict_x(h, k, t, xk);
         const group *o = centre_of(c->g, k);
         dense *d = NULL;
         for (int e = 0; o && e < c->ndense && !d; e++)
@@ -631,13 +631,13 @@ static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *
  * sum G m (3 d d^T - r^2 I) / r^5, d from the centre to the perturber. */
 static void tidal_tensor(const orr_hview *h, const group *gr, double t, double *T)
 {
-    double X[3], V[3];
-    predict(h, gr->mem[0], t, X, V);
+    double X[3];
+    predict_x(h, gr->mem[0], t, X);
     memset(T, 0, 9 * sizeof(double));
     for (long p = gr->nnear; p < gr->npert; p++) {
         const long k = gr->pert[p];
-        double xk[3], vk[3], d[3];
-        predict(h, k, t, xk, vk);
+        double xk[3], d[3];
+        predict_x(h, k, t, xk);
         for (int q = 0; q < 3; q++)
             d[q] = xk[q] - X[q];
         const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
