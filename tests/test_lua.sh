@@ -292,6 +292,11 @@ check core-collapse-resumed 0 $rc '^resumed from cc\.ckpt\.hdf5 at t = 2\.00$' o
 check core-collapse-softened 0 $rc '^ +2\.00 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +-?[0-9.]+e-0[5-9] +0 ' out
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 64 2 1 double "" 1.5 -1 >out 2>err; rc=$?
 check core-collapse-bad-softening 1 $rc 'SOFTENING \(argument 7\) must be 0 or more, got -1' err
+# ENCOUNTER (regularize.encounter): a run with it, and a bad one named
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 0.25 >out 2>err; rc=$?
+check core-collapse-encounter 0 $rc '^no core collapse by t = 1\.00' out
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 2 >out 2>err; rc=$?
+check core-collapse-bad-encounter 1 $rc "regularize's encounter must be in \[0, 1\] \(a fraction of r_close; got 2\)" err
 # scripts/energy_law.lua: the law made from its energy passes its check, a
 # Hermite run of it conserves energy, the mistaken law's jerk is named
 "$orr_abs" run "$here/../scripts/energy_law.lua" 128 0.125 >out 2>err; rc=$?

@@ -786,6 +786,25 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
     return fmax(d, a * (1 + sqrt(e2 > 0 ? e2 : 0)));
 }
 
+/* The pericentre within which an encounter forms: fraction f of r_close
+ * (any, where r_close is unbounded: few bodies are regularised whole). */
+static double reach(const orr_groups *g, double f)
+{
+    return isinf(g->r_close) ? INFINITY : f * g->r_close;
+}
+
+/* ... an unbound one (encounter r_close), or a bound one reaching past
+ * r_close, which comes back every orbit (r_close / 4, or more) */
+static double unbound_reach(const orr_groups *g)
+{
+    return reach(g, g->encounter);
+}
+
+static double bound_reach(const orr_groups *g)
+{
+    return reach(g, fmax(g->encounter, TIGHT_FRACTION));
+}
+
 /* Whether a pair (eps its energy per reduced mass, size as pair_size's,
  * peri its pericentre) is bound, its apocentre within r_close and its
  * pericentre within TIGHT_FRACTION r_close: one the block steps must
@@ -799,13 +818,6 @@ static double pair_size(double G, double m1, double m2, const double *r, const d
  * two of its sizes away (the tide above GAMMA_APART) and then kept from
  * forming again, went on in the block steps at steps of 1.8e-12 and took
  * the energy error from 1.5e-6 to 5.7e-6 in half a time unit. */
-/* The pericentre within which an encounter forms: fraction f of r_close
- * (any, where r_close is unbounded: few bodies are regularised whole). */
-static double reach(const orr_groups *g, double f)
-{
-    return isinf(g->r_close) ? INFINITY : f * g->r_close;
-}
-
 static int tight(const orr_groups *g, double eps, double size, double peri)
 {
     return eps < 0 && size <= g->r_close && peri < TIGHT_FRACTION * g->r_close;
@@ -1459,8 +1471,8 @@ static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
     const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
     double sz = pair_size(h->G, mb, mo, r, v);
     const double peri = pericentre(GM, eps, r, v);
-    if ((eps >= 0 && peri > reach(g, g->encounter)) ||
-        (eps < 0 && sz > g->r_close && peri > reach(g, fmax(g->encounter, TIGHT_FRACTION))))
+    if ((eps >= 0 && peri > unbound_reach(g)) ||
+        (eps < 0 && sz > g->r_close && peri > bound_reach(g)))
         return 0;   /* an encounter too wide */
     if (g->gid[b] < 0 && g->gid[o] < 0 && tight(g, eps, sz, peri))
         return 1;   /* whatever the tides */
@@ -1745,8 +1757,8 @@ void orr_groups_watch(const orr_groups *g, const orr_hview *h, orr_block_watch *
     /* partner's and wanted's tests are on the corrected state; on the
      * predicted one, a tenth more and a fifth */
     w->near = 1.1 * g->r_close;
-    w->peri = 1.2 * reach(g, g->encounter);
-    w->peri_bound = 1.2 * reach(g, fmax(g->encounter, TIGHT_FRACTION));
+    w->peri = 1.2 * unbound_reach(g);
+    w->peri_bound = 1.2 * bound_reach(g);
     w->G = h->G;
     w->ndeclined = g->ndec;
     memcpy(w->declined, g->dec, sizeof(orr_watch_decline) * (size_t)g->ndec);

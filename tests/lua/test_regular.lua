@@ -39,6 +39,20 @@ local function incoming(e, q, r0)
          { -1 / h * math.sin(f0), 1 / h * (e + math.cos(f0)) }
 end
 
+-- bodies after time t by orrery.fewbody (tolerance 1e-14), the reference
+local function fewbody_at(bodies, t)
+  local fb = orrery.fewbody{ bodies = bodies, tol = 1e-14 }
+  fb:advance(t)
+  return fb:bodies()
+end
+
+-- bodies in the block steps with groups (dt_max 1/16, unsoftened, double)
+local function regular_sim(backend, bodies, eta, r_close)
+  return orrery.simulation{ backend = backend, precision = "double", softening = 0,
+    integrator = "hermite", dt_max = 1 / 16, eta = eta, regularize = { r_close = r_close },
+    bodies = bodies }
+end
+
 -- two bodies of 0.5 at relative position x and velocity v (2D), unsoftened
 local function two_bodies(backend, dt_max, reg, x, v)
   return orrery.simulation{ backend = backend, precision = "double", softening = 0,
@@ -412,12 +426,8 @@ end
 for _, backend in ipairs(backends) do
   T.test(backend .. ": two binaries passing at 3.6 times their size feel each other's members: their orbits as orrery.fewbody's", function()
     local bodies = two_binaries()
-    local fb = orrery.fewbody{ bodies = bodies, tol = 1e-14 }
-    fb:advance(1)
-    local want = fb:bodies()
-    local sim <close> = orrery.simulation{ backend = backend, precision = "double", softening = 0,
-      integrator = "hermite", dt_max = 1 / 16, eta = 0.01, regularize = { r_close = 0.03 },
-      bodies = bodies }
+    local want = fewbody_at(bodies, 1)
+    local sim <close> = regular_sim(backend, bodies, 0.01, 0.03)
     local e0 = sim:energy().total
     for _ = 1, 16 do
       sim:run{ steps = 1, progress = false }
@@ -596,12 +606,8 @@ end
 -- orrery.fewbody: the blocks' statistics, the relative energy error, the
 -- first two bodies' a / a_fewbody - 1 and e - e_fewbody, and the groups.
 local function against_fewbody(backend, bodies)
-  local fb = orrery.fewbody{ bodies = bodies, tol = 1e-14 }
-  fb:advance(0.0625)
-  local want = fb:bodies()
-  local sim <close> = orrery.simulation{ backend = backend, precision = "double", softening = 0,
-    integrator = "hermite", dt_max = 1 / 16, eta = 0.02, regularize = { r_close = 0.1 },
-    bodies = bodies }
+  local want = fewbody_at(bodies, 0.0625)
+  local sim <close> = regular_sim(backend, bodies, 0.02, 0.1)
   local e0 = sim:energy().total
   sim:advance(0.0625)
   local a, e = elements(sim:body(1), sim:body(2))
