@@ -30,8 +30,10 @@
 -- shrinks).
 -- With SOFTENING > 0 the run is the softened one of earlier releases
 -- (softening 1e-4, eta 0.02, no regularisation: every block on the GPU's
--- own block loop), for comparison.
---   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO] [SOFTENING]
+-- own block loop), for comparison.  ENCOUNTER (regularize.encounter,
+-- default 0.05) is how close, as a fraction of r_close, an unbound
+-- encounter must come to be regularised (docs/LUA_API.md).
+--   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO] [SOFTENING] [ENCOUNTER]
 local orrery = require "orrery"
 
 local n = math.tointeger(tonumber(arg[1])) or 4096
@@ -42,12 +44,15 @@ local ckpt = arg[5] ~= "" and arg[5] or nil
 local on_to = tonumber(arg[6]) or 1.5
 local soft = tonumber(arg[7]) or 0
 if soft < 0 or soft ~= soft then error("SOFTENING (argument 7) must be 0 or more, got " .. tostring(arg[7])) end
+local encounter = tonumber(arg[8])
+if arg[8] and not encounter then error("ENCOUNTER (argument 8) must be a number, got " .. arg[8]) end
 
 local function fresh()
   return orrery.simulation{
     bodies = orrery.ic.plummer{ n = n, seed = 1996 },
     precision = precision,
-    softening = soft, regularize = soft == 0,   -- hard binaries regularised
+    softening = soft,   -- hard binaries regularised where there is none
+    regularize = soft == 0 and { encounter = encounter },
     -- eta 0.01: without softening the close encounters the block steps
     -- follow cost energy as eta^2 (N = 128 to t = 50: |dE/E0| 3.4e-5 at
     -- 0.02, 3.1e-6 at 0.01)
