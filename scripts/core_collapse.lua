@@ -32,8 +32,11 @@
 -- (softening 1e-4, eta 0.02, no regularisation: every block on the GPU's
 -- own block loop), for comparison.  ENCOUNTER (regularize.encounter,
 -- default 0.05) is how close, as a fraction of r_close, an unbound
--- encounter must come to be regularised (docs/LUA_API.md).
---   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO] [SOFTENING] [ENCOUNTER]
+-- encounter must come to be regularised (docs/LUA_API.md).  ETA is the
+-- block steps' accuracy parameter (default 0.01 without softening, 0.02
+-- with it).  A run resumed from CHECKPOINT keeps the settings it was
+-- started with.
+--   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO] [SOFTENING] [ENCOUNTER] [ETA]
 local orrery = require "orrery"
 
 local n = math.tointeger(tonumber(arg[1])) or 4096
@@ -46,6 +49,13 @@ local soft = tonumber(arg[7]) or 0
 if soft < 0 or soft ~= soft then error("SOFTENING (argument 7) must be 0 or more, got " .. tostring(arg[7])) end
 local encounter = tonumber(arg[8])
 if arg[8] and not encounter then error("ENCOUNTER (argument 8) must be a number, got " .. arg[8]) end
+-- eta 0.01 without softening: the close encounters the block steps follow
+-- cost energy as eta^2 (N = 128 to t = 50: |dE/E0| 3.4e-5 at 0.02, 3.1e-6
+-- at 0.01); 0.02 with it
+local eta = tonumber(arg[9]) or (soft == 0 and 0.01 or 0.02)
+if arg[9] and not (tonumber(arg[9]) and eta > 0) then
+  error("ETA (argument 9) must be a positive number, got " .. arg[9])
+end
 
 local function fresh()
   return orrery.simulation{
@@ -53,10 +63,7 @@ local function fresh()
     precision = precision,
     softening = soft,   -- hard binaries regularised where there is none
     regularize = soft == 0 and { encounter = encounter },
-    -- eta 0.01: without softening the close encounters the block steps
-    -- follow cost energy as eta^2 (N = 128 to t = 50: |dE/E0| 3.4e-5 at
-    -- 0.02, 3.1e-6 at 0.01)
-    integrator = "hermite", dt_max = 1 / 8, eta = soft == 0 and 0.01 or 0.02,
+    integrator = "hermite", dt_max = 1 / 8, eta = eta,
   }
 end
 local first = fresh()
@@ -71,8 +78,8 @@ if saved then
   saved:close()
   print(("resumed from %s at t = %.2f"):format(ckpt, sim.time))
 end
-print(("core collapse: %d equal-mass bodies, %s on %s; initial r_h %.4f, t_rh %.2f, r_core %.4f")
-  :format(n, sim.precision, sim.backend, c0.r_half, c0.t_rh, c0.core_radius))
+print(("core collapse: %d equal-mass bodies, %s on %s, eta %g; initial r_h %.4f, t_rh %.2f, r_core %.4f")
+  :format(n, sim.precision, sim.backend, sim.eta, c0.r_half, c0.t_rh, c0.core_radius))
 print(("%9s %7s %9s %11s %8s %8s %8s %11s %5s %8s %9s %5s %7s %9s"):format("t", "t/t_rh",
   "r_core", "rho_core", "r_1%", "r_10%", "r_50%", "dE/E0", "bins", "max kT", "E_bin/|E|", "esc",
   "formed", "wall s"))

@@ -297,6 +297,11 @@ check core-collapse-bad-softening 1 $rc 'SOFTENING \(argument 7\) must be 0 or m
 check core-collapse-encounter 0 $rc '^no core collapse by t = 1\.00' out
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 2 >out 2>err; rc=$?
 check core-collapse-bad-encounter 1 $rc "regularize's encounter must be in \[0, 1\] \(a fraction of r_close; got 2\)" err
+# ETA (the block steps' eta): shown in the header, a bad one named
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 0.05 0.02 >out 2>err; rc=$?
+check core-collapse-eta 0 $rc '^core collapse: 64 equal-mass bodies, double on [a-z]+, eta 0\.02;' out
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 0.05 0 >out 2>err; rc=$?
+check core-collapse-bad-eta 1 $rc 'ETA \(argument 9\) must be a positive number, got 0' err
 # scripts/energy_law.lua: the law made from its energy passes its check, a
 # Hermite run of it conserves energy, the mistaken law's jerk is named
 "$orr_abs" run "$here/../scripts/energy_law.lua" 128 0.125 >out 2>err; rc=$?
