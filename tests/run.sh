@@ -15,6 +15,9 @@ if [ ${#names[@]} -eq 0 ]; then
 fi
 passed=0 failed=0 skipped=0 crashed=()
 export ORRERY_CACHE_DIR=${ORRERY_TEST_CACHE:-$(mktemp -d /tmp/orrery-tests-XXXXXX)}
+# regularised runs on a GPU check that every body the host changes reaches
+# the GPU (hermite.c's touched bodies against the whole state, each block)
+export ORRERY_CHECK_SYNC=${ORRERY_CHECK_SYNC:-1}
 for name in "${names[@]}"; do
   log=$(mktemp)
   if [ "$name" = cli ] || [ "$name" = lua ] || [ "$name" = mpi ] || [ "$name" = view ]; then

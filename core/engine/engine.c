@@ -420,6 +420,14 @@ orr_status orr_engine_set_predicted(orr_engine *e, const double *xp, const doubl
                                  : e->ops->set_state(e, xp, vp, err);
 }
 
+orr_status orr_engine_blocks_predict(orr_engine *e, long long tick, orr_error *err)
+{
+    if (!e->ops->blocks_predict)
+        return orr_fail(err, ORR_ERR_ARG, "the %s backend keeps no block steps to predict",
+                        e->ops->name);
+    return e->ops->blocks_predict(e, tick, err);
+}
+
 orr_status orr_hblocks_env(int *mode, long *split, orr_error *err)
 {
     const char *m = getenv("ORRERY_HBLOCKS"), *k = getenv("ORRERY_HSPLIT");

@@ -301,6 +301,11 @@ orr_status orr_engine_blocks_some(orr_engine *e, double *pos, double *vel, doubl
  * keeps one; else orr_engine_set_state). */
 orr_status orr_engine_set_predicted(orr_engine *e, const double *xp, const double *vp,
                                     orr_error *err);
+/* Every body of the engine's block-step state predicted to tick `tick`
+ * of the interval under way, as its own blocks predict them: what the
+ * next orr_engine_accel_jerk reads (as orr_engine_set_predicted sets it,
+ * without the copy).  ORR_ERR_ARG where the engine keeps no block steps. */
+orr_status orr_engine_blocks_predict(orr_engine *e, long long tick, orr_error *err);
 /* The interval under way is given up: the positions and velocities go
  * back to where orr_engine_blocks_begin found them. */
 orr_status orr_engine_blocks_abort(orr_engine *e, orr_error *err);

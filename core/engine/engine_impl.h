@@ -53,6 +53,7 @@ typedef struct {
                               long long since, long most, orr_error *err);
     orr_status (*set_predicted)(orr_engine *e, const double *xp, const double *vp,
                                 orr_error *err);
+    orr_status (*blocks_predict)(orr_engine *e, long long tick, orr_error *err);
     orr_status (*blocks_split)(orr_engine *e, const orr_block_split *s, orr_error *err);
     void (*blocks_stats)(const orr_engine *e, orr_blocks_stats *out);
     orr_status (*kick)(orr_engine *e, orr_range t, double dt, double damping, orr_error *err);

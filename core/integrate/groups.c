@@ -1014,9 +1014,17 @@ static orr_status perturbers(const orr_groups *g, const orr_hview *h, group *gr,
     return ORR_OK;
 }
 
+/* Body k's state written here (orr_hview's touched). */
+static void touch(const orr_hview *h, long k)
+{
+    if (h->touched)
+        h->touched[k] = 1;
+}
+
 /* Body k made a ghost. */
 static void ghost(orr_hview *h, long k)
 {
+    touch(h, k);
     for (int q = 0; q < 3; q++) {
         h->pos[4 * k + q] = h->xp[4 * k + q] = GHOST_AT;
         h->vel[3 * k + q] = h->vp[3 * k + q] = 0;
@@ -1045,6 +1053,7 @@ static orr_status start_group(orr_hview *h, group *gr, const double *m, const do
         M += m[i];
     for (int i = 1; i < gr->n; i++)
         ghost(h, gr->mem[i]);
+    touch(h, c);
     for (int q = 0; q < 3; q++) {
         h->pos[4 * c + q] = h->xp[4 * c + q] = gr->ar.com_x[q];
         h->vel[3 * c + q] = h->vp[3 * c + q] = gr->ar.com_v[q];
@@ -1335,6 +1344,7 @@ static void resolve_group(orr_groups *g, orr_hview *h, int k)
     memcpy(V, h->vel + 3 * c, sizeof V);
     for (int i = 0; i < gr->n; i++) {
         const long b = gr->mem[i];
+        touch(h, b);
         for (int q = 0; q < 3; q++) {
             h->pos[4 * b + q] = h->xp[4 * b + q] = X[q] + gr->ar.x[i][q];
             h->vel[3 * b + q] = h->vp[3 * b + q] = V[q] + gr->ar.v[i][q];

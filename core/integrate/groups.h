@@ -44,6 +44,8 @@ typedef struct {
     double unit;           /* a tick's length of time */
     double *xp, *vp;       /* 4n, 3n: predicted to the block time */
     double eta;            /* the step criterion's accuracy (a group's centre's passage cap) */
+    char *touched;         /* n or NULL: set where the groups wrote a body's state (a new
+                              centre, a ghost, a former member), for hermite.c to copy on */
 } orr_hview;
 
 /* A ghost's time: never the next block's (hermite.c adds a step to it). */

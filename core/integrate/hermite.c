@@ -157,6 +157,13 @@ typedef struct {
     int shadow;
     double *sh;
     long *chg;
+    /* ... the bodies the host changed since the engine last had them (a
+     * host block's, the groups': touched), copied on before the engine
+     * predicts the state for a host block's force + jerk itself
+     * (check_sync, ORRERY_CHECK_SYNC set: every body is compared, and one
+     * changed but not marked is an error) */
+    char *touched;
+    int check_sync;
 } herm;
 
 #define REC 13   /* x y z, vx vy vz, acceleration, jerk, level */
@@ -243,7 +250,7 @@ static void h_destroy(void *state)
     free(h->rec), free(h->counts), free(h->displs);
     orr_groups_destroy(h->grp);
     free(h->mark), free(h->fresh), free(h->fa), free(h->fj);
-    free(h->sh), free(h->chg);
+    free(h->sh), free(h->chg), free(h->touched);
     free(h);
 }
 
@@ -281,7 +288,7 @@ static double norm3(const double *v)
 static orr_hview view_of(herm *h, const orr_integ_env *env)
 {
     const orr_hview v = {h->n, env->G, h->pos, h->vel, h->a, h->j, h->tick, h->level,
-                         env->dt / (double)END, h->xp, h->vp, env->eta};
+                         env->dt / (double)END, h->xp, h->vp, env->eta, h->touched};
     return v;
 }
 
@@ -295,10 +302,13 @@ static orr_status groups_setup(herm *h, const orr_integ_env *env, orr_error *err
     if (st)
         return st;
     h->mark = calloc((size_t)h->n, 1);
+    h->touched = calloc((size_t)h->n, 1);
     h->fresh = malloc(sizeof(long) * (size_t)h->n);
     h->fa = malloc(sizeof(double) * 3 * (size_t)h->n);
     h->fj = malloc(sizeof(double) * 3 * (size_t)h->n);
-    if (h->mark && h->fresh && h->fa && h->fj)
+    const char *cs = getenv("ORRERY_CHECK_SYNC");
+    h->check_sync = cs && *cs && strcmp(cs, "0") != 0;
+    if (h->mark && h->touched && h->fresh && h->fa && h->fj)
         return ORR_OK;
     return orr_fail(err, ORR_ERR_NOMEM, "out of memory for the regularised groups of %ld "
                     "bodies", h->n);
@@ -422,11 +432,43 @@ static int by_index(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The predicted state for a host-driven force + jerk: beside the
- * engine's own block-step state where its loop is watched (which then
- * stays as the shadow says), else as the engine's state. */
-static orr_status predicted_to_engine(herm *h, orr_integ_env *env, orr_error *err)
+static int shadow_take(herm *h, long i);
+
+/* The bodies the host changed since the engine last had its state
+ * (touched) onto the engine, and into the shadow. */
+static orr_status sync_touched(herm *h, orr_engine *e, orr_error *err)
 {
+    long m = 0;
+    for (long i = 0; i < h->n; i++)
+        if (h->touched[i]) {
+            h->touched[i] = 0;
+            if (shadow_take(h, i))
+                h->chg[m++] = i;
+        }
+    for (long i = 0; h->check_sync && i < h->n; i++)
+        if (shadow_take(h, i))
+            return orr_fail(err, ORR_ERR_ARG, "ORRERY_CHECK_SYNC: body %ld changed on the host "
+                            "without being marked as touched", i + 1);
+    orr_status st = m > 0 ? orr_engine_blocks_some(e, h->pos, h->vel, h->a, h->j, h->tick,
+                                                   h->level, 1, h->chg, &m, 0, 0, err)
+                          : ORR_OK;
+    if (st)
+        h->shadow = 0;
+    return st;
+}
+
+/* The predicted state at tick t for a host-driven force + jerk: where the
+ * engine's loop is watched and the shadow kept, the bodies the host
+ * changed copied on and every body predicted by the engine itself (a copy
+ * of the whole predicted state cost a host block in a collapsed core more
+ * than its force); else beside the engine's own block-step state (which
+ * then stays as the shadow says), or as the engine's state. */
+static orr_status predicted_to_engine(herm *h, orr_integ_env *env, long long t, orr_error *err)
+{
+    if (h->watch && h->shadow && h->touched) {
+        orr_status st = sync_touched(h, env->engine, err);
+        return st ? st : orr_engine_blocks_predict(env->engine, t, err);
+    }
     return h->watch ? orr_engine_set_predicted(env->engine, h->xp, h->vp, err)
                     : orr_engine_set_state(env->engine, h->xp, h->vp, err);
 }
@@ -449,7 +491,7 @@ static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, l
         k0 = h->displs[h->rank];
         k1 = k0 + h->counts[h->rank];
     }
-    st = predicted_to_engine(h, env, err);
+    st = predicted_to_engine(h, env, next, err);
     if (!st)
         st = orr_engine_accel_jerk(env->engine, k1 - k0, h->fresh + k0, h->fa + 3 * k0,
                                    h->fj + 3 * k0, err);
@@ -476,6 +518,8 @@ static orr_status regroup(herm *h, orr_integ_env *env, long long next, int hi, l
         h->level[i] = l;
         h->tick[i] = next;
         h->deepest = l > h->deepest ? l : h->deepest;
+        if (h->touched)
+            h->touched[i] = 1;
     }
     return nonfinite(h, env, (double)next * unit, h->fresh, nf, 1, err);
 }
@@ -536,7 +580,7 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
     if (!st && h->grp)
         st = orr_groups_advance(h->grp, &gv, h->mark, (double)next * unit, err);
     if (!st)
-        st = predicted_to_engine(h, env, err);
+        st = predicted_to_engine(h, env, next, err);
     /* the block's time as the GPU's block steps take it (direct.cu) */
     orr_engine_set_time(env->engine, fma((double)next, unit, env->time), 0);
     if (!st)
@@ -586,6 +630,8 @@ static orr_status block(herm *h, orr_integ_env *env, int hi, long long *t, orr_e
         const long i = h->act[k];
         h->tick[i] = next;
         h->deepest = h->level[i] > h->deepest ? h->level[i] : h->deepest;
+        if (h->touched)
+            h->touched[i] = 1;
     }
     h->blocks++;
     h->active += nact;
@@ -733,9 +779,11 @@ static int shadow_take(herm *h, long i)
 
 /* The host's state to the engine: where the shadow holds what the engine
  * has, the bodies that differ from it only (a host block's, a group's
- * members'); else all of it, the shadow made then. */
+ * members': those touched); else all of it, the shadow made then. */
 static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
 {
+    if (h->shadow && h->touched)
+        return sync_touched(h, e, err);
     if (h->shadow) {
         long m = 0;
         for (long i = 0; i < h->n; i++)
@@ -763,6 +811,8 @@ static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
     for (long i = 0; i < h->n; i++)
         shadow_take(h, i);
     h->shadow = 1;
+    if (h->touched)   /* the engine has every body */
+        memset(h->touched, 0, (size_t)h->n);
     return ORR_OK;
 }
 
