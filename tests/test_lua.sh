@@ -297,6 +297,17 @@ check core-collapse-bad-softening 1 $rc 'SOFTENING \(argument 7\) must be 0 or m
 check core-collapse-encounter 0 $rc '^no core collapse by t = 1\.00' out
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 2 >out 2>err; rc=$?
 check core-collapse-bad-encounter 1 $rc "regularize's encounter must be in \[0, 1\] \(a fraction of r_close; got 2\)" err
+# the bounce: a core far below a tenth of the start, then 50% above it, is a
+# collapse where the run is softened; without softening only with a hard
+# binary (10 kT) regularised to heat it (a noisy core is no bounce)
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double ccb.ckpt.hdf5 >out 2>err
+echo "0.001 0.5 100 0" >ccb.ckpt.hdf5.best
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 2 1 double ccb.ckpt.hdf5 >out 2>err; rc=$?
+check core-collapse-no-bounce-without-binary 0 $rc '^no core collapse by t = 2\.00 \([0-9.]+ t_rh\); at t = 0\.50 \([0-9.]+ t_rh\) the smallest core radius 0\.00100' out
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double ccs.ckpt.hdf5 1.5 1e-4 >out 2>err
+echo "0.001 0.5 100 0" >ccs.ckpt.hdf5.best
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 2 1 double ccs.ckpt.hdf5 1.5 1e-4 >out 2>err; rc=$?
+check core-collapse-bounce-softened 0 $rc '^core collapse at t = 0\.50 \([0-9.]+ t_rh\); on to 1\.50 t_cc$' out
 # ETA (the block steps' eta): shown in the header, a bad one named
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 0.05 0.02 >out 2>err; rc=$?
 check core-collapse-eta 0 $rc '^core collapse: 64 equal-mass bodies, double on [a-z]+, eta 0\.02;' out
