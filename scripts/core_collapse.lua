@@ -28,9 +28,9 @@
 -- run with the same arguments goes on from it.  How long it takes
 -- (docs/PERFORMANCE.md): N = 2048 collapsed at 14.7 t_rh in 2 minutes on
 -- an H100; on one CPU core N = 1024 at 12.5 t_rh in 3 minutes and N = 2048
--- at 14.0 t_rh in about 24; N = 4096 on the H100 reached 14.1 t_rh in 8
--- minutes, not yet collapsed (the core's close pairs slow it as it
--- shrinks).
+-- at 14.0 t_rh in about 24; N = 4096 on the H100 collapsed at 16.2 t_rh
+-- after about 19 minutes (in parts; 13 of them to 16 t_rh), and then took
+-- 30 to 50 s a time unit (the collapsed core's close pairs and groups).
 -- With SOFTENING > 0 the run is the softened one of earlier releases
 -- (softening 1e-4, eta 0.02, no regularisation: every block on the GPU's
 -- own block loop), for comparison.  ENCOUNTER (regularize.encounter,
