@@ -128,7 +128,14 @@ typedef struct {
     const group *gr;
     dense *dense;           /* ndense of them: the groups near */
     int ndense;
+    /* the near perturbers gathered (NEAR_REC doubles each: position,
+     * velocity, acceleration, jerk, the time of those, G m), and which of
+     * the dense a perturber pulls with its members (-1: from its centre):
+     * read at every kick, so the tide walks one array */
+    double *near;
+    int *dn;
 } tide_ctx;
+#define NEAR_REC 14
 
 orr_status orr_groups_create(orr_groups **out, long n, double r_close, double gamma,
                              double encounter, orr_error *err)
@@ -592,17 +599,18 @@ static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *
     predict_x(h, gr->mem[0], t, X);
     memset(f, 0, sizeof(double) * 3 * (size_t)n);
     for (long p = 0; p < gr->nnear; p++) {
-        const long k = gr->pert[p];
+        /* as predict_x, from the gathered record */
+        const double *q = c->near + NEAR_REC * p;
+        const double dt = t - q[12], dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
         double xk[3];
-        predict_x(h, k, t, xk);
-        const group *o = centre_of(c->g, k);
-        dense *d = NULL;
-        for (int e = 0; o && e < c->ndense && !d; e++)
-            d = c->dense[e].o == o ? &c->dense[e] : NULL;
-        if (!d || !d->resolve) {
-            pull_members(h->G * h->pos[4 * k + 3], xk, X, x, n, f);
+        for (int e = 0; e < 3; e++)
+            xk[e] = q[e] + q[3 + e] * dt + q[6 + e] * dt2 + q[9 + e] * dt3;
+        if (c->dn[p] < 0) {
+            pull_members(q[13], xk, X, x, n, f);
             continue;
         }
+        dense *d = &c->dense[c->dn[p]];
+        const group *o = d->o;
         double xo[ORR_AR_MAX][3];
         members_of(d, o, t, xo);
         for (int j = 0; j < o->was.n; j++) {
@@ -734,16 +742,32 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
             group_context(err, gr);
         return st;
     }
-    tide_ctx ctx = {g, h, gr, NULL, 0};
+    tide_ctx ctx = {g, h, gr, NULL, 0, NULL, NULL};
     int near = 0;   /* groups near: a pair's Kepler solution, a larger group's nodes */
     for (long p = 0; p < gr->nnear; p++)
         near += centre_of(g, gr->pert[p]) != NULL;
-    if (near && !(ctx.dense = malloc(sizeof(dense) * (size_t)near)))
+    const size_t nn = (size_t)gr->nnear;
+    if ((near && !(ctx.dense = malloc(sizeof(dense) * (size_t)near))) ||
+        (nn && (!(ctx.near = malloc(sizeof(double) * NEAR_REC * nn)) ||
+                !(ctx.dn = malloc(sizeof(int) * nn))))) {
+        free(ctx.dense), free(ctx.near), free(ctx.dn);
         return orr_fail(err, ORR_ERR_NOMEM, "out of memory for a group's tides");
+    }
     for (long p = 0; p < gr->nnear; p++) {
-        const group *o = centre_of(g, gr->pert[p]);
+        const long k = gr->pert[p];
+        double *q = ctx.near + NEAR_REC * p;
+        for (int e = 0; e < 3; e++) {
+            q[e] = h->pos[4 * k + e];
+            q[3 + e] = h->vel[3 * k + e];
+            q[6 + e] = h->a[3 * k + e];
+            q[9 + e] = h->j[3 * k + e];
+        }
+        q[12] = (double)h->tick[k] * h->unit;
+        q[13] = h->G * h->pos[4 * k + 3];
+        const group *o = centre_of(g, k);
         dense *d = o ? &ctx.dense[ctx.ndense++] : NULL;
         const int res = d && resolved(g, h, gr, o);
+        ctx.dn[p] = res ? ctx.ndense - 1 : -1;
         if (res && o->was.n > 2) {
             start_dense(o, gr->ar.t, t, d);
         } else if (d) {
@@ -763,7 +787,7 @@ static orr_status advance(const orr_groups *g, const orr_hview *h, group *gr, do
     gr->ar.perturb_ctx = NULL;
     for (int k = 0; k < ctx.ndense; k++)
         free(ctx.dense[k].node);
-    free(ctx.dense);
+    free(ctx.dense), free(ctx.near), free(ctx.dn);
     if (st)
         group_context(err, gr);
     return st;
