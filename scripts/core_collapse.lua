@@ -12,8 +12,8 @@
 -- between two of 0.03, 60 time units before its collapse and with no hard
 -- binary, was taken for the bounce before), and prints the time of the
 -- smallest core radius, t_cc, in units of the initial t_rh; or at T_MAX,
--- saying that the core has not collapsed yet and where it was smallest.  After the collapse it goes
--- on to ON_TO t_cc (1.5; 1 stops at the bounce).  The cluster has no
+-- saying that the core has not collapsed yet and where it was smallest.
+-- After the collapse it goes on to ON_TO t_cc (1.5; 1 stops at the bounce).  The cluster has no
 -- softening: close pairs and compact groups are regularised (regularize =
 -- true: they leave the block steps for algorithmic regularisation, so hard
 -- binaries cost little), and each line gives the regularised binaries, the

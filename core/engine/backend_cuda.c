@@ -1009,12 +1009,12 @@ static orr_status ctl_reset(cuda_impl *c, orr_error *err)
     return orr_cuda_htod_async(c->hcnt, &h, sizeof h, c->stream, err);
 }
 
-/* The active count of a host-driven force + jerk, and not done; the
+/* The control words' block time and active count, and not done; the
  * interval's statistics are left as they are (a tuning between the
  * blocks of an interval: orr_sim_tune after sim:step()). */
-static orr_status set_count(cuda_impl *c, unsigned count, orr_error *err)
+static orr_status set_ctl(cuda_impl *c, unsigned long long next, unsigned count, orr_error *err)
 {
-    const hctl h = {.next = ~0ULL, .count = count};
+    const hctl h = {.next = next, .count = count};
     orr_status st = orr_cuda_htod_async(c->hcnt, &h, offsetof(hctl, deepest), c->stream, err);
     return st ? st : orr_cuda_htod_async(c->hcnt + offsetof(hctl, done), &h.done,
                                          sizeof h.done, c->stream, err);
@@ -1034,7 +1034,7 @@ static orr_status jerk_inputs(orr_engine *e, cuda_impl *c, long ni, const long *
     for (long k = 0; !st && k < ni; k++)
         ix[k] = (unsigned)idx[k];
     if (!st && !(st = orr_cuda_htod_async(c->hact, ix, 4 * (size_t)ni, c->stream, err)) &&
-        !(st = set_count(c, (unsigned)ni, err)) && !c->pred_set &&
+        !(st = set_ctl(c, ~0ULL, (unsigned)ni, err)) && !c->pred_set &&
         !(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)))
         st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err);
     c->pred_set = 0;   /* once: the next force + jerk reads the state unless set again */
@@ -1090,7 +1090,7 @@ static orr_status cuda_blocks_begin(orr_engine *e, const orr_block_params *p, in
     if (!st && fresh) {   /* the accelerations and jerks of every body at the synchronised state */
         if (!(st = orr_cuda_dtod_async(c->hxp, c->buf[ORR_BUF_POS], vec, c->stream, err)) &&
             !(st = orr_cuda_dtod_async(c->hvp, c->buf[ORR_BUF_VEL], vec, c->stream, err)) &&
-            !(st = set_count(c, (unsigned)e->n, err)))
+            !(st = set_ctl(c, ~0ULL, (unsigned)e->n, err)))
             st = accel_jerk(e, c, c->hiota, c->hcnt, e->n, 1, err);
         int n = (int)e->n, hi = p->hi, keep = keep_steps;
         double H = p->H, eta_start = p->eta_start;
@@ -1760,14 +1760,11 @@ static orr_status cuda_blocks_predict(orr_engine *e, long long tick, orr_error *
     orr_status st = blocks_alloc(e, c, err);
     if (st)
         return st;
-    const hctl h = {.next = (unsigned long long)tick};
     int n = (int)e->n;
     void *args[] = {&c->buf[ORR_BUF_POS], &c->buf[ORR_BUF_VEL], &c->buf[ORR_BUF_ACC], &c->hjerk,
                     &c->htick, &c->hlevel, &c->hcnt, &c->hpar, &c->hxp, &c->hvp, &c->hact, &n};
     const unsigned block = (unsigned)e->spec.launch.block;
-    if (!(st = orr_cuda_htod_async(c->hcnt, &h, offsetof(hctl, deepest), c->stream, err)) &&
-        !(st = orr_cuda_htod_async(c->hcnt + offsetof(hctl, done), &h.done, sizeof h.done,
-                                   c->stream, err)))
+    if (!(st = set_ctl(c, (unsigned long long)tick, 0, err)))
         st = orr_cuda_launch(c->fn[ORR_K_HPREDICT], blocks_for(e->n, (int)block), block, 0,
                              c->stream, args, err);
     c->pred_set = !st;

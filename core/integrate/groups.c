@@ -276,13 +276,18 @@ orr_status orr_groups_set_field(orr_groups *g, const double *in, orr_error *err)
 /* Body k's position predicted to time t along its Hermite polynomial (as
  * hermite.c's blocks do; the tides want no velocity: at every kick of a
  * group's advance, for each near perturber). */
+static void taylor_x(const double *x0, const double *u, const double *a, const double *j,
+                     double dt, double *x)
+{
+    const double dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
+    for (int d = 0; d < 3; d++)
+        x[d] = x0[d] + u[d] * dt + a[d] * dt2 + j[d] * dt3;
+}
+
 static void predict_x(const orr_hview *h, long k, double t, double *x)
 {
-    const double dt = t - (double)h->tick[k] * h->unit, dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
-    for (int d = 0; d < 3; d++) {
-        const double a = h->a[3 * k + d], j = h->j[3 * k + d], u = h->vel[3 * k + d];
-        x[d] = h->pos[4 * k + d] + u * dt + a * dt2 + j * dt3;
-    }
+    taylor_x(h->pos + 4 * k, h->vel + 3 * k, h->a + 3 * k, h->j + 3 * k,
+             t - (double)h->tick[k] * h->unit, x);
 }
 
 static double mass_of(const group *gr)
@@ -601,10 +606,8 @@ static void tide(void *ctx, double t, const orr_ar *a, const double *x, double *
     for (long p = 0; p < gr->nnear; p++) {
         /* as predict_x, from the gathered record */
         const double *q = c->near + NEAR_REC * p;
-        const double dt = t - q[12], dt2 = dt * dt / 2, dt3 = dt2 * dt / 3;
         double xk[3];
-        for (int e = 0; e < 3; e++)
-            xk[e] = q[e] + q[3 + e] * dt + q[6 + e] * dt2 + q[9 + e] * dt3;
+        taylor_x(q, q + 3, q + 6, q + 9, t - q[12], xk);
         if (c->dn[p] < 0) {
             pull_members(q[13], xk, X, x, n, f);
             continue;

@@ -465,7 +465,7 @@ static orr_status sync_touched(herm *h, orr_engine *e, orr_error *err)
  * then stays as the shadow says), or as the engine's state. */
 static orr_status predicted_to_engine(herm *h, orr_integ_env *env, long long t, orr_error *err)
 {
-    if (h->watch && h->shadow && h->touched) {
+    if (h->watch && h->shadow) {
         orr_status st = sync_touched(h, env->engine, err);
         return st ? st : orr_engine_blocks_predict(env->engine, t, err);
     }
@@ -777,24 +777,13 @@ static int shadow_take(herm *h, long i)
     return 1;
 }
 
-/* The host's state to the engine: where the shadow holds what the engine
- * has, the bodies that differ from it only (a host block's, a group's
- * members': those touched); else all of it, the shadow made then. */
+/* The host's state to the engine (watched: the groups made touched):
+ * where the shadow holds what the engine has, the bodies touched since;
+ * else all of it, the shadow made then. */
 static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
 {
-    if (h->shadow && h->touched)
+    if (h->shadow)
         return sync_touched(h, e, err);
-    if (h->shadow) {
-        long m = 0;
-        for (long i = 0; i < h->n; i++)
-            if (shadow_take(h, i))
-                h->chg[m++] = i;
-        orr_status st = orr_engine_blocks_some(e, h->pos, h->vel, h->a, h->j, h->tick, h->level,
-                                               1, h->chg, &m, 0, 0, err);
-        if (st)
-            h->shadow = 0;
-        return st;
-    }
     orr_status st = orr_engine_blocks_state(e, h->pos, h->vel, h->a, h->j, h->tick, h->level, 1,
                                             err);
     if (st)
@@ -811,8 +800,7 @@ static orr_status push_state(herm *h, orr_engine *e, orr_error *err)
     for (long i = 0; i < h->n; i++)
         shadow_take(h, i);
     h->shadow = 1;
-    if (h->touched)   /* the engine has every body */
-        memset(h->touched, 0, (size_t)h->n);
+    memset(h->touched, 0, (size_t)h->n);   /* the engine has every body */
     return ORR_OK;
 }
 
