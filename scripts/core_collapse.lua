@@ -23,9 +23,12 @@
 -- N = 4096 core 60 a time unit, most soon apart, 250 before encounters
 -- were left to the block steps down to a pericentre of 0.05 r_close).  A long
 -- run can go in parts:
--- with CHECKPOINT the state is checkpointed there every EVERY time units
--- (the smallest core so far beside it, in CHECKPOINT.best), and a later
--- run with the same arguments goes on from it.  How long it takes
+-- with CHECKPOINT (a path ending in .h5 or .hdf5) the state is
+-- checkpointed there every EVERY time units (the smallest core so far
+-- beside it, in CHECKPOINT.best), and a later run with the same arguments
+-- goes on from it (another N, PRECISION, SOFTENING, or ENCOUNTER or ETA
+-- where given, is refused by name; a checkpoint without its .best is gone
+-- on from too, never overwritten).  How long it takes
 -- (docs/PERFORMANCE.md): N = 2048 collapsed at 14.7 t_rh in 2 minutes on
 -- an H100; on one CPU core N = 1024 at 12.5 t_rh in 3 minutes and N = 2048
 -- at 14.0 t_rh in about 24; N = 4096 on the H100 collapsed at 16.2 t_rh
@@ -37,28 +40,44 @@
 -- default 0.05) is how close, as a fraction of r_close, an unbound
 -- encounter must come to be regularised (docs/LUA_API.md).  ETA is the
 -- block steps' accuracy parameter (default 0.01 without softening, 0.02
--- with it).  A run resumed from CHECKPOINT keeps the settings it was
--- started with.
+-- with it; at most 1).  EVERY is at least T_MAX / 1e6.
 --   build/orrery run scripts/core_collapse.lua [N] [T_MAX] [EVERY] [PRECISION] [CHECKPOINT] [ON_TO] [SOFTENING] [ENCOUNTER] [ETA]
 local orrery = require "orrery"
 
-local n = math.tointeger(tonumber(arg[1])) or 4096
-local t_max = tonumber(arg[2]) or 4000
-local every = tonumber(arg[3]) or 10
+-- argument i as a number (default where not given), refused by name where
+-- it is not one or ok(v) fails
+local function number(i, name, default, ok, what)
+  if arg[i] == nil then return default end
+  local v = tonumber(arg[i])
+  if not v or v ~= v or not ok(v) then
+    error(("%s (argument %d) must be %s, got %s"):format(name, i, what, arg[i]))
+  end
+  return v
+end
+local n = number(1, "N", 4096, function(v) return math.tointeger(v) and v > 0 end,
+  "a whole number of bodies")
+n = math.tointeger(n)
+local t_max = number(2, "T_MAX", 4000, function(v) return v > 0 end, "a positive time")
+local every = number(3, "EVERY", 10, function(v) return v > 0 and v < math.huge end,
+  "a positive finite time")
+if every < t_max / 1e6 then   -- a line each EVERY: a million at most
+  error(("EVERY (argument 3) must be at least T_MAX / 1e6 (%g), got %s"):format(t_max / 1e6, arg[3]))
+end
 local precision = arg[4] or "double"
 local ckpt = arg[5] ~= "" and arg[5] or nil
-local on_to = tonumber(arg[6]) or 1.5
-local soft = tonumber(arg[7]) or 0
-if soft < 0 or soft ~= soft then error("SOFTENING (argument 7) must be 0 or more, got " .. tostring(arg[7])) end
-local encounter = tonumber(arg[8])
-if arg[8] and not encounter then error("ENCOUNTER (argument 8) must be a number, got " .. arg[8]) end
+if ckpt and not (ckpt:match("%.h5$") or ckpt:match("%.hdf5$")) then
+  error("CHECKPOINT (argument 5) must end in .h5 or .hdf5, got " .. ckpt)
+end
+local on_to = number(6, "ON_TO", 1.5, function(v) return v > 0 end, "a positive factor of t_cc")
+local soft = number(7, "SOFTENING", 0, function(v) return v >= 0 and v < math.huge end,
+  "0 or more")
+local encounter = number(8, "ENCOUNTER", nil, function() return true end, "a number")
 -- eta 0.01 without softening: the close encounters the block steps follow
 -- cost energy as eta^2 (N = 128 to t = 50: |dE/E0| 3.4e-5 at 0.02, 3.1e-6
 -- at 0.01); 0.02 with it
-local eta = tonumber(arg[9]) or (soft == 0 and 0.01 or 0.02)
-if arg[9] and not (tonumber(arg[9]) and eta > 0) then
-  error("ETA (argument 9) must be a positive number, got " .. arg[9])
-end
+local eta = number(9, "ETA", soft == 0 and 0.01 or 0.02, function(v) return v > 0 end,
+  "a positive number")
+if eta > 1 then error("ETA (argument 9) must be at most 1, got " .. arg[9]) end
 
 local function fresh()
   return orrery.simulation{
@@ -72,14 +91,38 @@ end
 local first = fresh()
 local c0, e0 = first:cluster(), first:energy().total   -- the initial cluster, also when resumed
 local best = { r = math.huge, t = 0, rho = 0, bounced = 0 }
+-- a checkpoint there is gone on from (never overwritten by a fresh run),
+-- with the smallest core so far from its .best where there is one
+local found = ckpt and io.open(ckpt, "rb")
+if found then found:close() end
 local saved = ckpt and io.open(ckpt .. ".best")
-local sim <close> = saved and orrery.restore(ckpt) or first
-if saved then
+local sim <close> = (found or saved) and orrery.restore(ckpt) or first
+if found or saved then
   first:close()
-  best.r, best.t, best.rho, best.bounced = saved:read("n", "n", "n", "n")
-  best.bounced = best.bounced or 0
-  saved:close()
-  print(("resumed from %s at t = %.2f"):format(ckpt, sim.time))
+  -- the run it goes on is the one these arguments describe (its initial
+  -- cluster, energy and collapse rule come from them)
+  local function same(what, i, mine, theirs)
+    if mine ~= theirs then
+      error(("%s (argument %d) is %s, but %s was started with %s: give the arguments it "
+        .. "was started with"):format(what, i, tostring(mine), ckpt, tostring(theirs)))
+    end
+  end
+  same("N", 1, n, sim.n)
+  same("PRECISION", 4, precision, sim.precision)
+  same("SOFTENING", 7, soft, sim.softening)
+  if arg[8] then same("ENCOUNTER", 8, encounter, sim.regularize and sim.regularize.encounter) end
+  if arg[9] then same("ETA", 9, eta, sim.eta) end
+  if saved then
+    local r, t, rho, bounced = saved:read("n", "n", "n", "n")
+    saved:close()
+    if not (r and t and rho) then
+      error(("%s.best: expected the smallest core's radius, time and density (and 1 once "
+        .. "bounced), as this script writes them; remove it to start the record anew"):format(ckpt))
+    end
+    best = { r = r, t = t, rho = rho, bounced = bounced or 0 }
+  end
+  print(("resumed from %s at t = %.2f%s"):format(ckpt, sim.time,
+    saved and "" or " (no .best beside it: the smallest core from here on)"))
 end
 print(("core collapse: %d equal-mass bodies, %s on %s, eta %g; initial r_h %.4f, t_rh %.2f, r_core %.4f")
   :format(n, sim.precision, sim.backend, sim.eta, c0.r_half, c0.t_rh, c0.core_radius))
@@ -92,6 +135,10 @@ local bounced = best.bounced > 0
 local stop = bounced and math.min(t_max, on_to * best.t) or t_max
 while sim.time < stop - 1e-9 do
   -- a run whose energy drifts by a percent is no longer to be trusted: stop
+  if sim.time + every <= sim.time then
+    error(("EVERY (argument 3) must be more than t = %.17g's rounding, got %s"):format(sim.time,
+      tostring(every)))
+  end
   sim:run{ ["until"] = math.min(stop, sim.time + every), max_energy_error = 1e-2 }
   local c = sim:cluster{ fractions = { 0.01, 0.1, 0.5 } }
   local e = sim:energy().total

@@ -308,6 +308,23 @@ check core-collapse-no-bounce-without-binary 0 $rc '^no core collapse by t = 2\.
 echo "0.001 0.5 100 0" >ccs.ckpt.hdf5.best
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 64 2 1 double ccs.ckpt.hdf5 1.5 1e-4 >out 2>err; rc=$?
 check core-collapse-bounce-softened 0 $rc '^core collapse at t = 0\.50 \([0-9.]+ t_rh\); on to 1\.50 t_cc$' out
+# arguments and checkpoints refused by name before any step, nothing lost:
+# EVERY 0 (it printed t = 0 forever), a damaged .best (it crashed after an
+# interval and left the .best empty), another N than the checkpoint's; a
+# checkpoint without its .best is gone on from, not overwritten
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 2 0 >out 2>err; rc=$?
+check core-collapse-bad-every 1 $rc 'EVERY \(argument 3\) must be a positive finite time, got 0' err
+echo "0.01 3" >ccb.ckpt.hdf5.best
+sum=$(md5sum ccb.ckpt.hdf5)
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 4 1 double ccb.ckpt.hdf5 >out 2>err; rc=$?
+check core-collapse-bad-best 1 $rc "ccb\.ckpt\.hdf5\.best: expected the smallest core's radius, time and density" err
+[ "$(md5sum ccb.ckpt.hdf5)" = "$sum" ] && [ "$(cat ccb.ckpt.hdf5.best)" = "0.01 3" ] &&
+  ok core-collapse-bad-best-kept || bad core-collapse-bad-best-kept
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 128 4 1 double ccb.ckpt.hdf5 >out 2>err; rc=$?
+check core-collapse-other-n 1 $rc 'N \(argument 1\) is 128, but ccb\.ckpt\.hdf5 was started with 64' err
+rm ccb.ckpt.hdf5.best
+"$orr_abs" run "$here/../scripts/core_collapse.lua" 64 3 1 double ccb.ckpt.hdf5 >out 2>err; rc=$?
+check core-collapse-no-best 0 $rc '^resumed from ccb\.ckpt\.hdf5 at t = 2\.00 \(no \.best beside it' out
 # ETA (the block steps' eta): shown in the header, a bad one named
 "$orr_abs" run "$here/../scripts/core_collapse.lua" 64 1 1 double "" 1.5 0 0.05 0.02 >out 2>err; rc=$?
 check core-collapse-eta 0 $rc '^core collapse: 64 equal-mass bodies, double on [a-z]+, eta 0\.02;' out
