@@ -1294,8 +1294,6 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                 for (int q = 0; q < hp->ndec; q++)
                     held = held || (hp->dec_a[q] == min(i, o) && hp->dec_b[q] == max(i, o) &&
                                     t < hp->dec_until[q]);
-                if (held)
-                    continue;
                 const vec4 w = vp[o];
                 const double u[3] = {(double)w.x - v4.x, (double)w.y - v4.y, (double)w.z - v4.z};
                 const double rv = d[0] * u[0] + d[1] * u[1] + d[2] * u[2],
@@ -1305,9 +1303,12 @@ orr_hcorrect_all(typename orr_vec4<real>::type *__restrict__ pos,
                              e = sqrt(fmax(1 + 2 * eps * L2 / (gm * gm), 0.0));
                 /* bound, its apocentre within near; or approaching to a
                  * pericentre L^2 / (GM (1 + e)) within peri, or peri_b where
-                 * bound */
-                near = (eps < 0 && -gm / (2 * eps) * (1 + e) < sqrt(near2)) ||
-                       (rv < 0 && L2 < (eps < 0 ? hp->peri_b : peri) * gm * (1 + e));
+                 * bound.  A pair the host holds apart only where it is
+                 * tight (groups.c: bound within near, its pericentre within
+                 * peri_b), which forms whatever held it */
+                const bool inside = eps < 0 && -gm / (2 * eps) * (1 + e) < sqrt(near2);
+                near = (inside && (!held || L2 < hp->peri_b * gm * (1 + e))) ||
+                       (!held && rv < 0 && L2 < (eps < 0 ? hp->peri_b : peri) * gm * (1 + e));
             }
             if (lanes > 1)
                 near = __any_sync(0xffffffffu, near);

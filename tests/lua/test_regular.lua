@@ -668,6 +668,28 @@ for _, backend in ipairs(backends) do
   end)
 end
 
+-- A pair held apart by a third body's tide that becomes a hard binary
+-- within its hold is formed all the same (groups.c: declined, tight_pair).
+-- The state: an unsoftened N = 512 Plummer cluster (seed 12, eta 0.01)
+-- at t = 240.04, just after its core collapsed (three regularised
+-- binaries, the hardest 166 kT), as a CPU run checkpointed it.  In the
+-- next 0.02 time units a pair of size 2.6 r_close is refused for a tide
+-- of 3.4 from a body at 0.02 and held; it falls to a hard binary, which
+-- the block steps followed at steps down to 1e-9 for the rest of the
+-- hold: 38305 blocks and 8.4e-6 of the energy lost on the CPU.  Formed
+-- once tight: 9324 blocks, 4.3e-7.
+for _, backend in ipairs(backends) do
+  T.test(backend .. ": a pair held apart by a tide is formed once it is a hard binary", function()
+    local sim <close> = orrery.restore(arg[0]:match("^(.*/)") .. "../data/core512_held_pair.h5",
+      { backend = backend })
+    local e0 = sim:energy().total
+    sim:run{ ["until"] = sim.time + 0.02 }
+    T.ok(sim.blocks.blocks < 20000, "blocks " .. sim.blocks.blocks)
+    T.ok(math.abs((sim:energy().total - e0) / e0) < 2e-6,
+      "relative energy error " .. (sim:energy().total - e0) / e0)
+  end)
+end
+
 T.test("Burrau's problem through the block steps: the escape IAS15 finds", function()
   -- masses 3, 4, 5 at rest, G = 1, no softening, to t = 70: the triple and
   -- its close pairs are regularised groups, the m = 3 body leaves them.
