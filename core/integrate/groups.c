@@ -961,7 +961,7 @@ static double strongest_tide(const orr_groups *g, const orr_hview *h, const doub
  * declined pairs, which it skips the same way).  The list is the
  * interval's (emptied as it begins: no checkpoint holds one), at most
  * ORR_WATCH_DECLINED pairs, the same on every rank and path.  A held pair
- * that has become tight (tight_pair) is formed all the same: a pair of
+ * that has become tight (wanted) is formed all the same: a pair of
  * an N = 512 core held apart at a size of 2.6 r_close by a third body's
  * tide fell to a hard binary within its hold, and the block steps
  * followed it at steps down to 1e-9 (38305 blocks in 0.02 time units) and
@@ -1490,36 +1490,6 @@ static orr_status merge(orr_groups *g, orr_hview *h, long b, long o, double t, l
     return ORR_OK;
 }
 
-/* Bodies b and o as a pair (their corrected states): centre of mass X, V,
- * o less b r, v, and the orbit's energy per reduced mass *eps, size
- * (pair_size) *sz and pericentre *peri. */
-static void pair_orbit(const orr_hview *h, long b, long o, double *X, double *V, double *r,
-                       double *v, double *eps, double *sz, double *peri)
-{
-    const double mb = h->pos[4 * b + 3], mo = h->pos[4 * o + 3], M = mb + mo, GM = h->G * M;
-    for (int q = 0; q < 3; q++) {
-        X[q] = (mb * h->pos[4 * b + q] + mo * h->pos[4 * o + q]) / M;
-        V[q] = (mb * h->vel[3 * b + q] + mo * h->vel[3 * o + q]) / M;
-        r[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
-        v[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
-    }
-    const double d = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
-    *eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
-    *sz = pair_size(h->G, mb, mo, r, v);
-    *peri = pericentre(GM, *eps, r, v);
-}
-
-/* Whether singles b and o are a tight pair now: formed whatever the tides,
- * and whatever held them apart before (declined). */
-static int tight_pair(const orr_groups *g, const orr_hview *h, long b, long o)
-{
-    if (g->gid[b] >= 0 || g->gid[o] >= 0)
-        return 0;
-    double X[3], V[3], r[3], v[3], eps, sz, peri;
-    pair_orbit(h, b, o, X, V, r, v, &eps, &sz, &peri);
-    return tight(g, eps, sz, peri);
-}
-
 /* Whether bodies b and o (singles or groups' centres, closer than r_close
  * and approaching or bound) become a group: a bound pair whose apocentre
  * is within r_close (a wider one is soft: the block steps follow it as
@@ -1531,17 +1501,29 @@ static int tight_pair(const orr_groups *g, const orr_hview *h, long b, long o)
  * pericentre 0.06 r_close lost 1.1e-3 of its energy in 100 orbits in the
  * block steps; one of e = 0.9999999 and a pericentre of 1e-6 lost 10
  * times its energy at the pericentre); and not where
- * any other body's tide is above GAMMA_FORM (half of what parts a group). */
-static int wanted(orr_groups *g, const orr_hview *h, long b, long o)
+ * any other body's tide is above GAMMA_FORM (half of what parts a group).
+ * A pair held apart (held: declined) forms only where it is tight. */
+static int wanted(orr_groups *g, const orr_hview *h, long b, long o, int held)
 {
-    const double M = h->pos[4 * b + 3] + h->pos[4 * o + 3];
-    double X[3], V[3], r[3], v[3], eps, sz, peri;
-    pair_orbit(h, b, o, X, V, r, v, &eps, &sz, &peri);
+    const double mb = h->pos[4 * b + 3], mo = h->pos[4 * o + 3], M = mb + mo, GM = h->G * M;
+    double X[3], V[3], r[3], v[3];
+    for (int q = 0; q < 3; q++) {
+        X[q] = (mb * h->pos[4 * b + q] + mo * h->pos[4 * o + q]) / M;
+        V[q] = (mb * h->vel[3 * b + q] + mo * h->vel[3 * o + q]) / M;
+        r[q] = h->pos[4 * o + q] - h->pos[4 * b + q];
+        v[q] = h->vel[3 * o + q] - h->vel[3 * b + q];
+    }
+    const double d = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    const double eps = 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) - GM / d;
+    double sz = pair_size(h->G, mb, mo, r, v);
+    const double peri = pericentre(GM, eps, r, v);
     if ((eps >= 0 && peri > unbound_reach(g)) ||
         (eps < 0 && sz > g->r_close && peri > bound_reach(g)))
         return 0;   /* an encounter too wide */
     if (g->gid[b] < 0 && g->gid[o] < 0 && tight(g, eps, sz, peri))
-        return 1;   /* whatever the tides */
+        return 1;   /* whatever the tides, and whatever held them apart before */
+    if (held)
+        return 0;
     if (g->gid[b] >= 0)
         sz = fmax(sz, size_of(h, &g->g[g->gid[b]]));
     if (g->gid[o] >= 0)
@@ -1895,7 +1877,7 @@ orr_status orr_groups_update(orr_groups *g, orr_hview *h, const char *active, lo
                 continue;
             const long o = partner(g, h, b, tick);
             if (o < 0 || partner(g, h, o, tick) != b ||
-                (declined(g, b, o, tick) && !tight_pair(g, h, b, o)) || !wanted(g, h, b, o))
+                !wanted(g, h, b, o, declined(g, b, o, tick)))
                 continue;
             int merged = 0;
             g->grid = 0;   /* the bodies move: the cells are stale */

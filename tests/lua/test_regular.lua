@@ -669,7 +669,7 @@ for _, backend in ipairs(backends) do
 end
 
 -- A pair held apart by a third body's tide that becomes a hard binary
--- within its hold is formed all the same (groups.c: declined, tight_pair).
+-- within its hold is formed all the same (groups.c: declined, wanted).
 -- The state: an unsoftened N = 512 Plummer cluster (seed 12, eta 0.01)
 -- at t = 240.04, just after its core collapsed (three regularised
 -- binaries, the hardest 166 kT), as a CPU run checkpointed it.  In the
